@@ -1,0 +1,206 @@
+"""The five agents: what each is shown, the wire schema it fills, and how its reply becomes a section.
+
+Information flow (spec 000 "Interaction Flow"): the orchestrator sees the raw
+input and context; each advocate sees only the proposition; the moderator sees
+the proposition and both cases; the challenge agent sees the proposition and
+the one element under challenge.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from . import prompts
+from .schema import (
+    CATEGORY_VALUES,
+    Argument,
+    Context,
+    Moderator,
+    Proposition,
+    ResponseBody,
+    Side,
+)
+
+CLAIM, SENTENCE, LONG = 110, 130, 180
+
+
+def _str(limit: int = SENTENCE, low: int = 8) -> dict[str, Any]:
+    return {"type": "string", "minLength": low, "maxLength": limit}
+
+
+def _enum(values: tuple[str, ...] | list[str]) -> dict[str, Any]:
+    return {"type": "string", "enum": list(values)}
+
+
+def _list(items: dict[str, Any], low: int, high: int) -> dict[str, Any]:
+    return {"type": "array", "items": items, "minItems": low, "maxItems": high}
+
+
+def _obj(**properties: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": list(properties),
+            "additionalProperties": False}
+
+
+ORCHESTRATOR_WIRE = _obj(
+    normalized_question=_str(LONG),
+    context=_obj(geography=_str(60, 2), timeframe=_str(60, 2), domain=_str(60, 2)),
+)
+ARGUMENT_WIRE = _obj(
+    category=_enum(CATEGORY_VALUES), claim=_str(CLAIM), explanation=_str(LONG),
+    evidence_type=_enum(("fact", "projection", "analogy", "value_judgment")),
+    confidence=_enum(("low", "medium", "high")),
+)
+SIDE_WIRE = _obj(
+    executive_summary=_list(_str(CLAIM), 3, 5),
+    arguments=_list(ARGUMENT_WIRE, 2, 4),
+    assumptions=_list(_str(), 2, 3),
+    uncertainties=_list(_str(), 2, 3),
+)
+MODERATOR_WIRE = _obj(
+    areas_of_agreement=_list(_str(), 1, 3),
+    core_disagreements=_list(_obj(topic=_str(80, 3), description=_str(), root_cause=_str()), 1, 3),
+    assumption_conflicts=_list(_obj(pro_assumption=_str(), con_assumption=_str(),
+                                    conflict_description=_str()), 1, 2),
+    evidence_gaps=_list(_str(), 1, 3),
+    decision_hinges=_list(_str(), 2, 4),
+)
+CHALLENGE_WIRE = _obj(
+    analysis=_list(_str(LONG), 2, 4),
+    historical_context=_list(_str(LONG), 1, 2),
+    classification=_enum(("factual", "uncertain", "values_dependent")),
+)
+
+CHALLENGE_INSTRUCTIONS = {
+    "question_assumption": ("Question this assumption",
+                            "Test whether the assumption holds, where it is weakest, and what follows if it fails."),
+    "stronger_counterargument": ("Give the strongest counterargument to this element",
+                                 "State the strongest counterargument to it, steel-manned, with its own assumptions."),
+    "evidence_that_changes_outcome": ("What evidence would change the outcome here",
+                                      "Name the specific evidence or data that would change how this element is "
+                                      "judged, and in which direction."),
+}
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    name: str
+    prompt: str
+    model: type[BaseModel]
+    schema: dict[str, Any]
+    max_tokens: int
+
+
+ORCHESTRATOR = AgentSpec("orchestrator", "orchestrator", Proposition, ORCHESTRATOR_WIRE, 200)
+PRO = AgentSpec("pro", "advocate", Side, SIDE_WIRE, 900)
+CON = AgentSpec("con", "advocate", Side, SIDE_WIRE, 900)
+MODERATOR = AgentSpec("moderator", "moderator", Moderator, MODERATOR_WIRE, 900)
+CHALLENGE = AgentSpec("challenge", "challenge", ResponseBody, CHALLENGE_WIRE, 500)
+AGENTS = {spec.name: spec for spec in (ORCHESTRATOR, PRO, CON, MODERATOR, CHALLENGE)}
+
+
+def _context_block(context: Context | None) -> str:
+    if context is None:
+        return ""
+    given = {k: v for k, v in context.dump().items() if v}
+    if not given:
+        return ""
+    return "CONTEXT (USER TEXT): " + "; ".join(f"{k}: {prompts.quote(v)}" for k, v in given.items())
+
+
+def _messages(prompt: str, **variables: str) -> list[dict[str, str]]:
+    template = prompts.load(prompt)
+    variables = {"preamble": prompts.preamble(), **variables}
+    return [{"role": "system", "content": prompts.render(template.system, **variables)},
+            {"role": "user", "content": prompts.render(template.user, **variables)}]
+
+
+def orchestrator_messages(raw_input: str, context: Context | None) -> list[dict[str, str]]:
+    return _messages("orchestrator", question=prompts.quote(raw_input), context_block=_context_block(context))
+
+
+def advocate_messages(side: str, proposition: Proposition) -> list[dict[str, str]]:
+    role, direction = ("Pro Advocate", "FOR") if side == "pro" else ("Con Advocate", "AGAINST")
+    return _messages("advocate", role=role, side=direction,
+                     proposition=prompts.quote(proposition.normalized_question),
+                     context_block=_context_block(proposition.context))
+
+
+def _case_text(side: Side) -> str:
+    """A compact digest of one case: what the moderator needs, without the explanations."""
+    lines = [f"- [{a.category}; {a.evidence_type.replace('_', ' ')}; {a.confidence} confidence] {a.claim}"
+             for a in side.arguments]
+    lines += [f"- Assumption: {item}" for item in side.assumptions]
+    lines += [f"- Uncertainty: {item}" for item in side.uncertainties]
+    return "\n".join(lines)
+
+
+def moderator_messages(proposition: Proposition, pro: Side, con: Side) -> list[dict[str, str]]:
+    return _messages("moderator", proposition=prompts.quote(proposition.normalized_question),
+                     pro=_case_text(pro), con=_case_text(con))
+
+
+def challenge_messages(proposition: Proposition, action: str, target: str, origin: str) -> list[dict[str, str]]:
+    label, instruction = CHALLENGE_INSTRUCTIONS[action]
+    return _messages("challenge", proposition=prompts.quote(proposition.normalized_question),
+                     action_label=label, instruction=instruction, target=prompts.quote(target),
+                     origin=f"WHERE IT COMES FROM: {origin}" if origin else "")
+
+
+_PLACEHOLDERS = {"", "n/a", "na", "none", "unknown", "not specified", "unspecified", "not applicable", "-", "..."}
+
+
+def proposition_from_reply(raw_input: str, user_context: Context | None):
+    """A ``prepare`` hook: merge the orchestrator's reply with what only the engine knows."""
+
+    def prepare(data: dict[str, Any]) -> dict[str, Any]:
+        extracted = {k: v for k, v in (data.get("context") or {}).items()
+                     if isinstance(v, str) and v.strip().casefold() not in _PLACEHOLDERS}
+        given = user_context.dump() if user_context else {}
+        context = {**extracted, **given}  # what the user typed wins over what the model inferred
+        result: dict[str, Any] = {"raw_input": raw_input, "normalized_question": data.get("normalized_question")}
+        if context:
+            result["context"] = context
+        return result
+
+    return prepare
+
+
+def locate(document: dict[str, Any], target: str) -> str:
+    """Where a challenge target comes from in the debate, in words ("" for free text)."""
+    wanted = target.strip().casefold()
+    labels = {"pro": "the case FOR", "con": "the case AGAINST"}
+    for side, label in labels.items():
+        section = document.get(side, {})
+        for item in section.get("assumptions", []):
+            if item.casefold() == wanted:
+                return f"an assumption of {label}"
+        for arg in section.get("arguments", []):
+            if arg.get("claim", "").casefold() == wanted:
+                return (f"a claim of {label} ({arg['category']}, {arg['evidence_type']}, "
+                        f"{arg['confidence']} confidence): {prompts.quote(arg['explanation'])}")
+    if wanted in (h.casefold() for h in document.get("moderator", {}).get("decision_hinges", [])):
+        return "a decision hinge named by the moderator"
+    return ""
+
+
+__all__ = ["AGENTS", "AgentSpec", "Argument", "CHALLENGE_INSTRUCTIONS"]
+
+
+def _key(text: str) -> str:
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
+
+
+def drop_repeated_claims(data: dict[str, Any]) -> dict[str, Any]:
+    """A ``prepare`` hook for advocates: keep the first of several arguments making the same claim."""
+    seen: set[str] = set()
+    kept = []
+    for argument in data.get("arguments", []):
+        key = _key(argument.get("claim", "")) if isinstance(argument, dict) else ""
+        if key and key in seen:
+            continue
+        seen.add(key)
+        kept.append(argument)
+    return {**data, "arguments": kept}

@@ -1,0 +1,135 @@
+"""Structured output enforcement (spec 000 "Enforcement Strategy").
+
+Each call is constrained by the agent's wire schema where the provider can do
+that, then parsed and validated twice: against the wire schema (shape and item
+counts) and against the contract model. A violation is logged as a structured
+record and the model is re-asked with the errors; after the last attempt a
+:class:`SchemaViolationError` carries the raw output.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from jsonschema import Draft202012Validator
+from pydantic import BaseModel, ValidationError
+
+from .errors import SchemaViolationError
+from .providers import ChatRequest, OnDelta, Provider, Usage
+
+log = logging.getLogger("clearside.violations")
+M = TypeVar("M", bound=BaseModel)
+
+_FENCE = re.compile(r"^\s*```(?:json)?\s*|\s*```\s*$", re.IGNORECASE)
+_SPACE = re.compile(r"\s+")
+
+
+def parse_json(text: str) -> Any:
+    """The JSON object in a reply; tolerates code fences and raw newlines inside strings."""
+    body = _FENCE.sub("", text.strip())
+    if not body.startswith("{"):
+        start = body.find("{")
+        if start < 0:
+            raise ValueError("the reply is not JSON: it contains no object")
+        body = body[start:]
+    try:
+        return json.loads(body, strict=False)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"the reply is not valid JSON: {exc.msg} at character {exc.pos}") from None
+
+
+def tidy(value: Any) -> Any:
+    """Collapse whitespace in every string and drop exact duplicates from lists."""
+    if isinstance(value, str):
+        return _SPACE.sub(" ", value).strip()
+    if isinstance(value, dict):
+        return {key: tidy(item) for key, item in value.items()}
+    if isinstance(value, list):
+        seen: set[str] = set()
+        kept = []
+        for item in map(tidy, value):
+            key = json.dumps(item, sort_keys=True).casefold()
+            if key not in seen:
+                seen.add(key)
+                kept.append(item)
+        return kept
+    return value
+
+
+def wire_errors(data: Any, schema: dict[str, Any]) -> list[str]:
+    errors = sorted(Draft202012Validator(schema).iter_errors(data), key=lambda e: list(e.absolute_path))
+    return [f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}" for e in errors]
+
+
+def model_errors(exc: ValidationError) -> list[str]:
+    return [f"{'/'.join(map(str, err['loc'])) or '(root)'}: {err['msg']}" for err in exc.errors()]
+
+
+def check(text: str, model: type[M], schema: dict[str, Any] | None,
+          prepare: Callable[[Any], Any] | None = None) -> tuple[M | None, list[str]]:
+    """Parse and validate one reply; returns the model or the list of errors."""
+    try:
+        data = parse_json(text)
+    except ValueError as exc:
+        return None, [str(exc)]
+    errors = wire_errors(data, schema) if schema else []
+    if errors:
+        return None, errors
+    data = tidy(data)  # after the shape check, so dropping a repeated item never fails a reply
+    try:
+        return model.model_validate(prepare(data) if prepare else data), []
+    except ValidationError as exc:
+        return None, model_errors(exc)
+
+
+def reask_message(errors: list[str]) -> dict[str, str]:
+    listed = "\n".join(f"- {error}" for error in errors[:12])
+    return {"role": "user", "content": f"Your JSON broke the required format:\n{listed}\n"
+                                       "Reply again with only the corrected JSON object."}
+
+
+def run_structured(
+    provider: Provider,
+    *,
+    agent: str,
+    messages: list[dict[str, str]],
+    model: type[M],
+    schema: dict[str, Any],
+    retries: int = 2,
+    temperature: float = 0.4,
+    max_tokens: int = 1024,
+    usage: Usage | None = None,
+    violations: list[dict[str, Any]] | None = None,
+    on_delta: OnDelta | None = None,
+    on_retry: Callable[[int, list[str]], None] | None = None,
+    prepare: Callable[[Any], Any] | None = None,
+) -> M:
+    """Call the agent until its output validates, at most ``1 + retries`` times."""
+    conversation = list(messages)
+    raw, errors = "", []
+    attempts = 1 + max(retries, 0)
+    for attempt in range(1, attempts + 1):
+        request = ChatRequest(messages=conversation, schema=provider.constrain(schema) if provider.supports_schema else None,
+                              agent=agent, temperature=temperature, max_tokens=max_tokens)
+        completion = provider.complete(request, on_delta)
+        if usage is not None:
+            usage.add(completion)
+            usage.attempts.append({"attempt": attempt, "seconds": round(completion.seconds, 3),
+                                   "completion_tokens": completion.completion_tokens})
+        raw = completion.text
+        parsed, errors = check(raw, model, schema, prepare)
+        if parsed is not None:
+            return parsed
+        record = {"agent": agent, "attempt": attempt, "errors": errors, "raw": raw, "provider": provider.spec}
+        if violations is not None:
+            violations.append(record)
+        log.warning(json.dumps(record, ensure_ascii=False))
+        if attempt < attempts:
+            if on_retry:
+                on_retry(attempt + 1, errors)
+            conversation = [*messages, {"role": "assistant", "content": raw[:4000]}, reask_message(errors)]
+    raise SchemaViolationError(agent, attempts, errors, raw)

@@ -1,0 +1,49 @@
+"""Input rules for user text (FR-105/106, NFR-402)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from .errors import InputError
+
+MAX_QUESTION = 500
+MAX_CONTEXT_FIELD = 120
+MAX_TARGET = 500
+
+_BIDI = dict.fromkeys(map(ord, "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"))
+_SPACE = re.compile(r"\s+")
+
+
+def clean(text: str) -> str:
+    """Strip control and bidi-override characters; collapse runs of whitespace to one space."""
+    text = "".join(" " if ch in "\t\n\r\v\f" else ch for ch in text
+                   if ch in "\t\n\r\v\f" or unicodedata.category(ch) != "Cc")
+    return _SPACE.sub(" ", text.translate(_BIDI)).strip()
+
+
+def question(text: str | None, *, label: str = "Question", limit: int = MAX_QUESTION) -> str:
+    """A cleaned, non-empty question of at most ``limit`` characters, or an InputError saying why not."""
+    if text is None or not isinstance(text, str):
+        raise InputError(f"{label} is missing: type a question or claim to debate.")
+    cleaned = clean(text)
+    if not cleaned:
+        raise InputError(f"{label} is empty: type a question or claim to debate.")
+    if len(cleaned) > limit:
+        raise InputError(f"{label} is {len(cleaned)} characters long; the limit is {limit}. "
+                         f"Shorten it by {len(cleaned) - limit} characters.")
+    return cleaned
+
+
+def context_field(name: str, text: str | None) -> str | None:
+    """An optional context value: cleaned, ``None`` when blank, refused when too long."""
+    if text is None:
+        return None
+    cleaned = clean(text)
+    if len(cleaned) > MAX_CONTEXT_FIELD:
+        raise InputError(f"Context {name} is {len(cleaned)} characters long; the limit is {MAX_CONTEXT_FIELD}.")
+    return cleaned or None
+
+
+def target(text: str | None) -> str:
+    return question(text, label="Challenge target", limit=MAX_TARGET)

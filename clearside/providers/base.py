@@ -1,0 +1,99 @@
+"""The one provider interface every backend implements."""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+OnDelta = Callable[[str], None]
+
+DEFAULT_TIMEOUT_S = 120.0
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One structured-output chat call.
+
+    ``schema`` is the wire JSON Schema the backend should constrain decoding to;
+    ``agent`` names the calling agent (used for logs and by the scripted provider).
+    """
+
+    messages: list[dict[str, str]]
+    schema: dict[str, Any] | None = None
+    agent: str = ""
+    temperature: float = 0.4
+    max_tokens: int = 1024
+
+
+@dataclass
+class Completion:
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+    model: str = ""
+
+    @property
+    def tokens_per_second(self) -> float:
+        return self.completion_tokens / self.seconds if self.seconds > 0 else 0.0
+
+
+class Provider(ABC):
+    """A model backend chosen by a ``provider:model`` string."""
+
+    name: ClassVar[str]
+    supports_schema: ClassVar[bool] = True
+    can_stream: ClassVar[bool] = True
+
+    model: str
+
+    @abstractmethod
+    def _complete(self, request: ChatRequest, on_delta: OnDelta | None) -> Completion:
+        """Run one chat call; stream text deltas to ``on_delta`` where the backend can."""
+
+    def complete(self, request: ChatRequest, on_delta: OnDelta | None = None) -> Completion:
+        started = time.perf_counter()
+        result = self._complete(request, on_delta)
+        if not result.seconds:
+            result.seconds = time.perf_counter() - started
+        result.model = result.model or self.model
+        return result
+
+    def constrain(self, schema: dict[str, Any]) -> dict[str, Any]:
+        """The schema to decode with; backends with grammar quirks may tighten it."""
+        return schema
+
+    def list_models(self) -> list[str]:
+        """Models this backend offers; empty when it cannot list them."""
+        return []
+
+    def check(self) -> str:
+        """Make a cheap real call and describe the result; raise a ProviderError on failure."""
+        reply = self.complete(
+            ChatRequest(messages=[{"role": "user", "content": "Reply with OK."}], max_tokens=4, agent="check")
+        )
+        return f"{self.name}:{self.model} answered in {reply.seconds:.1f} s"
+
+    @property
+    def spec(self) -> str:
+        return f"{self.name}:{self.model}"
+
+
+@dataclass
+class Usage:
+    """Tokens and time an agent used, summed over its attempts."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+    attempts: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, completion: Completion) -> None:
+        self.calls += 1
+        self.prompt_tokens += completion.prompt_tokens
+        self.completion_tokens += completion.completion_tokens
+        self.seconds += completion.seconds

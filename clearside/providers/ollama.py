@@ -1,0 +1,79 @@
+"""Ollama through the ``ollama`` package: ``/api/chat`` with ``format=<schema>``.
+
+The host comes from the argument, else ``OLLAMA_HOST``, else http://127.0.0.1:11434.
+"""
+
+from __future__ import annotations
+
+import os
+
+import httpx
+import ollama
+
+from ..errors import ConfigError, ProviderError, ProviderUnreachable
+from .base import DEFAULT_TIMEOUT_S, ChatRequest, Completion, OnDelta, Provider
+
+DEFAULT_HOST = "http://127.0.0.1:11434"
+
+
+class OllamaProvider(Provider):
+    name = "ollama"
+
+    def __init__(self, model: str = "", *, host: str | None = None, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+        self.host = (host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST).rstrip("/")
+        if "://" not in self.host:
+            self.host = f"http://{self.host}"
+        self.client = ollama.Client(host=self.host, timeout=timeout)
+        self.model = model
+
+    def _unreachable(self) -> ProviderUnreachable:
+        return ProviderUnreachable(
+            f"Ollama is not reachable at {self.host} — start it with `ollama serve`, set OLLAMA_HOST, "
+            "or choose another provider.",
+            provider=self.name,
+        )
+
+    def _translate(self, exc: Exception) -> ProviderError:
+        if isinstance(exc, httpx.TimeoutException):
+            return ProviderUnreachable(f"Ollama at {self.host} timed out — is the model still loading? "
+                                       "Retry, or choose a smaller model.", provider=self.name)
+        if isinstance(exc, (ConnectionError, httpx.TransportError)):
+            return self._unreachable()
+        if isinstance(exc, ollama.ResponseError):
+            if exc.status_code == 404:
+                return ProviderError(f"Ollama at {self.host} has no model {self.model!r} — run "
+                                     f"`ollama pull {self.model}` or pick one it lists.",
+                                     provider=self.name, status_code=404)
+            return ProviderError(f"Ollama at {self.host} answered: {exc.error} (status {exc.status_code})",
+                                 provider=self.name, status_code=exc.status_code)
+        return ProviderError(f"Ollama at {self.host} failed: {exc}", provider=self.name)
+
+    def _complete(self, request: ChatRequest, on_delta: OnDelta | None) -> Completion:
+        if not self.model:
+            raise ConfigError("Name an Ollama model: --provider ollama:MODEL (for example ollama:llama3.2).")
+        parts: list[str] = []
+        last = None
+        try:
+            for chunk in self.client.chat(
+                model=self.model, messages=request.messages, stream=True, format=request.schema,
+                options={"temperature": request.temperature, "num_predict": request.max_tokens},
+            ):
+                last = chunk
+                if delta := chunk.message.content:
+                    parts.append(delta)
+                    if on_delta:
+                        on_delta(delta)
+        except (ollama.ResponseError, ConnectionError, httpx.HTTPError) as exc:
+            raise self._translate(exc) from exc
+        return Completion(
+            text="".join(parts),
+            prompt_tokens=(last.prompt_eval_count or 0) if last else 0,
+            completion_tokens=(last.eval_count or len(parts)) if last else len(parts),
+            seconds=((last.total_duration or 0) / 1e9) if last else 0.0,
+        )
+
+    def list_models(self) -> list[str]:
+        try:
+            return sorted(m.model for m in self.client.list().models if m.model)
+        except (ollama.ResponseError, ConnectionError, httpx.HTTPError) as exc:
+            raise self._translate(exc) from exc

@@ -1,0 +1,116 @@
+"""Any OpenAI-compatible chat endpoint: OpenAI, vLLM, LM Studio, llama.cpp servers.
+
+Configuration: ``OPENAI_BASE_URL`` (default: OpenAI's own API) and
+``OPENAI_API_KEY`` (optional for local servers). Structured output is requested
+as ``response_format={"type": "json_schema", ...}``; servers that only know
+``{"type": "json_object", "schema": ...}`` (llama-cpp-python's server) answer
+400/422 to that, and the provider then switches to the second form for that
+base URL.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, ClassVar
+
+from ..errors import ConfigError, ProviderError, ProviderUnreachable
+from .base import DEFAULT_TIMEOUT_S, ChatRequest, Completion, OnDelta, Provider
+
+OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
+
+
+class OpenAIProvider(Provider):
+    name = "openai"
+    _json_object_urls: ClassVar[set[str]] = set()
+
+    def __init__(self, model: str = "", *, base_url: str | None = None, api_key: str | None = None,
+                 timeout: float = DEFAULT_TIMEOUT_S) -> None:
+        import openai
+
+        self._openai = openai
+        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_DEFAULT_URL).rstrip("/")
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        if not key and self.base_url == OPENAI_DEFAULT_URL:
+            raise ConfigError(
+                "The openai provider needs an API key for api.openai.com: set OPENAI_API_KEY, "
+                "or point OPENAI_BASE_URL at a local OpenAI-compatible server."
+            )
+        self.client = openai.OpenAI(base_url=self.base_url, api_key=key or "not-needed",
+                                    timeout=timeout, max_retries=1)
+        self.model = model or os.environ.get("OPENAI_MODEL", "")
+
+    def _model(self) -> str:
+        if not self.model:
+            models = self.list_models()
+            if not models:
+                raise ConfigError(f"No model named and {self.base_url} lists none: use --provider openai:MODEL.")
+            self.model = models[0]
+        return self.model
+
+    def _response_format(self, schema: dict[str, Any] | None) -> dict[str, Any] | None:
+        if schema is None:
+            return None
+        if self.base_url in self._json_object_urls:
+            return {"type": "json_object", "schema": schema}
+        return {"type": "json_schema", "json_schema": {"name": "clearside_section", "schema": schema}}
+
+    def _translate(self, exc: Exception) -> ProviderError:
+        openai = self._openai
+        where = self.base_url
+        if isinstance(exc, openai.APITimeoutError):
+            return ProviderUnreachable(f"The OpenAI-compatible server at {where} timed out — check that it is "
+                                       "running and not overloaded, or choose another provider.", provider=self.name)
+        if isinstance(exc, openai.APIConnectionError):
+            return ProviderUnreachable(f"The OpenAI-compatible server at {where} is not reachable — start it or "
+                                       "set OPENAI_BASE_URL, or choose another provider.", provider=self.name)
+        if isinstance(exc, openai.AuthenticationError):
+            return ProviderError(f"{where} rejected the API key (401) — set a valid OPENAI_API_KEY.",
+                                 provider=self.name, status_code=401)
+        if isinstance(exc, openai.NotFoundError):
+            return ProviderError(f"{where} does not know the model {self.model!r} (404) — pick one it lists.",
+                                 provider=self.name, status_code=404)
+        if isinstance(exc, openai.APIStatusError):
+            return ProviderError(f"{where} answered HTTP {exc.status_code}: {exc.message}", provider=self.name,
+                                 status_code=exc.status_code)
+        return ProviderError(f"{where} failed: {exc}", provider=self.name)
+
+    def _stream(self, request: ChatRequest, on_delta: OnDelta | None) -> Completion:
+        stream = self.client.chat.completions.create(
+            model=self._model(), messages=request.messages, temperature=request.temperature,
+            max_tokens=request.max_tokens, stream=True,
+            **({"response_format": rf} if (rf := self._response_format(request.schema)) else {}),
+        )
+        parts: list[str] = []
+        usage = None
+        for chunk in stream:
+            usage = getattr(chunk, "usage", None) or usage
+            if chunk.choices and (delta := chunk.choices[0].delta.content):
+                parts.append(delta)
+                if on_delta:
+                    on_delta(delta)
+        return Completion(
+            text="".join(parts),
+            prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+            completion_tokens=getattr(usage, "completion_tokens", 0) or len(parts),
+        )
+
+    def _complete(self, request: ChatRequest, on_delta: OnDelta | None) -> Completion:
+        openai = self._openai
+        try:
+            try:
+                return self._stream(request, on_delta)
+            except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
+                if request.schema is None or self.base_url in self._json_object_urls:
+                    raise
+                if "response_format" not in str(exc) and "json_schema" not in str(exc):
+                    raise
+                self._json_object_urls.add(self.base_url)
+                return self._stream(request, on_delta)
+        except openai.OpenAIError as exc:
+            raise self._translate(exc) from exc
+
+    def list_models(self) -> list[str]:
+        try:
+            return sorted(m.id for m in self.client.models.list())
+        except self._openai.OpenAIError as exc:
+            raise self._translate(exc) from exc

@@ -1,0 +1,128 @@
+"""Structured report: the full debate document as a Markdown essay.
+
+Layout follows spec 000 "Output Formats" (structured report) and the flagship
+demo: proposition, FOR and AGAINST cases (arguments grouped by category), the
+moderator's synthesis with no verdict, then any challenge responses. Text from
+the document goes out as-is; only table cells are escaped. This module also
+holds the human labels for enum values that the other renderers share.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from clearside.schema import CATEGORY_VALUES, Argument, Document, Side
+
+CATEGORY_ORDER: tuple[str, ...] = CATEGORY_VALUES  # economic, ethical, technical, social, political, environmental
+CATEGORY_LABELS = {category: category.capitalize() for category in CATEGORY_ORDER}
+EVIDENCE_LABELS = {"fact": "fact", "projection": "projection", "analogy": "analogy", "value_judgment": "value judgment"}
+CONFIDENCE_LABELS = {"low": "low", "medium": "medium", "high": "high"}
+CLASSIFICATION_LABELS = {"factual": "factual", "uncertain": "uncertain", "values_dependent": "values-dependent"}
+ACTION_LABELS = {
+    "question_assumption": "Question an assumption",
+    "stronger_counterargument": "Ask for a stronger counterargument",
+    "evidence_that_changes_outcome": "What evidence would change the outcome",
+}
+NO_VERDICT = "ClearSide does not pick a winner: it lays out both cases and leaves the decision to you."
+
+
+def by_category(arguments: Iterable[Argument]) -> list[tuple[str, list[Argument]]]:
+    """Arguments grouped by category in the stable ``CATEGORY_ORDER``, keeping input order within a group."""
+    groups: dict[str, list[Argument]] = {category: [] for category in CATEGORY_ORDER}
+    for argument in arguments:
+        groups[argument.category].append(argument)
+    return [(category, items) for category, items in groups.items() if items]
+
+
+def evidence_line(argument: Argument) -> str:
+    return f"Evidence: {EVIDENCE_LABELS[argument.evidence_type]} · Confidence: {CONFIDENCE_LABELS[argument.confidence]}"
+
+
+def context_line(doc: Document) -> str | None:
+    context = doc.proposition.context
+    if context is None:
+        return None
+    parts = [f"{label}: {value}" for label, value in
+             (("Geography", context.geography), ("Timeframe", context.timeframe), ("Domain", context.domain)) if value]
+    return " · ".join(parts) or None
+
+
+def table_cell(text: str | None) -> str:
+    """A value made safe for one GFM table cell: ``|`` escaped, line breaks as ``<br>``."""
+    if not text:
+        return "—"
+    text = text.replace("|", "\\|")
+    return text.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "<br>")
+
+
+def bullets(items: Iterable[str]) -> list[str]:
+    return [f"- {item}" for item in items]
+
+
+def numbered(items: Iterable[str]) -> list[str]:
+    return [f"{number}. {item}" for number, item in enumerate(items, start=1)]
+
+
+def _side(title: str, side: Side) -> list[str]:
+    lines = [f"## {title}", "", "### Executive summary", "", *bullets(side.executive_summary), "",
+             "### Arguments by category", ""]
+    for category, arguments in by_category(side.arguments):
+        lines += [f"#### {CATEGORY_LABELS[category]}", ""]
+        for argument in arguments:
+            lines += [f"- **{argument.claim}**", "", f"  {argument.explanation}", "",
+                      f"  *{evidence_line(argument)}*", ""]
+    lines += ["### Assumptions", "", *bullets(side.assumptions), "",
+              "### Uncertainties", "", *bullets(side.uncertainties), ""]
+    return lines
+
+
+def _moderator(doc: Document) -> list[str]:
+    mod = doc.moderator
+    lines = ["## Moderator synthesis (no verdict)", "", f"*{NO_VERDICT}*", "",
+             "### Areas of agreement", "", *bullets(mod.areas_of_agreement), "",
+             "### Core disagreements", "", "| Topic | Description | Root cause |", "| --- | --- | --- |"]
+    lines += [f"| {table_cell(d.topic)} | {table_cell(d.description)} | {table_cell(d.root_cause)} |"
+              for d in mod.core_disagreements]
+    lines += ["", "### Assumption conflicts", ""]
+    for number, conflict in enumerate(mod.assumption_conflicts, start=1):
+        lines += [f"{number}. **FOR assumes:** {conflict.pro_assumption}", "",
+                  f"   **AGAINST assumes:** {conflict.con_assumption}", "",
+                  f"   **Why they conflict:** {conflict.conflict_description or 'Not stated by the moderator.'}", ""]
+    lines += ["### Evidence gaps", "", *bullets(mod.evidence_gaps), "",
+              "### Decision hinges", "", "The debate would materially shift if we knew:", "",
+              *numbered(mod.decision_hinges), ""]
+    return lines
+
+
+def _challenges(doc: Document) -> list[str]:
+    responses = doc.challenges.responses
+    if not responses:
+        return []
+    lines = ["## Challenge responses", ""]
+    for number, item in enumerate(responses, start=1):
+        lines += [f"### {number}. {ACTION_LABELS[item.action]}", "", f"**Target:** {item.target}", "",
+                  f"**Classification:** {CLASSIFICATION_LABELS[item.response.classification]}", "",
+                  "**Analysis**", "", *bullets(item.response.analysis), ""]
+        if item.response.historical_context:
+            lines += ["**Historical context**", "", *bullets(item.response.historical_context), ""]
+    return lines
+
+
+def structured_report(doc: Document) -> str:
+    """The whole document as a Markdown structured report."""
+    meta, prop = doc.meta, doc.proposition
+    lines = [f"# {prop.normalized_question}", "", f"**Question as asked:** {prop.raw_input}", ""]
+    context = context_line(doc)
+    if context:
+        lines += [f"**Context:** {context}", ""]
+    meta_parts = [f"Generated by {meta.model_info.provider} / {meta.model_info.model}",
+                  f"at {meta.generated_at}", f"· Overall confidence: {CONFIDENCE_LABELS[meta.confidence_level]}",
+                  f"· Schema {meta.schema_version}"]
+    if meta.notes:
+        meta_parts.append(f"· Notes: {meta.notes}")
+    lines += [f"*{' '.join(meta_parts)}*", "", NO_VERDICT, ""]
+    lines += _side("FOR the proposition", doc.pro)
+    lines += _side("AGAINST the proposition", doc.con)
+    lines += _moderator(doc)
+    lines += _challenges(doc)
+    return "\n".join(lines).rstrip("\n") + "\n"

@@ -1,0 +1,41 @@
+"""Quick view: short bullet lists for each side, with confidence and uncertainty flags.
+
+Spec 000 "Output Formats": concise bullets for pros and cons with confidence and
+uncertainty flags. An argument is flagged when its confidence is low or its
+evidence is a projection or a value judgment, i.e. inference rather than fact.
+"""
+
+from __future__ import annotations
+
+from clearside.render.markdown import CONFIDENCE_LABELS, EVIDENCE_LABELS, NO_VERDICT, bullets, numbered
+from clearside.schema import Argument, Document
+
+FLAG = "⚠"
+FLAGGED_EVIDENCE = frozenset({"projection", "value_judgment"})
+
+
+def is_flagged(argument: Argument) -> bool:
+    """True when the claim rests on low confidence or on inference (projection, value judgment)."""
+    return argument.confidence == "low" or argument.evidence_type in FLAGGED_EVIDENCE
+
+
+def _argument_bullet(argument: Argument) -> str:
+    line = f"- {argument.claim} [{CONFIDENCE_LABELS[argument.confidence]}]"
+    if is_flagged(argument):
+        line += f" {FLAG} {EVIDENCE_LABELS[argument.evidence_type]}"
+    return line
+
+
+def quick_view(doc: Document) -> str:
+    """A short Markdown summary of both sides, the key uncertainties and the decision hinges."""
+    lines = [f"# {doc.proposition.normalized_question}", "", "**FOR**", ""]
+    lines += [_argument_bullet(argument) for argument in doc.pro.arguments]
+    lines += ["", "**AGAINST**", ""]
+    lines += [_argument_bullet(argument) for argument in doc.con.arguments]
+    lines += ["", "**Key uncertainties**", ""]
+    lines += bullets(f"FOR: {item}" for item in doc.pro.uncertainties)
+    lines += bullets(f"AGAINST: {item}" for item in doc.con.uncertainties)
+    lines += ["", "**Decision hinges**", "", *numbered(doc.moderator.decision_hinges), ""]
+    lines += [f"*{FLAG} = low confidence, or evidence that is a projection or a value judgment.*", "",
+              f"*{NO_VERDICT}*"]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,215 @@
+"""The ClearSide schema v1.0.0 contract (spec 002) as pydantic v2 models.
+
+Rules carried by the models: every key the spec marks required is required,
+no extra keys anywhere, enums are closed, string arrays hold at least one
+element (except ``challenges.responses``), strings are never blank and
+``meta.generated_at`` is an ISO-8601 datetime. Optional keys may be omitted
+but never set to ``null``: JSON Schema and pydantic must agree on that, so the
+exported schema lists optional keys without a null alternative.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from functools import lru_cache
+from pathlib import Path
+from typing import Annotated, Any, Literal, get_args
+
+from jsonschema import Draft202012Validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    model_validator,
+)
+from pydantic.json_schema import GenerateJsonSchema
+
+SCHEMA_VERSION = "1.0.0"
+SCHEMA_ID = f"https://clearside.dev/schemas/clearside-{SCHEMA_VERSION}.schema.json"
+SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schemas" / f"clearside-{SCHEMA_VERSION}.schema.json"
+
+Category = Literal["economic", "ethical", "technical", "social", "political", "environmental"]
+EvidenceType = Literal["fact", "projection", "analogy", "value_judgment"]
+Confidence = Literal["low", "medium", "high"]
+Classification = Literal["factual", "uncertain", "values_dependent"]
+Action = Literal["question_assumption", "stronger_counterargument", "evidence_that_changes_outcome"]
+CATEGORY_VALUES: tuple[str, ...] = get_args(Category)
+ACTIONS: tuple[Action, ...] = (
+    "question_assumption",
+    "stronger_counterargument",
+    "evidence_that_changes_outcome",
+)
+
+Text = Annotated[str, StringConstraints(min_length=1, pattern=r"\S")]
+TextList = Annotated[list[Text], Field(min_length=1)]
+
+
+def _iso_datetime(value: str) -> str:
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"{value!r} is not an ISO-8601 datetime such as 2025-01-20T18:42:00Z") from None
+    if "T" not in value and " " not in value:
+        raise ValueError(f"{value!r} is a date; an ISO-8601 datetime such as 2025-01-20T18:42:00Z is required")
+    if parsed.tzinfo is None:
+        raise ValueError(f"{value!r} has no timezone; use Z or an offset such as +00:00")
+    return value
+
+
+IsoDatetime = Annotated[str, Field(json_schema_extra={"format": "date-time"}), AfterValidator(_iso_datetime)]
+
+
+class Strict(BaseModel):
+    """Base for every schema object: unknown keys are rejected, null is never a value."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_nulls(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            nulls = [key for key, value in data.items() if value is None]
+            if nulls:
+                raise ValueError(f"{', '.join(nulls)} may be omitted but must not be null")
+        return data
+
+    def dump(self) -> dict[str, Any]:
+        """Plain JSON-ready dict, omitting optional keys that are unset."""
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+class ModelInfo(Strict):
+    provider: Text
+    model: Text
+
+
+class Meta(Strict):
+    schema_version: Annotated[str, StringConstraints(pattern=r"^1\.\d+\.\d+$")]
+    generated_at: IsoDatetime
+    model_info: ModelInfo
+    confidence_level: Confidence
+    notes: Text | None = None
+
+
+class Context(Strict):
+    geography: Text | None = None
+    timeframe: Text | None = None
+    domain: Text | None = None
+
+
+class Proposition(Strict):
+    raw_input: Text
+    normalized_question: Text
+    context: Context | None = None
+
+
+class Argument(Strict):
+    category: Category
+    claim: Text
+    explanation: Text
+    evidence_type: EvidenceType
+    confidence: Confidence
+
+
+class Side(Strict):
+    """The ``pro`` or ``con`` section: one advocate's case."""
+
+    executive_summary: TextList
+    arguments: Annotated[list[Argument], Field(min_length=1)]
+    assumptions: TextList
+    uncertainties: TextList
+
+
+class Disagreement(Strict):
+    topic: Text
+    description: Text
+    root_cause: Text | None = None
+
+
+class AssumptionConflict(Strict):
+    pro_assumption: Text
+    con_assumption: Text
+    conflict_description: Text | None = None
+
+
+class Moderator(Strict):
+    areas_of_agreement: TextList
+    core_disagreements: Annotated[list[Disagreement], Field(min_length=1)]
+    assumption_conflicts: Annotated[list[AssumptionConflict], Field(min_length=1)]
+    evidence_gaps: TextList
+    decision_hinges: TextList
+
+
+class ResponseBody(Strict):
+    analysis: TextList
+    historical_context: TextList | None = None
+    classification: Classification
+
+
+class ChallengeResponse(Strict):
+    action: Action
+    target: Text
+    response: ResponseBody
+
+
+class Challenges(Strict):
+    available_actions: Annotated[list[Action], Field(min_length=1)]
+    responses: list[ChallengeResponse] = Field(default_factory=list)
+
+
+class Document(Strict):
+    """A complete ClearSide debate document."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        title="ClearSide debate document",
+        json_schema_extra={"$id": SCHEMA_ID},
+    )
+
+    meta: Meta
+    proposition: Proposition
+    pro: Side
+    con: Side
+    moderator: Moderator
+    challenges: Challenges
+
+
+class _ContractSchema(GenerateJsonSchema):
+    """Optional keys are simply not required: no ``null`` branch, no ``default: null``."""
+
+    def nullable_schema(self, schema):  # type: ignore[override]
+        return self.generate_inner(schema["schema"])
+
+    def default_schema(self, schema):  # type: ignore[override]
+        json_schema = self.generate_inner(schema["schema"])
+        default = schema.get("default")
+        if default is None or isinstance(default, list):
+            return json_schema
+        return super().default_schema(schema)
+
+
+def json_schema(model: type[BaseModel] = Document) -> dict[str, Any]:
+    """The Draft 2020-12 JSON Schema of a model, as exported to ``schemas/``."""
+    schema = model.model_json_schema(schema_generator=_ContractSchema)
+    if model is Document:
+        schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
+    return schema
+
+
+def schema_file_text() -> str:
+    return json.dumps(json_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+@lru_cache(maxsize=1)
+def _validator() -> Draft202012Validator:
+    schema = json.loads(SCHEMA_FILE.read_text(encoding="utf-8")) if SCHEMA_FILE.exists() else json_schema()
+    return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+
+
+def jsonschema_errors(document: dict[str, Any]) -> list[str]:
+    """Every violation of the exported JSON Schema, as readable lines."""
+    errors = sorted(_validator().iter_errors(document), key=lambda e: list(e.absolute_path))
+    return [f"{'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {e.message}" for e in errors]
