@@ -187,7 +187,7 @@ class Engine:
         body = self._agent(run, agents.CHALLENGE,
                            agents.challenge_messages(doc.proposition, action, target, origin))
         response = ChallengeResponse(action=action, target=target, response=body)
-        data["challenges"]["responses"].append(response.dump())
+        data["challenges"].setdefault("responses", []).append(response.dump())
         version = f"challenge {prompts.load('challenge').version}"
         notes = data["meta"].get("notes", "")
         if version not in notes:

@@ -31,7 +31,7 @@ def question(text: str | None, *, label: str = "Question", limit: int = MAX_QUES
         raise InputError(f"{label} is empty: type a question or claim to debate.")
     if len(cleaned) > limit:
         raise InputError(f"{label} is {len(cleaned)} characters long; the limit is {limit}. "
-                         f"Shorten it by {len(cleaned) - limit} characters.")
+                         f"Shorten it by {len(cleaned) - limit} character{'s' if len(cleaned) - limit > 1 else ''}.")
     return cleaned
 
 

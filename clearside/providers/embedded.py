@@ -8,6 +8,7 @@ concurrent use. Decoding is constrained with
 
 from __future__ import annotations
 
+import atexit
 import importlib.resources
 import os
 import threading
@@ -22,6 +23,15 @@ DEFAULT_CONTEXT = 4096
 
 _loaded: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
 _load_lock = threading.Lock()
+
+
+@atexit.register
+def _close_all() -> None:
+    """Free models before interpreter teardown; llama-cpp's own __del__ fails once modules are gone."""
+    with _load_lock:
+        for llm, _ in _loaded.values():
+            llm.close()
+        _loaded.clear()
 
 
 def default_model_path() -> Path:

@@ -1,0 +1,185 @@
+"""``python -m clearside``: debates, challenges and the schema from the command line.
+
+Exit codes: 0 ok, 2 bad input, 3 provider unreachable or failing, 4 schema
+failure after retries.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from . import schema
+from .engine import DebateRun, Engine, Event, validate_document
+from .errors import ClearSideError, DebateFailed, InputError
+from .providers import DEFAULT_PROVIDER
+from .render import FORMATS, render
+from .schema import ACTIONS
+
+LABELS = {"orchestrator": "normalizing the proposition", "pro": "writing the case FOR",
+          "con": "writing the case AGAINST", "moderator": "mapping the disagreement",
+          "challenge": "answering the challenge"}
+
+
+def _progress(stream=sys.stderr):
+    lock = threading.Lock()
+
+    def on_event(event: Event) -> None:
+        if event.kind == "delta":
+            return
+        with lock:
+            if event.kind == "start":
+                print(f"[{event.agent}] {LABELS.get(event.agent, 'working')}…", file=stream, flush=True)
+            elif event.kind == "done":
+                print(f"[{event.agent}] done in {event.data['seconds']:.1f} s, {event.data['tokens']} tokens",
+                      file=stream, flush=True)
+            elif event.kind == "retry":
+                first = event.data["errors"][0] if event.data["errors"] else "invalid output"
+                print(f"[{event.agent}] output rejected ({first}); re-asking, attempt {event.data['attempt']}",
+                      file=stream, flush=True)
+            elif event.kind == "error":
+                print(f"[{event.agent}] failed", file=stream, flush=True)
+
+    return on_event
+
+
+def _write(text: str, out: str | None) -> None:
+    if out:
+        try:
+            Path(out).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"Cannot write {out}: {exc.strerror}") from exc
+        print(f"Wrote {out}", file=sys.stderr)
+    else:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def _engine(args: argparse.Namespace) -> Engine:
+    if args.violations_log:
+        handler = logging.FileHandler(args.violations_log, encoding="utf-8")
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        logging.getLogger("clearside.violations").addHandler(handler)
+    return Engine(args.provider, retries=args.retries, temperature=args.temperature, on_event=_progress())
+
+
+def _save_partial(run: DebateRun, out: str | None) -> None:
+    """Keep the sections that did succeed, so a failure loses nothing the models already wrote."""
+    if not out:
+        return
+    sections: dict[str, Any] = {name: getattr(run, name).dump() for name in ("proposition", "pro", "con", "moderator")
+                                if getattr(run, name) is not None}
+    partial = Path(f"{out}.partial.json")
+    partial.write_text(json.dumps({"raw_input": run.raw_input, "sections": sections,
+                                   "violations": run.violations}, indent=2, ensure_ascii=False), encoding="utf-8")
+    print(f"Kept the finished sections in {partial}", file=sys.stderr)
+
+
+def cmd_debate(args: argparse.Namespace) -> int:
+    run = DebateRun.from_input(args.question, geography=args.geography, timeframe=args.timeframe,
+                               domain=args.domain)
+    engine = _engine(args)
+    try:
+        document = engine.run(run)
+    except DebateFailed as exc:
+        _save_partial(exc.run, args.out)
+        raise exc.cause from None
+    _write(render(document, args.format), args.out)
+    return 0
+
+
+def _read_document(path: str) -> dict[str, Any]:
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"Cannot read {path}: {exc.strerror}") from exc
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path} is not JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise InputError(f"{path} does not hold a ClearSide document (expected a JSON object).")
+    validate_document(data)
+    return data
+
+
+def cmd_challenge(args: argparse.Namespace) -> int:
+    document = _read_document(args.debate)
+    updated = _engine(args).challenge(document, args.action, args.target)
+    _write(render(updated, "json"), args.out)
+    return 0
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    _write(render(validate_document(_read_document(args.debate)), args.format), args.out)
+    return 0
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    if args.write:
+        schema.SCHEMA_FILE.write_text(schema.schema_file_text(), encoding="utf-8")
+        print(f"Wrote {schema.SCHEMA_FILE}", file=sys.stderr)
+    else:
+        sys.stdout.write(schema.schema_file_text())
+    return 0
+
+
+def _model_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--provider", default=DEFAULT_PROVIDER,
+                        help="provider:model, e.g. embedded, embedded:/path/model.gguf, ollama:llama3.2, "
+                             "openai:gpt-4o-mini (default: embedded)")
+    parser.add_argument("--retries", type=int, default=2, help="re-asks after an invalid output (default 2)")
+    parser.add_argument("--temperature", type=float, default=0.4)
+    parser.add_argument("--violations-log", metavar="FILE", help="append schema violations as JSON lines")
+    parser.add_argument("--out", metavar="FILE", help="write here instead of stdout")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m clearside",
+                                     description="ClearSide: think both sides, decide with clarity.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    debate = sub.add_parser("debate", help="generate a pro/con debate with a neutral synthesis")
+    debate.add_argument("question")
+    debate.add_argument("--geography")
+    debate.add_argument("--timeframe")
+    debate.add_argument("--domain")
+    debate.add_argument("--format", choices=FORMATS, default="json")
+    _model_options(debate)
+    debate.set_defaults(func=cmd_debate)
+
+    challenge = sub.add_parser("challenge", help="challenge one element of a saved debate")
+    challenge.add_argument("debate", metavar="DEBATE.json")
+    challenge.add_argument("--action", choices=ACTIONS, required=True)
+    challenge.add_argument("--target", required=True, help="an assumption, claim, hinge, or free text")
+    _model_options(challenge)
+    challenge.set_defaults(func=cmd_challenge)
+
+    rend = sub.add_parser("render", help="render a saved debate as Markdown, Quick View, script or JSON")
+    rend.add_argument("debate", metavar="DEBATE.json")
+    rend.add_argument("--format", choices=FORMATS, default="md")
+    rend.add_argument("--out", metavar="FILE")
+    rend.set_defaults(func=cmd_render)
+
+    sch = sub.add_parser("schema", help="print the schema v1 JSON Schema, or --write it to schemas/")
+    sch.add_argument("--write", action="store_true")
+    sch.set_defaults(func=cmd_schema)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse already printed the problem; usage errors are bad input
+        return 2 if exc.code else 0
+    try:
+        return args.func(args)
+    except ClearSideError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

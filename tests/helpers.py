@@ -1,0 +1,122 @@
+"""Valid agent replies for the scripted provider, and a helper that enqueues a whole debate.
+
+Every builder returns a fresh dict that satisfies the agent's wire schema in
+``clearside.agents`` (item counts, 8+ characters per string, within maxLength),
+so tests can break one field at a time. Strings carry the side's tag, which lets
+information-flow tests tell pro's text from con's.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+FIXTURE = Path(__file__).parent / "fixtures" / "microservices.json"
+
+QUESTION = "Should we adopt microservices architecture?"
+NORMALIZED = "Should the organization adopt a microservices architecture for its software systems?"
+
+
+def fixture_dict() -> dict[str, Any]:
+    """The spec's example document (a full valid v1.0.0 document)."""
+    return json.loads(FIXTURE.read_text(encoding="utf-8"))
+
+
+def orchestrator_reply(normalized: str = NORMALIZED, *, geography: str = "Global",
+                       timeframe: str = "2025-2027", domain: str = "Software architecture") -> dict[str, Any]:
+    return {"normalized_question": normalized,
+            "context": {"geography": geography, "timeframe": timeframe, "domain": domain}}
+
+
+_CATEGORIES = {"pro": ("technical", "economic", "social", "political"),
+               "con": ("technical", "environmental", "ethical", "economic")}
+
+
+def side_reply(tag: str, *, arguments: int = 3) -> dict[str, Any]:
+    """A valid advocate reply; every string names ``tag`` so it is unique to that side."""
+    t = tag.capitalize()
+    categories = _CATEGORIES.get(tag, ("technical", "economic", "social", "political"))
+    return {
+        "executive_summary": [f"{t} summary point {n} on service boundaries" for n in ("one", "two", "three")],
+        "arguments": [
+            {
+                "category": categories[i],
+                "claim": f"{t} claim number {i + 1} about independent deployment",
+                "explanation": f"{t} explanation number {i + 1}: teams ship on their own schedule.",
+                "evidence_type": ("fact", "projection", "analogy", "value_judgment")[i],
+                "confidence": ("high", "medium", "low", "medium")[i],
+            }
+            for i in range(arguments)
+        ],
+        "assumptions": [f"{t} assumption A: the organization has DevOps maturity",
+                        f"{t} assumption B: traffic keeps growing each year"],
+        "uncertainties": [f"{t} uncertainty A: cost savings depend on usage",
+                          f"{t} uncertainty B: team adaptation time varies"],
+    }
+
+
+def moderator_reply() -> dict[str, Any]:
+    return {
+        "areas_of_agreement": ["Moderator: both sides accept that change is costly",
+                               "Moderator: both sides see trade-offs in flexibility"],
+        "core_disagreements": [{"topic": "Complexity management",
+                                "description": "Moderator: they disagree on whether complexity is manageable",
+                                "root_cause": "Moderator: different views of team capability"}],
+        "assumption_conflicts": [{"pro_assumption": "Pro assumption A: the organization has DevOps maturity",
+                                  "con_assumption": "Con assumption A: the organization has DevOps maturity",
+                                  "conflict_description": "Moderator: contradictory readings of team readiness"}],
+        "evidence_gaps": ["Moderator: current system performance benchmarks",
+                          "Moderator: projected growth requirements"],
+        "decision_hinges": ["Moderator: does the team have distributed systems experience?",
+                            "Moderator: what are the real scaling requirements?"],
+    }
+
+
+def challenge_reply(classification: str = "values_dependent") -> dict[str, Any]:
+    return {
+        "analysis": ["Challenge: the maturity is asserted, not measured",
+                     "Challenge: deployment frequency data would settle part of it"],
+        "historical_context": ["Challenge: early adopters invested in platform teams first"],
+        "classification": classification,
+    }
+
+
+def scripted_debate(provider: Any, *, orchestrator: dict[str, Any] | None = None,
+                    pro: dict[str, Any] | None = None, con: dict[str, Any] | None = None,
+                    moderator: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Enqueue one valid reply per debate agent; returns the replies that were enqueued."""
+    replies = {
+        "orchestrator": orchestrator if orchestrator is not None else orchestrator_reply(),
+        "pro": pro if pro is not None else side_reply("pro"),
+        "con": con if con is not None else side_reply("con"),
+        "moderator": moderator if moderator is not None else moderator_reply(),
+    }
+    for agent, reply in replies.items():
+        provider.enqueue(copy.deepcopy(reply), agent=agent)
+    return replies
+
+
+def strings_in(value: Any) -> list[str]:
+    """Every string inside a JSON-like value (keys excluded)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for item in value.values() for s in strings_in(item)]
+    if isinstance(value, list):
+        return [s for item in value for s in strings_in(item)]
+    return []
+
+
+def side_texts(reply: dict[str, Any]) -> list[str]:
+    """The free-text strings of an advocate reply (enum values such as "technical" excluded)."""
+    texts = [*reply["executive_summary"], *reply["assumptions"], *reply["uncertainties"]]
+    for argument in reply["arguments"]:
+        texts += [argument["claim"], argument["explanation"]]
+    return texts
+
+
+def request_text(request: Any) -> str:
+    """All message contents of one recorded ChatRequest, joined."""
+    return "\n".join(message["content"] for message in request.messages)

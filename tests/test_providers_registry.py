@@ -1,0 +1,234 @@
+"""The provider registry and each backend's failure modes, without a network or a model."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import pytest
+
+from clearside.errors import ConfigError, ProviderError, ProviderUnreachable
+from clearside.providers import ChatRequest, get_provider, parse_spec, provider_names
+from clearside.providers.scripted import ScriptedProvider
+
+REQUEST = ChatRequest(messages=[{"role": "system", "content": "Reply with JSON."},
+                                {"role": "user", "content": "Say OK."}], agent="pro")
+
+PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
+
+
+@pytest.fixture
+def closed_port(monkeypatch) -> int:
+    """A local port nothing listens on (bound once to learn a free number, then closed)."""
+    for name in PROXY_VARS:
+        monkeypatch.delenv(name, raising=False)
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return port
+
+
+# ---------------------------------------------------------------- registry
+
+
+def test_provider_names():
+    assert provider_names() == ["embedded", "ollama", "openai", "scripted"]
+
+
+def test_unknown_provider_names_the_valid_ones():
+    with pytest.raises(ConfigError) as info:
+        get_provider("nope:x")
+    message = str(info.value)
+    assert "'nope'" in message
+    for name in provider_names():
+        assert name in message
+
+
+@pytest.mark.parametrize(("spec", "expected"), [
+    ("ollama:llama3.2:1b", ("ollama", "llama3.2:1b")),
+    ("ollama:llama3.2", ("ollama", "llama3.2")),
+    ("ollama", ("ollama", "")),
+    ("  OpenAI:gpt-4o-mini ", ("openai", "gpt-4o-mini")),
+    ("embedded:/models/a:b.gguf", ("embedded", "/models/a:b.gguf")),
+    ("", ("embedded", "")),
+])
+def test_parse_spec(spec, expected):
+    assert parse_spec(spec) == expected
+
+
+def test_parse_spec_rejects_unknown_names():
+    with pytest.raises(ConfigError):
+        parse_spec("anthropic:claude")
+
+
+def test_get_provider_builds_the_named_backend():
+    provider = get_provider("scripted")
+    assert isinstance(provider, ScriptedProvider)
+    assert provider.spec == "scripted:script"
+
+
+# ---------------------------------------------------------------- embedded
+
+
+def test_embedded_with_missing_file_is_a_config_error(tmp_path):
+    missing = tmp_path / "no-such-model.gguf"
+    with pytest.raises(ConfigError) as info:
+        get_provider(f"embedded:{missing}")
+    assert str(missing) in str(info.value)
+
+
+def test_embedded_with_a_directory_is_a_config_error(tmp_path):
+    with pytest.raises(ConfigError, match="not found"):
+        get_provider(f"embedded:{tmp_path}")
+
+
+def test_compact_bounds_strings_with_a_pattern():
+    from clearside.providers.embedded import compact
+
+    assert compact({"type": "string", "minLength": 8, "maxLength": 110}) == {
+        "type": "string", "pattern": r'^[A-Z0-9][^"\\{}\[\]<>\x00-\x1f]{7,109}$'}
+    # a minLength below 1 never produces a negative repeat
+    assert compact({"type": "string", "maxLength": 60})["pattern"].endswith("{0,59}$")
+    # enums and unbounded strings are left alone
+    enum = {"type": "string", "enum": ["low", "high"]}
+    assert compact(enum) == enum
+    assert compact({"type": "string"}) == {"type": "string"}
+
+
+def test_compact_caps_max_items_at_one_above_min():
+    from clearside.providers.embedded import compact
+
+    item = {"type": "string", "minLength": 8, "maxLength": 130}
+    assert compact({"type": "array", "items": item, "minItems": 2, "maxItems": 4})["maxItems"] == 3
+    assert compact({"type": "array", "items": item, "minItems": 1, "maxItems": 2})["maxItems"] == 2
+    assert compact({"type": "array", "items": item, "minItems": 3, "maxItems": 5})["minItems"] == 3
+    unbounded = compact({"type": "array", "items": item, "minItems": 1})
+    assert "maxItems" not in unbounded
+
+
+def test_compact_walks_nested_wire_schemas_without_mutating_them():
+    import copy
+
+    from clearside.agents import SIDE_WIRE
+    from clearside.providers.embedded import compact
+
+    before = copy.deepcopy(SIDE_WIRE)
+    tight = compact(SIDE_WIRE)
+    assert SIDE_WIRE == before
+    props = tight["properties"]
+    assert props["executive_summary"]["maxItems"] == 4  # 3 to 5 becomes 3 to 4
+    assert props["arguments"]["maxItems"] == 3  # 2 to 4 becomes 2 to 3
+    assert props["assumptions"]["maxItems"] == 3
+    argument = props["arguments"]["items"]["properties"]
+    assert "pattern" in argument["claim"] and "maxLength" not in argument["claim"]
+    assert argument["category"] == SIDE_WIRE["properties"]["arguments"]["items"]["properties"]["category"]
+    assert tight["required"] == SIDE_WIRE["required"]
+    assert tight["additionalProperties"] is False
+
+
+def test_compact_pattern_accepts_sentences_and_refuses_json_punctuation():
+    import re
+
+    from clearside.providers.embedded import compact
+
+    pattern = re.compile(compact({"type": "string", "minLength": 8, "maxLength": 20})["pattern"])
+    assert pattern.match("Costs fall by 10%.")
+    assert not pattern.match("costs fall quickly")  # must start with a capital or digit
+    assert not pattern.match("Short")  # below minLength
+    assert not pattern.match("A" * 21)  # above maxLength
+    assert not pattern.match('Costs "fall" a lot')
+    assert not pattern.match("Costs {fall} a lot")
+
+
+# ---------------------------------------------------------------- scripted
+
+
+def test_scripted_from_a_file_with_agent_queues(tmp_path):
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"pro": [{"a": 1}, "second"], "con": ["con reply"]}), encoding="utf-8")
+    provider = get_provider(f"scripted:{script}")
+    assert isinstance(provider, ScriptedProvider)
+    assert json.loads(provider.complete(REQUEST).text) == {"a": 1}
+    assert provider.complete(REQUEST).text == "second"
+    assert provider.complete(ChatRequest(messages=REQUEST.messages, agent="con")).text == "con reply"
+    with pytest.raises(ProviderError, match="pro"):
+        provider.complete(REQUEST)
+    assert [r.agent for r in provider.requests] == ["pro", "pro", "con", "pro"]
+    assert len(provider.requests_for("pro")) == 3
+
+
+def test_scripted_from_a_file_with_a_shared_queue(tmp_path):
+    script = tmp_path / "shared.json"
+    script.write_text(json.dumps(["one", {"__error__": "unreachable", "message": "down"}]), encoding="utf-8")
+    provider = get_provider(f"scripted:{script}")
+    assert provider.complete(ChatRequest(messages=REQUEST.messages, agent="anyone")).text == "one"
+    with pytest.raises(ProviderUnreachable, match="down"):
+        provider.complete(REQUEST)
+
+
+def test_scripted_with_an_unreadable_file_is_a_config_error(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json", encoding="utf-8")
+    with pytest.raises(ConfigError, match="bad.json"):
+        get_provider(f"scripted:{bad}")
+    with pytest.raises(ConfigError, match="missing.json"):
+        get_provider(f"scripted:{tmp_path / 'missing.json'}")
+
+
+def test_scripted_streams_deltas_that_join_to_the_reply():
+    provider = ScriptedProvider(chunk_size=5)
+    provider.enqueue({"key": "a value long enough to split"}, agent="pro")
+    parts = []
+    completion = provider.complete(REQUEST, parts.append)
+    assert len(parts) > 1
+    assert "".join(parts) == completion.text == json.dumps({"key": "a value long enough to split"})
+
+
+# ---------------------------------------------------------------- openai-compatible
+
+
+def test_openai_at_a_closed_port_is_unreachable(closed_port, monkeypatch):
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    provider = get_provider("openai:some-model", base_url=f"http://127.0.0.1:{closed_port}/v1",
+                            api_key="test-key", timeout=5)
+    with pytest.raises(ProviderUnreachable) as info:
+        provider.complete(REQUEST)
+    assert f"127.0.0.1:{closed_port}" in str(info.value)
+    assert info.value.provider == "openai"
+
+
+def test_openai_without_a_key_for_the_default_url_is_a_config_error(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
+        get_provider("openai:gpt-4o-mini")
+
+
+# ---------------------------------------------------------------- ollama
+
+
+def test_ollama_at_a_closed_port_is_unreachable(closed_port):
+    provider = get_provider("ollama:llama3.2", host=f"127.0.0.1:{closed_port}", timeout=5)
+    assert provider.host == f"http://127.0.0.1:{closed_port}"
+    with pytest.raises(ProviderUnreachable) as info:
+        provider.complete(REQUEST)
+    assert "ollama serve" in str(info.value)
+    assert str(closed_port) in str(info.value)
+
+
+def test_ollama_list_models_at_a_closed_port_is_unreachable(closed_port):
+    provider = get_provider("ollama:llama3.2", host=f"http://127.0.0.1:{closed_port}", timeout=5)
+    with pytest.raises(ProviderUnreachable, match="ollama serve"):
+        provider.list_models()
+
+
+def test_ollama_without_a_model_is_a_config_error(closed_port):
+    provider = get_provider("ollama", host=f"127.0.0.1:{closed_port}")
+    with pytest.raises(ConfigError, match="ollama:MODEL"):
+        provider.complete(REQUEST)
+
+
+def test_ollama_host_from_the_environment(monkeypatch, closed_port):
+    monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{closed_port}/")
+    provider = get_provider("ollama:llama3.2")
+    assert provider.host == f"http://127.0.0.1:{closed_port}"
