@@ -83,6 +83,10 @@ class Proxy(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", port), ProxyHandler)
         self._backends, self._lock, self.log = itertools.cycle(backends), threading.Lock(), []
 
+    def handle_error(self, request, client_address) -> None:
+        if not isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):  # a client hung up
+            super().handle_error(request, client_address)
+
     def next_backend(self, path: str) -> int:
         with self._lock:
             port = next(self._backends)
@@ -98,12 +102,9 @@ class ProxyHandler(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self) -> None:
-        self._forward()
+        self.do_POST()
 
     def do_POST(self) -> None:
-        self._forward()
-
-    def _forward(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         upstream = http.client.HTTPConnection("127.0.0.1", self.server.next_backend(self.path), timeout=600)
         try:
@@ -139,7 +140,9 @@ def one_debate(engine: Engine) -> dict:
     started = time.perf_counter()
     engine.run(run)
     wall = time.perf_counter() - started
-    return {"wall_seconds": round(wall, 2), "calls": sum(u.calls for u in run.usage.values()),
+    serial = run.usage["orchestrator"].seconds + run.usage["moderator"].seconds
+    return {"wall_seconds": round(wall, 2), "advocate_phase_seconds": round(wall - serial, 2),
+            "calls": sum(u.calls for u in run.usage.values()),
             "completion_tokens": sum(u.completion_tokens for u in run.usage.values()),
             "agents": {n: {"seconds": round(u.seconds, 2), "tokens": u.completion_tokens, "attempts": u.calls}
                        for n, u in run.usage.items()}}
@@ -196,21 +199,28 @@ def main() -> None:
 
     if not all(results.values()):
         sys.exit("a mode has no successful debate: no ratio")
-    mean = {mode: round(sum(r["wall_seconds"] for r in rs) / len(rs), 2) for mode, rs in results.items()}
-    ratio = round(mean["concurrent"] / mean["sequential"], 3)
+
+    def mean(key: str) -> dict[str, float]:
+        return {mode: round(sum(r[key] for r in rs) / len(rs), 2) for mode, rs in results.items()}
+
+    walls, phases, tokens = mean("wall_seconds"), mean("advocate_phase_seconds"), mean("completion_tokens")
+    ratio = round(walls["concurrent"] / walls["sequential"], 3)
+    phase_ratio = round(phases["concurrent"] / phases["sequential"], 3)
     after = machine()
-    print(f"\n{'mode':<12}{'mean wall s':>12}{'mean tokens':>13}")
-    for mode, rs in results.items():
-        print(f"{mode:<12}{mean[mode]:>12.1f}{sum(r['completion_tokens'] for r in rs) / len(rs):>13.0f}")
-    print(f"concurrent/sequential = {ratio} (goal <= {RATIO_GOAL}: {'ok' if ratio <= RATIO_GOAL else 'MISSED'})")
+    print(f"\n{'mode':<12}{'mean wall s':>12}{'pro+con phase s':>17}{'mean tokens':>13}")
+    for mode in results:
+        print(f"{mode:<12}{walls[mode]:>12.1f}{phases[mode]:>17.1f}{tokens[mode]:>13.0f}")
+    print(f"concurrent/sequential = {ratio} (goal <= {RATIO_GOAL}: {'ok' if ratio <= RATIO_GOAL else 'MISSED'}); "
+          f"pro+con phase alone {phase_ratio}")
     print(f"load after: {after['loadavg']} on {after['cpu_count']} CPUs")
 
     RESULTS.mkdir(parents=True, exist_ok=True)
     out = RESULTS / "concurrency.json"
     out.write_text(json.dumps({"question": QUESTION, "backends": len(ports), "threads_per_backend": 1,
                                "machine_before": before, "machine_after": after, "runs": results,
-                               "mean_wall_seconds": mean, "ratio": ratio, "goal": RATIO_GOAL,
-                               "proxy_log": proxy.log if proxy else []}, indent=2))
+                               "mean_wall_seconds": walls, "mean_advocate_phase_seconds": phases,
+                               "mean_completion_tokens": tokens, "ratio": ratio, "advocate_phase_ratio": phase_ratio,
+                               "goal": RATIO_GOAL, "proxy_log": proxy.log if proxy else []}, indent=2))
     print(f"wrote {out}")
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 import threading
 import time
 from datetime import datetime, timezone
@@ -160,6 +161,10 @@ class _Server(ThreadingHTTPServer):
         super().__init__(address, _Handler)
         self.model_name, self.model_path, self.n_ctx, self.n_threads = model_name, model_path, n_ctx, n_threads
         self.requests: list[dict[str, Any]] = []
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):  # a client hung up
+            super().handle_error(request, client_address)
 
     def model_entry(self) -> dict[str, Any]:
         stat = self.model_path.stat()

@@ -5,7 +5,8 @@ Configuration: ``OPENAI_BASE_URL`` (default: OpenAI's own API) and
 as ``response_format={"type": "json_schema", ...}``; servers that only know
 ``{"type": "json_object", "schema": ...}`` (llama-cpp-python's server) answer
 400/422 to that, and the provider then switches to the second form for that
-base URL.
+base URL (that server reports the refusal as HTTP 500 with the validation
+error in the body, so the switch keys on the message, not only the status).
 """
 
 from __future__ import annotations
@@ -99,7 +100,8 @@ class OpenAIProvider(Provider):
         try:
             try:
                 return self._stream(request, on_delta)
-            except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
+            except (openai.BadRequestError, openai.UnprocessableEntityError, openai.InternalServerError) as exc:
+                # llama-cpp-python's server refuses json_schema with a 422 wrapped into a 500
                 if request.schema is None or self.base_url in self._json_object_urls:
                     raise
                 if "response_format" not in str(exc) and "json_schema" not in str(exc):
