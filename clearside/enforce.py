@@ -112,9 +112,10 @@ def run_structured(
     conversation = list(messages)
     raw, errors = "", []
     attempts = 1 + max(retries, 0)
+    decode_schema = provider.constrain(schema) if provider.supports_schema else None
     for attempt in range(1, attempts + 1):
-        request = ChatRequest(messages=conversation, schema=provider.constrain(schema) if provider.supports_schema else None,
-                              agent=agent, temperature=temperature, max_tokens=max_tokens)
+        request = ChatRequest(messages=conversation, schema=decode_schema, agent=agent, temperature=temperature,
+                              max_tokens=max_tokens)
         completion = provider.complete(request, on_delta)
         if usage is not None:
             usage.add(completion)

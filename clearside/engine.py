@@ -12,7 +12,7 @@ import copy
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from . import agents, inputs, prompts
@@ -73,7 +73,7 @@ class DebateRun:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 def overall_confidence(pro: Side, con: Side) -> str:
@@ -104,6 +104,8 @@ class Engine:
         self.retries = retries
         self.temperature = temperature
         self.on_event = on_event or (lambda event: None)
+        self.last_usage: dict[str, Usage] = {}  # the latest challenge's usage and violations
+        self.last_violations: list[dict[str, Any]] = []
 
     def _agent(self, run: DebateRun, spec: agents.AgentSpec, messages: list[dict[str, str]], prepare=None):
         self.on_event(Event("start", spec.name))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import tomllib
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from string import Template
 
@@ -31,7 +31,7 @@ class PromptFile(BaseModel):
     text: str = ""
 
 
-@lru_cache(maxsize=None)
+@cache
 def load(name: str) -> PromptFile:
     path = PROMPTS_DIR / f"{name}.toml"
     try:

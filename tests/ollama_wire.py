@@ -14,12 +14,13 @@ as Ollama answers. Every request body is kept in ``requests`` for assertions.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import sys
 import threading
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ SERVED_MODEL = "smollm2:135m"
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat().replace("+00:00", "Z")
 
 
 # Ollama's own sampling defaults, applied where a request's ``options`` leave them out.
@@ -101,10 +102,8 @@ class _Handler(BaseHTTPRequestHandler):
         if model != self.server.model_name:
             self._send_json(404, {"error": f"model '{model}' not found"})
             return
-        try:
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the client went away mid-stream
             self._chat(body)
-        except (BrokenPipeError, ConnectionResetError):  # the client went away mid-stream
-            pass
 
     def _chat(self, body: dict[str, Any]) -> None:
         stream = body.get("stream", True)  # Ollama streams unless told otherwise
@@ -171,7 +170,7 @@ class _Server(ThreadingHTTPServer):
         digest = hashlib.sha256(f"{self.model_path}:{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()
         return {
             "name": self.model_name, "model": self.model_name,
-            "modified_at": datetime.fromtimestamp(stat.st_mtime, timezone.utc).isoformat().replace("+00:00", "Z"),
+            "modified_at": datetime.fromtimestamp(stat.st_mtime, UTC).isoformat().replace("+00:00", "Z"),
             "size": stat.st_size, "digest": f"sha256:{digest}",
             "details": {"parent_model": "", "format": "gguf", "family": "llama", "families": ["llama"],
                         "parameter_size": "135M", "quantization_level": "Q4_1"},

@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from clearside import agents
-from clearside.engine import DebateRun, Engine, Event
 from clearside.enforce import parse_json, wire_errors
+from clearside.engine import DebateRun, Engine, Event
 from clearside.errors import ProviderError, ProviderUnreachable
 from clearside.providers import ChatRequest
 from clearside.providers.embedded import default_model_path
@@ -161,8 +161,9 @@ def ollama_server():
 
 
 def _ollama(server, model: str | None = None):
-    from clearside.providers.ollama import OllamaProvider
     from ollama_wire import SERVED_MODEL
+
+    from clearside.providers.ollama import OllamaProvider
 
     return OllamaProvider(model or SERVED_MODEL, host=server.url)
 

@@ -114,7 +114,7 @@ def test_compact_walks_nested_wire_schemas_without_mutating_them():
 
     before = copy.deepcopy(SIDE_WIRE)
     tight = compact(SIDE_WIRE)
-    assert SIDE_WIRE == before
+    assert before == SIDE_WIRE
     props = tight["properties"]
     assert props["executive_summary"]["maxItems"] == 4  # 3 to 5 becomes 3 to 4
     assert props["arguments"]["maxItems"] == 3  # 2 to 4 becomes 2 to 3

@@ -130,7 +130,8 @@ def test_report_groups_arguments_by_category_in_stable_order(doc):
     assert "**Per-service scaling cuts cloud spend for uneven load**" in economic
     assert "**Independent deploys shorten time to market**" in economic
     assert "Small teams" not in economic
-    assert "**Small teams owning a façade service work with more autonomy**" in section(pro, "#### Social", "### Assumptions")
+    social = section(pro, "#### Social", "### Assumptions")
+    assert "**Small teams owning a façade service work with more autonomy**" in social
     for claim in claims(doc):
         assert f"**{claim}**" in report
 

@@ -7,11 +7,11 @@ import json
 from typing import Any
 
 import pytest
+from helpers import fixture_dict
 from jsonschema import Draft202012Validator
 from pydantic import ValidationError
 
 from clearside.schema import SCHEMA_FILE, Document, json_schema, jsonschema_errors, schema_file_text
-from helpers import fixture_dict
 
 DELETE = object()
 
@@ -220,7 +220,8 @@ def test_historical_context_may_be_omitted():
     assert_accepted(with_response(fixture_dict(), historical_context=DELETE))
 
 
-@pytest.mark.parametrize("stamp", ["2025-01-20T18:42:00+00:00", "2025-01-20T18:42:00.123Z", "2025-01-20T20:42:00+02:00"])
+@pytest.mark.parametrize("stamp", ["2025-01-20T18:42:00+00:00", "2025-01-20T18:42:00.123Z",
+                                   "2025-01-20T20:42:00+02:00"])
 def test_datetimes_with_timezone_are_accepted(stamp):
     assert_accepted(mutate(fixture_dict(), ("meta", "generated_at"), stamp))
 

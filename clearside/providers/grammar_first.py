@@ -11,6 +11,7 @@ output obeys the grammar either way; only the cost of checking it changes.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import math
 from typing import Any
@@ -97,10 +98,8 @@ class GrammarFirstSampler:
         self.chain.close()
 
     def __del__(self) -> None:
-        try:
+        with contextlib.suppress(Exception):  # interpreter teardown: llama_cpp may already be gone
             self.close()
-        except Exception:  # interpreter teardown: llama_cpp may already be gone
-            pass
 
 
 class GrammarFirstLlama(Llama):

@@ -21,6 +21,7 @@ from clearside.render.markdown import (
 )
 from clearside.schema import Document, Side
 
+
 def _heading(section: str) -> list[str]:
     return [f"## {section}", ""]
 
