@@ -46,7 +46,7 @@ def _obj(**properties: dict[str, Any]) -> dict[str, Any]:
 
 ORCHESTRATOR_WIRE = _obj(
     normalized_question=_str(LONG),
-    context=_obj(geography=_str(60, 2), timeframe=_str(60, 2), domain=_str(60, 2)),
+    context=_obj(geography=_str(40, 2), timeframe=_str(40, 2), domain=_str(40, 2)),
 )
 ARGUMENT_WIRE = _obj(
     category=_enum(CATEGORY_VALUES), claim=_str(CLAIM), explanation=_str(LONG),
@@ -125,6 +125,7 @@ def advocate_messages(side: str, proposition: Proposition) -> list[dict[str, str
     role, direction = ("Pro Advocate", "FOR") if side == "pro" else ("Con Advocate", "AGAINST")
     return _messages("advocate", role=role, side=direction,
                      proposition=prompts.quote(proposition.normalized_question),
+                     raw_input=prompts.quote(proposition.raw_input),
                      context_block=_context_block(proposition.context))
 
 
@@ -157,7 +158,7 @@ def proposition_from_reply(raw_input: str, user_context: Context | None):
 
     def prepare(data: dict[str, Any]) -> dict[str, Any]:
         extracted = {k: v for k, v in (data.get("context") or {}).items()
-                     if isinstance(v, str) and v.strip().casefold() not in _PLACEHOLDERS}
+                     if isinstance(v, str) and v.strip(" .").casefold() not in _PLACEHOLDERS}
         given = user_context.dump() if user_context else {}
         context = {**extracted, **given}  # what the user typed wins over what the model inferred
         result: dict[str, Any] = {"raw_input": raw_input, "normalized_question": data.get("normalized_question")}

@@ -151,7 +151,7 @@ def test_advocates_never_see_each_other(provider):
         assert text not in pro_text
 
 
-def test_advocates_see_the_normalized_question_only(provider):
+def test_advocates_see_the_proposition_and_nothing_else(provider):
     replies = scripted_debate(provider, orchestrator=orchestrator_reply(
         "Should the firm split its monolith into separately deployed services?"))
     debate(provider, "Monolith or microservices for us?")
@@ -160,7 +160,8 @@ def test_advocates_see_the_normalized_question_only(provider):
         (request,) = provider.requests_for(agent)
         text = request_text(request)
         assert json.dumps("Should the firm split its monolith into separately deployed services?") in text
-        assert "Monolith or microservices for us?" not in text  # the raw input is the orchestrator's alone
+        # the whole proposition section: the normalized question, and the raw input as a guard against drift
+        assert json.dumps("Monolith or microservices for us?") in text
         assert f"case {direction} it" in text
         for other in others:
             assert other not in text
