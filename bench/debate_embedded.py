@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from clearside import agents  # noqa: E402
 from clearside.engine import DebateRun, Engine  # noqa: E402
 from clearside.errors import ClearSideError  # noqa: E402
-from clearside.providers.embedded import EmbeddedProvider, compact, load_llama  # noqa: E402
+from clearside.providers.embedded import EmbeddedProvider, compact, load_llama, on_llama_thread  # noqa: E402
 
 QUESTIONS = [
     "Should the United States impose a temporary moratorium on new large-scale AI data centers?",
@@ -49,7 +49,14 @@ def per_agent(usage) -> dict:
 
 
 def raw_decode(provider: EmbeddedProvider, messages: list[dict], schema: dict | None, max_tokens: int) -> dict:
-    """Stream one completion of ``messages`` on the shared Llama; decoding speed excludes prompt evaluation."""
+    """Stream one completion of ``messages`` on the shared Llama; decoding speed excludes prompt evaluation.
+
+    It runs on the provider's llama thread, as the pipeline's calls do (OpenMP's worker team is per thread).
+    """
+    return on_llama_thread(lambda: _raw_decode(provider, messages, schema, max_tokens))
+
+
+def _raw_decode(provider: EmbeddedProvider, messages: list[dict], schema: dict | None, max_tokens: int) -> dict:
     llm, lock = load_llama(provider.path, provider.n_ctx, provider.n_threads)
     response_format = {"type": "json_object", "schema": schema} if schema else None
     tokens, first = 0, None
@@ -80,6 +87,9 @@ def one_run(engine: Engine, provider: EmbeddedProvider, question: str) -> dict:
     tokens = sum(u.completion_tokens for u in run.usage.values())
     agent_s = sum(u.seconds for u in run.usage.values())
     pipeline_tps = tokens / agent_s if agent_s else 0.0
+    # decoding only, as the raw runs measure it: leave out each call's prompt evaluation (time to first token)
+    decode_s = agent_s - sum(u.first_token_seconds for u in run.usage.values())
+    decode_tps = tokens / decode_s if decode_s > 0 else 0.0
     messages = agents.advocate_messages("pro", run.proposition)
     grammar = raw_decode(provider, messages, compact(agents.SIDE_WIRE), agents.PRO.max_tokens)
     # unconstrained text rarely stops on its own: decode as many tokens as the grammar run did
@@ -89,12 +99,14 @@ def one_run(engine: Engine, provider: EmbeddedProvider, question: str) -> dict:
         "agents": per_agent(run.usage), "challenge": per_agent(engine.last_usage)["challenge"],
         "completion_tokens": tokens, "agent_seconds": round(agent_s, 2),
         "pipeline_tokens_per_s": round(pipeline_tps, 2), "wall_tokens_per_s": round(tokens / debate_s, 2),
+        "pipeline_decode_tokens_per_s": round(decode_tps, 2),
         "raw": raw,
         "ratio_vs_raw": {kind: round(pipeline_tps / r["tokens_per_s"], 3) if r["tokens_per_s"] else None
                          for kind, r in raw.items()},
-        # agent seconds include waiting for the model lock while the other advocate decodes; wall time does not
         "wall_ratio_vs_raw": {kind: round(tokens / debate_s / r["tokens_per_s"], 3) if r["tokens_per_s"] else None
                               for kind, r in raw.items()},
+        "decode_ratio_vs_raw": {kind: round(decode_tps / r["tokens_per_s"], 3) if r["tokens_per_s"] else None
+                                for kind, r in raw.items()},
         "debate_ok": debate_s < DEBATE_GOAL_S, "challenge_ok": challenge_s < CHALLENGE_GOAL_S,
     }
 
@@ -109,12 +121,14 @@ def show(result: dict) -> None:
         tps = row["completion_tokens"] / row["seconds"] if row["seconds"] else 0.0
         print(f"  {name:<13}{row['completion_tokens']:>8}{row['seconds']:>9.1f}{row['attempts']:>10}{tps:>8.1f}")
     print(f"  pipeline {result['pipeline_tokens_per_s']:.1f} tok/s (tokens / agent seconds; "
-          f"{result['wall_tokens_per_s']:.1f} tok/s over the debate's wall time)")
+          f"{result['wall_tokens_per_s']:.1f} tok/s over the debate's wall time; "
+          f"{result['pipeline_decode_tokens_per_s']:.1f} tok/s decoding only)")
     for kind, raw in result["raw"].items():
         ratio = result["ratio_vs_raw"][kind]
         print(f"  raw {kind:<13} {raw['tokens']:>4} tokens, decoding {raw['tokens_per_s']:5.1f} tok/s -> "
               f"pipeline/raw {ratio} (goal >= {RATIO_GOAL}: {'ok' if ratio and ratio >= RATIO_GOAL else 'MISSED'}; "
-              f"by wall time {result['wall_ratio_vs_raw'][kind]})")
+              f"by wall time {result['wall_ratio_vs_raw'][kind]}; decoding only "
+              f"{result['decode_ratio_vs_raw'][kind]})")
 
 
 def main() -> None:

@@ -34,6 +34,7 @@ class Completion:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
+    first_token_seconds: float = 0.0  # prompt evaluation until the first text, where the backend reports it
     model: str = ""
 
     @property
@@ -90,6 +91,7 @@ class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
+    first_token_seconds: float = 0.0
     attempts: list[dict[str, Any]] = field(default_factory=list)
 
     def add(self, completion: Completion) -> None:
@@ -97,3 +99,4 @@ class Usage:
         self.prompt_tokens += completion.prompt_tokens
         self.completion_tokens += completion.completion_tokens
         self.seconds += completion.seconds
+        self.first_token_seconds += completion.first_token_seconds

@@ -132,6 +132,7 @@ class EmbeddedProvider(Provider):
     def _generate(self, llm: Any, lock: threading.Lock, request: ChatRequest, on_delta: OnDelta | None) -> Completion:
         response_format = {"type": "json_object", "schema": request.schema} if request.schema else None
         parts: list[str] = []
+        first = 0.0
         with lock:
             started = time.perf_counter()  # generation time only, not the wait for the other advocate
             try:
@@ -146,6 +147,7 @@ class EmbeddedProvider(Provider):
                 for chunk in stream:
                     delta = chunk["choices"][0]["delta"].get("content")
                     if delta:
+                        first = first or time.perf_counter() - started
                         parts.append(delta)
                         if on_delta:
                             on_delta(delta)
@@ -157,7 +159,7 @@ class EmbeddedProvider(Provider):
             total = llm.n_tokens
             seconds = time.perf_counter() - started
         return Completion(text="".join(parts), prompt_tokens=max(total - len(parts), 0),
-                          completion_tokens=len(parts), seconds=seconds)
+                          completion_tokens=len(parts), seconds=seconds, first_token_seconds=first)
 
     def constrain(self, schema: dict[str, Any]) -> dict[str, Any]:
         return compact(schema)
