@@ -16,7 +16,6 @@ from pydantic import BaseModel
 from . import prompts
 from .schema import (
     CATEGORY_VALUES,
-    Argument,
     Context,
     Moderator,
     Proposition,
@@ -187,7 +186,6 @@ def locate(document: dict[str, Any], target: str) -> str:
     return ""
 
 
-__all__ = ["AGENTS", "AgentSpec", "Argument", "CHALLENGE_INSTRUCTIONS"]
 
 
 def _key(text: str) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from . import schema
-from .engine import DebateRun, Engine, Event, validate_document
+from .engine import SECTIONS, DebateRun, Engine, Event, validate_document
 from .errors import ClearSideError, DebateFailed, InputError
 from .providers import DEFAULT_PROVIDER
 from .render import FORMATS, render
@@ -71,7 +71,7 @@ def _save_partial(run: DebateRun, out: str | None) -> None:
     """Keep the sections that did succeed, so a failure loses nothing the models already wrote."""
     if not out:
         return
-    sections: dict[str, Any] = {name: getattr(run, name).dump() for name in ("proposition", "pro", "con", "moderator")
+    sections: dict[str, Any] = {name: getattr(run, name).dump() for name in SECTIONS
                                 if getattr(run, name) is not None}
     partial = Path(f"{out}.partial.json")
     partial.write_text(json.dumps({"raw_input": run.raw_input, "sections": sections,

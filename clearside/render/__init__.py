@@ -21,8 +21,6 @@ from clearside.render.quick import quick_view
 from clearside.render.script import debate_script
 from clearside.schema import Document
 
-FORMATS: tuple[str, ...] = ("json", "md", "quick", "script")
-
 
 def json_text(doc: Document) -> str:
     """The document as pretty-printed JSON, as the schema defines it."""
@@ -35,6 +33,7 @@ _RENDERERS: dict[str, Callable[[Document], str]] = {
     "quick": quick_view,
     "script": debate_script,
 }
+FORMATS: tuple[str, ...] = tuple(_RENDERERS)
 
 
 def render(document: Document, fmt: str) -> str:
