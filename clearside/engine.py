@@ -71,6 +71,10 @@ class DebateRun:
     def missing(self) -> list[str]:
         return [name for name in SECTIONS if getattr(self, name) is None]
 
+    def missing_agents(self) -> list[str]:
+        """The agents still to run: the orchestrator writes ``proposition``, the others their namesakes."""
+        return ["orchestrator" if name == "proposition" else name for name in self.missing]
+
 
 def _now() -> str:
     return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")

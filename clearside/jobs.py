@@ -1,0 +1,145 @@
+"""Background debate jobs that a UI polls: clicks and reruns never kill or lose a running debate.
+
+A :class:`DebateJob` runs the engine on its own thread and records progress in a
+snapshot the UI reads under a lock (per-agent status, streamed text, retries,
+the finished document or the error). A failed job keeps every finished section;
+:meth:`DebateJob.retry` reruns only what is missing. Nothing here imports
+Streamlit.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from .engine import DebateRun, Engine, Event
+from .errors import ClearSideError, DebateFailed
+from .providers import Provider
+from .schema import Document
+
+AGENT_ORDER = ("orchestrator", "pro", "con", "moderator")
+
+
+@dataclass
+class AgentProgress:
+    status: str = "pending"  # pending, running, retrying, done, failed
+    text: str = ""
+    attempts: int = 0
+    seconds: float = 0.0
+    tokens: int = 0
+
+
+@dataclass
+class Snapshot:
+    """A consistent copy of a job's state for rendering."""
+
+    id: str
+    state: str  # running, done, failed
+    agents: dict[str, AgentProgress]
+    document: Document | None
+    error: str
+    exit_code: int
+    violations: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def finished(self) -> bool:
+        return self.state in ("done", "failed")
+
+
+class DebateJob:
+    """One debate generated on a worker thread."""
+
+    def __init__(self, run: DebateRun, provider: Provider, *, retries: int = 2, temperature: float = 0.4) -> None:
+        self.id = uuid.uuid4().hex
+        self.run = run
+        self.engine = Engine(provider, retries=retries, temperature=temperature, on_event=self._on_event)
+        self._lock = threading.Lock()
+        self._agents = {name: AgentProgress() for name in AGENT_ORDER}
+        self._state = "running"
+        self._document: Document | None = None
+        self._error = ""
+        self._exit_code = 0
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> DebateJob:
+        with self._lock:
+            if self._thread is not None and self._thread.is_alive():
+                return self
+            self._state, self._error, self._exit_code = "running", "", 0
+            for name in self.run.missing_agents():
+                self._agents[name] = AgentProgress()
+            self._thread = threading.Thread(target=self._work, name=f"debate-{self.id[:8]}", daemon=True)
+            self._thread.start()
+        return self
+
+    def retry(self) -> DebateJob:
+        """Rerun only the agents whose sections are missing; finished sections are kept."""
+        return self.start()
+
+    def wait(self, timeout: float | None = None) -> Snapshot:
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout)
+        return self.snapshot()
+
+    def _work(self) -> None:
+        try:
+            document = self.engine.run(self.run)
+        except DebateFailed as exc:
+            with self._lock:
+                self._state, self._error, self._exit_code = "failed", str(exc.cause), exc.exit_code
+            return
+        except ClearSideError as exc:  # e.g. a provider that cannot even be built
+            with self._lock:
+                self._state, self._error, self._exit_code = "failed", str(exc), exc.exit_code
+            return
+        except Exception as exc:  # never let a worker die silently: the UI must show something
+            with self._lock:
+                self._state, self._error, self._exit_code = "failed", f"Unexpected error: {exc!r}", 1
+            raise
+        with self._lock:
+            self._document, self._state = document, "done"
+
+    def _on_event(self, event: Event) -> None:
+        with self._lock:
+            progress = self._agents.setdefault(event.agent, AgentProgress())
+            if event.kind == "start":
+                progress.status, progress.text, progress.attempts = "running", "", 1
+            elif event.kind == "delta":
+                progress.text += event.text
+            elif event.kind == "retry":
+                progress.status, progress.text = "retrying", ""
+                progress.attempts = event.data.get("attempt", progress.attempts + 1)
+            elif event.kind == "done":
+                progress.status = "done"
+                progress.seconds, progress.tokens = event.data.get("seconds", 0.0), event.data.get("tokens", 0)
+            elif event.kind == "error":
+                progress.status = "failed"
+
+    def snapshot(self) -> Snapshot:
+        with self._lock:
+            return Snapshot(
+                id=self.id, state=self._state,
+                agents={name: AgentProgress(**vars(p)) for name, p in self._agents.items()},
+                document=self._document, error=self._error, exit_code=self._exit_code,
+                violations=list(self.run.violations),
+            )
+
+
+class JobRegistry:
+    """Process-wide jobs by id, so a rerun or a page switch re-attaches to the same job."""
+
+    def __init__(self) -> None:
+        self._jobs: dict[str, DebateJob] = {}
+        self._lock = threading.Lock()
+
+    def add(self, job: DebateJob) -> DebateJob:
+        with self._lock:
+            self._jobs[job.id] = job
+        return job
+
+    def get(self, job_id: str | None) -> DebateJob | None:
+        with self._lock:
+            return self._jobs.get(job_id) if job_id else None
