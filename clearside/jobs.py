@@ -132,14 +132,51 @@ class JobRegistry:
     """Process-wide jobs by id, so a rerun or a page switch re-attaches to the same job."""
 
     def __init__(self) -> None:
-        self._jobs: dict[str, DebateJob] = {}
+        self._jobs: dict[str, Any] = {}
         self._lock = threading.Lock()
 
-    def add(self, job: DebateJob) -> DebateJob:
+    def add(self, job: Any) -> Any:
         with self._lock:
             self._jobs[job.id] = job
         return job
 
-    def get(self, job_id: str | None) -> DebateJob | None:
+    def get(self, job_id: str | None) -> Any:
         with self._lock:
             return self._jobs.get(job_id) if job_id else None
+
+
+class ChallengeJob:
+    """One challenge answered on a worker thread; the debate it extends is never modified in place."""
+
+    def __init__(self, document: Document, action: str, target: str, provider: Provider, *,
+                 temperature: float = 0.4) -> None:
+        self.id = uuid.uuid4().hex
+        self.action, self.target = action, target
+        self._document = document
+        self.engine = Engine(provider, temperature=temperature)
+        self._lock = threading.Lock()
+        self._state, self._error, self._result = "running", "", None
+        self._thread = threading.Thread(target=self._work, name=f"challenge-{self.id[:8]}", daemon=True)
+
+    def start(self) -> ChallengeJob:
+        self._thread.start()
+        return self
+
+    def _work(self) -> None:
+        try:
+            result = self.engine.challenge(self._document, self.action, self.target)
+        except ClearSideError as exc:
+            with self._lock:
+                self._state, self._error = "failed", str(exc)
+            return
+        with self._lock:
+            self._state, self._result = "done", result
+
+    def wait(self, timeout: float | None = None) -> tuple[str, Document | None, str]:
+        self._thread.join(timeout)
+        return self.result()
+
+    def result(self) -> tuple[str, Document | None, str]:
+        """``(state, updated document or None, error message)``."""
+        with self._lock:
+            return self._state, self._result, self._error

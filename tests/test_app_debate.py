@@ -1,0 +1,126 @@
+"""AppTest for the Debate page on the scripted provider: generate, read, challenge, export."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import pytest
+from helpers import challenge_reply, scripted_debate, side_reply
+
+from clearside.providers.scripted import ScriptedProvider
+from clearside.schema import Document, jsonschema_errors
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+pytest.importorskip("streamlit")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+
+def text_of(at: AppTest) -> str:
+    return "\n".join(m.value for m in at.markdown) + "\n".join(c.value for c in at.caption)
+
+
+def settle(at: AppTest, until, timeout: float = 30) -> AppTest:
+    """Rerun the script (timers never fire in AppTest) until ``until(at)`` holds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        at.run()
+        assert not at.exception, at.exception
+        if until(at):
+            return at
+        time.sleep(0.1)
+    raise AssertionError("the page never reached the expected state:\n" + text_of(at))
+
+
+@pytest.fixture
+def app():
+    provider = ScriptedProvider()
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.session_state["provider_override"] = provider
+    at.run()
+    return at, provider
+
+
+def generate(at: AppTest, question: str) -> None:
+    at.text_area(key="question").set_value(question)
+    at.button(key="generate").click().run()
+
+
+def test_generate_shows_three_sections_then_challenge_then_exports(app):
+    at, provider = app
+    replies = scripted_debate(provider, pro=side_reply("pro"), con=side_reply("con"))
+    generate(at, "Should we adopt microservices?")
+    settle(at, lambda a: any("MODERATOR SYNTHESIS" in m.value for m in a.markdown))
+    page = text_of(at)
+    assert ":green[FOR]" in page and ":red[AGAINST]" in page and ":gray[MODERATOR SYNTHESIS]" in page
+    for argument in replies["pro"]["arguments"] + replies["con"]["arguments"]:
+        assert argument["claim"].replace(" ", "") in page.replace("\\", "").replace(" ", "")
+    assert "Decision hinges" in page and "Root cause" in page
+
+    target = replies["pro"]["assumptions"][0]
+    provider.enqueue(challenge_reply("uncertain"), agent="challenge")
+    at.selectbox(key="challenge_choice").set_value(target).run()
+    at.button(key="challenge_question_assumption").click().run()
+    settle(at, lambda a: any("Challenge · Question an assumption" in e.label for e in a.expander))
+    [expander] = [e for e in at.expander if e.label.startswith("Challenge ·")]
+    assert "uncertain" in expander.label
+    assert provider.requests_for("challenge"), "the challenge reached the provider"
+
+    document = at.session_state["document"]
+    assert len(document.challenges.responses) == 1 and document.challenges.responses[0].target == target
+
+
+def test_export_contents_match_the_renderers(app):
+    at, provider = app
+    scripted_debate(provider)
+    generate(at, "Should we adopt microservices?")
+    settle(at, lambda a: a.session_state["document"] is not None if "document" in a.session_state else False)
+    document = at.session_state["document"]
+    from clearside.render import render
+
+    json_doc = json.loads(render(document, "json"))
+    assert jsonschema_errors(json_doc) == [] and Document.model_validate(json_doc) == document
+    assert "## FOR the proposition" in render(document, "md")
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels == ["JSON", "Markdown report", "Quick View", "Debate Script"]
+
+
+# Over 500 characters cannot be typed: the text area enforces max_chars (the CLI tests cover the engine's refusal)
+@pytest.mark.parametrize(("question", "message"), [("", "empty"), ("   ", "empty"), ("\x00\x07 \n", "empty")])
+def test_bad_questions_get_a_clear_message_and_nothing_runs(app, question, message):
+    at, provider = app
+    at.session_state["question"] = question
+    at.button(key="generate").click().run()
+    assert any(message in e.value for e in at.error)
+    assert provider.requests == []
+
+
+def test_provider_failure_shows_the_message_and_retry_reruns_only_the_failed_agent(app):
+    at, provider = app
+    provider.enqueue({"__error__": "unreachable", "message": "Ollama is not reachable — start it"}, agent="pro")
+    scripted_debate(provider)
+    generate(at, "Should we adopt microservices?")
+    settle(at, lambda a: any("not reachable" in e.value for e in a.error))
+    assert at.text_area(key="question").value == "Should we adopt microservices?", "the question is kept"
+    before = len(provider.requests_for("orchestrator"))
+    at.button(key="retry").click().run()
+    settle(at, lambda a: any("MODERATOR SYNTHESIS" in m.value for m in a.markdown))
+    assert len(provider.requests_for("orchestrator")) == before, "the orchestrator is not rerun"
+
+
+def test_hostile_text_is_escaped_not_rendered(app):
+    at, provider = app
+    hostile = "<script>alert(1)</script> and <img src=x onerror=alert(2)> [click](http://evil)"
+    pro = side_reply("pro")
+    pro["assumptions"][0] = hostile
+    scripted_debate(provider, pro=pro)
+    generate(at, "Is <script>alert(1)</script> safe?")
+    settle(at, lambda a: any("MODERATOR SYNTHESIS" in m.value for m in a.markdown))
+    shown = [m for m in at.markdown if "alert" in m.value]
+    assert shown, "the hostile assumption is shown, as text"
+    for element in at.markdown:
+        assert not re.search(r"(?<!\\)<", element.value), f"unescaped '<' in {element.value!r}"
+        assert not re.search(r"(?<!\\)\]\(", element.value), f"live Markdown link in {element.value!r}"
+        assert not element.proto.allow_html

@@ -1,0 +1,149 @@
+"""Views of a debate document and of a running job. Every user or model string goes through ``esc``."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from typing import Any
+
+import pydantic_core
+import streamlit as st
+
+from clearside.jobs import AGENT_ORDER, Snapshot
+from clearside.schema import CATEGORY_VALUES, Document, Side
+
+_PUNCT = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&^=\"'@%])")
+AGENT_LABELS = {"orchestrator": "Normalizing the proposition", "pro": "Writing the case FOR",
+                "con": "Writing the case AGAINST", "moderator": "Mapping the disagreement"}
+STATUS_ICONS = {"pending": "○", "running": "◐", "retrying": "↻", "done": "✓", "failed": "✗"}
+ACTION_LABELS = {"question_assumption": "Question an assumption",
+                 "stronger_counterargument": "Ask for stronger counterargument",
+                 "evidence_that_changes_outcome": "What evidence would change this?"}
+CLASS_LABELS = {"factual": "factual", "uncertain": "uncertain", "values_dependent": "values-dependent"}
+
+
+def esc(text: str) -> str:
+    """Text shown literally: Markdown, Streamlit directives, HTML and LaTeX are all neutralised."""
+    return _PUNCT.sub(r"\\\1", " ".join(str(text).split()))
+
+
+def _responses(document: Document) -> dict[str, list[Any]]:
+    by_target: dict[str, list[Any]] = defaultdict(list)
+    for response in document.challenges.responses:
+        by_target[response.target.casefold()].append(response)
+    return by_target
+
+
+def _challenge_notes(target: str, responses: dict[str, list[Any]]) -> None:
+    for response in responses.get(target.casefold(), []):
+        body = response.response
+        with st.expander(f"Challenge · {ACTION_LABELS[response.action]} · {CLASS_LABELS[body.classification]}",
+                         expanded=True):
+            st.markdown(f"**Classification:** {CLASS_LABELS[body.classification]}")
+            st.markdown("**Analysis and dependencies**\n\n" + "\n".join(f"- {esc(a)}" for a in body.analysis))
+            if body.historical_context:
+                st.markdown("**Historical context**\n\n" + "\n".join(f"- {esc(h)}" for h in body.historical_context))
+
+
+def _side(side: Side, title: str, colour: str, responses: dict[str, list[Any]]) -> None:
+    st.markdown(f"### :{colour}[{title}]")
+    st.markdown("**Executive summary**\n\n" + "\n".join(f"- {esc(s)}" for s in side.executive_summary))
+    for category in CATEGORY_VALUES:
+        arguments = [a for a in side.arguments if a.category == category]
+        if not arguments:
+            continue
+        st.markdown(f"**{category.capitalize()}**")
+        for argument in arguments:
+            st.markdown(f"- **{esc(argument.claim)}** {esc(argument.explanation)}  \n"
+                        f"  :blue-badge[{argument.evidence_type.replace('_', ' ')}] "
+                        f":gray-badge[confidence: {argument.confidence}]")
+            _challenge_notes(argument.claim, responses)
+    st.markdown("**Assumptions**")
+    for assumption in side.assumptions:
+        st.markdown(f"- {esc(assumption)}")
+        _challenge_notes(assumption, responses)
+    st.markdown("**Uncertainties**\n\n" + "\n".join(f"- {esc(u)}" for u in side.uncertainties))
+
+
+def _moderator(document: Document, responses: dict[str, list[Any]]) -> None:
+    mod = document.moderator
+    st.markdown("### :gray[MODERATOR SYNTHESIS]")
+    st.caption("No verdict: the moderator maps the disagreement and never picks a winner.")
+    st.markdown("**Areas of agreement**\n\n" + "\n".join(f"- {esc(a)}" for a in mod.areas_of_agreement))
+    st.markdown("**Core disagreements**")
+    for item in mod.core_disagreements:
+        root = f"  \n  *Root cause:* {esc(item.root_cause)}" if item.root_cause else ""
+        st.markdown(f"- **{esc(item.topic)}**: {esc(item.description)}{root}")
+    st.markdown("**Assumption conflicts**")
+    for conflict in mod.assumption_conflicts:
+        why = f"  \n  *Why:* {esc(conflict.conflict_description)}" if conflict.conflict_description else ""
+        st.markdown(f"- FOR assumes: {esc(conflict.pro_assumption)}  \n  AGAINST assumes: "
+                    f"{esc(conflict.con_assumption)}{why}")
+    st.markdown("**Evidence gaps**\n\n" + "\n".join(f"- {esc(g)}" for g in mod.evidence_gaps))
+    st.markdown("**Decision hinges**")
+    for number, hinge in enumerate(mod.decision_hinges, 1):
+        st.markdown(f"{number}\\. {esc(hinge)}")
+        _challenge_notes(hinge, responses)
+
+
+def document_view(document: Document) -> None:
+    prop = document.proposition
+    st.markdown(f"#### {esc(prop.normalized_question)}")
+    context = prop.context.dump() if prop.context else {}
+    meta = document.meta
+    st.caption(" · ".join([*(f"{k.capitalize()}: {esc(v)}" for k, v in context.items()),
+                           f"Model: {esc(meta.model_info.provider)}:{esc(meta.model_info.model)}",
+                           f"Overall confidence: {meta.confidence_level}"]))
+    responses = _responses(document)
+    left, middle, right = st.columns(3, gap="medium")
+    with left.container(border=True):
+        _side(document.pro, "FOR", "green", responses)
+    with middle.container(border=True):
+        _side(document.con, "AGAINST", "red", responses)
+    with right.container(border=True):
+        _moderator(document, responses)
+    unplaced = [r for r in document.challenges.responses
+                if not any(r.target.casefold() == t.casefold() for t in challenge_targets(document))]
+    for response in unplaced:
+        st.markdown(f"**Challenge on:** {esc(response.target)}")
+        _challenge_notes(response.target, {response.target.casefold(): [response]})
+
+
+def challenge_targets(document: Document) -> dict[str, str]:
+    """Every element a user can challenge, as text → label."""
+    targets: dict[str, str] = {}
+    for side, label in ((document.pro, "FOR"), (document.con, "AGAINST")):
+        for assumption in side.assumptions:
+            targets.setdefault(assumption, f"{label} assumption: {assumption}")
+        for argument in side.arguments:
+            targets.setdefault(argument.claim, f"{label} claim: {argument.claim}")
+    for hinge in document.moderator.decision_hinges:
+        targets.setdefault(hinge, f"Decision hinge: {hinge}")
+    return targets
+
+
+def _partial_points(text: str) -> list[str]:
+    """Summary points and claims parsed from a reply still being streamed."""
+    try:
+        data = pydantic_core.from_json(text, allow_partial="trailing-strings")
+    except ValueError:
+        return []
+    if not isinstance(data, dict):
+        return []
+    points = [p for p in data.get("executive_summary", []) if isinstance(p, str)]
+    points += [a["claim"] for a in data.get("arguments", []) if isinstance(a, dict) and isinstance(a.get("claim"), str)]
+    return points
+
+
+def progress_view(snap: Snapshot) -> None:
+    st.markdown("**Analyzing both sides...**")
+    for agent in AGENT_ORDER:
+        progress = snap.agents[agent]
+        extra = f" (attempt {progress.attempts})" if progress.attempts > 1 else ""
+        done = f" — {progress.seconds:.1f} s" if progress.status == "done" else ""
+        st.markdown(f"{STATUS_ICONS[progress.status]} {AGENT_LABELS[agent]}: {progress.status}{extra}{done}")
+    columns = st.columns(2)
+    for column, agent, title in ((columns[0], "pro", "FOR"), (columns[1], "con", "AGAINST")):
+        points = _partial_points(snap.agents[agent].text)
+        if points:
+            column.markdown(f"**{title} (streaming)**\n\n" + "\n".join(f"- {esc(p)}" for p in points))
