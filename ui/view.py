@@ -91,7 +91,8 @@ def document_view(document: Document) -> None:
     st.markdown(f"#### {esc(prop.normalized_question)}")
     context = prop.context.dump() if prop.context else {}
     meta = document.meta
-    st.caption(" · ".join([*(f"{k.capitalize()}: {esc(v)}" for k, v in context.items()),
+    st.caption(" · ".join([f"Asked: {esc(prop.raw_input)}",
+                           *(f"{k.capitalize()}: {esc(v)}" for k, v in context.items()),
                            f"Model: {esc(meta.model_info.provider)}:{esc(meta.model_info.model)}",
                            f"Overall confidence: {meta.confidence_level}"]))
     responses = _responses(document)

@@ -13,10 +13,11 @@ from __future__ import annotations
 import atexit
 import importlib.resources
 import os
+import queue
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -28,14 +29,32 @@ DEFAULT_CONTEXT = 4096
 
 _loaded: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
 _load_lock = threading.Lock()
-_llama_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="clearside-llama")
+_work_queue: queue.SimpleQueue[tuple[Callable[[], Any], Future]] = queue.SimpleQueue()
+_LLAMA_THREAD = "clearside-llama"
+
+
+def _serve() -> None:
+    while True:
+        work, future = _work_queue.get()
+        if future.set_running_or_notify_cancel():
+            try:
+                future.set_result(work())
+            except BaseException as exc:  # handed to the waiting caller
+                future.set_exception(exc)
+
+
+# A daemon thread (not a ThreadPoolExecutor, whose workers are joined at exit): stopping the app must not
+# wait for queued generations to finish.
+threading.Thread(target=_serve, name=_LLAMA_THREAD, daemon=True).start()
 
 
 def on_llama_thread(work: Callable[[], Any]) -> Any:
     """Run ``work`` on the one thread that does all llama.cpp work, and wait for it."""
-    if threading.current_thread().name.startswith("clearside-llama"):
+    if threading.current_thread().name == _LLAMA_THREAD:
         return work()
-    return _llama_thread.submit(work).result()
+    future: Future = Future()
+    _work_queue.put((work, future))
+    return future.result()
 
 
 @atexit.register

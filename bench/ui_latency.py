@@ -1,0 +1,86 @@
+"""Dashboard latency in a real browser: page load to first paint (NFR-103, goal < 3 s) and the time from a
+click on "Generate Pro & Con Debate" to the first visible progress (NFR-102 asks 100 ms; goal here < 1 s).
+
+Starts `streamlit run app.py` on 127.0.0.1 and drives Debian's Chromium with Playwright, N times (--runs, default
+5). Run from the repository root: python bench/ui_latency.py. Writes bench/results/ui_latency.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from playwright.sync_api import expect, sync_playwright
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+from test_browser import CHROMIUM, CHROMIUM_ARGS, free_port  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    print(f"load before: {os.getloadavg()} on {os.cpu_count()} CPUs")
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                               "--server.address", "127.0.0.1", "--server.port", str(port)],
+                              cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(200):
+            try:
+                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                    break
+            except OSError:
+                time.sleep(0.2)
+        paints, contents, clicks = [], [], []
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+            for run in range(args.runs):
+                page = browser.new_page(viewport={"width": 1440, "height": 900})
+                started = time.perf_counter()
+                page.goto(url)
+                expect(page.get_by_text("Think both sides. Decide with clarity.")).to_be_visible(timeout=30_000)
+                contents.append(time.perf_counter() - started)
+                paints.append(page.evaluate(
+                    "performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? -1") / 1000)
+                page.get_by_label("Question or claim").fill(f"Should we adopt a four-day work week? ({run})")
+                page.get_by_label("Question or claim").blur()
+                page.wait_for_timeout(300)
+                button = page.get_by_role("button", name="Generate Pro & Con Debate")
+                started = time.perf_counter()
+                button.click()
+                expect(page.get_by_text("Analyzing both sides...")).to_be_visible(timeout=10_000)
+                clicks.append(time.perf_counter() - started)
+                page.close()
+            browser.close()
+    finally:
+        server.terminate()
+        try:
+            server.wait(15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+    result = {"first_contentful_paint_s": paints, "header_visible_s": contents, "click_to_progress_s": clicks,
+              "median": {"first_contentful_paint_s": statistics.median(paints),
+                         "header_visible_s": statistics.median(contents),
+                         "click_to_progress_s": statistics.median(clicks)},
+              "load_after": os.getloadavg()}
+    for key, value in result["median"].items():
+        print(f"{key:<28} median {value:.3f} s   all: {[round(v, 3) for v in result[key]]}")
+    print(f"load after: {result['load_after']}")
+    out = ROOT / "bench" / "results" / "ui_latency.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2))
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

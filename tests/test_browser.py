@@ -1,0 +1,117 @@
+"""Real browser: Debian's Chromium driven by Playwright against `streamlit run app.py` on the embedded model."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+playwright = pytest.importorskip("playwright.sync_api")
+pytestmark = [pytest.mark.model, pytest.mark.browser]
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--no-first-run", "--disable-sync", "--disable-quic"]
+HOSTILE = ('Should cities ban cars downtown? <script>window.__pwned = 1</script>'
+           '<img src=x onerror="window.__pwned = 2">')
+
+
+CONTRAST_JS = """([text]) => {
+  const el = [...document.querySelectorAll('h3 span, h3')].find(e => e.textContent.trim() === text);
+  const rgb = c => c.match(/[\\d.]+/g).slice(0, 3).map(Number);
+  const channel = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+  const lum = ([r, g, b]) => 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b);
+  const clear = e => /rgba\\(0, 0, 0, 0\\)|transparent/.test(getComputedStyle(e).backgroundColor);
+  let bg = el;
+  while (bg && clear(bg)) bg = bg.parentElement;
+  const fg = lum(rgb(getComputedStyle(el).color));
+  const back = lum(rgb(getComputedStyle(bg || document.body).backgroundColor));
+  return (Math.max(fg, back) + 0.05) / (Math.min(fg, back) + 0.05);
+}"""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    if not os.path.exists(CHROMIUM):
+        pytest.fail("Debian's chromium is missing: scripts/test.sh installs it (apt-get install chromium)")
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address",
+         "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                break
+        except OSError:
+            time.sleep(0.3)
+    else:
+        proc.kill()
+        pytest.fail("streamlit did not start:\n" + (proc.stdout.read() if proc.stdout else ""))
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail("streamlit did not stop within 15 s of SIGTERM")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright.sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+def test_debate_challenge_and_escaping_in_a_real_browser(server, browser):
+    ARTIFACTS.mkdir(exist_ok=True)
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    page.goto(server)
+    expect = playwright.expect
+    expect(page.get_by_text("Think both sides. Decide with clarity.")).to_be_visible(timeout=30_000)
+
+    page.get_by_label("Question or claim").fill(HOSTILE)
+    page.get_by_role("button", name="Generate Pro & Con Debate").click()
+    expect(page.get_by_text("Analyzing both sides...")).to_be_visible(timeout=10_000)
+    expect(page.get_by_text("MODERATOR SYNTHESIS")).to_be_visible(timeout=300_000)
+    expect(page.get_by_text("FOR", exact=True)).to_be_visible()
+    expect(page.get_by_text("AGAINST", exact=True)).to_be_visible()
+    expect(page.get_by_text("<script>window.__pwned = 1</script>", exact=False).first).to_be_visible()
+    page.screenshot(path=str(ARTIFACTS / "debate-1440.png"), full_page=True)
+    for heading in ("FOR", "AGAINST", "MODERATOR SYNTHESIS"):
+        ratio = page.evaluate(CONTRAST_JS, [heading])
+        assert ratio >= 4.5, f"{heading} heading contrast {ratio:.2f}:1 is below WCAG AA"
+
+    page.get_by_role("button", name="Question an assumption").click()
+    expect(page.get_by_text("Challenge · Question an assumption", exact=False).first).to_be_visible(timeout=120_000)
+    page.screenshot(path=str(ARTIFACTS / "challenge-1440.png"), full_page=True)
+
+    assert page.evaluate("window.__pwned") is None, "user text must never execute"
+    assert dialogs == []
+
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.wait_for_timeout(500)
+    page.screenshot(path=str(ARTIFACTS / "debate-390.png"), full_page=True)
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 400, f"no horizontal scrolling at 390 px (page is {width} px wide)"
+    page.close()
