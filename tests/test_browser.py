@@ -91,6 +91,7 @@ def test_debate_challenge_and_escaping_in_a_real_browser(server, browser):
     expect(page.get_by_text("Think both sides. Decide with clarity.")).to_be_visible(timeout=30_000)
 
     page.get_by_label("Question or claim").fill(HOSTILE)
+    expect(page.get_by_text(f"{len(HOSTILE)}/500")).to_be_visible()  # the live character counter
     page.get_by_role("button", name="Generate Pro & Con Debate").click()
     expect(page.get_by_text("Analyzing both sides...")).to_be_visible(timeout=10_000)
     expect(page.get_by_text("MODERATOR SYNTHESIS")).to_be_visible(timeout=300_000)
