@@ -6,4 +6,4 @@ from ui import settings
 
 st.set_page_config(page_title="ClearSide", page_icon=":material/balance:", layout="wide")
 settings.sidebar()
-st.navigation([st.Page("pages/debate.py", title="Debate", icon=":material/balance:", default=True)]).run()
+st.navigation([st.Page("app_pages/debate.py", title="Debate", icon=":material/balance:", default=True)]).run()
