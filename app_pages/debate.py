@@ -80,7 +80,7 @@ def challenge_panel(document) -> None:
         column.button(view.ACTION_LABELS[action], key=f"challenge_{action}", on_click=start_challenge,
                       args=(action, target), disabled=busy, width="stretch")
     if st.session_state.get("challenge_error"):
-        st.error(st.session_state["challenge_error"])
+        st.error(view.esc(st.session_state["challenge_error"]))
     if busy:
         live_challenge(st.session_state["challenge_job"])
 
@@ -107,14 +107,14 @@ job = registry().get(st.session_state.get("debate_job"))
 running = job is not None and not job.snapshot().finished
 st.button("Generate Pro & Con Debate", type="primary", key="generate", on_click=start_debate, disabled=running)
 if st.session_state.get("input_error"):
-    st.error(st.session_state["input_error"])
+    st.error(view.esc(st.session_state["input_error"]))
 
 if job is not None:
     snap = job.snapshot()
     if not snap.finished:
         live_debate(job.id)
     elif snap.state == "failed":
-        st.error(snap.error)
+        st.error(view.esc(snap.error))
         st.caption("Your question and context are kept; the sections that finished are kept too.")
         st.button("Retry", key="retry", on_click=job.retry)
     elif st.session_state.get("document_for") != job.id:

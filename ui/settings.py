@@ -8,6 +8,7 @@ import streamlit as st
 
 from clearside.errors import ClearSideError
 from clearside.providers import Provider, get_provider
+from ui.view import esc
 
 PROVIDERS = {"embedded": "Embedded (offline, in-process)", "ollama": "Ollama", "openai": "OpenAI-compatible"}
 
@@ -39,12 +40,12 @@ def sidebar() -> None:
         if st.button("Test connection", key="test_connection"):
             try:
                 provider = build_provider()
-                st.success(provider.check())
+                st.success(esc(provider.check()))
                 models = provider.list_models()
                 if models and name != "embedded":
-                    st.caption("Models offered: " + ", ".join(models[:20]))
+                    st.caption("Models offered: " + esc(", ".join(models[:20])))
             except ClearSideError as exc:
-                st.error(str(exc))
+                st.error(esc(str(exc)))
 
 
 def build_provider() -> Provider:
