@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -120,3 +121,10 @@ def side_texts(reply: dict[str, Any]) -> list[str]:
 def request_text(request: Any) -> str:
     """All message contents of one recorded ChatRequest, joined."""
     return "\n".join(message["content"] for message in request.messages)
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -11,6 +10,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from helpers import free_port
 
 playwright = pytest.importorskip("playwright.sync_api")
 pytestmark = [pytest.mark.model, pytest.mark.browser]
@@ -36,12 +36,6 @@ CONTRAST_JS = """([text]) => {
   const back = lum(rgb(getComputedStyle(bg || document.body).backgroundColor));
   return (Math.max(fg, back) + 0.05) / (Math.min(fg, back) + 0.05);
 }"""
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from helpers import challenge_reply, fixture_dict, moderator_reply, orchestrator_reply, side_reply
+from helpers import challenge_reply, fixture_dict, free_port, moderator_reply, orchestrator_reply, side_reply
 
 from clearside.schema import Document, jsonschema_errors
 
@@ -31,12 +30,6 @@ def full_script(tmp_path: Path, **overrides) -> str:
     queues = {"orchestrator": [orchestrator_reply()], "pro": [side_reply("pro")], "con": [side_reply("con")],
               "moderator": [moderator_reply()], **overrides}
     return script_file(tmp_path, **queues)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def test_debate_json_on_stdout_progress_on_stderr(tmp_path):

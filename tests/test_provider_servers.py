@@ -9,7 +9,6 @@ Assertions are about structure (schema validity, wire details, error types), nev
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ import urllib.request
 from typing import Any
 
 import pytest
+from helpers import free_port
 
 from clearside import agents
 from clearside.enforce import parse_json, wire_errors
@@ -33,12 +33,6 @@ START_TIMEOUT_S = 120
 # One decoding thread per model: on a busy 2-core machine a 2-thread llama.cpp decoder stalls on its
 # thread barrier (measured 3 tok/s with 2 threads vs 81 tok/s with 1 while another 2-thread model ran).
 THREADS = 1
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def fixture_dict() -> dict[str, Any]:
