@@ -1,4 +1,4 @@
-"""``python -m clearside``: debates, challenges and the schema from the command line.
+"""``python -m clearside``: debates, live debates, challenges and the schema from the command line.
 
 Exit codes: 0 ok, 2 bad input, 3 provider unreachable or failing, 4 schema
 failure after retries.
@@ -17,6 +17,7 @@ from typing import Any
 from . import schema
 from .engine import SECTIONS, DebateRun, Engine, Event, validate_document
 from .errors import ClearSideError, DebateFailed, InputError
+from .live import cli as live_cli
 from .providers import DEFAULT_PROVIDER
 from .render import FORMATS, render
 from .schema import ACTIONS
@@ -162,6 +163,8 @@ def build_parser() -> argparse.ArgumentParser:
     rend.add_argument("--format", choices=FORMATS, default="md")
     rend.add_argument("--out", metavar="FILE")
     rend.set_defaults(func=cmd_render)
+
+    live_cli.add_parser(sub, _model_options)
 
     sch = sub.add_parser("schema", help="print the schema v1 JSON Schema, or --write it to schemas/")
     sch.add_argument("--write", action="store_true")

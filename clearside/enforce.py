@@ -107,8 +107,13 @@ def run_structured(
     on_delta: OnDelta | None = None,
     on_retry: Callable[[int, list[str]], None] | None = None,
     prepare: Callable[[Any], Any] | None = None,
+    salvage: Callable[[str], str | None] | None = None,
 ) -> M:
-    """Call the agent until its output validates, at most ``1 + retries`` times."""
+    """Call the agent until its output validates, at most ``1 + retries`` times.
+
+    ``salvage`` may repair a reply that failed to parse (e.g. one cut at the token
+    limit); the repaired text must still pass every check.
+    """
     conversation = list(messages)
     raw, errors = "", []
     attempts = 1 + max(retries, 0)
@@ -123,6 +128,8 @@ def run_structured(
                                    "completion_tokens": completion.completion_tokens})
         raw = completion.text
         parsed, errors = check(raw, model, schema, prepare)
+        if parsed is None and salvage is not None and (repaired := salvage(raw)) is not None:
+            parsed = check(repaired, model, schema, prepare)[0]
         if parsed is not None:
             return parsed
         record = {"agent": agent, "attempt": attempt, "errors": errors, "raw": raw, "provider": provider.spec}

@@ -29,6 +29,7 @@ class PromptFile(BaseModel):
     system: str = ""
     user: str = ""
     text: str = ""
+    tasks: dict[str, str] = {}
 
 
 @cache

@@ -128,3 +128,45 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+class LiveResponder:
+    """Builds a valid reply from any wire schema, so a scripted live debate adapts to what each turn asks.
+
+    Strings carry the agent's name and its call number, so tests can see who said
+    what and where it travelled. ``overrides[(agent, n)]`` replaces the n-th call
+    (1-based) of that agent: a dict (merged over the generated reply) or a string
+    (sent as is). ``speech_words`` sets the length of every speech.
+    """
+
+    def __init__(self, *, speech_words: int = 30, overrides: dict[tuple[str, int], Any] | None = None) -> None:
+        self.speech_words = speech_words
+        self.overrides = overrides or {}
+        self.calls: dict[str, int] = {}
+
+    def __call__(self, request: Any) -> Any:
+        agent = request.agent
+        self.calls[agent] = n = self.calls.get(agent, 0) + 1
+        override = self.overrides.get((agent, n))
+        if isinstance(override, str):
+            return override
+        reply = self.build(request.schema or {}, agent, n)
+        if isinstance(override, dict):
+            reply.update(copy.deepcopy(override))
+        return reply
+
+    def build(self, schema: dict[str, Any], agent: str, n: int, key: str = "") -> Any:
+        kind = schema.get("type")
+        if "enum" in schema:
+            return schema["enum"][n % len(schema["enum"])]
+        if kind == "object":
+            return {k: self.build(v, agent, n, k) for k, v in schema.get("properties", {}).items()}
+        if kind == "array":
+            return [self.build(schema["items"], agent, n, f"{key} {i + 1}") for i in range(schema.get("minItems", 1))]
+        if key == "speech":
+            words = f"{agent.capitalize()} speech {n} explains the position on service boundaries".split()
+            return " ".join((words * (self.speech_words // len(words) + 1))[: self.speech_words]) + "."
+        if key == "normalized_question":
+            return NORMALIZED
+        text = f"{agent.capitalize()} {key.replace('_', ' ')} in call {n} about service boundaries"
+        return text[: schema.get("maxLength", 200)]

@@ -6,6 +6,8 @@ may be a string, a JSON-ready object (sent as JSON text) or
 ``{"__error__": "unreachable" | "provider", "message": ...}`` to simulate a
 backend failure. ``scripted:/path/script.json`` loads the queues from a file
 holding either a list (shared queue) or an object of agent name to list.
+A queued item may also be a callable taking the request, and ``fallback``
+(a callable) answers whenever the queues are empty.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +28,8 @@ Script = list[Any] | dict[str, list[Any]]
 class ScriptedProvider(Provider):
     name = "scripted"
 
-    def __init__(self, model: str = "", *, script: Script | None = None, chunk_size: int = 16) -> None:
+    def __init__(self, model: str = "", *, script: Script | None = None, chunk_size: int = 16,
+                 fallback: Callable[[ChatRequest], Any] | None = None) -> None:
         self.model = model or "script"
         if script is None and model:
             path = Path(model).expanduser()
@@ -38,6 +42,7 @@ class ScriptedProvider(Provider):
         self._lock = threading.Lock()
         self.requests: list[ChatRequest] = []
         self.chunk_size = chunk_size
+        self.fallback = fallback
         if isinstance(script, list):
             self._shared.extend(script)
         elif isinstance(script, dict):
@@ -58,6 +63,8 @@ class ScriptedProvider(Provider):
                 return queue.popleft()
             if self._shared:
                 return self._shared.popleft()
+        if self.fallback is not None:
+            return self.fallback
         raise ProviderError(f"The scripted provider has no response left for the {agent or 'unnamed'} agent.",
                             provider=self.name)
 
@@ -65,6 +72,8 @@ class ScriptedProvider(Provider):
         with self._lock:
             self.requests.append(request)
         item = self._next(request.agent)
+        if callable(item):
+            item = item(request)
         if isinstance(item, dict) and "__error__" in item:
             error = ProviderUnreachable if item["__error__"] == "unreachable" else ProviderError
             raise error(item.get("message", "scripted failure"), provider=self.name)

@@ -1,0 +1,147 @@
+"""``python -m clearside live``: run a live debate in the terminal, streaming each turn as it is spoken."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..errors import ClearSideError, InputError
+from ..providers import get_provider
+from .debate import LiveDebate, LiveEvent
+from .protocol import SPEAKER_LABELS, LiveConfig
+from .transcript import INTERVENTION_TYPES, Transcript, path_for
+
+
+def read_interventions(path: str) -> list[dict[str, Any]]:
+    """A JSON list of ``{"after_turn", "type", "text", "to"?}``; refused whole if any item is wrong."""
+    try:
+        items = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"Cannot read the interventions file {path}: {exc.strerror}") from exc
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"The interventions file {path} is not JSON: {exc}") from exc
+    if not isinstance(items, list):
+        raise InputError(f"The interventions file {path} must hold a JSON list of interventions.")
+    for number, item in enumerate(items, 1):
+        where = f"Intervention {number} in {path}"
+        if not isinstance(item, dict):
+            raise InputError(f"{where} is not an object.")
+        unknown = set(item) - {"after_turn", "type", "text", "to"}
+        if unknown:
+            raise InputError(f"{where} has unknown keys: {', '.join(sorted(unknown))}.")
+        if not isinstance(item.get("after_turn"), int) or isinstance(item.get("after_turn"), bool) \
+                or item["after_turn"] < 0:
+            raise InputError(f"{where} needs after_turn, a turn number of 0 or more.")
+        if item.get("type") not in INTERVENTION_TYPES:
+            raise InputError(f"{where} has type {item.get('type')!r}; use one of {', '.join(INTERVENTION_TYPES)}.")
+        if not isinstance(item.get("text"), str) or not item["text"].strip():
+            raise InputError(f"{where} needs a non-empty text.")
+        if item.get("to") not in (None, "pro", "con", "moderator"):
+            raise InputError(f"{where} has to={item.get('to')!r}; use pro, con or moderator.")
+        if item["type"] == "direct_question" and not item.get("to"):
+            raise InputError(f"{where} is a direct question and needs \"to\": pro, con or moderator.")
+    return sorted(items, key=lambda item: item["after_turn"])
+
+
+class Printer:
+    """Streams speech to stdout and everything else (turn headers, flags, answers) around it."""
+
+    def __init__(self, out=sys.stdout) -> None:
+        self.out = out
+
+    def __call__(self, event: LiveEvent) -> None:
+        write = self.out.write
+        if event.kind == "turn_start":
+            who = SPEAKER_LABELS.get(event.speaker, event.speaker.capitalize())
+            write(f"\n== {event.data.get('label', '')} ({who}) ==\n")
+        elif event.kind == "speech":
+            write(event.text)
+        elif event.kind == "proposition":
+            write(f"Proposition: {event.text}\n")
+        elif event.kind == "retry":
+            write(f"\n[output rejected, re-asking: {(event.data.get('errors') or ['invalid'])[0]}]\n")
+        elif event.kind == "guardrail":
+            write("\n[guardrail: " + "; ".join(v["detail"] for v in event.data["violations"]) + " Regenerating.]\n")
+        elif event.kind == "turn_done":
+            for flag in event.data.get("flags", []):
+                write(f"\n[flag kept after regeneration: {flag['detail']}]")
+            if event.data.get("truncated"):
+                write("\n[cut at the hard time limit]")
+            write("\n")
+        elif event.kind == "intervention":
+            write(f"\n[user {event.data['type'].replace('_', ' ')}"
+                  + (f" to {event.speaker}" if event.speaker else "") + f"] {event.text}\n")
+        elif event.kind == "answered":
+            write(f"[{SPEAKER_LABELS.get(event.speaker, event.speaker)} answers the user] {event.text}\n")
+        elif event.kind == "paused":
+            write("\n[paused]\n")
+        self.out.flush()
+
+
+def _scheduler(items: list[dict[str, Any]]):
+    queue = list(items)
+
+    def before_turn(debate: LiveDebate) -> None:
+        done = debate.transcript.turns[-1].turn if debate.transcript.turns else 0
+        while queue and (queue[0]["after_turn"] <= done or debate.finished):
+            item = queue.pop(0)
+            try:
+                debate.submit(item["type"], item["text"], item.get("to"))
+            except InputError as exc:
+                print(f"warning: intervention after turn {item['after_turn']} skipped: {exc}", file=sys.stderr)
+
+    return before_turn
+
+
+def _write_transcript(transcript: Transcript, out: str | None) -> None:
+    if not out:
+        return
+    try:
+        Path(out).write_text(transcript.model_dump_json(indent=2), encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"Cannot write {out}: {exc.strerror}") from exc
+    print(f"Wrote {out}", file=sys.stderr)
+
+
+def cmd_live(args: argparse.Namespace) -> int:
+    items = read_interventions(args.interventions) if args.interventions else []
+    provider = get_provider(args.provider)
+    printer = Printer()
+    if args.resume:
+        path = Path(args.resume) if args.resume.endswith(".json") else path_for(args.resume)
+        debate = LiveDebate.resume(path, provider, on_event=printer)
+    else:
+        if not args.question:
+            raise InputError("Give a QUESTION to debate, or --resume ID to continue a saved live debate.")
+        config = LiveConfig.from_env(words_per_minute=args.words_per_minute, temperature=args.temperature,
+                                     schema_retries=args.retries)
+        debate = LiveDebate.create(args.question, provider, config=config, on_event=printer,
+                                   context_fields={"geography": args.geography, "timeframe": args.timeframe,
+                                                   "domain": args.domain})
+    print(f"Live debate {debate.transcript.id}: saved after every turn to {debate.path}", file=sys.stderr)
+    try:
+        debate.run(before_turn=_scheduler(items))
+    except ClearSideError:
+        _write_transcript(debate.snapshot(), args.out)
+        print(f"Finished turns are kept. Resume with: python -m clearside live --resume {debate.transcript.id}",
+              file=sys.stderr)
+        raise
+    _write_transcript(debate.snapshot(), args.out)
+    return 0
+
+
+def add_parser(sub: Any, model_options) -> None:
+    live = sub.add_parser("live", help="run the six-phase live debate, streaming each turn")
+    live.add_argument("question", nargs="?")
+    live.add_argument("--interventions", metavar="FILE",
+                      help='JSON list, e.g. [{"after_turn": 2, "type": "inject_evidence", "text": "..."}]')
+    live.add_argument("--words-per-minute", type=int, help="pace that turns time into token budgets (default 150)")
+    live.add_argument("--resume", metavar="ID|FILE", help="continue a saved live debate from its last finished turn")
+    live.add_argument("--geography")
+    live.add_argument("--timeframe")
+    live.add_argument("--domain")
+    model_options(live)
+    live.set_defaults(func=cmd_live)

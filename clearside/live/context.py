@@ -1,0 +1,104 @@
+"""What each live agent is shown: compact digests of the turns it may see, and its messages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import prompts
+from ..agents import _context_block
+from ..schema import Context, Proposition
+from .protocol import PHASE_LABELS, ROUND_TOPICS, ROUNDS, SPEAKER_LABELS, LiveConfig, Step
+from .transcript import Turn
+
+ROLES = {"pro": ("Pro Advocate", "FOR"), "con": ("Con Advocate", "AGAINST")}
+
+
+def digest(turn: Turn) -> str:
+    """One turn in a few lines: the structured content, which carries the substance compactly."""
+    f, who = turn.fields, SPEAKER_LABELS.get(turn.speaker, turn.speaker)
+    head = f"[Turn {turn.turn}] {turn.label}"
+    if turn.kind == "opening":
+        body = [f"Position: {f.get('position', '')}", *(f"Preview: {p}" for p in f.get("previews", [])),
+                *(f"Assumption: {a}" for a in f.get("assumptions", []))]
+    elif turn.kind == "constructive":
+        body = [f"Argument [{a.get('category')}; {str(a.get('evidence_type', '')).replace('_', ' ')}; "
+                f"{a.get('confidence')} confidence]: {a.get('claim')} Assumes: {'; '.join(a.get('assumptions', []))}"
+                for a in f.get("arguments", [])]
+        body += [f"Uncertainty: {u}" for u in f.get("uncertainties", [])]
+    elif turn.kind == "question":
+        body = [f"Q{i}: {q}" for i, q in enumerate(f.get("questions", []), 1)]
+    elif turn.kind == "answer":
+        body = [f"A{i}: {a}" for i, a in enumerate(f.get("answers", []), 1)]
+    elif turn.kind == "rebuttal":
+        body = [f"On \"{r.get('target')}\": {r.get('response')}" for r in f.get("rebuttals", [])]
+    elif turn.kind == "closing":
+        body = [*(f"Summary: {s}" for s in f.get("summary", [])),
+                *(f"Disagreement: {d}" for d in f.get("disagreements", [])),
+                *(f"Hinge: {h}" for h in f.get("decision_hinges", []))]
+    else:
+        body = [turn.text[:400]]
+    if f.get("evidence_response"):
+        body.append(f"On the user's evidence: {f['evidence_response']}")
+    return "\n".join([head, *(f"  {who}: {line}" for line in body if line)])
+
+
+def visible_block(turns: list[Turn]) -> str:
+    if not turns:
+        return ""
+    return "DEBATE SO FAR, the turns you may see (DATA):\n" + "\n".join(digest(t) for t in turns) + "\n"
+
+
+def system_message(speaker: str) -> dict[str, str]:
+    live = prompts.load("live")
+    preamble = live.text
+    if speaker == "moderator":
+        content = prompts.render(live.tasks["moderator_system"], preamble=preamble)
+    else:
+        role, side = ROLES[speaker]
+        content = prompts.render(live.system, preamble=preamble, role=role, side=side)
+    return {"role": "system", "content": content}
+
+
+def _task(step: Step, questions: int) -> str:
+    live = prompts.load("live")
+    opponent = SPEAKER_LABELS.get(step.opponent, "")
+    variables = {"opponent": opponent, "count": str(questions if step.kind == "answer" else
+                                                    (1 if step.round == 2 else 2)),
+                 "round": str(step.round), "topic": ROUND_TOPICS.get(step.round, ""),
+                 "categories": " or ".join(ROUNDS.get(step.round, ()))}
+    return prompts.render(live.tasks[step.kind], **variables)
+
+
+def turn_messages(step: Step, proposition: Proposition, visible: list[Turn], config: LiveConfig, *,
+                  evidence: list[str], prefix: str = "", questions: int = 2) -> list[dict[str, str]]:
+    live = prompts.load("live")
+    words = config.budget_words(step)
+    if prefix:
+        words = max(words - len(prefix.split()), 10)
+    evidence_text = (prompts.render(live.tasks["evidence"], items=" | ".join(prompts.quote(e) for e in evidence))
+                     if evidence else "")
+    continuation = prompts.render(live.tasks["continuation"], prefix=prompts.quote(prefix)) if prefix else ""
+    user = prompts.render(
+        live.user, proposition=prompts.quote(proposition.normalized_question),
+        context_block=_context_block(proposition.context), phase=PHASE_LABELS[step.phase], label=step.label,
+        visible=visible_block(visible), evidence=evidence_text, continuation=continuation,
+        task=_task(step, questions), words=str(words), soft_words=str(round(words * config.soft_limit)),
+        hard_words=str(round(words * config.hard_limit)))
+    return [system_message(step.speaker), {"role": "user", "content": user}]
+
+
+def question_messages(kind: str, speaker: str, proposition: Proposition, visible: list[Turn],
+                      question: str) -> list[dict[str, str]]:
+    """Messages for an answer to the user: ``kind`` is user_answer or clarification."""
+    template = prompts.load("live").tasks[kind]
+    user = prompts.render(template, proposition=prompts.quote(proposition.normalized_question),
+                          visible=visible_block(visible), question=prompts.quote(question))
+    return [system_message(speaker), {"role": "user", "content": user}]
+
+
+def proposition_of(data: dict[str, Any] | None) -> Proposition | None:
+    return Proposition.model_validate(data) if data else None
+
+
+def context_of(values: dict[str, str]) -> Context | None:
+    return Context(**values) if values else None

@@ -1,0 +1,456 @@
+"""Runs the live protocol turn by turn, with interventions, guardrails, budgets and a saved transcript.
+
+:class:`LiveDebate` is synchronous: :meth:`advance` runs the next piece of work
+(pending answers to the user, then the next planned turn) and saves the
+transcript after every change. A pause raises :class:`Interrupted` from inside
+the stream; the speech said so far is kept and the next :meth:`advance`
+continues that turn from exactly there. :mod:`clearside.live.job` runs this on
+a worker thread for the dashboard; the CLI calls it directly.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pydantic_core
+
+from .. import agents, inputs, prompts
+from ..enforce import run_structured
+from ..engine import DebateRun
+from ..errors import ClearSideError, InputError
+from ..providers import Provider, Usage
+from ..schema import Document
+from . import context, guardrails
+from .assemble import to_document
+from .protocol import PLAN, SPEAKER_LABELS, SPEAKERS, LiveConfig, Step, phase_break_after, visible_steps
+from .transcript import (
+    INTERVENTION_TYPES,
+    Intervention,
+    Partial,
+    Transcript,
+    Turn,
+    load,
+    now,
+    path_for,
+    save,
+)
+from .wire import ANSWER_WIRE, CLARIFICATION_WIRE, Answer, Clarification, TurnFields, turn_schema
+
+FIELD_TOKENS = {"opening": 220, "constructive": 420, "question": 140, "answer": 200, "rebuttal": 240,
+                "closing": 280, "synthesis": 650}
+EVIDENCE_TOKENS = 80
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
+
+
+class Interrupted(Exception):  # noqa: N818 - a control signal, not an error
+    """Raised from a stream callback when the user pauses mid-turn."""
+
+
+@dataclass(frozen=True)
+class LiveEvent:
+    """``kind``: proposition, turn_start, speech, retry, guardrail, turn_done, intervention, answered,
+    paused, done, error."""
+
+    kind: str
+    speaker: str = ""
+    step: int | None = None
+    text: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+OnLiveEvent = Callable[[LiveEvent], None]
+
+
+def speech_of(raw: str) -> str:
+    """The speech in a possibly unfinished JSON reply ("" until it starts)."""
+    try:
+        data = pydantic_core.from_json(raw, allow_partial="trailing-strings")
+    except ValueError:
+        return ""
+    speech = data.get("speech") if isinstance(data, dict) else None
+    return speech if isinstance(speech, str) else ""
+
+
+def close_cut_reply(raw: str) -> str | None:
+    """A reply cut at the token limit, closed after its last complete value (the speech is last)."""
+    try:
+        data = pydantic_core.from_json(raw.strip(), allow_partial="trailing-strings")
+    except ValueError:
+        return None
+    return json.dumps(data) if isinstance(data, dict) and data else None
+
+
+def cut_words(text: str, limit: int) -> str:
+    """At most ``limit`` words, ending at the last full sentence when one ends in the second half."""
+    words = text.split()
+    if len(words) <= limit:
+        return text
+    kept = " ".join(words[:limit])
+    ends = [m.end() for m in _SENTENCE_END.finditer(kept)]
+    if ends and ends[-1] >= len(kept) // 2:
+        return kept[: ends[-1]]
+    return kept + " …"
+
+
+def _join(prefix: str, rest: str) -> str:
+    return f"{prefix.rstrip()} {rest.lstrip()}".strip() if prefix else rest.strip()
+
+
+class LiveDebate:
+    def __init__(self, transcript: Transcript, provider: Provider, *, config: LiveConfig | None = None,
+                 path: Path | None = None, on_event: OnLiveEvent | None = None) -> None:
+        self.transcript = transcript
+        self.provider = provider
+        self.config = config or (LiveConfig(**transcript.config) if transcript.config else LiveConfig())
+        self.path = path
+        self.on_event = on_event or (lambda event: None)
+        self.lock = threading.RLock()
+        self.violations: list[dict[str, Any]] = []  # schema re-asks, as in the static engine
+
+    # -- creation and persistence -------------------------------------------------------------
+
+    @classmethod
+    def create(cls, question: str, provider: Provider, *, config: LiveConfig | None = None,
+               context_fields: dict[str, str | None] | None = None, document: Document | None = None,
+               source_debate: str | None = None, directory: Path | None = None,
+               on_event: OnLiveEvent | None = None) -> LiveDebate:
+        """A new live debate from a question (input rules apply) or from an existing v1 document."""
+        config = config or LiveConfig()
+        config.check()
+        if document is not None:
+            question = question or document.proposition.raw_input
+        run = DebateRun.from_input(question, **(context_fields or {}))
+        stamp = now()
+        transcript = Transcript(
+            id=uuid.uuid4().hex, created_at=stamp, updated_at=stamp, question=run.raw_input,
+            context=run.context.dump() if run.context else {},
+            proposition=document.proposition.dump() if document is not None else None,
+            source_debate=source_debate, provider=provider.name, model=provider.model, config=config.as_dict(),
+            prompt_versions=prompts.versions("live", "orchestrator"))
+        debate = cls(transcript, provider, config=config, path=path_for(transcript.id, directory), on_event=on_event)
+        debate.save()
+        return debate
+
+    @classmethod
+    def resume(cls, path: Path, provider: Provider, *, on_event: OnLiveEvent | None = None) -> LiveDebate:
+        """Continue a saved debate from its cursor; a turn that was in flight when it stopped is rerun."""
+        transcript = load(path)
+        if transcript.state in ("running", "failed", "paused") and not cls._done(transcript):
+            transcript.state, transcript.error = "running", ""
+        debate = cls(transcript, provider, path=Path(path), on_event=on_event)
+        debate.save()
+        return debate
+
+    def save(self) -> None:
+        if self.path is not None:
+            with self.lock:
+                save(self.transcript, self.path)
+
+    def snapshot(self) -> Transcript:
+        with self.lock:
+            return self.transcript.model_copy(deep=True)
+
+    @staticmethod
+    def _done(transcript: Transcript) -> bool:
+        return transcript.cursor >= len(PLAN) and transcript.document is not None
+
+    @property
+    def finished(self) -> bool:
+        return self._done(self.transcript)
+
+    @property
+    def next_step(self) -> Step | None:
+        return PLAN[self.transcript.cursor] if self.transcript.cursor < len(PLAN) else None
+
+    # -- interventions ------------------------------------------------------------------------
+
+    def submit(self, kind: str, text: str, to: str | None = None) -> Intervention:
+        """Record an intervention (spec 004 "User Intervention Points"); it is handled at its point."""
+        if kind not in INTERVENTION_TYPES:
+            raise InputError(f"Unknown intervention type {kind!r}: use one of {', '.join(INTERVENTION_TYPES)}.")
+        text = inputs.question(text, label="The intervention")
+        to = (to or "").strip().lower() or None
+        if to is not None and to not in SPEAKERS:
+            raise InputError(f"Unknown recipient {to!r}: use pro, con or moderator.")
+        if kind == "direct_question" and to is None:
+            raise InputError("A direct question needs a recipient: pro, con or moderator.")
+        if kind == "inject_evidence":
+            if to is not None:
+                raise InputError("Evidence goes to both advocates; leave the recipient empty.")
+            if self.next_step is None:
+                raise InputError("The debate has finished, so evidence can no longer reach the advocates. "
+                                 "Ask a direct question instead.")
+        if kind == "pause_question" and to is None:
+            to = self.next_step.speaker if self.next_step else "moderator"
+        with self.lock:
+            last = self.transcript.turns[-1].turn if self.transcript.turns else 0
+            item = Intervention(id=len(self.transcript.interventions) + 1, type=kind, text=text, to=to, at=now(),
+                                after_turn=last)
+            self.transcript.interventions.append(item)
+            self.save()
+        self.on_event(LiveEvent("intervention", to or "", text=text, data={"id": item.id, "type": kind}))
+        return item
+
+    def pending(self, *kinds: str) -> list[Intervention]:
+        with self.lock:
+            return [i for i in self.transcript.interventions if i.type in kinds and i.status == "queued"]
+
+    def answer_questions(self) -> None:
+        """Answer every queued pause question and direct question now, in order."""
+        for item in self.pending("pause_question", "direct_question"):
+            self._reply(item, "user_answer", ANSWER_WIRE, Answer, "answer")
+
+    def answer_clarifications(self) -> None:
+        """At a phase break: each queued clarification is answered inline, as a turn of its own."""
+        for item in self.pending("clarification"):
+            self._reply(item, "clarification", CLARIFICATION_WIRE, Clarification, "clarification")
+
+    def _recipient(self, item: Intervention) -> str:
+        if item.to:
+            return item.to
+        spoken = [t for t in self.transcript.turns if t.step is not None]
+        return spoken[-1].speaker if spoken else (self.next_step.speaker if self.next_step else "moderator")
+
+    def _seen_by(self, speaker: str) -> list[Turn]:
+        """What an agent may see right now: the moderator everything, an advocate what its next turn sees."""
+        upcoming = next((s for s in PLAN[self.transcript.cursor:] if s.speaker == speaker), None)
+        if speaker == "moderator" or upcoming is None:
+            return list(self.transcript.turns)
+        return self._visible(upcoming)
+
+    def _reply(self, item: Intervention, task: str, schema: dict, model: type, key: str) -> None:
+        self._ensure_proposition()
+        speaker = self._recipient(item)
+        messages = context.question_messages(task, speaker, self._proposition(), self._seen_by(speaker), item.text)
+        self.on_event(LiveEvent("turn_start", speaker, data={"intervention": item.id, "label": "Answering the user"}))
+        try:
+            reply = run_structured(self.provider, agent=speaker, messages=messages, model=model, schema=schema,
+                                   retries=self.config.schema_retries, temperature=self.config.temperature,
+                                   max_tokens=200, violations=self.violations)
+        except ClearSideError as exc:
+            with self.lock:
+                item.status, item.error = "failed", str(exc)
+                self.save()
+            self.on_event(LiveEvent("error", speaker, text=str(exc), data={"intervention": item.id}))
+            return
+        text = getattr(reply, key)
+        with self.lock:
+            item.status, item.response, item.answered_by = "answered", text, speaker
+            if task == "clarification":
+                turn = Turn(turn=len(self.transcript.turns) + 1, phase="clarification", kind="clarification",
+                            speaker=speaker, label=f"{SPEAKER_LABELS[speaker]} clarifies for the user", text=text,
+                            fields={"request": item.text}, started_at=now(), finished_at=now())
+                self.transcript.turns.append(turn)
+                item.answered_in_turn = turn.turn
+            self.save()
+        self.on_event(LiveEvent("answered", speaker, text=text, data={"id": item.id, "type": item.type}))
+
+    def _evidence_for(self, step: Step) -> list[Intervention]:
+        items = [i for i in self.transcript.interventions if i.type == "inject_evidence" and i.status == "queued"]
+        if step.speaker == "moderator":
+            return items
+        speakers = {n: self.transcript.turn(n).speaker for i in items for n in i.delivered_to}
+        return [i for i in items if step.speaker not in {speakers[n] for n in i.delivered_to}]
+
+    # -- the protocol -------------------------------------------------------------------------
+
+    def _proposition(self):
+        return context.proposition_of(self.transcript.proposition)
+
+    def _ensure_proposition(self) -> None:
+        """The orchestrator normalizes the question once, before the first turn."""
+        if self.transcript.proposition is not None:
+            return
+        user_context = context.context_of(self.transcript.context)
+        self.on_event(LiveEvent("turn_start", "orchestrator", data={"label": "Normalizing the proposition"}))
+        proposition = run_structured(
+            self.provider, agent="orchestrator", messages=agents.orchestrator_messages(self.transcript.question,
+                                                                                      user_context),
+            model=agents.ORCHESTRATOR.model, schema=agents.ORCHESTRATOR.schema, retries=self.config.schema_retries,
+            temperature=self.config.temperature, max_tokens=agents.ORCHESTRATOR.max_tokens,
+            violations=self.violations, prepare=agents.proposition_from_reply(self.transcript.question, user_context))
+        with self.lock:
+            self.transcript.proposition = proposition.dump()
+            self.save()
+        self.on_event(LiveEvent("proposition", "orchestrator", text=proposition.normalized_question))
+
+    def _visible(self, step: Step) -> list[Turn]:
+        if step.kind in ("closing", "synthesis"):
+            return list(self.transcript.turns)
+        return [t for i in visible_steps(step) if (t := self.transcript.planned(i)) is not None]
+
+    def advance(self, should_stop: Callable[[], bool] | None = None) -> Turn | None:
+        """Answer pending questions, then run the next planned turn. None when paused or finished."""
+        try:
+            self.answer_questions()
+            if self.finished:
+                self.answer_clarifications()
+                return None
+            self._ensure_proposition()
+            step = PLAN[self.transcript.cursor]
+            turn = self._run_step(step, should_stop)
+            if turn is None:
+                return None
+            if phase_break_after(step.index):
+                self.answer_clarifications()
+            if self.transcript.cursor >= len(PLAN):
+                self._finish()
+            return turn
+        except ClearSideError as exc:
+            with self.lock:
+                self.transcript.state, self.transcript.error = "failed", str(exc)
+                self.save()
+            self.on_event(LiveEvent("error", text=str(exc)))
+            raise
+
+    def run(self, should_stop: Callable[[], bool] | None = None,
+            before_turn: Callable[[LiveDebate], None] | None = None) -> Transcript:
+        """Run to the end (or until paused); ``before_turn`` may submit interventions between turns."""
+        while not self.finished:
+            if before_turn:
+                before_turn(self)
+            if self.advance(should_stop) is None and self.transcript.state == "paused":
+                return self.transcript
+        if before_turn:
+            before_turn(self)
+        self.answer_questions()
+        self.answer_clarifications()
+        return self.transcript
+
+    def _run_step(self, step: Step, should_stop: Callable[[], bool] | None) -> Turn | None:
+        config, transcript = self.config, self.transcript
+        visible = self._visible(step)
+        evidence = self._evidence_for(step)
+        partial = transcript.partial if transcript.partial and transcript.partial.step == step.index else None
+        prefix = partial.speech if partial else ""
+        asked = [t for t in visible if t.kind == "question"]
+        questions = asked[-1].fields.get("questions", []) if asked and step.kind == "answer" else []
+        schema = turn_schema(step, evidence=bool(evidence), questions=max(len(questions), 1))
+        messages = context.turn_messages(step, self._proposition(), visible, config,
+                                         evidence=[i.text for i in evidence], prefix=prefix,
+                                         questions=max(len(questions), 1))
+        budget = config.budget_tokens(step)
+        max_tokens = FIELD_TOKENS[step.kind] + (EVIDENCE_TOKENS if evidence else 0) + math.ceil(
+            budget * config.hard_limit)
+        with self.lock:
+            transcript.state = "running"
+        self.on_event(LiveEvent("turn_start", step.speaker, step.index, data={"label": step.label}))
+        started, clock = now(), time.perf_counter()
+        state: dict[str, Any] = {"raw": "", "speech": "", "cut": False, "first": 0.0}
+
+        def on_delta(text: str) -> None:
+            state["first"] = state["first"] or time.perf_counter() - clock
+            state["raw"] += text
+            speech = speech_of(state["raw"])
+            if len(speech) > len(state["speech"]):
+                self.on_event(LiveEvent("speech", step.speaker, step.index, speech[len(state["speech"]):]))
+                state["speech"] = speech
+            if should_stop is not None and should_stop():
+                raise Interrupted
+
+        def on_retry(attempt: int, errors: list[str]) -> None:
+            state["raw"], state["speech"] = "", ""
+            self.on_event(LiveEvent("retry", step.speaker, step.index, data={"attempt": attempt, "errors": errors}))
+
+        def salvage(raw: str) -> str | None:
+            repaired = close_cut_reply(raw)
+            state["cut"] = state["cut"] or repaired is not None
+            return repaired
+
+        usage, flags, regenerated = Usage(), [], 0
+        opponent_claims = self._claims(step.opponent) if step.kind == "rebuttal" else []
+        own_earlier = [text for t in transcript.turns if t.speaker == step.speaker
+                       for text in [t.text, *guardrails.texts_of(t.fields)]] if step.kind == "closing" else []
+        conversation = messages
+        try:
+            for attempt in range(config.guardrail_retries + 1):
+                state.update(raw="", speech="", cut=False)
+                reply = run_structured(self.provider, agent=step.speaker, messages=conversation, model=TurnFields,
+                                       schema=schema, retries=config.schema_retries, temperature=config.temperature,
+                                       max_tokens=max_tokens, usage=usage, violations=self.violations,
+                                       on_delta=on_delta, on_retry=on_retry, salvage=salvage)
+                fields = reply.model_dump()
+                flags = guardrails.check_turn(step, fields, opponent_claims=opponent_claims, own_earlier=own_earlier)
+                if not flags or attempt == config.guardrail_retries:
+                    break
+                regenerated += 1
+                self.on_event(LiveEvent("guardrail", step.speaker, step.index, data={"violations": flags}))
+                conversation = [*messages, {"role": "assistant", "content": json.dumps(fields)},
+                                {"role": "user", "content": prompts.render(prompts.load("live").tasks["guardrail"],
+                                                                           violations=guardrails.describe(flags))}]
+        except Interrupted:
+            kept = _join(prefix, state["speech"])
+            with self.lock:
+                transcript.partial = Partial(step=step.index, speech=kept, raw=state["raw"], at=now())
+                transcript.state = "paused"
+                self.save()
+            self.on_event(LiveEvent("paused", step.speaker, step.index, text=kept))
+            return None
+        return self._accept(step, fields, prefix, flags, regenerated, usage, state, visible, evidence,
+                            started, budget, max_tokens, questions)
+
+    def _accept(self, step: Step, fields: dict[str, Any], prefix: str, flags: list, regenerated: int,
+                usage: Usage, state: dict[str, Any], visible: list[Turn], evidence: list[Intervention],
+                started: str, budget: int, max_tokens: int, questions: list[str]) -> Turn:
+        config = self.config
+        text, notes, truncated = _join(prefix, fields.pop("speech")), [], False
+        if state["cut"]:
+            truncated = True
+            notes.append(f"Generation stopped at the {max_tokens}-token limit of this turn (hard limit).")
+        hard = config.hard_words(step)
+        if len(text.split()) > hard:
+            text, truncated = cut_words(text, hard), True
+            notes.append(f"Speech cut at {math.floor(budget * config.hard_limit)} tokens ({hard} words), 120% of "
+                         f"its {budget}-token budget for {step.minutes:g} min at {config.words_per_minute} "
+                         f"words/min (hard limit).")
+        if prefix:
+            notes.append(f"Paused mid-speech after {len(prefix)} characters; resumed from that point.")
+        if step.kind == "answer":
+            answers = fields.get("answers", [])
+            fields["pairs"] = [{"question": q, "answer": a} for q, a in zip(questions, answers, strict=False)]
+        with self.lock:
+            transcript = self.transcript
+            turn = Turn(turn=len(transcript.turns) + 1, step=step.index, phase=step.phase, kind=step.kind,
+                        speaker=step.speaker, label=step.label, text=text, fields=fields, budget_tokens=budget,
+                        used_tokens=config.estimate_tokens(text), truncated=truncated, flags=flags,
+                        regenerated=regenerated, notes=notes, sees=[t.turn for t in visible],
+                        evidence=[i.id for i in evidence], paused_at=len(prefix) if prefix else None,
+                        started_at=started, finished_at=now(), seconds=round(usage.seconds, 3),
+                        first_token_seconds=round(state["first"], 3), completion_tokens=usage.completion_tokens)
+            transcript.turns.append(turn)
+            transcript.cursor, transcript.partial = step.index + 1, None
+            for item in evidence:
+                item.delivered_to.append(turn.turn)
+                reached = {transcript.turn(n).speaker for n in item.delivered_to}
+                if {"pro", "con"} <= reached or "moderator" in reached:
+                    item.status = "delivered"
+            self.save()
+        self.on_event(LiveEvent("turn_done", step.speaker, step.index, text,
+                                data={"turn": turn.turn, "flags": flags, "truncated": truncated}))
+        return turn
+
+    def _claims(self, speaker: str) -> list[str]:
+        claims = []
+        for turn in self.transcript.turns:
+            if turn.speaker == speaker and turn.kind in ("opening", "constructive"):
+                claims += turn.fields.get("previews", [])
+                claims += [f"{a.get('claim', '')} {a.get('explanation', '')}" for a in turn.fields.get("arguments", [])]
+        return claims
+
+    def _finish(self) -> None:
+        document = to_document(self.transcript)
+        with self.lock:
+            self.transcript.document = document.dump()
+            self.transcript.state = "done"
+            self.save()
+        self.on_event(LiveEvent("done"))
+

@@ -1,0 +1,86 @@
+"""A live transcript as Markdown: phases, turns, interventions inline, guardrail flags and notes."""
+
+from __future__ import annotations
+
+from .protocol import PHASE_LABELS, SPEAKER_LABELS
+from .transcript import Intervention, Transcript, Turn
+
+TYPE_LABELS = {"pause_question": "Pause & question", "clarification": "Clarification request",
+               "inject_evidence": "Evidence", "direct_question": "Direct question"}
+
+
+def _md(text: str) -> str:
+    """Plain text for Markdown: no markup, no HTML, no headings from user or model text."""
+    out = []
+    for ch in " ".join(str(text).split()):
+        out.append("\\" + ch if ch in "\\`*_{}[]()#+-.!|<>~" else ch)
+    return "".join(out)
+
+
+def intervention_line(item: Intervention) -> str:
+    target = f" to {SPEAKER_LABELS[item.to]}" if item.to else ""
+    line = f"> **User · {TYPE_LABELS[item.type]}{target}** ({item.at}): {_md(item.text)}"
+    if item.response:
+        who = SPEAKER_LABELS.get(item.answered_by or "", "")
+        line += f"  \n> **{who}:** {_md(item.response)}"
+    if item.answered_in_turn:
+        line += f"  \n> Clarified inline in turn {item.answered_in_turn}."
+    if item.delivered_to:
+        line += f"  \n> Delivered in turns {', '.join(map(str, item.delivered_to))}."
+    if item.status == "queued":
+        line += "  \n> Waiting for its point in the debate."
+    if item.error:
+        line += f"  \n> Could not be answered: {_md(item.error)}"
+    return line
+
+
+def _fields(turn: Turn) -> list[str]:
+    f = turn.fields
+    lines: list[str] = []
+    for argument in f.get("arguments", []):
+        lines.append(f"- **{_md(argument['claim'])}** {_md(argument.get('explanation', ''))} "
+                     f"({argument['category']}; {argument['evidence_type'].replace('_', ' ')}; "
+                     f"{argument['confidence']} confidence). Assumes: "
+                     + "; ".join(_md(a) for a in argument.get("assumptions", [])))
+    for pair in f.get("pairs", []):
+        lines.append(f"- Q: {_md(pair['question'])}  \n  A: {_md(pair['answer'])}")
+    for item in f.get("rebuttals", []):
+        lines.append(f"- On \"{_md(item['target'])}\": {_md(item['response'])}")
+    for key, label in (("assumptions", "Assumption"), ("uncertainties", "Uncertainty"), ("previews", "Preview"),
+                       ("questions", "Question"), ("summary", "Summary"), ("disagreements", "Disagreement"),
+                       ("decision_hinges", "Decision hinge"), ("evidence_gaps", "Evidence gap"),
+                       ("areas_of_agreement", "Agreement")):
+        if turn.kind in ("answer",) and key == "questions":
+            continue
+        lines += [f"- {label}: {_md(item)}" for item in f.get(key, []) if isinstance(item, str)]
+    if f.get("evidence_response"):
+        lines.append(f"- On the user's evidence: {_md(f['evidence_response'])}")
+    return lines
+
+
+def to_markdown(transcript: Transcript) -> str:
+    proposition = (transcript.proposition or {}).get("normalized_question", transcript.question)
+    lines = [f"# Live debate: {_md(proposition)}", "",
+             f"Asked: {_md(transcript.question)}  ",
+             f"Model: {_md(transcript.provider)}:{_md(transcript.model)} · state: {transcript.state} · "
+             f"{len(transcript.turns)} turns · {len(transcript.interventions)} interventions", ""]
+    by_turn: dict[int, list[Intervention]] = {}
+    for item in transcript.interventions:
+        by_turn.setdefault(item.after_turn, []).append(item)
+    lines += [intervention_line(i) + "\n" for i in by_turn.get(0, [])]
+    phase = ""
+    for turn in transcript.turns:
+        if turn.phase != phase and turn.phase != "clarification":
+            phase = turn.phase
+            lines += [f"## {PHASE_LABELS[phase]}", ""]
+        lines += [f"### Turn {turn.turn} · {_md(turn.label)}", "", _md(turn.text), ""]
+        lines += _fields(turn)
+        for flag in turn.flags:
+            lines.append(f"- ⚠ Guardrail ({flag['rule']}): {_md(flag['detail'])}")
+        for note in turn.notes:
+            lines.append(f"- Note: {_md(note)}")
+        lines.append("")
+        lines += [intervention_line(i) + "\n" for i in by_turn.get(turn.turn, [])]
+    if transcript.partial:
+        lines += ["### Paused mid-turn", "", _md(transcript.partial.speech), ""]
+    return "\n".join(lines).rstrip() + "\n"

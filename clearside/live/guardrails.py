@@ -1,0 +1,120 @@
+"""Quality guardrails checked before a live turn is accepted (spec 004 "Quality Guardrails").
+
+Each check returns violations as ``{"rule", "detail", "text"}``. The checks are
+deliberately narrow and explainable: neutrality by lexicon (see
+:mod:`clearside.neutrality`), references to the other side by phrase, new
+arguments and straw men by word overlap with what was actually said, and
+missing assumptions by structure.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from .. import neutrality
+from .protocol import ROUNDS, Step
+
+_OTHER_SIDE = [re.compile(p, re.IGNORECASE) for p in (
+    r"\bmy opponents?\b", r"\bthe other side\b", r"\bopposing (side|advocate|team|case|view)\b",
+    r"\bthe (pro|con) (advocate|side|team|case)\b", r"\b(pro|con)['’]s\b",
+    r"\b(pro|con) (argues|argued|claims|claimed|says|said|contends|believes|will argue|might argue)\b",
+    r"\b(rebut|rebuts|rebutting|refute|refutes)\b", r"\bcontrary to what\b",
+)]
+_STOP_WORDS = """
+about above after again against also although among because been before being between both could
+does doing during each either every from further have having here into itself just more most much
+must only other over same should since some such than that their them then there these they this
+those through under until very were what when where which while whose will with would your yours
+shall might
+"""
+_STOP = frozenset(_STOP_WORDS.split())
+_PLACEHOLDER = {"", "none", "n/a", "na", "nothing", "no assumptions", "not applicable", "unknown"}
+_WORD = re.compile(r"[a-z][a-z'-]{3,}")
+
+
+def words(text: str) -> set[str]:
+    return {w.strip("'-") for w in _WORD.findall(text.casefold())} - _STOP
+
+
+def overlap(text: str, reference: Iterable[str]) -> float:
+    """Share of the content words of ``text`` that occur in the reference texts."""
+    mine = words(text)
+    if not mine:
+        return 1.0
+    seen = set().union(*(words(r) for r in reference)) if reference else set()
+    return len(mine & seen) / len(mine)
+
+
+def _violation(rule: str, detail: str, text: str = "") -> dict[str, str]:
+    return {"rule": rule, "detail": detail, "text": text[:300]}
+
+
+def texts_of(fields: dict[str, Any]) -> list[str]:
+    """Every string inside a turn's fields, speech included."""
+    found: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, str):
+            found.append(value)
+        elif isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    walk(fields)
+    return found
+
+
+def check_turn(step: Step, fields: dict[str, Any], *, opponent_claims: list[str], own_earlier: list[str],
+               threshold: float = 0.25) -> list[dict[str, str]]:
+    """Violations of the rules of ``step``'s phase in a parsed turn (empty when it may be accepted)."""
+    found: list[dict[str, str]] = []
+    if step.kind == "synthesis":
+        for hit in neutrality.violations(" ".join(texts_of(fields))):
+            found.append(_violation("moderator_neutrality",
+                                    f"The moderator must not pick a winner or recommend ({hit.kind}: "
+                                    f"\"{hit.phrase}\").", hit.sentence))
+    if step.kind in ("opening", "constructive"):
+        for text in texts_of(fields):
+            for pattern in _OTHER_SIDE:
+                match = pattern.search(text)
+                if match:
+                    found.append(_violation("references_other_side",
+                                            f"Openings and constructive turns build a parallel case and may not "
+                                            f"mention or rebut the other side (\"{match.group()}\").", text))
+                    break
+    if step.kind == "constructive":
+        allowed = ROUNDS.get(step.round)
+        for argument in fields.get("arguments", []):
+            assumptions = [a for a in argument.get("assumptions", [])
+                           if a.strip(" .").casefold() not in _PLACEHOLDER
+                           and a.strip().casefold() != argument.get("claim", "").strip().casefold()]
+            if not assumptions:
+                found.append(_violation("missing_assumptions",
+                                        "Every constructive argument must state the assumptions it rests on.",
+                                        argument.get("claim", "")))
+            if allowed and argument.get("category") not in allowed:
+                found.append(_violation("off_category", f"Round {step.round} takes only {' or '.join(allowed)} "
+                                                        f"arguments, not {argument.get('category')}.",
+                                        argument.get("claim", "")))
+    if step.kind == "rebuttal" and opponent_claims:
+        for item in fields.get("rebuttals", []):
+            if overlap(item.get("target", ""), opponent_claims) < threshold:
+                found.append(_violation("new_argument", "A rebuttal must answer an argument the other side "
+                                                        "actually made (no straw man, no new argument).",
+                                        item.get("target", "")))
+    if step.kind == "closing" and own_earlier:
+        for point in fields.get("summary", []):
+            if overlap(point, own_earlier) < threshold:
+                found.append(_violation("new_argument", "A closing may only summarise points already made; "
+                                                        "this one is new.", point))
+    return found
+
+
+def describe(violations: list[dict[str, str]]) -> str:
+    lines = [f"- {v['detail']}" + (f" In: \"{v['text'][:160]}\"" if v.get("text") else "") for v in violations]
+    return "\n".join(lines)

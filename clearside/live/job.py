@@ -1,0 +1,172 @@
+"""A live debate on a worker thread that the dashboard polls: pause, resume, step mode, interventions.
+
+Clicks and reruns only flip flags and queue interventions; the worker owns the
+model calls. A pause halts the turn in flight at its next streamed chunk (the
+speech so far is saved) and the worker then answers the pause question; resume
+continues that turn from the saved point. Nothing here imports Streamlit.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+from ..errors import ClearSideError
+from .debate import LiveDebate, LiveEvent
+from .transcript import Intervention, Transcript
+
+
+@dataclass
+class LiveSnapshot:
+    transcript: Transcript
+    status: str  # running, pausing, paused, waiting (step mode), done, failed
+    activity: str  # what is happening now, in words
+    speaker: str  # who is speaking now ("" when nobody)
+    speech: str  # the speech streamed so far in the turn in flight
+    step_mode: bool
+    error: str
+
+    @property
+    def finished(self) -> bool:
+        return self.status in ("done", "failed")
+
+
+class LiveJob:
+    def __init__(self, debate: LiveDebate, *, step_mode: bool = False) -> None:
+        self.debate = debate
+        self.id = debate.transcript.id
+        self._cond = threading.Condition()
+        self._paused = False
+        self._step_mode = step_mode
+        self._credits = 0
+        self._error = ""
+        self._speaker, self._speech, self._activity = "", "", "Starting"
+        self._thread: threading.Thread | None = None
+        outer = debate.on_event
+        debate.on_event = lambda event: (self._on_event(event), outer(event))
+
+    # -- controls (called from the UI thread) -------------------------------------------------
+
+    def start(self) -> LiveJob:
+        with self._cond:
+            if self._thread is not None and self._thread.is_alive():
+                return self
+            self._error = ""
+            self._thread = threading.Thread(target=self._work, name=f"live-{self.id[:8]}", daemon=True)
+            self._thread.start()
+        return self
+
+    retry = start
+
+    def pause(self, question: str | None = None, to: str | None = None) -> Intervention | None:
+        """Halt after the current chunk; with a question, the targeted agent answers it while paused."""
+        item = self.debate.submit("pause_question", question, to) if question is not None else None
+        with self._cond:
+            self._paused = True
+            self._cond.notify_all()
+        self.start()
+        return item
+
+    def resume(self) -> None:
+        with self._cond:
+            self._paused = False
+            self._cond.notify_all()
+        self.start()
+
+    def set_step_mode(self, on: bool) -> None:
+        with self._cond:
+            self._step_mode, self._credits = on, 0
+            self._cond.notify_all()
+
+    def step(self) -> None:
+        """In step mode (or while paused) run exactly one more turn."""
+        with self._cond:
+            self._paused, self._step_mode = False, True
+            self._credits += 1
+            self._cond.notify_all()
+        self.start()
+
+    def submit(self, kind: str, text: str, to: str | None = None) -> Intervention:
+        item = self.debate.submit(kind, text, to)
+        with self._cond:
+            self._cond.notify_all()
+        self.start()
+        return item
+
+    # -- the worker ---------------------------------------------------------------------------
+
+    def _questions_waiting(self) -> bool:
+        return bool(self.debate.pending("pause_question", "direct_question"))
+
+    def _blocked(self) -> bool:
+        return self._paused or (self._step_mode and self._credits <= 0)
+
+    def _work(self) -> None:
+        debate = self.debate
+        try:
+            while True:
+                with self._cond:
+                    while self._blocked() and not self._questions_waiting():
+                        self._activity = "Paused" if self._paused else "Waiting for the next step"
+                        self._cond.wait()
+                if self._questions_waiting():
+                    debate.answer_questions()
+                    continue
+                if debate.finished:
+                    debate.answer_clarifications()
+                    with self._cond:
+                        if not self._questions_waiting() and not debate.pending("clarification"):
+                            self._activity, self._speaker = "Finished", ""
+                            return
+                    continue
+                turn = debate.advance(should_stop=lambda: self._paused)
+                with self._cond:
+                    if turn is not None and self._step_mode:
+                        self._credits -= 1
+        except ClearSideError as exc:
+            with self._cond:
+                self._error, self._activity = str(exc), "Failed"
+        except Exception as exc:  # never die silently: the page must show something
+            with self._cond:
+                self._error, self._activity = f"Unexpected error: {exc!r}", "Failed"
+            raise
+
+    def _on_event(self, event: LiveEvent) -> None:
+        with self._cond:
+            if event.kind == "turn_start":
+                self._speaker, self._speech = event.speaker, ""
+                self._activity = event.data.get("label", "")
+            elif event.kind == "speech":
+                self._speech += event.text
+            elif event.kind == "retry":
+                self._speech = ""
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def snapshot(self) -> LiveSnapshot:
+        transcript = self.debate.snapshot()
+        with self._cond:
+            alive = self._thread is not None and self._thread.is_alive()
+            if self._error or transcript.state == "failed":
+                status = "failed"
+            elif transcript.state == "done" and not alive:
+                status = "done"
+            elif self._paused:
+                status = "paused" if transcript.state == "paused" or not alive or self._activity == "Paused" \
+                    else "pausing"
+            elif self._step_mode and self._credits <= 0 and self._activity == "Waiting for the next step":
+                status = "waiting"
+            elif transcript.state == "done":
+                status = "done"
+            else:
+                status = "running"
+            return LiveSnapshot(transcript=transcript, status=status, activity=self._activity,
+                                speaker=self._speaker if status in ("running", "pausing") else "",
+                                speech=self._speech, step_mode=self._step_mode,
+                                error=self._error or transcript.error)
+
+    def wait(self, timeout: float | None = None) -> LiveSnapshot:
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout)
+        return self.snapshot()

@@ -1,0 +1,165 @@
+"""The live transcript: turns, interventions and flags, saved atomically after every change.
+
+A transcript file is the whole truth about a live debate: a crash loses at most
+the turn in flight, and :func:`load` plus ``LiveDebate`` resume from ``cursor``.
+Until the store lands, transcripts are JSON files in ``live_dir()``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..errors import InputError
+
+TRANSCRIPT_VERSION = "1.0.0"
+INTERVENTION_TYPES = ("pause_question", "clarification", "inject_evidence", "direct_question")
+InterventionType = Literal["pause_question", "clarification", "inject_evidence", "direct_question"]
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=False)
+
+
+class Turn(_Model):
+    turn: int  # 1-based; interventions refer to these numbers
+    step: int | None = None  # index in the protocol plan; None for an inline clarification
+    phase: str
+    kind: str
+    speaker: str
+    label: str
+    text: str
+    fields: dict[str, Any] = Field(default_factory=dict)
+    budget_tokens: int = 0
+    used_tokens: int = 0
+    truncated: bool = False
+    flags: list[dict[str, Any]] = Field(default_factory=list)
+    regenerated: int = 0
+    notes: list[str] = Field(default_factory=list)
+    sees: list[int] = Field(default_factory=list)  # turn numbers shown to the agent
+    evidence: list[int] = Field(default_factory=list)  # intervention ids delivered in this turn
+    paused_at: int | None = None  # characters of speech kept from before a pause
+    started_at: str = ""
+    finished_at: str = ""
+    seconds: float = 0.0
+    first_token_seconds: float = 0.0
+    completion_tokens: int = 0
+
+
+class Intervention(_Model):
+    id: int
+    type: InterventionType
+    text: str
+    to: Literal["pro", "con", "moderator"] | None = None
+    at: str
+    after_turn: int  # the last finished turn when it was made (0: before the first turn)
+    status: Literal["queued", "answered", "delivered", "failed"] = "queued"
+    response: str | None = None
+    answered_by: str | None = None
+    answered_in_turn: int | None = None
+    delivered_to: list[int] = Field(default_factory=list)
+    error: str | None = None
+
+
+class Partial(_Model):
+    """A turn halted by a pause: the speech said so far, kept verbatim for the resume."""
+
+    step: int
+    speech: str
+    raw: str
+    at: str
+
+
+class Transcript(_Model):
+    version: str = TRANSCRIPT_VERSION
+    id: str
+    created_at: str
+    updated_at: str
+    question: str
+    context: dict[str, str] = Field(default_factory=dict)
+    proposition: dict[str, Any] | None = None
+    source_debate: str | None = None
+    provider: str
+    model: str
+    config: dict[str, Any] = Field(default_factory=dict)
+    prompt_versions: dict[str, str] = Field(default_factory=dict)
+    state: Literal["running", "paused", "done", "failed"] = "running"
+    cursor: int = 0  # the next planned step
+    partial: Partial | None = None
+    turns: list[Turn] = Field(default_factory=list)
+    interventions: list[Intervention] = Field(default_factory=list)
+    document: dict[str, Any] | None = None
+    error: str = ""
+
+    def turn(self, number: int) -> Turn:
+        return self.turns[number - 1]
+
+    def planned(self, step: int) -> Turn | None:
+        return next((t for t in self.turns if t.step == step), None)
+
+
+def live_dir() -> Path:
+    base = Path(os.environ.get("CLEARSIDE_DATA", "~/.clearside")).expanduser()
+    return base / "live"
+
+
+def path_for(transcript_id: str, directory: Path | None = None) -> Path:
+    if not transcript_id.isalnum():
+        raise InputError(f"{transcript_id!r} is not a live debate id.")
+    return (directory or live_dir()) / f"{transcript_id}.json"
+
+
+def save(transcript: Transcript, path: Path) -> None:
+    """Write atomically: a crash mid-write leaves the previous version intact."""
+    transcript.updated_at = now()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = transcript.model_dump_json(indent=1, exclude_none=False)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def parse(data: Any, source: str = "the transcript") -> Transcript:
+    try:
+        return Transcript.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'/'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:6])
+        raise InputError(f"{source} is not a ClearSide live transcript: {problems}") from None
+
+
+def load(path: Path) -> Transcript:
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"No live debate transcript at {path}.") from None
+    except (OSError, json.JSONDecodeError) as exc:
+        raise InputError(f"Cannot read the live transcript {path}: {exc}") from None
+    return parse(data, str(path))
+
+
+def list_saved(directory: Path | None = None) -> list[Transcript]:
+    """Every readable transcript, newest first; unreadable files are skipped, never deleted."""
+    found = []
+    for path in sorted((directory or live_dir()).glob("*.json")):
+        try:
+            found.append(load(path))
+        except InputError:
+            continue
+    return sorted(found, key=lambda t: t.updated_at, reverse=True)

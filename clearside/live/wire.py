@@ -1,0 +1,69 @@
+"""Wire schemas for live turns: the structured fields each phase needs, then the speech.
+
+``speech`` always comes last, so a hard cut at the token limit only shortens the
+speech and the fields before it stay whole. The speech pattern keeps JSON
+punctuation out of the text (small models otherwise leak braces into it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..agents import ARGUMENT_WIRE, CLAIM, LONG, MODERATOR_WIRE, SENTENCE, _enum, _list, _obj, _str
+from ..schema import CATEGORY_VALUES
+from .protocol import ROUNDS, Step
+
+SPEECH = {"type": "string", "minLength": 20, "pattern": r'^[A-Z0-9][^"\\{}\[\]<>\x00-\x1f]+$'}
+EVIDENCE_RESPONSE = _str(LONG, 10)
+ANSWER_WIRE = _obj(answer=_str(300, 10))
+CLARIFICATION_WIRE = _obj(clarification=_str(300, 10))
+
+
+class TurnFields(BaseModel):
+    """A validated turn reply: its speech plus whatever fields its wire schema demanded."""
+
+    model_config = ConfigDict(extra="allow")
+    speech: str = Field(min_length=1, pattern=r"[^ \t\n\r\f\v]")
+
+
+class Answer(BaseModel):
+    answer: str = Field(min_length=1, pattern=r"[^ \t\n\r\f\v]")
+
+
+class Clarification(BaseModel):
+    clarification: str = Field(min_length=1, pattern=r"[^ \t\n\r\f\v]")
+
+
+def _argument(round_number: int) -> dict[str, Any]:
+    categories = ROUNDS.get(round_number, CATEGORY_VALUES)
+    properties = dict(ARGUMENT_WIRE["properties"])
+    properties["category"] = _enum(categories)
+    properties["assumptions"] = _list(_str(), 1, 2)
+    return _obj(**properties)
+
+
+def turn_schema(step: Step, *, evidence: bool = False, questions: int = 2) -> dict[str, Any]:
+    """The wire schema for one planned turn; ``evidence`` adds the acknowledgement field."""
+    if step.kind == "opening":
+        fields = {"position": _str(LONG), "previews": _list(_str(CLAIM), 2, 3), "assumptions": _list(_str(), 2, 3)}
+    elif step.kind == "constructive":
+        fields = {"arguments": _list(_argument(step.round), 1, 2), "uncertainties": _list(_str(), 1, 2)}
+    elif step.kind == "question":
+        count = 1 if step.round == 2 else 2
+        fields = {"questions": _list(_str(LONG, 10), count, count)}
+    elif step.kind == "answer":
+        fields = {"answers": _list(_str(LONG, 10), questions, questions)}
+    elif step.kind == "rebuttal":
+        fields = {"rebuttals": _list(_obj(target=_str(CLAIM), response=_str(LONG)), 1, 2)}
+    elif step.kind == "closing":
+        fields = {"summary": _list(_str(), 2, 3), "disagreements": _list(_str(), 1, 2),
+                  "decision_hinges": _list(_str(SENTENCE), 1, 3)}
+    elif step.kind == "synthesis":
+        fields = dict(MODERATOR_WIRE["properties"])
+    else:
+        raise ValueError(f"unknown turn kind {step.kind!r}")
+    if evidence:
+        fields["evidence_response"] = EVIDENCE_RESPONSE
+    return _obj(**fields, speech=SPEECH)
