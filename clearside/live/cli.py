@@ -49,8 +49,12 @@ def read_interventions(path: str) -> list[dict[str, Any]]:
 class Printer:
     """Streams speech to stdout and everything else (turn headers, flags, answers) around it."""
 
-    def __init__(self, out=sys.stdout) -> None:
-        self.out = out
+    def __init__(self, out=None) -> None:
+        self._out = out
+
+    @property
+    def out(self):
+        return self._out or sys.stdout
 
     def __call__(self, event: LiveEvent) -> None:
         write = self.out.write

@@ -98,7 +98,7 @@ def cut_words(text: str, limit: int) -> str:
     ends = [m.end() for m in _SENTENCE_END.finditer(kept)]
     if ends and ends[-1] >= len(kept) // 2:
         return kept[: ends[-1]]
-    return kept + " …"
+    return kept + "…"
 
 
 def _join(prefix: str, rest: str) -> str:

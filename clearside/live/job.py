@@ -138,8 +138,10 @@ class LiveJob:
                 self._activity = event.data.get("label", "")
             elif event.kind == "speech":
                 self._speech += event.text
-            elif event.kind == "retry":
+            elif event.kind in ("retry", "guardrail"):
                 self._speech = ""
+            elif event.kind in ("turn_done", "answered", "paused", "proposition"):
+                self._speaker, self._speech = "", ""
 
     # -- reading ------------------------------------------------------------------------------
 

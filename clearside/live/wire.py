@@ -15,7 +15,8 @@ from ..agents import ARGUMENT_WIRE, CLAIM, LONG, MODERATOR_WIRE, SENTENCE, _enum
 from ..schema import CATEGORY_VALUES
 from .protocol import ROUNDS, Step
 
-SPEECH = {"type": "string", "minLength": 20, "pattern": r'^[A-Z0-9][^"\\{}\[\]<>\x00-\x1f]+$'}
+# The pattern repeats minLength: grammar backends (llama.cpp, Ollama) compile a pattern and ignore minLength.
+SPEECH = {"type": "string", "minLength": 20, "pattern": r'^[A-Z0-9][^"\\{}\[\]<>\x00-\x1f]{19,}$'}
 EVIDENCE_RESPONSE = _str(LONG, 10)
 ANSWER_WIRE = _obj(answer=_str(300, 10))
 CLARIFICATION_WIRE = _obj(clarification=_str(300, 10))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
@@ -29,7 +30,7 @@ class ScriptedProvider(Provider):
     name = "scripted"
 
     def __init__(self, model: str = "", *, script: Script | None = None, chunk_size: int = 16,
-                 fallback: Callable[[ChatRequest], Any] | None = None) -> None:
+                 fallback: Callable[[ChatRequest], Any] | None = None, chunk_delay: float = 0.0) -> None:
         self.model = model or "script"
         if script is None and model:
             path = Path(model).expanduser()
@@ -43,6 +44,7 @@ class ScriptedProvider(Provider):
         self.requests: list[ChatRequest] = []
         self.chunk_size = chunk_size
         self.fallback = fallback
+        self.chunk_delay = chunk_delay  # seconds between streamed chunks, to mimic a real model's pace
         if isinstance(script, list):
             self._shared.extend(script)
         elif isinstance(script, dict):
@@ -80,6 +82,8 @@ class ScriptedProvider(Provider):
         text = item if isinstance(item, str) else json.dumps(item)
         if on_delta:
             for start in range(0, len(text), self.chunk_size):
+                if self.chunk_delay:
+                    time.sleep(self.chunk_delay)
                 on_delta(text[start : start + self.chunk_size])
         prompt_words = sum(len(m["content"].split()) for m in request.messages)
         return Completion(text=text, prompt_tokens=prompt_words, completion_tokens=len(text.split()))
