@@ -6,4 +6,6 @@ from ui import settings
 
 st.set_page_config(page_title="ClearSide", page_icon=":material/balance:", layout="wide")
 settings.sidebar()
-st.navigation([st.Page("app_pages/debate.py", title="Debate", icon=":material/balance:", default=True)]).run()
+st.navigation([st.Page("app_pages/debate.py", title="Debate", icon=":material/balance:", default=True),
+               st.Page("app_pages/live.py", title="Live debate", icon=":material/record_voice_over:"),
+               st.Page("app_pages/timeline.py", title="Timeline", icon=":material/timeline:")]).run()

@@ -83,7 +83,8 @@ def turn_messages(step: Step, proposition: Proposition, visible: list[Turn], con
         live.user, proposition=prompts.quote(proposition.normalized_question),
         context_block=_context_block(proposition.context), phase=PHASE_LABELS[step.phase], label=step.label,
         visible=visible_block(visible), evidence=evidence_text, continuation=continuation,
-        task=_task(step, questions), words=str(words), tokens=str(math.ceil(words * config.tokens_per_word)), soft_words=str(round(words * config.soft_limit)),
+        task=_task(step, questions), words=str(words), tokens=str(math.ceil(words * config.tokens_per_word)),
+        soft_words=str(round(words * config.soft_limit)),
         hard_words=str(round(words * config.hard_limit)))
     return [system_message(step.speaker), {"role": "user", "content": user}]
 
