@@ -12,6 +12,9 @@ from .protocol import PHASE_LABELS, ROUND_TOPICS, ROUNDS, SPEAKER_LABELS, LiveCo
 from .transcript import Turn
 
 ROLES = {"pro": ("Pro Advocate", "FOR"), "con": ("Con Advocate", "AGAINST")}
+SIDE_LINES = {"pro": "FOR the proposition. You argue that the answer is YES.",
+              "con": "AGAINST the proposition. You argue that the answer is NO.",
+              "moderator": "NEUTRAL. You take no side."}
 
 
 def digest(turn: Turn) -> str:
@@ -49,15 +52,17 @@ def visible_block(turns: list[Turn]) -> str:
     return "DEBATE SO FAR, the turns you may see (DATA):\n" + "\n".join(digest(t) for t in turns) + "\n"
 
 
-def system_message(speaker: str) -> dict[str, str]:
+def system_message() -> dict[str, str]:
+    """The same for every live call: a local model keeps its evaluated prefix from turn to turn."""
+    return {"role": "system", "content": prompts.load("live").text}
+
+
+def role_block(speaker: str) -> str:
     live = prompts.load("live")
-    preamble = live.text
     if speaker == "moderator":
-        content = prompts.render(live.tasks["moderator_system"], preamble=preamble)
-    else:
-        role, side = ROLES[speaker]
-        content = prompts.render(live.system, preamble=preamble, role=role, side=side)
-    return {"role": "system", "content": content}
+        return live.tasks["moderator_system"]
+    role, side = ROLES[speaker]
+    return prompts.render(live.system, role=role, side=side)
 
 
 def _task(step: Step, questions: int) -> str:
@@ -81,12 +86,14 @@ def turn_messages(step: Step, proposition: Proposition, visible: list[Turn], con
     continuation = prompts.render(live.tasks["continuation"], prefix=prompts.quote(prefix)) if prefix else ""
     user = prompts.render(
         live.user, proposition=prompts.quote(proposition.normalized_question),
-        context_block=_context_block(proposition.context), phase=PHASE_LABELS[step.phase], label=step.label,
+        context_block=_context_block(proposition.context), role_block=role_block(step.speaker),
+        side_line=SIDE_LINES[step.speaker],
+        phase=PHASE_LABELS[step.phase], label=step.label,
         visible=visible_block(visible), evidence=evidence_text, continuation=continuation,
         task=_task(step, questions), words=str(words), tokens=str(math.ceil(words * config.tokens_per_word)),
         soft_words=str(round(words * config.soft_limit)),
         hard_words=str(round(words * config.hard_limit)))
-    return [system_message(step.speaker), {"role": "user", "content": user}]
+    return [system_message(), {"role": "user", "content": user}]
 
 
 def question_messages(kind: str, speaker: str, proposition: Proposition, visible: list[Turn],
@@ -94,8 +101,9 @@ def question_messages(kind: str, speaker: str, proposition: Proposition, visible
     """Messages for an answer to the user: ``kind`` is user_answer or clarification."""
     template = prompts.load("live").tasks[kind]
     user = prompts.render(template, proposition=prompts.quote(proposition.normalized_question),
-                          visible=visible_block(visible), question=prompts.quote(question))
-    return [system_message(speaker), {"role": "user", "content": user}]
+                          role_block=role_block(speaker), visible=visible_block(visible),
+                          question=prompts.quote(question))
+    return [system_message(), {"role": "user", "content": user}]
 
 
 def proposition_of(data: dict[str, Any] | None) -> Proposition | None:

@@ -112,7 +112,10 @@ def check_turn(step: Step, fields: dict[str, Any], *, opponent_claims: list[str]
             if overlap(point, own_earlier) < threshold:
                 found.append(_violation("new_argument", "A closing may only summarise points already made; "
                                                         "this one is new.", point))
-    return found
+    unique: dict[tuple[str, str], dict[str, str]] = {}
+    for item in found:
+        unique.setdefault((item["rule"], item["detail"]), item)
+    return list(unique.values())
 
 
 def describe(violations: list[dict[str, str]]) -> str:

@@ -52,6 +52,9 @@ class LiveJob:
             if self._thread is not None and self._thread.is_alive():
                 return self
             self._error = ""
+            with self.debate.lock:  # a retry: until the worker gets going, snapshots must not still say failed
+                if self.debate.transcript.state == "failed":
+                    self.debate.transcript.state, self.debate.transcript.error = "running", ""
             self._thread = threading.Thread(target=self._work, name=f"live-{self.id[:8]}", daemon=True)
             self._thread.start()
         return self

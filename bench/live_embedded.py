@@ -1,0 +1,96 @@
+"""Live debate on the embedded model: full wall time and time to first token per turn.
+
+Runs the whole six-phase protocol (21 turns plus the orchestrator) on the
+embedded provider (the in-process GGUF) for ``--runs`` questions, and reports per
+run: wall time, turns, completion tokens, guardrail regenerations, truncations,
+and per turn the time to first token (request sent until the first streamed
+text: prompt evaluation plus grammar set-up) with its median and 90th percentile.
+Goal: time to first token under 1 s per turn on the embedded model.
+
+Run from the repository root:  python bench/live_embedded.py [--runs 1] [--wpm 150]
+Writes bench/results/live_embedded.json. Results depend on machine load, which is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from clearside.live import LiveConfig, LiveDebate  # noqa: E402
+from clearside.providers import get_provider  # noqa: E402
+
+QUESTIONS = [
+    "Should the United States impose a temporary moratorium on new large-scale AI data centers?",
+    "Build or buy our feature-flag service?",
+    "Leave my job for a startup?",
+]
+TTFT_GOAL_S = 1.0
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def run_one(question: str, wpm: int, provider_spec: str, directory: Path) -> dict:
+    provider = get_provider(provider_spec)
+    started = time.perf_counter()
+    debate = LiveDebate.create(question, provider, config=LiveConfig(words_per_minute=wpm), directory=directory)
+    transcript = debate.run()
+    wall = time.perf_counter() - started
+    ttft = [t.first_token_seconds for t in transcript.turns if t.step is not None]
+    return {
+        "question": question, "wall_seconds": round(wall, 1), "state": transcript.state,
+        "turns": len(transcript.turns), "completion_tokens": sum(t.completion_tokens for t in transcript.turns),
+        "regenerated": sum(t.regenerated for t in transcript.turns),
+        "flags_kept": sum(len(t.flags) for t in transcript.turns),
+        "truncated": sum(t.truncated for t in transcript.turns),
+        "schema_reasks": len(debate.violations),
+        "ttft_median_s": round(statistics.median(ttft), 3), "ttft_p90_s": round(pct(ttft, 0.9), 3),
+        "ttft_max_s": round(max(ttft), 3), "ttft_under_goal": sum(x < TTFT_GOAL_S for x in ttft),
+        "per_turn": [{"turn": t.turn, "label": t.label, "ttft_s": t.first_token_seconds, "seconds": t.seconds,
+                      "tokens": t.completion_tokens, "words": len(t.text.split()), "budget_tokens": t.budget_tokens,
+                      "truncated": t.truncated, "regenerated": t.regenerated,
+                      "flags": [f["rule"] for f in t.flags]} for t in transcript.turns],
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--wpm", type=int, default=150, help="pace: words per minute (default 150, the spec's)")
+    parser.add_argument("--provider", default="embedded")
+    args = parser.parse_args()
+    load_before = [round(x, 2) for x in os.getloadavg()]
+    # load the model once so the first turn's time to first token is not the model load
+    get_provider(args.provider).check()
+    runs = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for question in (QUESTIONS * args.runs)[: args.runs]:
+            result = run_one(question, args.wpm, args.provider, Path(tmp))
+            runs.append(result)
+            print(f"{result['wall_seconds']:6.1f} s  {result['turns']} turns  {result['completion_tokens']} tokens  "
+                  f"TTFT median {result['ttft_median_s']} s, p90 {result['ttft_p90_s']} s, max {result['ttft_max_s']} s"
+                  f"  ({result['ttft_under_goal']}/21 under {TTFT_GOAL_S} s)  regenerated {result['regenerated']}, "
+                  f"flags kept {result['flags_kept']}, truncated {result['truncated']}  — {result['question']}")
+    report = {"machine": {"loadavg_before": load_before, "loadavg_after": [round(x, 2) for x in os.getloadavg()],
+                          "cpu_count": os.cpu_count()},
+              "provider": args.provider, "words_per_minute": args.wpm, "runs": runs}
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "live_embedded.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
+    print(f"load average before {load_before}, after {report['machine']['loadavg_after']}; "
+          f"wrote {RESULTS / 'live_embedded.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
