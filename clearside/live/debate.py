@@ -358,7 +358,7 @@ class LiveDebate:
                 raise Interrupted
 
         def on_retry(attempt: int, errors: list[str]) -> None:
-            state["raw"], state["speech"] = "", ""
+            state["raw"], state["speech"], state["cut"] = "", "", False
             self.on_event(LiveEvent("retry", step.speaker, step.index, data={"attempt": attempt, "errors": errors}))
 
         def salvage(raw: str) -> str | None:
