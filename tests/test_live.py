@@ -353,3 +353,25 @@ def test_cli_live_needs_a_question_or_resume(cli, capsys):
     assert "QUESTION" in capsys.readouterr().err
     assert main(["live", "--resume", "0123abcd"]) == 2
     assert "No live debate transcript" in capsys.readouterr().err
+
+
+def test_clarification_goes_to_whoever_spoke_when_it_was_asked(tmp_path):
+    debate, _ = make(tmp_path)
+    debate.advance()  # Pro's opening
+    item = debate.submit("clarification", "What do you mean by independent deployment?")
+    assert item.to == "pro"  # fixed now, although Con speaks before the phase break
+    transcript = debate.run()
+    assert transcript.turn(item.answered_in_turn).speaker == "pro"
+
+
+def test_evidence_arriving_during_the_last_turn_is_marked_not_delivered(tmp_path):
+    debate, _ = make(tmp_path)
+
+    def on_event(event):
+        if event.kind == "turn_start" and event.step == len(PLAN) - 1:
+            debate.submit("inject_evidence", "A late report on grid capacity.")
+
+    debate.on_event = on_event
+    transcript = debate.run()
+    [late] = transcript.interventions
+    assert late.status == "failed" and "ended before" in late.error and late.delivered_to == []

@@ -57,8 +57,8 @@ class Interrupted(Exception):  # noqa: N818 - a control signal, not an error
 
 @dataclass(frozen=True)
 class LiveEvent:
-    """``kind``: proposition, turn_start, speech, retry, guardrail, turn_done, intervention, answered,
-    paused, done, error."""
+    """``kind``: proposition, turn_start, delta (raw reply text), speech (the speech part of it), retry,
+    guardrail, turn_done, intervention, answered, paused, done, error."""
 
     kind: str
     speaker: str = ""
@@ -191,6 +191,9 @@ class LiveDebate:
                                  "Ask a direct question instead.")
         if kind == "pause_question" and to is None:
             to = self.next_step.speaker if self.next_step else "moderator"
+        if kind == "clarification" and to is None:  # the speaker whose words prompted it, fixed now
+            with self.lock:
+                to = self._recipient_now()
         with self.lock:
             last = self.transcript.turns[-1].turn if self.transcript.turns else 0
             item = Intervention(id=len(self.transcript.interventions) + 1, type=kind, text=text, to=to, at=now(),
@@ -215,8 +218,9 @@ class LiveDebate:
             self._reply(item, "clarification", CLARIFICATION_WIRE, Clarification, "clarification")
 
     def _recipient(self, item: Intervention) -> str:
-        if item.to:
-            return item.to
+        return item.to or self._recipient_now()
+
+    def _recipient_now(self) -> str:
         spoken = [t for t in self.transcript.turns if t.step is not None]
         return spoken[-1].speaker if spoken else (self.next_step.speaker if self.next_step else "moderator")
 
@@ -350,6 +354,7 @@ class LiveDebate:
         def on_delta(text: str) -> None:
             state["first"] = state["first"] or time.perf_counter() - clock
             state["raw"] += text
+            self.on_event(LiveEvent("delta", step.speaker, step.index, text))
             speech = speech_of(state["raw"])
             if len(speech) > len(state["speech"]):
                 self.on_event(LiveEvent("speech", step.speaker, step.index, speech[len(state["speech"]):]))
@@ -449,6 +454,10 @@ class LiveDebate:
     def _finish(self) -> None:
         document = to_document(self.transcript)
         with self.lock:
+            for item in self.transcript.interventions:
+                if item.type == "inject_evidence" and item.status == "queued":
+                    item.status = "failed"
+                    item.error = "The debate ended before another turn could take this evidence into account."
             self.transcript.document = document.dump()
             self.transcript.state = "done"
             self.save()

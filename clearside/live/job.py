@@ -23,6 +23,7 @@ class LiveSnapshot:
     activity: str  # what is happening now, in words
     speaker: str  # who is speaking now ("" when nobody)
     speech: str  # the speech streamed so far in the turn in flight
+    raw: str  # the whole reply streamed so far in the turn in flight (JSON: its fields come before the speech)
     step_mode: bool
     error: str
 
@@ -40,7 +41,7 @@ class LiveJob:
         self._step_mode = step_mode
         self._credits = 0
         self._error = ""
-        self._speaker, self._speech, self._activity = "", "", "Starting"
+        self._speaker, self._speech, self._raw, self._activity = "", "", "", "Starting"
         self._thread: threading.Thread | None = None
         outer = debate.on_event
         debate.on_event = lambda event: (self._on_event(event), outer(event))
@@ -90,10 +91,13 @@ class LiveJob:
         self.start()
 
     def submit(self, kind: str, text: str, to: str | None = None) -> Intervention:
+        """Queue an intervention; a failed debate keeps it queued until Retry (submitting never retries)."""
         item = self.debate.submit(kind, text, to)
         with self._cond:
             self._cond.notify_all()
-        self.start()
+            failed = bool(self._error) or self.debate.transcript.state == "failed"
+        if not failed:
+            self.start()
         return item
 
     # -- the worker ---------------------------------------------------------------------------
@@ -109,7 +113,8 @@ class LiveJob:
         try:
             while True:
                 with self._cond:
-                    while self._blocked() and not self._questions_waiting():
+                    # a finished debate has no turn left to wait for (step mode would otherwise hang here)
+                    while self._blocked() and not self._questions_waiting() and not debate.finished:
                         self._activity = "Paused" if self._paused else "Waiting for the next step"
                         self._cond.wait()
                 if self._questions_waiting():
@@ -137,14 +142,16 @@ class LiveJob:
     def _on_event(self, event: LiveEvent) -> None:
         with self._cond:
             if event.kind == "turn_start":
-                self._speaker, self._speech = event.speaker, ""
+                self._speaker, self._speech, self._raw = event.speaker, "", ""
                 self._activity = event.data.get("label", "")
             elif event.kind == "speech":
                 self._speech += event.text
+            elif event.kind == "delta":
+                self._raw += event.text
             elif event.kind in ("retry", "guardrail"):
-                self._speech = ""
+                self._speech, self._raw = "", ""
             elif event.kind in ("turn_done", "answered", "paused", "proposition"):
-                self._speaker, self._speech = "", ""
+                self._speaker, self._speech, self._raw = "", "", ""
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -167,7 +174,7 @@ class LiveJob:
                 status = "running"
             return LiveSnapshot(transcript=transcript, status=status, activity=self._activity,
                                 speaker=self._speaker if status in ("running", "pausing") else "",
-                                speech=self._speech, step_mode=self._step_mode,
+                                speech=self._speech, raw=self._raw, step_mode=self._step_mode,
                                 error=self._error or transcript.error)
 
     def wait(self, timeout: float | None = None) -> LiveSnapshot:

@@ -1,0 +1,272 @@
+"""The Live debate page: start or resume a six-phase live debate, watch it stream, pause, step and intervene."""
+
+import streamlit as st
+
+from clearside.errors import ClearSideError, InputError
+from clearside.inputs import MAX_QUESTION
+from clearside.jobs import JobRegistry
+from clearside.live.debate import LiveDebate
+from clearside.live.job import LiveJob
+from clearside.live.protocol import LiveConfig
+from clearside.live.transcript import list_saved, path_for
+from clearside.schema import Document
+from ui import live_view, settings, view
+
+TIMELINE = "app_pages/timeline.py"
+RECIPIENTS = {"auto": "", "pro": "Pro", "con": "Con", "moderator": "Moderator"}
+# kind → (tab and button label, what "auto" means or None when there is no recipient choice, help)
+CONTROLS = {
+    "pause_question": ("Pause & ask", "Current speaker",
+                       "Halts the debate after the current streamed chunk; the chosen agent answers while it is "
+                       "paused. Press Resume to continue the turn from where it stopped."),
+    "clarification": ("Ask for clarification", "Whoever spoke last",
+                      "Answered inline as a short turn of its own at the next phase break."),
+    "inject_evidence": ("Inject evidence", None,
+                        "Both advocates must acknowledge it in their next turns (and the moderator in the "
+                        "synthesis). Only possible before the last turn."),
+    "direct_question": ("Ask directly", None,
+                        "Answered right after the current turn, without pausing. Choose who answers."),
+}
+
+
+@st.cache_resource
+def registry() -> JobRegistry:
+    return JobRegistry()
+
+
+def attach(job_id: str) -> None:
+    st.session_state.update(live_job=job_id, live_error="")
+    st.query_params["live"] = job_id
+
+
+def detach() -> None:
+    st.session_state.update(live_job=None, live_error="")
+    st.query_params.pop("live", None)
+
+
+def start_live(from_document: bool = False) -> None:
+    state = st.session_state
+    try:
+        provider = settings.build_provider()
+        config = LiveConfig(words_per_minute=int(state.get("live_wpm", 150)), temperature=settings.temperature())
+        if from_document:
+            document = state.get("document")
+            if not isinstance(document, Document):
+                raise InputError("There is no debate on the Debate page to run live; generate one there first.")
+            debate = LiveDebate.create("", provider, config=config, document=document)
+        else:
+            debate = LiveDebate.create(state.get("live_question", ""), provider, config=config,
+                                       context_fields={name: state.get(f"live_{name}")
+                                                       for name in ("geography", "timeframe", "domain")})
+    except ClearSideError as exc:
+        state["live_error"] = str(exc)
+        return
+    job = registry().add(LiveJob(debate, step_mode=bool(state.get("live_step_start"))).start())
+    attach(job.id)
+
+
+def resume_saved(transcript_id: str) -> None:
+    """Continue a saved debate: re-attach when this server still runs it, else resume it from its file."""
+    job = registry().get(transcript_id)
+    if not isinstance(job, LiveJob):
+        try:
+            debate = LiveDebate.resume(path_for(transcript_id), settings.build_provider())
+        except ClearSideError as exc:
+            st.session_state["live_error"] = str(exc)
+            return
+        job = registry().add(LiveJob(debate, step_mode=bool(st.session_state.get("live_step_start"))))
+    job.resume()
+    attach(transcript_id)
+
+
+def intervene(job: LiveJob, kind: str) -> None:
+    state = st.session_state
+    text = state.get(f"live_iv_{kind}", "")
+    to = state.get(f"live_iv_{kind}_to")
+    to = None if to in (None, "auto") else to
+    try:
+        if kind == "pause_question":
+            job.pause(text, to)
+        else:
+            job.submit(kind, text, to)
+    except ClearSideError as exc:
+        state[f"live_iv_error_{kind}"] = str(exc)  # what was typed stays in the box
+        return
+    state.update({f"live_iv_{kind}": "", f"live_iv_error_{kind}": ""})
+    state["live_iv_notice"] = f"{CONTROLS[kind][0]}: sent. It appears in the transcript with its outcome."
+
+
+def next_turn(job: LiveJob) -> None:
+    job.step()
+    st.session_state[f"live_step_{job.id}"] = True  # step() switches step mode on
+
+
+def toggle_step(job: LiveJob) -> None:
+    job.set_step_mode(bool(st.session_state.get(f"live_step_{job.id}")))
+
+
+def active(snap) -> bool:
+    """Still worth polling: not finished, or a question or clarification is still being answered."""
+    if snap.status == "failed":
+        return False
+    return snap.status != "done" or any(i.status == "queued" and i.type != "inject_evidence"
+                                        for i in snap.transcript.interventions)
+
+
+@st.fragment(run_every=0.5)
+def live_panel(job_id: str, shown: tuple[str, bool]) -> None:
+    snap = registry().get(job_id).snapshot()
+    if (snap.status, active(snap)) != shown:
+        st.rerun()  # the controls beside this panel depend on the status
+    live_view.phase_progress(snap.transcript, snap.status)
+    live_view.now_speaking(snap.speaker, snap.activity, snap.speech, snap.status)
+    live_view.transcript_view(snap.transcript)
+
+
+def controls(job: LiveJob, snap) -> None:
+    status = snap.status
+    st.markdown("**Controls**")
+    pause, resume = st.columns(2)
+    pause.button("Pause", key="live_pause", on_click=job.pause, icon=":material/pause:", width="stretch",
+                 disabled=status not in ("running", "waiting"))
+    resume.button("Resume", key="live_resume", on_click=job.resume, icon=":material/play_arrow:", width="stretch",
+                  disabled=status not in ("paused", "pausing"), type="primary")
+    step_key = f"live_step_{job.id}"
+    if step_key not in st.session_state:
+        st.session_state[step_key] = snap.step_mode
+    toggle, step = st.columns(2)
+    toggle.toggle("Step mode", key=step_key, on_change=toggle_step, args=(job,),
+                  help="Run one turn at a time: after each turn the debate waits for Next turn.")
+    step.button("Next turn", key="live_next", on_click=next_turn, args=(job,), icon=":material/skip_next:",
+                width="stretch", disabled=status not in ("waiting", "paused"),
+                help="Run exactly one more turn, then wait (switches step mode on).")
+
+
+def intervention_controls(job: LiveJob, snap) -> None:
+    st.markdown("**Intervene**")
+    kinds = [k for k in CONTROLS if not (k == "pause_question" and snap.status == "done")]
+    for tab, kind in zip(st.tabs([CONTROLS[k][0] for k in kinds]), kinds, strict=True):
+        label, auto, help_text = CONTROLS[kind]
+        with tab:
+            st.caption(help_text)
+            st.text_area("Your question" if kind != "inject_evidence" else "Evidence or a source to consider",
+                         key=f"live_iv_{kind}", height=80, help=f"At most {MAX_QUESTION} characters.")
+            if kind == "direct_question":
+                st.radio("Ask", ["pro", "con", "moderator"], key=f"live_iv_{kind}_to", index=None, horizontal=True,
+                         format_func=RECIPIENTS.get)
+            elif auto is not None:
+                st.radio("Ask", list(RECIPIENTS), key=f"live_iv_{kind}_to", horizontal=True,
+                         format_func=lambda r, auto=auto: RECIPIENTS[r] or auto)
+            st.button(label, key=f"live_do_{kind}", on_click=intervene, args=(job, kind), width="stretch")
+            if st.session_state.get(f"live_iv_error_{kind}"):
+                st.error(view.esc(st.session_state[f"live_iv_error_{kind}"]))
+    if st.session_state.get("live_iv_notice"):
+        st.caption(view.esc(st.session_state.pop("live_iv_notice")))
+
+
+def finished_links(transcript) -> None:
+    st.page_link(TIMELINE, label="Open in Timeline", icon=":material/timeline:", query_params={"live": transcript.id})
+    live_view.exports(transcript, "live_")
+
+
+def job_view(job: LiveJob) -> None:
+    snap = job.snapshot()
+    live_view.header(snap.transcript)
+    if snap.status == "failed":
+        st.error(view.esc(snap.error or "The live debate stopped."))
+        st.caption("Every finished turn is saved; Retry continues from the turn that failed.")
+        st.button("Retry", key="live_retry", on_click=job.retry, type="primary")
+    main, side = st.columns([3, 2], gap="large")
+    with side:
+        if snap.status == "done":
+            st.success("The live debate is finished: all 21 turns and the moderator's synthesis.")
+            finished_links(snap.transcript)
+        elif snap.status != "failed":
+            controls(job, snap)
+        if snap.status != "failed":  # an intervention would restart the worker: that is what Retry is for
+            intervention_controls(job, snap)
+        st.divider()
+        st.button("New live debate", key="live_new", on_click=detach, icon=":material/add:")
+    with main:
+        if active(snap):
+            live_panel(job.id, (snap.status, True))
+        else:
+            live_view.phase_progress(snap.transcript, snap.status)
+            live_view.transcript_view(snap.transcript)
+
+
+def saved_view(transcript_id: str) -> bool:
+    """A debate from the URL that this server is not running (e.g. after a restart). False if it cannot load."""
+    try:
+        transcript = live_view.load_saved(transcript_id)
+    except InputError as exc:
+        st.error(view.esc(str(exc)))
+        return False
+    live_view.header(transcript)
+    if transcript.state == "done":
+        st.success("This live debate is finished.")
+        finished_links(transcript)
+    else:
+        st.info("This live debate is saved but not running on this server (it may have been restarted). "
+                "Resume continues it from its last finished turn with the model chosen in the sidebar.")
+        st.button("Resume", key="live_resume_saved", on_click=resume_saved, args=(transcript_id,), type="primary")
+    st.button("New live debate", key="live_new", on_click=detach, icon=":material/add:")
+    live_view.phase_progress(transcript)
+    live_view.transcript_view(transcript)
+    return True
+
+
+def start_view() -> None:
+    # No max_chars: the browser would silently cut a longer paste; the input rules say by how much to shorten it
+    st.text_area("Question or claim", key="live_question", height=90, persist_state="session",
+                 placeholder="e.g. Should cities ban private cars from their centres?",
+                 help=f"At most {MAX_QUESTION} characters.")
+    with st.expander("Context (optional)"):
+        geo, time_, dom = st.columns(3)
+        geo.text_input("Geography", key="live_geography", max_chars=120, persist_state="session")
+        time_.text_input("Timeframe", key="live_timeframe", max_chars=120, persist_state="session")
+        dom.text_input("Domain", key="live_domain", max_chars=120, persist_state="session")
+    pace, mode = st.columns(2)
+    pace.number_input("Pace (words per minute)", min_value=20, max_value=300, value=150, step=10, key="live_wpm",
+                      persist_state="session",
+                      help="Sets each turn's length: a 2-minute opening gets about 2 × pace words, a 30-second "
+                           "question half a minute's worth. Speech past 120% of its budget is cut.")
+    pace.caption("Sets each turn's length (time × pace). Lower is shorter and faster.")
+    mode.toggle("Step mode", key="live_step_start", persist_state="session",
+                help="Run one turn at a time: the debate waits for Next turn before every turn.")
+    st.button("Start live debate", type="primary", key="live_start", on_click=start_live)
+    document = st.session_state.get("document")
+    if isinstance(document, Document):
+        with st.container(border=True):
+            st.markdown(f"**From the Debate page:** {view.esc(document.proposition.normalized_question)}")
+            st.button("Run live on this debate's question", key="live_from_document", on_click=start_live,
+                      args=(True,))
+    if st.session_state.get("live_error"):
+        st.error(view.esc(st.session_state["live_error"]))
+    unfinished = [t for t in list_saved() if t.state != "done"]
+    if unfinished:
+        st.markdown("#### Unfinished live debates")
+        for transcript in unfinished:
+            text, button = st.columns([5, 1], vertical_alignment="center")
+            running = isinstance(registry().get(transcript.id), LiveJob)
+            text.markdown(f"{view.esc(live_view.saved_label(transcript))}"
+                          + (" :blue-badge[on this server]" if running else ""))
+            button.button("Resume", key=f"live_resume_{transcript.id}", on_click=resume_saved,
+                          args=(transcript.id,), width="stretch")
+
+
+st.title("Live debate")
+st.caption("Six phases, 21 timed turns: openings, constructive rounds, cross-examination, rebuttals, closings and "
+           "the moderator's synthesis. Pause, step through or intervene at any time.")
+
+wanted = st.query_params.get("live")
+if wanted:
+    st.session_state["live_job"] = wanted
+elif st.session_state.get("live_job"):
+    st.query_params["live"] = st.session_state["live_job"]  # back from another page: the URL re-attaches on reload
+job_id = st.session_state.get("live_job")
+job = registry().get(job_id)
+if isinstance(job, LiveJob):
+    job_view(job)
+elif not job_id or not saved_view(job_id):
+    start_view()

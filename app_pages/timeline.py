@@ -1,0 +1,113 @@
+"""The Timeline page: replay any saved live debate phase by phase or turn by turn, read-only, and export it."""
+
+import streamlit as st
+
+from clearside.errors import InputError
+from clearside.live.protocol import PHASE_LABELS, PHASES
+from clearside.live.transcript import list_saved
+from ui import live_view, view
+
+
+def pick_changed() -> None:
+    st.query_params["live"] = st.session_state["timeline_pick"]
+
+
+def phase_changed(transcript) -> None:
+    phase = st.session_state.get("timeline_phase")
+    if phase:
+        first = next(t.turn for t in transcript.turns if live_view.nav_phase(transcript, t) == phase)
+        st.session_state["timeline_turn"] = first
+
+
+def turn_changed(transcript) -> None:
+    turn = transcript.turn(st.session_state["timeline_turn"])
+    st.session_state["timeline_phase"] = live_view.nav_phase(transcript, turn)
+
+
+def move(transcript, by: int) -> None:
+    number = min(max(st.session_state.get("timeline_turn", 1) + by, 1), len(transcript.turns))
+    st.session_state["timeline_turn"] = number
+    turn_changed(transcript)
+
+
+def url_problem(wanted: str, ids: set[str]) -> str:
+    """Why the id in the address cannot be shown ("" when it can)."""
+    if wanted in ids:
+        return ""
+    try:
+        live_view.load_saved(wanted)
+    except InputError as exc:
+        return str(exc)
+    return ""
+
+
+def replay(transcript) -> None:
+    turns = transcript.turns
+    if st.session_state.get("timeline_for") != transcript.id or st.session_state.get("timeline_turn", 0) > len(turns):
+        st.session_state.update(timeline_for=transcript.id, timeline_turn=1,
+                                timeline_phase=live_view.nav_phase(transcript, turns[0]))
+    present = [p for p in PHASES if any(live_view.nav_phase(transcript, t) == p for t in turns)]
+    st.segmented_control("Phase", present, key="timeline_phase", format_func=PHASE_LABELS.get, required=True,
+                         on_change=phase_changed, args=(transcript,))
+    if len(turns) > 1:
+        st.select_slider("Turn", [t.turn for t in turns], key="timeline_turn", on_change=turn_changed,
+                         args=(transcript,), format_func=lambda n: f"Turn {n}: {transcript.turn(n).label}")
+    number = st.session_state.get("timeline_turn", 1)
+    back, label, forward = st.columns([1, 4, 1], vertical_alignment="center")
+    back.button("Previous", key="timeline_prev", on_click=move, args=(transcript, -1), disabled=number <= 1,
+                icon=":material/chevron_left:", width="stretch")
+    forward.button("Next", key="timeline_next", on_click=move, args=(transcript, 1), disabled=number >= len(turns),
+                   icon=":material/chevron_right:", width="stretch")
+    turn = transcript.turn(number)
+    phase = live_view.nav_phase(transcript, turn)
+    label.caption(f"Turn {number} of {len(turns)} · {PHASE_LABELS[phase]}")
+    by_turn = live_view.interventions_by_turn(transcript)
+    if number == 1:
+        for item in by_turn.get(0, []):  # made before the first turn
+            live_view.intervention_view(item)
+    live_view.turn_view(turn, by_turn.get(number, []), key="timeline_")
+
+
+st.title("Timeline")
+st.caption("Replay a saved live debate phase by phase, jump to any turn, and export it. Nothing here calls a model.")
+
+saved = list_saved()
+by_id = {t.id: t for t in saved}
+wanted = st.query_params.get("live")
+if wanted:
+    problem = url_problem(wanted, set(by_id))
+    if problem:
+        st.error(view.esc(problem))
+    elif wanted not in by_id:  # saved since the list was read
+        saved = list_saved()
+        by_id = {t.id: t for t in saved}
+    if wanted in by_id:
+        st.session_state["timeline_pick"] = wanted
+
+if not saved:
+    st.info("No saved live debates yet: start one on the Live debate page.")
+    st.page_link("app_pages/live.py", label="Go to Live debate", icon=":material/record_voice_over:")
+    st.stop()
+
+if st.session_state.get("timeline_pick") not in by_id:
+    st.session_state["timeline_pick"] = saved[0].id
+st.selectbox("Saved live debate", list(by_id), key="timeline_pick", on_change=pick_changed,
+             format_func=lambda i: live_view.saved_label(by_id[i], width=90))
+transcript = by_id[st.session_state["timeline_pick"]]
+
+live_view.header(transcript)
+live_view.phase_progress(transcript)
+live_view.exports(transcript, "timeline_")
+if transcript.state != "done":
+    st.caption(f"This debate is {live_view.STATE_LABELS[transcript.state]}: the timeline shows the turns saved so far.")
+    st.button("Refresh", key="timeline_refresh", icon=":material/refresh:")
+if transcript.error:
+    st.error(view.esc(transcript.error))
+
+if not transcript.turns:
+    st.info("No finished turns yet.")
+    live_view.transcript_view(transcript, key="timeline_all_")
+elif st.toggle("Show the whole transcript", key="timeline_whole"):
+    live_view.transcript_view(transcript, key="timeline_all_")
+else:
+    replay(transcript)

@@ -1,0 +1,218 @@
+"""AppTest for the Timeline page: open a saved live debate by address, replay it by phase and turn, export it."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from helpers import NORMALIZED, LiveResponder
+
+from clearside.live import LiveConfig, LiveDebate
+from clearside.live.export import to_markdown
+from clearside.live.transcript import Transcript, load, path_for
+from clearside.providers.scripted import ScriptedProvider
+
+pytest.importorskip("streamlit")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+TIMELINE = "app_pages/timeline.py"
+FLAGGED = {"position": "My opponent ignores the cost of service boundaries entirely"}
+INTERVENTIONS = {2: ("direct_question", "What would change your mind about boundaries?", "con"),
+                 4: ("inject_evidence", "A 2023 survey of 40 firms found most merged services back.", None),
+                 8: ("clarification", "Define a service boundary, please.", "moderator")}
+
+
+@pytest.fixture(autouse=True)
+def data(tmp_path, monkeypatch):
+    monkeypatch.setenv("CLEARSIDE_DATA", str(tmp_path))
+    return tmp_path / "live"
+
+
+def run_debate(question: str = "Should we adopt microservices?", *, turns: int | None = None) -> Transcript:
+    """A saved live debate on the scripted provider: a kept guardrail flag on turn 1, truncated question turns
+    (40 words/min gives a 30-second question 20 words; every speech has 30) and three interventions."""
+    responder = LiveResponder(speech_words=30, overrides={("pro", 1): FLAGGED, ("pro", 2): FLAGGED})
+    debate = LiveDebate.create(question, ScriptedProvider(fallback=responder),
+                               config=LiveConfig(words_per_minute=40))
+    if turns is not None:
+        for _ in range(turns):
+            debate.advance()
+        return debate.snapshot()
+    queue = dict(INTERVENTIONS)
+
+    def before_turn(d: LiveDebate) -> None:
+        done = d.transcript.turns[-1].turn if d.transcript.turns else 0
+        if done in queue:
+            d.submit(*queue.pop(done))
+
+    debate.run(before_turn=before_turn)
+    return debate.snapshot()
+
+
+@pytest.fixture
+def saved() -> Transcript:
+    transcript = run_debate()
+    assert transcript.state == "done" and len(transcript.interventions) == 3
+    return transcript
+
+
+def open_timeline(live: str | None = None, provider=None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.session_state["provider_override"] = provider or ScriptedProvider()
+    if live is not None:
+        at.query_params["live"] = live
+    at.switch_page(TIMELINE)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def plain(at: AppTest) -> str:
+    found = []
+    for kind in ("markdown", "caption", "warning", "error", "success", "info"):
+        found += [element.value for element in getattr(at, kind)]
+    return "\n".join(found).replace("\\", "")
+
+
+def shown_turns(at: AppTest) -> list[int]:
+    """Turn numbers whose header caption ("Turn n · Speaker · …") is on the page."""
+    return [int(c.value.split(" · ")[0].split()[1]) for c in at.caption
+            if c.value.startswith("Turn ") and " · " in c.value and " of " not in c.value.split(" · ")[0]]
+
+
+@pytest.fixture
+def downloads(monkeypatch) -> dict[str, bytes]:
+    """The data behind every download button, by media file id (AppTest keeps no runtime to ask)."""
+    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+
+    files: dict[str, bytes] = {}
+    original = MemoryMediaFileStorage.load_and_get_id
+
+    def record(self, path_or_data, mimetype, kind, filename=None):
+        file_id = original(self, path_or_data, mimetype, kind, filename)
+        files[file_id] = path_or_data
+        return file_id
+
+    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", record)
+    return files
+
+
+def download(at: AppTest, files: dict[str, bytes], label: str) -> str:
+    [button] = [b for b in at.get("download_button") if b.proto.label == label]
+    return files[button.proto.url.rsplit("/", 1)[-1].split(".")[0]].decode("utf-8")
+
+
+def test_the_address_opens_the_saved_debate_and_exports_it(saved, downloads):
+    newer = run_debate("Should we rewrite it in Rust?", turns=2)
+    at = open_timeline()
+    assert at.selectbox(key="timeline_pick").value == newer.id, "without an address: the newest"
+    at = open_timeline(live=saved.id)
+    pick = at.selectbox(key="timeline_pick")
+    assert pick.value == saved.id
+    labels = {o for o in pick.options}
+    assert any("Should we adopt microservices?" in o and "finished (21/21 turns)" in o for o in labels), labels
+    assert any("Should we rewrite it in Rust?" in o and "unfinished (2/21 turns)" in o for o in labels), labels
+    page = plain(at)
+    assert NORMALIZED in page and at.get("progress")[0].proto.text == "All 21 turns done · 1 clarification turn"
+    assert [b.proto.label for b in at.get("download_button")] == ["Markdown", "JSON"]
+    assert download(at, downloads, "Markdown") == to_markdown(load(path_for(saved.id)))
+    assert Transcript.model_validate(json.loads(download(at, downloads, "JSON"))) == load(path_for(saved.id))
+
+    pick.set_value(newer.id).run()
+    assert at.query_params["live"] in (newer.id, [newer.id]), "the choice goes into the address"
+    assert "the timeline shows the turns saved so far" in plain(at)
+    assert shown_turns(at) == [1]
+
+
+def test_phase_navigation_and_the_scrubber_select_the_right_turn(saved):
+    at = open_timeline(live=saved.id)
+    assert shown_turns(at) == [1] and at.segmented_control(key="timeline_phase").value == "opening"
+    assert at.segmented_control(key="timeline_phase").options == [
+        "Opening statements", "Constructive rounds", "Cross-examination", "Rebuttals", "Closing statements",
+        "Moderator synthesis"]
+
+    rebuttal = next(t for t in saved.turns if t.phase == "rebuttal")
+    at.segmented_control(key="timeline_phase").set_value("rebuttal").run()
+    assert shown_turns(at) == [rebuttal.turn] and at.select_slider(key="timeline_turn").value == rebuttal.turn
+    assert "Con rebuts Pro" in plain(at) and "Pro rebuts Con" not in plain(at)
+
+    synthesis = saved.turns[-1]
+    at.select_slider(key="timeline_turn").set_value(synthesis.turn).run()
+    assert shown_turns(at) == [synthesis.turn] and at.segmented_control(key="timeline_phase").value == "synthesis"
+    assert "Moderator synthesis" in plain(at) and "Moderator decision hinges 1" in plain(at)
+
+    at.button(key="timeline_prev").click().run()
+    assert shown_turns(at) == [synthesis.turn - 1]
+    assert at.segmented_control(key="timeline_phase").value == "closing"
+    at.button(key="timeline_next").click().run()
+    assert shown_turns(at) == [synthesis.turn] and at.button(key="timeline_next").proto.disabled
+
+
+def test_flags_truncation_and_interventions_are_shown_with_their_turn(saved):
+    at = open_timeline(live=saved.id)
+    flagged = saved.turn(1)
+    assert flagged.flags and flagged.flags[0]["rule"] == "references_other_side"
+    [warning] = at.warning
+    assert "references_other_side" in warning.value.replace("\\", "") and "My opponent" in warning.value
+
+    at.select_slider(key="timeline_turn").set_value(2).run()
+    page = plain(at)
+    direct = saved.interventions[0]
+    assert direct.text in page and f"Con answered:** {direct.response}" in page
+
+    question = next(t for t in saved.turns if t.kind == "question")
+    assert question.truncated and question.budget_tokens == 26
+    at.select_slider(key="timeline_turn").set_value(question.turn).run()
+    page = plain(at)
+    assert f"{question.used_tokens} of 26 tokens used" in page and "truncated at the hard limit" in page
+    assert "Speech cut at" in page, "the truncation note is shown"
+
+    clarification = next(i for i in saved.interventions if i.type == "clarification")
+    at.select_slider(key="timeline_turn").set_value(clarification.answered_in_turn).run()
+    page = plain(at)
+    assert "Moderator clarifies for the user" in page and clarification.response in page
+    assert "The user asked:* Define a service boundary, please." in page
+
+
+def test_the_whole_transcript_shows_every_turn_and_intervention_in_order(saved):
+    at = open_timeline(live=saved.id)
+    at.toggle(key="timeline_whole").set_value(True).run()
+    assert shown_turns(at) == [t.turn for t in saved.turns]
+    page = plain(at)
+    for item in saved.interventions:
+        assert item.text in page
+    evidence = next(i for i in saved.interventions if i.type == "inject_evidence")
+    assert f"Delivered in turns {', '.join(map(str, evidence.delivered_to))}." in page
+    headings = [m.value for m in at.markdown if m.value.startswith("#### ")]
+    assert headings[1:] == ["#### Opening statements", "#### Constructive rounds", "#### Cross-examination",
+                            "#### Rebuttals", "#### Closing statements", "#### Moderator synthesis"]
+
+
+@pytest.mark.parametrize(("live", "message"), [("0123456789abcdef0123456789abcdef", "No saved live debate has the id"),
+                                               ("not-an-id!", "is not a live debate id")])
+def test_an_unknown_or_malformed_id_gives_a_clear_message(saved, live, message):
+    at = open_timeline(live=live)
+    assert any(message in e.value.replace("\\", "") for e in at.error)
+    assert at.selectbox(key="timeline_pick").value == saved.id, "the saved debates are still offered"
+
+
+def test_with_nothing_saved_the_page_says_where_to_start():
+    at = open_timeline()
+    assert any("No saved live debates yet" in i.value for i in at.info)
+    assert at.get("page_link")[0].proto.label == "Go to Live debate"
+
+
+def test_the_timeline_is_read_only(saved):
+    path = path_for(saved.id)
+    before = (path.read_bytes(), path.stat().st_mtime_ns)
+    provider = ScriptedProvider()
+    at = open_timeline(live=saved.id, provider=provider)
+    at.segmented_control(key="timeline_phase").set_value("closing").run()
+    at.button(key="timeline_next").click().run()
+    at.toggle(key="timeline_whole").set_value(True).run()
+    time.sleep(0.1)
+    assert provider.requests == [], "no model call"
+    assert (path.read_bytes(), path.stat().st_mtime_ns) == before, "the transcript is never rewritten"

@@ -1,0 +1,152 @@
+"""Real browser on the Live debate page: Debian's Chromium, Playwright, `streamlit run app.py`, the embedded model.
+
+Pause & ask mid-turn, the answer while paused, Resume, then the whole six-phase debate to its end (21 turns).
+At 30 words per minute the turns are short; the tiny CPU model still needs several minutes for all 21.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from helpers import free_port
+
+playwright = pytest.importorskip("playwright.sync_api")
+pytestmark = [pytest.mark.model, pytest.mark.browser]
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--no-first-run", "--disable-sync", "--disable-quic"]
+QUESTION = "Should cities ban private cars downtown? <script>window.__pwned = 1</script>"
+ASK = "What is the single strongest reason for your side?"
+DEBATE_MINUTES = 25  # the whole debate, generously: about 8 on an idle 2-core machine
+RETRIES = 2  # a tiny model may still break a turn's schema after its re-asks; a user would press Retry
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("clearside-data")
+
+
+@pytest.fixture(scope="module")
+def server(data):
+    if not os.path.exists(CHROMIUM):
+        pytest.fail("Debian's chromium is missing: scripts/test.sh installs it (apt-get install chromium)")
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address",
+         "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env={**os.environ, "CLEARSIDE_DATA": str(data)})
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                break
+        except OSError:
+            time.sleep(0.3)
+    else:
+        proc.kill()
+        pytest.fail("streamlit did not start:\n" + (proc.stdout.read() if proc.stdout else ""))
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail("streamlit did not stop within 15 s of SIGTERM")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright.sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+def saved(data: Path) -> dict:
+    [path] = (data / "live").glob("*.json")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_live_debate_pause_ask_resume_and_finish_in_a_real_browser(server, browser, data):
+    ARTIFACTS.mkdir(exist_ok=True)
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    expect = playwright.expect
+    page.goto(f"{server}/live")
+    expect(page.get_by_text("Six phases, 21 timed turns", exact=False)).to_be_visible(timeout=30_000)
+
+    page.get_by_role("textbox", name="Question or claim").fill(QUESTION)
+    pace = page.get_by_role("spinbutton", name="Pace (words per minute)")
+    pace.fill("30")
+    pace.press("Enter")
+    expect(pace).to_have_value("30")
+    page.get_by_role("button", name="Start live debate").click()
+    expect(page).to_have_url(re.compile(r"[?&]live=[0-9a-f]{32}"), timeout=30_000)
+
+    # a turn is streaming: some words of speech before the cursor
+    speaking = page.get_by_test_id("stMarkdownContainer").filter(has_text=re.compile(r"[A-Za-z]{3,}.{10,}▌"))
+    expect(speaking.first).to_be_visible(timeout=300_000)
+    page.screenshot(path=str(ARTIFACTS / "live-streaming-1440.png"), full_page=True)
+
+    page.get_by_role("textbox", name="Your question").first.fill(ASK)
+    page.get_by_role("button", name="Pause & ask").click()
+    expect(page.get_by_role("button", name="Resume", exact=True)).to_be_enabled(timeout=60_000)
+    expect(page.get_by_text(" answered:", exact=False).first).to_be_visible(timeout=300_000)
+    expect(page.get_by_text(ASK).first).to_be_visible()
+    transcript = saved(data)
+    [item] = transcript["interventions"]
+    assert item["type"] == "pause_question" and item["status"] == "answered" and item["response"]
+    assert transcript["state"] == "paused", "the turn in flight was halted, not finished"
+    paused_turns = len(transcript["turns"])
+    print(f"paused in {transcript['partial']['step'] + 1}/21 with {len(transcript['partial']['speech'])} characters "
+          f"of speech kept; answer: {item['response']!r}")
+    page.screenshot(path=str(ARTIFACTS / "live-paused-1440.png"), full_page=True)
+
+    page.get_by_role("button", name="Resume", exact=True).click()
+    finished = page.get_by_text("The live debate is finished", exact=False)
+    retry = page.get_by_role("button", name="Retry")
+    retries, deadline = 0, time.monotonic() + DEBATE_MINUTES * 60
+    while not finished.is_visible():
+        assert time.monotonic() < deadline, f"not finished after {DEBATE_MINUTES} min: {saved(data)['cursor']}/21"
+        if retry.is_visible():
+            retries += 1
+            assert retries <= RETRIES, "failed again after retrying: " + saved(data)["error"]
+            print(f"retry {retries} after: {saved(data)['error']}")
+            retry.click()
+        page.wait_for_timeout(2_000)
+
+    transcript = saved(data)
+    planned = [t for t in transcript["turns"] if t["step"] is not None]
+    assert transcript["state"] == "done" and len(planned) == 21 and transcript["document"] is not None
+    assert len(transcript["turns"]) > paused_turns
+    resumed = transcript["turns"][paused_turns]
+    print(f"resumed turn {resumed['turn']} ({resumed['label']}); notes: {resumed['notes']}; retries: {retries}")
+    expect(page.get_by_text("All 21 turns done")).to_be_visible()
+    expect(page.get_by_text("Moderator synthesis").first).to_be_visible()
+    expect(page.get_by_text("<script>window.__pwned = 1</script>", exact=False).first).to_be_visible()
+    page.screenshot(path=str(ARTIFACTS / "live-done-1440.png"), full_page=True)
+
+    page.get_by_role("link", name="Open in Timeline").click()
+    expect(page.get_by_text("Replay a saved live debate", exact=False)).to_be_visible(timeout=30_000)
+    expect(page).to_have_url(re.compile(rf"/timeline\?live={transcript['id']}"))
+    page.get_by_role("radio", name="Rebuttals").click()
+    expect(page.get_by_text("Con rebuts Pro").first).to_be_visible(timeout=10_000)
+    page.screenshot(path=str(ARTIFACTS / "timeline-1440.png"), full_page=True)
+
+    assert page.evaluate("window.__pwned") is None, "user text must never execute"
+    assert dialogs == []
+    page.close()
