@@ -26,6 +26,7 @@ from .base import ChatRequest, Completion, OnDelta, Provider
 
 DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_CONTEXT = 4096
+DEFAULT_PROMPT_CACHE_MB = 1024
 
 _loaded: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
 _load_lock = threading.Lock()
@@ -100,6 +101,13 @@ def load_llama(path: Path, n_ctx: int, n_threads: int) -> tuple[Any, threading.L
                                                                 n_threads=n_threads, verbose=False))
             except (ValueError, RuntimeError) as exc:
                 raise ConfigError(f"Could not load {path} as a GGUF model: {exc}") from exc
+            cache_mb = int(os.environ.get("CLEARSIDE_PROMPT_CACHE_MB", DEFAULT_PROMPT_CACHE_MB))
+            if cache_mb > 0:
+                # Evaluated prompts are kept by token prefix: a call that starts like an earlier one (the same
+                # agent's growing conversation, the shared preamble) evaluates only its new tokens.
+                from llama_cpp import LlamaRAMCache
+
+                llm.set_cache(LlamaRAMCache(capacity_bytes=cache_mb << 20))
             _loaded[key] = (llm, threading.Lock())
         return _loaded[key]
 
