@@ -49,7 +49,35 @@ def digest(turn: Turn) -> str:
 def visible_block(turns: list[Turn]) -> str:
     if not turns:
         return ""
-    return "DEBATE SO FAR, the turns you may see (DATA):\n" + "\n".join(digest(t) for t in turns) + "\n"
+    return "DEBATE TURNS YOU HAVE NOT SEEN YET (DATA):\n" + "\n".join(digest(t) for t in turns) + "\n"
+
+
+def conversation(speaker: str, turns: list[Turn]) -> list[dict[str, str]]:
+    """The agent's own conversation so far: each of its planned turns as the message it got and its reply.
+
+    Every new request extends it, so a backend that caches evaluated prompts by prefix (llama.cpp,
+    Ollama, vLLM) only evaluates what is new.
+    """
+    messages = [system_message()]
+    for turn in turns:
+        if turn.speaker == speaker and turn.step is not None and turn.prompt:
+            if turn.fresh:
+                messages = [system_message()]
+            messages += [{"role": "user", "content": turn.prompt}, {"role": "assistant", "content": turn.reply}]
+    return messages
+
+
+def size(messages: list[dict[str, str]]) -> int:
+    return sum(len(m["content"]) for m in messages)
+
+
+def header(speaker: str, proposition: Proposition, first: bool) -> str:
+    if not first:
+        return ""
+    return prompts.render(prompts.load("live").tasks["header"],
+                          proposition=prompts.quote(proposition.normalized_question),
+                          context_block=_context_block(proposition.context), role_block=role_block(speaker),
+                          side_line=SIDE_LINES[speaker])
 
 
 def system_message() -> dict[str, str]:
@@ -75,8 +103,9 @@ def _task(step: Step, questions: int) -> str:
     return prompts.render(live.tasks[step.kind], **variables)
 
 
-def turn_messages(step: Step, proposition: Proposition, visible: list[Turn], config: LiveConfig, *,
-                  evidence: list[str], prefix: str = "", questions: int = 2) -> list[dict[str, str]]:
+def turn_message(step: Step, proposition: Proposition, new_turns: list[Turn], config: LiveConfig, *,
+                 first: bool, evidence: list[str], prefix: str = "", questions: int = 2) -> str:
+    """The user message for one planned turn: the turns this agent has not seen yet and its task."""
     live = prompts.load("live")
     words = config.budget_words(step)
     if prefix:
@@ -84,26 +113,18 @@ def turn_messages(step: Step, proposition: Proposition, visible: list[Turn], con
     evidence_text = (prompts.render(live.tasks["evidence"], items=" | ".join(prompts.quote(e) for e in evidence))
                      if evidence else "")
     continuation = prompts.render(live.tasks["continuation"], prefix=prompts.quote(prefix)) if prefix else ""
-    user = prompts.render(
-        live.user, proposition=prompts.quote(proposition.normalized_question),
-        context_block=_context_block(proposition.context), role_block=role_block(step.speaker),
-        side_line=SIDE_LINES[step.speaker],
-        phase=PHASE_LABELS[step.phase], label=step.label,
-        visible=visible_block(visible), evidence=evidence_text, continuation=continuation,
+    return prompts.render(
+        live.user, header=header(step.speaker, proposition, first), phase=PHASE_LABELS[step.phase],
+        label=step.label, visible=visible_block(new_turns), evidence=evidence_text, continuation=continuation,
         task=_task(step, questions), words=str(words), tokens=str(math.ceil(words * config.tokens_per_word)),
-        soft_words=str(round(words * config.soft_limit)),
-        hard_words=str(round(words * config.hard_limit)))
-    return [system_message(), {"role": "user", "content": user}]
+        soft_words=str(round(words * config.soft_limit)), hard_words=str(round(words * config.hard_limit)))
 
 
-def question_messages(kind: str, speaker: str, proposition: Proposition, visible: list[Turn],
-                      question: str) -> list[dict[str, str]]:
-    """Messages for an answer to the user: ``kind`` is user_answer or clarification."""
-    template = prompts.load("live").tasks[kind]
-    user = prompts.render(template, proposition=prompts.quote(proposition.normalized_question),
-                          role_block=role_block(speaker), visible=visible_block(visible),
-                          question=prompts.quote(question))
-    return [system_message(), {"role": "user", "content": user}]
+def question_message(kind: str, speaker: str, proposition: Proposition, new_turns: list[Turn], question: str,
+                     *, first: bool) -> str:
+    """The user message asking an agent to answer the user: ``kind`` is user_answer or clarification."""
+    return prompts.render(prompts.load("live").tasks[kind], header=header(speaker, proposition, first),
+                          visible=visible_block(new_turns), question=prompts.quote(question))
 
 
 def proposition_of(data: dict[str, Any] | None) -> Proposition | None:

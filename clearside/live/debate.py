@@ -234,7 +234,15 @@ class LiveDebate:
     def _reply(self, item: Intervention, task: str, schema: dict, model: type, key: str) -> None:
         self._ensure_proposition()
         speaker = self._recipient(item)
-        messages = context.question_messages(task, speaker, self._proposition(), self._seen_by(speaker), item.text)
+        shown = self._shown(speaker)
+        unseen = [t for t in self._seen_by(speaker) if t.turn not in shown]
+        history = context.conversation(speaker, self.transcript.turns)
+        first = not self._spoke(speaker)
+        if not first and context.size(history) > self.config.context_chars:
+            history, first = [context.system_message()], True
+            unseen = [t for t in self.transcript.turns if t.turn in shown or t in self._seen_by(speaker)]
+        message = context.question_message(task, speaker, self._proposition(), unseen, item.text, first=first)
+        messages = [*history, {"role": "user", "content": message}]
         self.on_event(LiveEvent("turn_start", speaker, data={"intervention": item.id, "label": "Answering the user"}))
         try:
             reply = run_structured(self.provider, agent=speaker, messages=messages, model=model, schema=schema,
@@ -287,6 +295,20 @@ class LiveDebate:
             self.save()
         self.on_event(LiveEvent("proposition", "orchestrator", text=proposition.normalized_question))
 
+    def _spoke(self, speaker: str) -> bool:
+        return any(t.speaker == speaker and t.prompt for t in self.transcript.turns)
+
+    def _shown(self, speaker: str) -> set[int]:
+        """Turn numbers already in this agent's conversation: its own turns and what they were shown."""
+        shown: set[int] = set()
+        for turn in self.transcript.turns:
+            if turn.speaker == speaker and turn.prompt:
+                if turn.fresh:
+                    shown = set()
+                shown.update(turn.sees)
+                shown.add(turn.turn)
+        return shown
+
     def _visible(self, step: Step) -> list[Turn]:
         if step.kind in ("closing", "synthesis"):
             return list(self.transcript.turns)
@@ -333,15 +355,28 @@ class LiveDebate:
     def _run_step(self, step: Step, should_stop: Callable[[], bool] | None) -> Turn | None:
         config, transcript = self.config, self.transcript
         visible = self._visible(step)
+        shown = self._shown(step.speaker)
+        unseen = [t for t in visible if t.turn not in shown]
         evidence = self._evidence_for(step)
         partial = transcript.partial if transcript.partial and transcript.partial.step == step.index else None
         prefix = partial.speech if partial else ""
         asked = [t for t in visible if t.kind == "question"]
         questions = asked[-1].fields.get("questions", []) if asked and step.kind == "answer" else []
         schema = turn_schema(step, evidence=bool(evidence), questions=max(len(questions), 1))
-        messages = context.turn_messages(step, self._proposition(), visible, config,
-                                         evidence=[i.text for i in evidence], prefix=prefix,
-                                         questions=max(len(questions), 1))
+        history = context.conversation(step.speaker, transcript.turns)
+        first, fresh = not self._spoke(step.speaker), False
+        prompt = context.turn_message(step, self._proposition(), unseen, config, first=first,
+                                      evidence=[i.text for i in evidence], prefix=prefix,
+                                      questions=max(len(questions), 1))
+        if not first and context.size(history) + len(prompt) > config.context_chars:
+            # too long for the model's context: restart the conversation from digests of all it has seen
+            fresh, history = True, [context.system_message()]
+            unseen = [t for t in transcript.turns if t.turn in shown or t in visible]
+            prompt = context.turn_message(step, self._proposition(), unseen, config, first=True,
+                                          evidence=[i.text for i in evidence], prefix=prefix,
+                                          questions=max(len(questions), 1))
+        messages = [*history, {"role": "user", "content": prompt}]
+        sees = sorted(shown | {t.turn for t in visible})
         budget = config.budget_tokens(step)
         max_tokens = FIELD_TOKENS[step.kind] + (EVIDENCE_TOKENS if evidence else 0) + math.ceil(
             budget * config.hard_limit)
@@ -400,12 +435,13 @@ class LiveDebate:
                 self.save()
             self.on_event(LiveEvent("paused", step.speaker, step.index, text=kept))
             return None
-        return self._accept(step, fields, prefix, flags, regenerated, usage, state, visible, evidence,
-                            started, budget, max_tokens, questions)
+        return self._accept(step, fields, prefix, flags, regenerated, usage, state, sees, evidence,
+                            started, budget, max_tokens, questions, prompt, fresh)
 
     def _accept(self, step: Step, fields: dict[str, Any], prefix: str, flags: list, regenerated: int,
-                usage: Usage, state: dict[str, Any], visible: list[Turn], evidence: list[Intervention],
-                started: str, budget: int, max_tokens: int, questions: list[str]) -> Turn:
+                usage: Usage, state: dict[str, Any], sees: list[int], evidence: list[Intervention],
+                started: str, budget: int, max_tokens: int, questions: list[str], prompt: str,
+                fresh: bool) -> Turn:
         config = self.config
         text, notes, truncated = _join(prefix, fields.pop("speech")), [], False
         if state["cut"]:
@@ -427,7 +463,8 @@ class LiveDebate:
             turn = Turn(turn=len(transcript.turns) + 1, step=step.index, phase=step.phase, kind=step.kind,
                         speaker=step.speaker, label=step.label, text=text, fields=fields, budget_tokens=budget,
                         used_tokens=config.estimate_tokens(text), truncated=truncated, flags=flags,
-                        regenerated=regenerated, notes=notes, sees=[t.turn for t in visible],
+                        regenerated=regenerated, notes=notes, sees=sees, prompt=prompt, reply=state["raw"],
+                        fresh=fresh,
                         evidence=[i.id for i in evidence], paused_at=len(prefix) if prefix else None,
                         started_at=started, finished_at=now(), seconds=round(usage.seconds, 3),
                         first_token_seconds=round(state["first"], 3), completion_tokens=usage.completion_tokens)

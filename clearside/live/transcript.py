@@ -46,7 +46,10 @@ class Turn(_Model):
     flags: list[dict[str, Any]] = Field(default_factory=list)
     regenerated: int = 0
     notes: list[str] = Field(default_factory=list)
-    sees: list[int] = Field(default_factory=list)  # turn numbers shown to the agent
+    sees: list[int] = Field(default_factory=list)  # every turn number the agent had been shown by then
+    prompt: str = ""  # the message this turn's agent got (its conversation is rebuilt from these)
+    reply: str = ""  # the agent's accepted reply, verbatim
+    fresh: bool = False  # the agent's conversation was restarted here from digests (it had grown too long)
     evidence: list[int] = Field(default_factory=list)  # intervention ids delivered in this turn
     paused_at: int | None = None  # characters of speech kept from before a pause
     started_at: str = ""

@@ -26,7 +26,10 @@ from .base import ChatRequest, Completion, OnDelta, Provider
 
 DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_CONTEXT = 4096
-DEFAULT_PROMPT_CACHE_MB = 1024
+# Agents with a conversation of their own get a context of their own: llama.cpp reuses the evaluated
+# prefix of the previous call in the same context, so an agent's next turn evaluates only its new
+# message. Weights are memory-mapped and shared; each context adds its KV cache (~100 MB at 4096).
+SLOTS = ("pro", "con", "moderator")
 
 _loaded: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
 _load_lock = threading.Lock()
@@ -84,9 +87,9 @@ def resolve_model_path(model: str) -> Path:
     return path
 
 
-def load_llama(path: Path, n_ctx: int, n_threads: int) -> tuple[Any, threading.Lock]:
-    """The shared ``Llama`` for this file and settings, with the lock that guards it."""
-    key = (str(path), n_ctx, n_threads)
+def load_llama(path: Path, n_ctx: int, n_threads: int, slot: str = "shared") -> tuple[Any, threading.Lock]:
+    """The ``Llama`` for this file, settings and slot, with the lock that guards it."""
+    key = (str(path), n_ctx, n_threads, slot)
     with _load_lock:
         if key not in _loaded:
             try:
@@ -101,13 +104,6 @@ def load_llama(path: Path, n_ctx: int, n_threads: int) -> tuple[Any, threading.L
                                                                 n_threads=n_threads, verbose=False))
             except (ValueError, RuntimeError) as exc:
                 raise ConfigError(f"Could not load {path} as a GGUF model: {exc}") from exc
-            cache_mb = int(os.environ.get("CLEARSIDE_PROMPT_CACHE_MB", DEFAULT_PROMPT_CACHE_MB))
-            if cache_mb > 0:
-                # Evaluated prompts are kept by token prefix: a call that starts like an earlier one (the same
-                # agent's growing conversation, the shared preamble) evaluates only its new tokens.
-                from llama_cpp import LlamaRAMCache
-
-                llm.set_cache(LlamaRAMCache(capacity_bytes=cache_mb << 20))
             _loaded[key] = (llm, threading.Lock())
         return _loaded[key]
 
@@ -153,7 +149,8 @@ class EmbeddedProvider(Provider):
         return f"embedded:{self.model}" if self.model != DEFAULT_GGUF else "embedded"
 
     def _complete(self, request: ChatRequest, on_delta: OnDelta | None) -> Completion:
-        llm, lock = load_llama(self.path, self.n_ctx, self.n_threads)
+        slot = request.agent if request.agent in SLOTS else "shared"
+        llm, lock = load_llama(self.path, self.n_ctx, self.n_threads, slot)
         return on_llama_thread(lambda: self._generate(llm, lock, request, on_delta))
 
     def _generate(self, llm: Any, lock: threading.Lock, request: ChatRequest, on_delta: OnDelta | None) -> Completion:
