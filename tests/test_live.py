@@ -107,7 +107,7 @@ def test_budgets_are_told_and_overlong_speech_is_cut_with_a_note(tmp_path):
     opening = transcript.turns[0]
     assert opening.budget_tokens == config.budget_tokens(PLAN[0]) == 104  # 2 min x 40 wpm x 1.3 tokens/word
     told = request_text(provider.requests[1])
-    assert "about 80 words (104 tokens)" in told and "wrapping up by 64 words" in told and "past 96 words" in told
+    assert "about 80 words (104 tokens)" in told and "wrap up by 64 words" in told and "cut off at 96" in told
     assert opening.truncated and len(opening.text.split()) <= 96
     assert any("120% of its 104-token budget" in note for note in opening.notes)
     assert provider.requests[1].max_tokens >= 125  # the hard limit also caps generation itself
@@ -214,6 +214,9 @@ def test_guardrail_regenerates_a_turn_that_mentions_the_other_side(tmp_path):
     assert opening.regenerated == 1 and opening.flags == []
     retry = [r for r in provider.requests if r.agent == "pro"][1]
     assert "broke the debate rules" in request_text(retry) and "may not mention or rebut" in request_text(retry)
+    next_turn = [r for r in provider.requests if r.agent == "pro"][2].messages
+    assert next_turn[: len(retry.messages)] == retry.messages  # the regeneration stays in pro's conversation
+    assert next_turn[len(retry.messages)] == {"role": "assistant", "content": opening.reply}
 
 
 def test_a_turn_that_keeps_failing_is_accepted_with_the_violation_recorded(tmp_path):

@@ -63,7 +63,8 @@ def conversation(speaker: str, turns: list[Turn]) -> list[dict[str, str]]:
         if turn.speaker == speaker and turn.step is not None and turn.prompt:
             if turn.fresh:
                 messages = [system_message()]
-            messages += [{"role": "user", "content": turn.prompt}, {"role": "assistant", "content": turn.reply}]
+            messages += [{"role": "user", "content": turn.prompt}, *turn.rejected,
+                         {"role": "assistant", "content": turn.reply}]
     return messages
 
 

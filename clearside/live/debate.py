@@ -406,7 +406,7 @@ class LiveDebate:
             state["cut"] = state["cut"] or repaired is not None
             return repaired
 
-        usage, flags, regenerated = Usage(), [], 0
+        usage, flags, regenerated, rejected = Usage(), [], 0, []
         opponent_claims = self._claims(step.opponent) if step.kind == "rebuttal" else []
         own_earlier = [text for t in transcript.turns if t.speaker == step.speaker
                        for text in [t.text, *guardrails.texts_of(t.fields)]] if step.kind == "closing" else []
@@ -424,9 +424,11 @@ class LiveDebate:
                     break
                 regenerated += 1
                 self.on_event(LiveEvent("guardrail", step.speaker, step.index, data={"violations": flags}))
-                conversation = [*messages, {"role": "assistant", "content": json.dumps(fields)},
-                                {"role": "user", "content": prompts.render(prompts.load("live").tasks["guardrail"],
-                                                                           violations=guardrails.describe(flags))}]
+                complaint = prompts.render(prompts.load("live").tasks["guardrail"],
+                                           violations=guardrails.describe(flags))
+                rejected = [{"role": "assistant", "content": state["raw"] or json.dumps(fields)},
+                            {"role": "user", "content": complaint}]
+                conversation = [*messages, *rejected]
         except Interrupted:
             kept = _join(prefix, state["speech"])
             with self.lock:
@@ -436,12 +438,12 @@ class LiveDebate:
             self.on_event(LiveEvent("paused", step.speaker, step.index, text=kept))
             return None
         return self._accept(step, fields, prefix, flags, regenerated, usage, state, sees, evidence,
-                            started, budget, max_tokens, questions, prompt, fresh)
+                            started, budget, max_tokens, questions, prompt, fresh, rejected)
 
     def _accept(self, step: Step, fields: dict[str, Any], prefix: str, flags: list, regenerated: int,
                 usage: Usage, state: dict[str, Any], sees: list[int], evidence: list[Intervention],
                 started: str, budget: int, max_tokens: int, questions: list[str], prompt: str,
-                fresh: bool) -> Turn:
+                fresh: bool, rejected: list[dict[str, str]]) -> Turn:
         config = self.config
         text, notes, truncated = _join(prefix, fields.pop("speech")), [], False
         if state["cut"]:
@@ -464,7 +466,7 @@ class LiveDebate:
                         speaker=step.speaker, label=step.label, text=text, fields=fields, budget_tokens=budget,
                         used_tokens=config.estimate_tokens(text), truncated=truncated, flags=flags,
                         regenerated=regenerated, notes=notes, sees=sees, prompt=prompt, reply=state["raw"],
-                        fresh=fresh,
+                        fresh=fresh, rejected=rejected if regenerated else [],
                         evidence=[i.id for i in evidence], paused_at=len(prefix) if prefix else None,
                         started_at=started, finished_at=now(), seconds=round(usage.seconds, 3),
                         first_token_seconds=round(state["first"], 3), completion_tokens=usage.completion_tokens)

@@ -88,7 +88,7 @@ class LiveConfig:
     guardrail_retries: int = 1
     schema_retries: int = 2
     temperature: float = 0.4
-    context_chars: int = 9000  # an agent's conversation longer than this restarts from compact digests
+    context_chars: int = 11000  # an agent's conversation longer than this restarts from compact digests
 
     @classmethod
     def from_env(cls, **overrides) -> LiveConfig:

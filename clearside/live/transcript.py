@@ -49,6 +49,7 @@ class Turn(_Model):
     sees: list[int] = Field(default_factory=list)  # every turn number the agent had been shown by then
     prompt: str = ""  # the message this turn's agent got (its conversation is rebuilt from these)
     reply: str = ""  # the agent's accepted reply, verbatim
+    rejected: list[dict[str, str]] = Field(default_factory=list)  # a guardrail-rejected reply and the complaint
     fresh: bool = False  # the agent's conversation was restarted here from digests (it had grown too long)
     evidence: list[int] = Field(default_factory=list)  # intervention ids delivered in this turn
     paused_at: int | None = None  # characters of speech kept from before a pause
