@@ -119,7 +119,7 @@ def live_panel(job_id: str, shown: tuple[str, bool]) -> None:
     if (snap.status, active(snap)) != shown:
         st.rerun()  # the controls beside this panel depend on the status
     live_view.phase_progress(snap.transcript, snap.status)
-    live_view.now_speaking(snap.speaker, snap.activity, snap.speech, snap.status)
+    live_view.now_speaking(snap.speaker, snap.activity, snap.speech, snap.status, snap.raw)
     live_view.transcript_view(snap.transcript)
 
 

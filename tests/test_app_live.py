@@ -384,3 +384,12 @@ def test_run_live_on_the_debate_pages_document():
     assert t.proposition["normalized_question"] == document.proposition.normalized_question != NORMALIZED
     assert t.question == document.proposition.raw_input
     assert provider.requests_for("orchestrator") == [], "the debate's proposition is reused"
+
+
+def test_points_being_prepared_are_shown_before_the_speech_starts():
+    from ui.live_view import preparing
+
+    raw = '{"arguments": [{"category": "economic", "claim": "Grid upgrades cost billions", "evidence_type": "fa'
+    assert preparing(raw) == ["Grid upgrades cost billions"]
+    assert preparing('{"questions": ["Why now?"], "speech": "I ask') == ["Why now?"]
+    assert preparing("not json") == []

@@ -8,10 +8,12 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+import pydantic_core
 import streamlit as st
 
 from clearside.errors import InputError
 from clearside.live.export import TYPE_LABELS, to_markdown
+from clearside.live.guardrails import texts_of
 from clearside.live.protocol import PHASE_LABELS, PHASES, PLAN, SPEAKER_LABELS
 from clearside.live.transcript import Intervention, Transcript, Turn, load, path_for
 from ui.view import esc
@@ -111,14 +113,33 @@ def phase_progress(transcript: Transcript, status: str | None = None) -> None:
         st.markdown(STATUS_BADGES.get(status, esc(status)))
 
 
-def now_speaking(speaker: str, activity: str, speech: str, status: str) -> None:
-    """Who speaks now and the speech streamed so far in the turn in flight."""
+ENUM_WORDS = {"economic", "ethical", "technical", "social", "political", "environmental", "fact", "projection",
+              "analogy", "value_judgment", "low", "medium", "high"}
+
+
+def preparing(raw: str) -> list[str]:
+    """The structured points already streamed in a reply whose speech has not started (they come first)."""
+    try:
+        data = pydantic_core.from_json(raw, allow_partial="trailing-strings")
+    except ValueError:
+        return []
+    if not isinstance(data, dict):
+        return []
+    data.pop("speech", None)
+    return [text for text in texts_of(data) if len(text) > 3 and text not in ENUM_WORDS]
+
+
+def now_speaking(speaker: str, activity: str, speech: str, status: str, raw: str = "") -> None:
+    """Who speaks now and the speech streamed so far in the turn in flight (its points while they are prepared)."""
     if not speaker or status not in ("running", "pausing"):
         return
     with st.container(border=True, key="live_now"):
         st.markdown(f"{speaker_badge(speaker)} **Speaking now** · {esc(activity)}")
         if speech.strip():
             st.markdown(esc(speech) + " ▌")
+        elif points := preparing(raw):
+            st.caption("Preparing the points of this turn…")
+            st.markdown("\n".join(f"- {esc(point)}" for point in points[-6:]))
         else:
             st.caption("Thinking…")
 
