@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import pydantic_core
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel, ValidationError
 
@@ -40,6 +41,16 @@ def parse_json(text: str) -> Any:
         return json.loads(body, strict=False)
     except json.JSONDecodeError as exc:
         raise ValueError(f"the reply is not valid JSON: {exc.msg} at character {exc.pos}") from None
+
+
+def partial_object(text: str) -> dict[str, Any]:
+    """The JSON object in a reply still being streamed (or cut short): complete values only, plus a
+    trailing unfinished string; ``{}`` when there is no object yet."""
+    try:
+        data = pydantic_core.from_json(text.strip(), allow_partial="trailing-strings")
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def tidy(value: Any) -> Any:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import json
 import socket
+import time
 from pathlib import Path
 from typing import Any
 
@@ -170,3 +171,15 @@ class LiveResponder:
             return NORMALIZED
         text = f"{agent.capitalize()} {key.replace('_', ' ')} in call {n} about service boundaries"
         return text[: schema.get("maxLength", 200)]
+
+
+def settle(at: Any, until, *, describe=lambda at: "", timeout: float = 30, pause: float = 0.05) -> Any:
+    """Rerun an AppTest script (timers never fire in AppTest) until ``until(at)`` holds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        at.run()
+        assert not at.exception, at.exception
+        if until(at):
+            return at
+        time.sleep(pause)
+    raise AssertionError("the page never reached the expected state:\n" + describe(at))

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from pathlib import Path
 
+import helpers
 import pytest
 from helpers import challenge_reply, scripted_debate, side_reply
 
@@ -23,15 +23,7 @@ def text_of(at: AppTest) -> str:
 
 
 def settle(at: AppTest, until, timeout: float = 30) -> AppTest:
-    """Rerun the script (timers never fire in AppTest) until ``until(at)`` holds."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        at.run()
-        assert not at.exception, at.exception
-        if until(at):
-            return at
-        time.sleep(0.1)
-    raise AssertionError("the page never reached the expected state:\n" + text_of(at))
+    return helpers.settle(at, until, describe=text_of, timeout=timeout)
 
 
 @pytest.fixture

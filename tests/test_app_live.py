@@ -6,6 +6,7 @@ import re
 import time
 from pathlib import Path
 
+import helpers
 import pytest
 from helpers import NORMALIZED, LiveResponder, fixture_dict
 
@@ -79,15 +80,7 @@ def plain(at: AppTest) -> str:
 
 
 def settle(at: AppTest, until, timeout: float = 30) -> AppTest:
-    """Rerun the script (timers never fire in AppTest) until ``until(at)`` holds."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        at.run()
-        assert not at.exception, at.exception
-        if until(at):
-            return at
-        time.sleep(0.05)
-    raise AssertionError("the page never reached the expected state:\n" + plain(at))
+    return helpers.settle(at, until, describe=plain, timeout=timeout)
 
 
 def transcript(at: AppTest) -> Transcript:

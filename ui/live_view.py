@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-import pydantic_core
 import streamlit as st
 
+from clearside.enforce import partial_object
 from clearside.errors import InputError
 from clearside.live.export import TYPE_LABELS, to_markdown
 from clearside.live.guardrails import texts_of
@@ -119,12 +119,7 @@ ENUM_WORDS = {"economic", "ethical", "technical", "social", "political", "enviro
 
 def preparing(raw: str) -> list[str]:
     """The structured points already streamed in a reply whose speech has not started (they come first)."""
-    try:
-        data = pydantic_core.from_json(raw, allow_partial="trailing-strings")
-    except ValueError:
-        return []
-    if not isinstance(data, dict):
-        return []
+    data = partial_object(raw)
     data.pop("speech", None)
     return [text for text in texts_of(data) if len(text) > 3 and text not in ENUM_WORDS]
 

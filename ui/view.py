@@ -6,9 +6,9 @@ import re
 from collections import defaultdict
 from typing import Any
 
-import pydantic_core
 import streamlit as st
 
+from clearside.enforce import partial_object
 from clearside.jobs import AGENT_ORDER, Snapshot
 from clearside.schema import CATEGORY_VALUES, Document, Side
 
@@ -125,12 +125,7 @@ def challenge_targets(document: Document) -> dict[str, str]:
 
 def _partial_points(text: str) -> list[str]:
     """Summary points and claims parsed from a reply still being streamed."""
-    try:
-        data = pydantic_core.from_json(text, allow_partial="trailing-strings")
-    except ValueError:
-        return []
-    if not isinstance(data, dict):
-        return []
+    data = partial_object(text)
     points = [p for p in data.get("executive_summary", []) if isinstance(p, str)]
     points += [a["claim"] for a in data.get("arguments", []) if isinstance(a, dict) and isinstance(a.get("claim"), str)]
     return points

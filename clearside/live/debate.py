@@ -21,10 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pydantic_core
-
 from .. import agents, inputs, prompts
-from ..enforce import run_structured
+from ..enforce import partial_object, run_structured
 from ..engine import DebateRun
 from ..errors import ClearSideError, InputError
 from ..providers import Provider, Usage
@@ -72,21 +70,14 @@ OnLiveEvent = Callable[[LiveEvent], None]
 
 def speech_of(raw: str) -> str:
     """The speech in a possibly unfinished JSON reply ("" until it starts)."""
-    try:
-        data = pydantic_core.from_json(raw, allow_partial="trailing-strings")
-    except ValueError:
-        return ""
-    speech = data.get("speech") if isinstance(data, dict) else None
+    speech = partial_object(raw).get("speech")
     return speech if isinstance(speech, str) else ""
 
 
 def close_cut_reply(raw: str) -> str | None:
     """A reply cut at the token limit, closed after its last complete value (the speech is last)."""
-    try:
-        data = pydantic_core.from_json(raw.strip(), allow_partial="trailing-strings")
-    except ValueError:
-        return None
-    return json.dumps(data) if isinstance(data, dict) and data else None
+    data = partial_object(raw)
+    return json.dumps(data) if data else None
 
 
 def cut_words(text: str, limit: int) -> str:
