@@ -2,24 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
-
+import browser_kit
 import pytest
-from helpers import free_port
 
 playwright = pytest.importorskip("playwright.sync_api")
 pytestmark = [pytest.mark.model, pytest.mark.browser]
 
-ROOT = Path(__file__).resolve().parent.parent
-ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--no-first-run", "--disable-sync", "--disable-quic"]
+ARTIFACTS = browser_kit.ARTIFACTS
 HOSTILE = ('Should cities ban cars downtown? <script>window.__pwned = 1</script>'
            '<img src=x onerror="window.__pwned = 2">')
 
@@ -40,39 +29,12 @@ CONTRAST_JS = """([text]) => {
 
 @pytest.fixture(scope="module")
 def server():
-    if not os.path.exists(CHROMIUM):
-        pytest.fail("Debian's chromium is missing: scripts/test.sh installs it (apt-get install chromium)")
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address",
-         "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        proc.kill()
-        pytest.fail("streamlit did not start:\n" + (proc.stdout.read() if proc.stdout else ""))
-    yield url
-    proc.terminate()
-    try:
-        proc.wait(15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        pytest.fail("streamlit did not stop within 15 s of SIGTERM")
+    yield from browser_kit.streamlit_server()
 
 
 @pytest.fixture(scope="module")
 def browser():
-    with playwright.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
+    yield from browser_kit.chromium(playwright)
 
 
 def test_debate_challenge_and_escaping_in_a_real_browser(server, browser):

@@ -7,25 +7,17 @@ At 30 words per minute the turns are short; the tiny CPU model still needs sever
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
+import browser_kit
 import pytest
-from helpers import free_port
 
 playwright = pytest.importorskip("playwright.sync_api")
 pytestmark = [pytest.mark.model, pytest.mark.browser]
 
-ROOT = Path(__file__).resolve().parent.parent
-ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--no-first-run", "--disable-sync", "--disable-quic"]
+ARTIFACTS = browser_kit.ARTIFACTS
 QUESTION = "Should cities ban private cars downtown? <script>window.__pwned = 1</script>"
 ASK = "What is the single strongest reason for your side?"
 DEBATE_MINUTES = 25  # the whole debate, generously: about 8 on an idle 2-core machine
@@ -39,40 +31,12 @@ def data(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def server(data):
-    if not os.path.exists(CHROMIUM):
-        pytest.fail("Debian's chromium is missing: scripts/test.sh installs it (apt-get install chromium)")
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address",
-         "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        env={**os.environ, "CLEARSIDE_DATA": str(data)})
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        proc.kill()
-        pytest.fail("streamlit did not start:\n" + (proc.stdout.read() if proc.stdout else ""))
-    yield url
-    proc.terminate()
-    try:
-        proc.wait(15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        pytest.fail("streamlit did not stop within 15 s of SIGTERM")
+    yield from browser_kit.streamlit_server({"CLEARSIDE_DATA": str(data)})
 
 
 @pytest.fixture(scope="module")
 def browser():
-    with playwright.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
+    yield from browser_kit.chromium(playwright)
 
 
 def saved(data: Path) -> dict:

@@ -1,0 +1,57 @@
+"""What the browser tests share: `streamlit run app.py` on a free port, and Debian's Chromium under Playwright."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from helpers import free_port
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--no-first-run", "--disable-sync", "--disable-quic"]
+
+
+def streamlit_server(env: dict[str, str] | None = None) -> Iterator[str]:
+    """Yield the URL of the dashboard running in a subprocess; stop it afterwards (a fixture body)."""
+    if not os.path.exists(CHROMIUM):
+        pytest.fail("Debian's chromium is missing: scripts/test.sh installs it (apt-get install chromium)")
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address",
+         "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, **(env or {})})
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                break
+        except OSError:
+            time.sleep(0.3)
+    else:
+        proc.kill()
+        pytest.fail("streamlit did not start:\n" + (proc.stdout.read() if proc.stdout else ""))
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail("streamlit did not stop within 15 s of SIGTERM")
+
+
+def chromium(playwright) -> Iterator:
+    """Yield a headless Chromium browser (a fixture body)."""
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
