@@ -17,6 +17,7 @@ from typing import Any
 from . import schema
 from .engine import SECTIONS, DebateRun, Engine, Event, validate_document
 from .errors import ClearSideError, DebateFailed, InputError
+from .inputs import read_json
 from .live import cli as live_cli
 from .providers import DEFAULT_PROVIDER
 from .render import FORMATS, render
@@ -94,12 +95,7 @@ def cmd_debate(args: argparse.Namespace) -> int:
 
 
 def _read_document(path: str) -> dict[str, Any]:
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"Cannot read {path}: {exc.strerror}") from exc
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path} is not JSON: {exc}") from exc
+    data = read_json(path)
     if not isinstance(data, dict):
         raise InputError(f"{path} does not hold a ClearSide document (expected a JSON object).")
     validate_document(data)

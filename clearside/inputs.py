@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
+from pathlib import Path
+from typing import Any
 
 from .errors import InputError
 
@@ -47,3 +50,14 @@ def context_field(name: str, text: str | None) -> str | None:
 
 def target(text: str | None) -> str:
     return question(text, label="Challenge target", limit=MAX_TARGET)
+
+
+def read_json(path: str, what: str = "") -> Any:
+    """A JSON file's content, or an InputError saying why it cannot be read (``what`` names the file's role)."""
+    name = f"{what} {path}".strip()
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"Cannot read {name}: {exc.strerror}") from exc
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{name} is not JSON: {exc}") from exc

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from ..errors import ClearSideError, InputError
+from ..inputs import read_json
 from ..providers import get_provider
 from .debate import LiveDebate, LiveEvent
 from .protocol import SPEAKER_LABELS, LiveConfig
@@ -17,12 +17,7 @@ from .transcript import INTERVENTION_TYPES, Transcript, path_for
 
 def read_interventions(path: str) -> list[dict[str, Any]]:
     """A JSON list of ``{"after_turn", "type", "text", "to"?}``; refused whole if any item is wrong."""
-    try:
-        items = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"Cannot read the interventions file {path}: {exc.strerror}") from exc
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"The interventions file {path} is not JSON: {exc}") from exc
+    items = read_json(path, "the interventions file")
     if not isinstance(items, list):
         raise InputError(f"The interventions file {path} must hold a JSON list of interventions.")
     for number, item in enumerate(items, 1):
