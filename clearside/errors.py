@@ -1,6 +1,7 @@
 """ClearSide's typed errors. Every message says what went wrong and how to fix it.
 
-``InputError`` and ``ConfigError`` are the user's to fix; ``ProviderError`` and its
+``InputError`` (``NotFound`` included) and ``ConfigError`` are the user's to fix; ``StoreError`` means
+the debate store is unreachable or refused a write; ``ProviderError`` and its
 subclasses come from a model backend; ``SchemaViolationError`` means a model kept
 producing output that breaks the contract after every re-ask.
 """
@@ -58,6 +59,16 @@ class SchemaViolationError(ClearSideError):
         self.attempts = attempts
         self.errors = errors
         self.raw_output = raw_output
+
+
+class NotFound(InputError):
+    """No saved debate (or run) has the id the user gave."""
+
+
+class StoreError(ClearSideError):
+    """The debate store cannot be opened or written (bad DATABASE_URL, server down, disk full)."""
+
+    exit_code = 5
 
 
 class DebateFailed(ClearSideError):

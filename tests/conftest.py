@@ -8,3 +8,41 @@ from pathlib import Path
 _TESTS = str(Path(__file__).resolve().parent)
 if _TESTS not in sys.path:
     sys.path.insert(0, _TESTS)
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def postgres_admin():
+    """One real PostgreSQL server for the whole run (see tests/pg_kit.py)."""
+    import pg_kit
+
+    with pg_kit.server() as url:
+        yield url
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request, tmp_path):
+    """A fresh, empty database: a SQLite file, then a new database on the real PostgreSQL server."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'store.db'}"
+        return
+    import pg_kit
+
+    admin = request.getfixturevalue("postgres_admin")
+    url = pg_kit.new_database(admin)
+    yield url
+    from clearside import store
+
+    cached = store._stores.pop(url, None)
+    if cached is not None:
+        cached.close()
+    pg_kit.drop_database(admin, url)
+
+
+@pytest.fixture(autouse=True)
+def private_store(tmp_path_factory, monkeypatch):
+    """Every test saves into its own data folder (never ~/.clearside) and SQLite unless it asks otherwise."""
+    monkeypatch.setenv("CLEARSIDE_DATA", str(tmp_path_factory.mktemp("data")))
+    monkeypatch.delenv("DATABASE_URL", raising=False)

@@ -1,0 +1,127 @@
+"""Saved-debate commands: ``list``, ``export``, ``import``, ``delete``, ``rename``, ``duplicate``.
+
+``debate --save`` and ``debate --resume ID`` live with the ``debate`` command. An
+unknown id or a refused import exits 2 and changes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from ..errors import InputError
+from . import open_store, safe_url
+from .exchange import export_data, import_file
+from .store import Summary
+
+LIST_FIELDS = ("id", "kind", "status", "created_at", "provider", "model", "title")
+
+
+def _table(items: list[Summary]) -> str:
+    if not items:
+        return "No saved debates match."
+    rows = [("ID", "CREATED", "KIND", "STATUS", "PROVIDER:MODEL", "TITLE")]
+    rows += [(s.id, s.created_at.replace("T", " ").rstrip("Z")[:16], s.kind, s.status,
+              f"{s.provider}:{s.model}"[:40], " ".join(s.title.split())[:60]) for s in items]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)) + "  " + row[-1]
+                     for row in rows)
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    page = open_store().list(args.search or "", kind=args.kind, provider=args.provider_filter, model=args.model,
+                             status=args.status, limit=args.limit)
+    if args.format == "json":
+        print(json.dumps([s.as_dict() for s in page.items], indent=2, ensure_ascii=False))
+    else:
+        print(_table(page.items))
+        if page.total > len(page.items):
+            print(f"({len(page.items)} of {page.total}; raise --limit or narrow with --search)", file=sys.stderr)
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    data = export_data(open_store(), args.id)
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    if args.out in (None, "-"):
+        sys.stdout.write(text)
+        return 0
+    try:
+        with open(args.out, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as exc:
+        raise InputError(f"Cannot write {args.out}: {exc.strerror}") from exc
+    print(f"Wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    store = open_store()
+    result = import_file(store, args.file)
+    for note in result.notes:
+        print(note, file=sys.stderr)
+    print(f"Imported {args.file} as {result.kind} debate {result.id} into {safe_url(store.url)}", file=sys.stderr)
+    print(result.id)
+    return 0
+
+
+def cmd_delete(args: argparse.Namespace) -> int:
+    store = open_store()
+    record = store.get(args.id)  # an unknown id is refused before anything else
+    if not args.yes:
+        raise InputError(f"Deleting “{record.title}” cannot be undone: add --yes to confirm.")
+    store.delete(args.id)
+    print(f"Deleted {record.kind} debate {args.id} (“{record.title}”)", file=sys.stderr)
+    return 0
+
+
+def cmd_rename(args: argparse.Namespace) -> int:
+    open_store().rename(args.id, args.title)
+    print(f"Renamed {args.id}", file=sys.stderr)
+    return 0
+
+
+def cmd_duplicate(args: argparse.Namespace) -> int:
+    copy_id = open_store().duplicate(args.id, title=args.title)
+    print(f"Copied {args.id} to {copy_id}", file=sys.stderr)
+    print(copy_id)
+    return 0
+
+
+def add_parsers(sub: Any) -> None:
+    listing = sub.add_parser("list", help="list saved debates, newest first")
+    listing.add_argument("--format", choices=("table", "json"), default="table")
+    listing.add_argument("--search", help="words to find in questions, titles, claims and hinges")
+    listing.add_argument("--kind", choices=("static", "live"))
+    listing.add_argument("--provider", dest="provider_filter", metavar="PROVIDER")
+    listing.add_argument("--model")
+    listing.add_argument("--status", choices=("running", "paused", "failed", "done"))
+    listing.add_argument("--limit", type=int, default=50)
+    listing.set_defaults(func=cmd_list)
+
+    export = sub.add_parser("export", help="write a saved debate as JSON (a v1 document, or a live transcript)")
+    export.add_argument("id")
+    export.add_argument("--out", metavar="FILE", help="write here instead of stdout")
+    export.set_defaults(func=cmd_export)
+
+    imp = sub.add_parser("import", help="add an exported debate to the store (refused if unreadable or of "
+                                        "another major schema version)")
+    imp.add_argument("file", metavar="FILE")
+    imp.set_defaults(func=cmd_import)
+
+    remove = sub.add_parser("delete", help="delete a saved debate and everything in it")
+    remove.add_argument("id")
+    remove.add_argument("--yes", action="store_true", help="confirm: deleting cannot be undone")
+    remove.set_defaults(func=cmd_delete)
+
+    rename = sub.add_parser("rename", help="give a saved debate a new title")
+    rename.add_argument("id")
+    rename.add_argument("title")
+    rename.set_defaults(func=cmd_rename)
+
+    duplicate = sub.add_parser("duplicate", help="copy a saved debate under a new id")
+    duplicate.add_argument("id")
+    duplicate.add_argument("--title")
+    duplicate.set_defaults(func=cmd_duplicate)

@@ -1,0 +1,121 @@
+"""The store's tables (SQLAlchemy 2 declarative models); migrations in ``migrations/`` create them.
+
+One ``debates`` row per saved debate of any kind: ``static`` (the pro/con/moderator
+pipeline), ``live`` (the six-phase protocol). Its parts live in child tables so a
+debate being generated is saved piece by piece: ``sections`` (proposition, pro,
+con, moderator, each written when its agent finishes), ``challenges`` (one row
+per challenge response), ``live_turns`` and ``interventions`` (a live transcript,
+turn by turn). ``runs`` records comparison and regression runs. No column holds a
+user identifier (NFR-404): nothing here knows who asked.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, Boolean, DateTime, ForeignKey, Index, Integer, MetaData, String, Text
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+Json = JSON().with_variant(JSONB(), "postgresql")
+Stamp = DateTime(timezone=True)
+
+NAMING = {"ix": "ix_%(table_name)s_%(column_0_name)s", "pk": "pk_%(table_name)s",
+          "fk": "fk_%(table_name)s_%(column_0_name)s", "uq": "uq_%(table_name)s_%(column_0_name)s"}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+class Debate(Base):
+    __tablename__ = "debates"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)  # uuid4 hex: unguessable
+    kind: Mapped[str] = mapped_column(String(16))  # static | live
+    status: Mapped[str] = mapped_column(String(16))  # running | paused | failed | done
+    title: Mapped[str] = mapped_column(Text)
+    question: Mapped[str] = mapped_column(Text)
+    provider: Mapped[str] = mapped_column(String(64))
+    model: Mapped[str] = mapped_column(Text)
+    prompt_versions: Mapped[dict[str, Any]] = mapped_column(Json, default=dict)
+    schema_version: Mapped[str] = mapped_column(String(16))
+    document: Mapped[dict[str, Any] | None] = mapped_column(Json, nullable=True)
+    data: Mapped[dict[str, Any]] = mapped_column(Json, default=dict)  # context, usage, live header, imports
+    search_text: Mapped[str] = mapped_column(Text, default="")  # lower-cased question, title and claims
+    parent_id: Mapped[str | None] = mapped_column(String(32), nullable=True)  # duplicated or re-run from
+    created_at: Mapped[datetime] = mapped_column(Stamp, index=True)
+    updated_at: Mapped[datetime] = mapped_column(Stamp)
+
+
+Index("ix_debates_provider_model", Debate.provider, Debate.model)
+# Library search is LIKE '%word%' on lower-cased text: PostgreSQL answers it from a trigram index (migration 0002)
+Index("ix_debates_search_trgm", Debate.search_text, postgresql_using="gin",
+      postgresql_ops={"search_text": "gin_trgm_ops"}).ddl_if(dialect="postgresql")
+
+
+def _parent() -> Any:
+    return mapped_column(String(32), ForeignKey("debates.id", ondelete="CASCADE"), primary_key=True)
+
+
+class Section(Base):
+    __tablename__ = "sections"
+
+    debate_id: Mapped[str] = _parent()
+    name: Mapped[str] = mapped_column(String(16), primary_key=True)  # proposition | pro | con | moderator
+    body: Mapped[dict[str, Any]] = mapped_column(Json)
+    created_at: Mapped[datetime] = mapped_column(Stamp)
+
+
+class Challenge(Base):
+    __tablename__ = "challenges"
+
+    debate_id: Mapped[str] = _parent()
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
+    body: Mapped[dict[str, Any]] = mapped_column(Json)  # the schema's challenge response
+    provider: Mapped[str] = mapped_column(String(64))
+    model: Mapped[str] = mapped_column(Text)
+    prompt_version: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[datetime] = mapped_column(Stamp)
+
+
+class LiveTurn(Base):
+    __tablename__ = "live_turns"
+
+    debate_id: Mapped[str] = _parent()
+    turn: Mapped[int] = mapped_column(Integer, primary_key=True)
+    phase: Mapped[str] = mapped_column(String(32))
+    speaker: Mapped[str] = mapped_column(String(16))
+    flagged: Mapped[bool] = mapped_column(Boolean, default=False)
+    body: Mapped[dict[str, Any]] = mapped_column(Json)  # the whole Turn: fields, speech, flags, prompt, reply
+    updated_at: Mapped[datetime] = mapped_column(Stamp)
+
+
+class InterventionRow(Base):
+    __tablename__ = "interventions"
+
+    debate_id: Mapped[str] = _parent()
+    number: Mapped[int] = mapped_column(Integer, primary_key=True)
+    type: Mapped[str] = mapped_column(String(32))
+    status: Mapped[str] = mapped_column(String(16))
+    body: Mapped[dict[str, Any]] = mapped_column(Json)
+    updated_at: Mapped[datetime] = mapped_column(Stamp)
+
+
+class Run(Base):
+    __tablename__ = "runs"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    suite: Mapped[str] = mapped_column(String(64), index=True)  # flagship, argkp-dev, compare, ...
+    debate_id: Mapped[str | None] = mapped_column(
+        String(32), ForeignKey("debates.id", ondelete="SET NULL"), nullable=True)
+    provider: Mapped[str] = mapped_column(String(64))
+    model: Mapped[str] = mapped_column(Text)
+    prompt_versions: Mapped[dict[str, Any]] = mapped_column(Json, default=dict)
+    status: Mapped[str] = mapped_column(String(16))
+    baseline: Mapped[bool] = mapped_column(Boolean, default=False)
+    metrics: Mapped[dict[str, Any]] = mapped_column(Json, default=dict)
+    data: Mapped[dict[str, Any]] = mapped_column(Json, default=dict)
+    created_at: Mapped[datetime] = mapped_column(Stamp)
+    updated_at: Mapped[datetime] = mapped_column(Stamp)

@@ -1,0 +1,266 @@
+"""The store on SQLite and on a real PostgreSQL server: migrations, saving, search, live transcripts, privacy."""
+
+from __future__ import annotations
+
+import copy
+import threading
+from datetime import UTC, date, datetime, timedelta
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from helpers import fixture_dict, moderator_reply, orchestrator_reply, side_reply
+from sqlalchemy import inspect, select
+
+from clearside.engine import DebateRun
+from clearside.errors import InputError, NotFound, StoreError
+from clearside.live.transcript import Intervention, Transcript, Turn
+from clearside.schema import Moderator, Proposition, Side
+from clearside.store import LiveWriter, Store, load_live
+from clearside.store.db import current, head
+from clearside.store.tables import Base, Debate, LiveTurn
+
+STAMP = "2026-11-22T08:00:00.000Z"
+
+
+@pytest.fixture
+def store(store_url):
+    opened = Store(store_url)
+    yield opened
+    opened.close()
+
+
+def test_a_new_database_is_migrated_to_head_and_matches_the_models(store):
+    assert current(store.engine) == head()
+    with store.engine.connect() as connection:
+        postgres_only = {"ix_debates_search_trgm"} if store.dialect == "sqlite" else set()
+        context = MigrationContext.configure(connection, opts={
+            "include_object": lambda obj, name, kind, reflected, other: name not in postgres_only})
+        diff = compare_metadata(context, Base.metadata)
+    assert diff == []  # the migrations create exactly what tables.py declares
+    assert set(inspect(store.engine).get_table_names()) >= {"debates", "sections", "challenges", "live_turns",
+                                                             "interventions", "runs", "alembic_version"}
+
+
+def test_reopening_keeps_everything_and_migrates_nothing(store_url):
+    first = Store(store_url)
+    debate_id = first.create("static", "Keep me?", provider="scripted", model="m")
+    first.close()
+    again = Store(store_url)
+    assert again.get(debate_id).question == "Keep me?"
+    assert current(again.engine) == head()
+    again.close()
+
+
+def test_no_column_can_hold_a_user_identifier(store):
+    names = {c["name"] for table in inspect(store.engine).get_table_names()
+             for c in inspect(store.engine).get_columns(table)}
+    assert not {n for n in names if any(w in n for w in ("user", "email", "ip", "session", "client", "key"))}
+
+
+def test_sqlite_connections_use_wal_busy_timeout_and_foreign_keys(tmp_path):
+    store = Store(f"sqlite:///{tmp_path / 'x.db'}")
+    with store.engine.connect() as connection:
+        pragmas = {name: connection.exec_driver_sql(f"PRAGMA {name}").scalar()
+                   for name in ("journal_mode", "busy_timeout", "foreign_keys")}
+    assert pragmas == {"journal_mode": "wal", "busy_timeout": 10000, "foreign_keys": 1}
+
+
+def _run() -> DebateRun:
+    return DebateRun.from_input("Should we adopt microservices architecture?", geography="Global")
+
+
+def test_a_static_debate_is_saved_section_by_section_and_resumable(store):
+    run = _run()
+    debate_id = store.start_static(run, provider="scripted", model="script", prompt_versions={"advocate": "1.0.0"})
+    assert len(debate_id) == 32 and store.get(debate_id).status == "running"
+    proposition = Proposition.model_validate({**orchestrator_reply(), "raw_input": run.raw_input})
+    store.save_section(debate_id, "proposition", proposition.dump())
+    store.save_section(debate_id, "pro", Side.model_validate(side_reply("pro")).dump())
+    resumed = store.load_run(debate_id)
+    assert resumed.missing == ["con", "moderator"]
+    assert resumed.pro == Side.model_validate(side_reply("pro"))
+    assert resumed.context.geography == "Global" and resumed.raw_input == run.raw_input
+    store.save_section(debate_id, "pro", Side.model_validate(side_reply("pro2")).dump())  # a rerun replaces it
+    assert store.load_run(debate_id).pro == Side.model_validate(side_reply("pro2"))
+    assert Moderator.model_validate(moderator_reply())
+
+
+def test_a_finished_document_keeps_its_challenges_as_rows(store):
+    document = fixture_dict()
+    response = {"action": "question_assumption", "target": "Teams are ready",
+                "response": {"analysis": ["It depends."], "classification": "values_dependent"}}
+    debate_id = store.start_static(_run(), provider="openai", model="gpt-4")
+    store.finish_static(debate_id, {**document, "challenges": {**document["challenges"], "responses": [response]}},
+                        usage={"pro": {"calls": 1}}, violations=2)
+    second = {**response, "target": "Costs fall"}
+    assert store.add_challenge(debate_id, second, provider="openai", model="gpt-4", prompt_version="1.1.0") == 2
+    record = store.get(debate_id)
+    assert record.status == "done" and record.data["usage"] == {"pro": {"calls": 1}} and record.data["violations"] == 2
+    assert record.document["challenges"]["responses"] == [response, second]
+    assert store.challenges(debate_id) == [response, second]
+
+
+def test_list_searches_words_anywhere_and_filters(store):
+    old = store.create("static", "Should cities ban cars downtown?", provider="ollama", model="llama3.2",
+                       created_at=datetime(2026, 1, 5, 12, tzinfo=UTC))
+    document = fixture_dict()
+    new = store.start_static(_run(), provider="openai", model="gpt-4")
+    store.finish_static(new, document)
+    live = store.create("live", "Leave my job for a startup?", provider="embedded", model="smollm2", title="Career")
+    assert [s.id for s in store.list().items] == [live, new, old]  # newest first
+    assert [s.id for s in store.list("CARS downtown").items] == [old]  # every word, any case
+    claim = document["pro"]["arguments"][0]["claim"].split()[2]
+    assert new in [s.id for s in store.list(claim).items]  # the document's claims are searchable
+    assert [s.id for s in store.list("career").items] == [live]  # so is the title
+    assert store.list("100%_").total == 0  # LIKE wildcards are taken literally
+    assert [s.id for s in store.list(provider="ollama").items] == [old]
+    assert [s.id for s in store.list(model="gpt-4").items] == [new]
+    assert [s.id for s in store.list(kind="live").items] == [live]
+    assert [s.id for s in store.list(until=date(2026, 1, 5)).items] == [old]  # inclusive of that day
+    assert old not in [s.id for s in store.list(since=date(2026, 1, 6)).items]
+    page = store.list(limit=2)
+    assert page.total == 3 and len(page.items) == 2
+    assert store.facets() == {"provider": ["embedded", "ollama", "openai"], "model": ["gpt-4", "llama3.2", "smollm2"]}
+
+
+def test_rename_delete_and_duplicate(store):
+    debate_id = store.start_static(_run(), provider="openai", model="gpt-4")
+    store.finish_static(debate_id, fixture_dict())
+    store.add_challenge(debate_id, {"action": "question_assumption", "target": "x",
+                                    "response": {"analysis": ["y"], "classification": "factual"}},
+                        provider="openai", model="gpt-4", prompt_version="1")
+    store.rename(debate_id, "  Microservices,   for the board ")
+    assert store.get(debate_id).title == "Microservices, for the board"
+    assert store.list("board").total == 1
+    with pytest.raises(InputError, match="cannot be empty"):
+        store.rename(debate_id, "   ")
+    copy_id = store.duplicate(debate_id)
+    original, duplicate = store.get(debate_id), store.get(copy_id)
+    assert duplicate.parent_id == debate_id and duplicate.title == "Copy of Microservices, for the board"
+    assert duplicate.document == original.document and store.sections(copy_id) == store.sections(debate_id)
+    store.delete(debate_id)
+    assert not store.exists(debate_id)
+    assert store.get(copy_id).document == original.document  # the copy does not depend on the original
+    with pytest.raises(NotFound, match="No saved debate has the id"):
+        store.get(debate_id)
+    with pytest.raises(NotFound, match="not a debate id"):
+        store.get("../../etc/passwd")
+
+
+def test_several_threads_saving_at_once_lose_nothing(store):
+    shared = store.start_static(_run(), provider="scripted", model="m")
+    store.finish_static(shared, fixture_dict())
+    errors: list[BaseException] = []
+    created: list[str] = []
+    response = {"action": "question_assumption", "target": "t",
+                "response": {"analysis": ["a"], "classification": "factual"}}
+
+    def worker(n: int) -> None:
+        try:
+            for i in range(5):
+                debate_id = store.start_static(_run(), provider="scripted", model=f"m{n}")
+                for name in ("pro", "con"):
+                    store.save_section(debate_id, name, Side.model_validate(side_reply(f"{name}{n}{i}")).dump())
+                created.append(debate_id)
+                store.add_challenge(shared, {**response, "target": f"t{n}-{i}"}, provider="s", model="m",
+                                    prompt_version="1")
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert len(created) == 40 and store.list(limit=100).total == 41
+    assert all(set(store.sections(d)) == {"pro", "con"} for d in created)
+    targets = [c["target"] for c in store.challenges(shared)]
+    assert sorted(targets) == sorted(f"t{n}-{i}" for n in range(8) for i in range(5))
+
+
+def _transcript(debate_id: str, turns: int) -> Transcript:
+    return Transcript(
+        id=debate_id, created_at=STAMP, updated_at=STAMP, question="Leave my job for a startup?", provider="scripted",
+        model="script", turns=[Turn(turn=n, step=n - 1, phase="opening", kind="opening", speaker="pro",
+                                    label=f"Turn {n}", text=f"Speech {n}") for n in range(1, turns + 1)],
+        interventions=[Intervention(id=1, type="direct_question", text="Why?", at=STAMP, after_turn=1)])
+
+
+def test_a_live_transcript_is_saved_turn_by_turn(store):
+    from clearside.store import new_id
+
+    debate_id = new_id()
+    writer = LiveWriter(store, debate_id)
+    transcript = _transcript(debate_id, 2)
+    writer.save(transcript)
+    assert load_live(store, debate_id) == transcript
+    with store.read() as session:
+        first = {t.turn: t.updated_at for t in session.scalars(select(LiveTurn))}
+    transcript.turns.append(_transcript(debate_id, 3).turns[-1])
+    transcript.turns[1].flags = [{"kind": "neutrality", "text": "the pro side wins"}]
+    transcript.interventions[0].status, transcript.interventions[0].response = "answered", "Because."
+    transcript.state, transcript.cursor = "paused", 3
+    writer.save(transcript)
+    assert load_live(store, debate_id) == transcript
+    with store.read() as session:
+        rows = {t.turn: t for t in session.scalars(select(LiveTurn))}
+    assert rows[1].updated_at == first[1]  # an unchanged turn is not rewritten
+    assert rows[2].flagged and not rows[1].flagged
+    assert store.get(debate_id).status == "paused"
+    with pytest.raises(InputError, match="not a live one"):
+        load_live(store, store.create("static", "q?", provider="p", model="m"))
+
+
+def test_runs_are_recorded_and_only_an_explicit_bless_moves_the_baseline(store):
+    first = store.add_run("flagship", provider="embedded", model="smollm2", metrics={"neutrality": 1.0})
+    second = store.add_run("flagship", provider="embedded", model="smollm2")
+    store.update_run(second, status="done", metrics={"neutrality": 0.5})
+    store.bless(first)
+    store.bless(second)
+    runs = store.runs("flagship")
+    assert [r["id"] for r in runs] == [first, second]
+    assert [r["baseline"] for r in runs] == [False, True] and runs[1]["metrics"] == {"neutrality": 0.5}
+
+
+def test_api_keys_never_reach_the_store(store, monkeypatch):
+    secret = "sk-test-0123456789abcdef"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    document = copy.deepcopy(fixture_dict())
+    document["pro"]["arguments"][0]["explanation"] += f" (key {secret})"  # a model echoing a key
+    debate_id = store.start_static(DebateRun.from_input(f"Is {secret} safe to share?"), provider="openai",
+                                   model="gpt-4")
+    store.finish_static(debate_id, document)
+    with store.engine.connect() as connection:
+        dumped = " ".join(str(row) for table in Base.metadata.sorted_tables
+                          for row in connection.execute(select(table)))
+    assert secret not in dumped and "[redacted]" in dumped
+
+
+def test_a_bad_database_url_is_a_clear_store_error(tmp_path):
+    with pytest.raises(StoreError, match="not a database URL"):
+        Store("not a url")
+    with pytest.raises(StoreError, match="SQLite and PostgreSQL"):
+        Store("mysql://u@localhost/db")
+    with pytest.raises(StoreError, match=r"\*\*\*.*Check DATABASE_URL") as caught:
+        Store("postgresql+psycopg://me:hunter22@127.0.0.1:1/nothing")
+    assert "hunter22" not in str(caught.value)
+
+
+def test_plain_postgres_urls_use_psycopg(monkeypatch):
+    from clearside.store import database_url
+
+    monkeypatch.setenv("DATABASE_URL", "postgres://u:p@db/x")
+    assert database_url() == "postgresql+psycopg://u:p@db/x"
+    monkeypatch.delenv("DATABASE_URL")
+    monkeypatch.setenv("CLEARSIDE_DATA", "/data/cs")
+    assert database_url() == "sqlite:////data/cs/clearside.db"
+
+
+def test_timestamps_come_back_as_utc(store):
+    debate_id = store.create("static", "When?", provider="p", model="m")
+    created = datetime.fromisoformat(store.get(debate_id).created_at.replace("Z", "+00:00"))
+    assert abs(created - datetime.now(UTC)) < timedelta(minutes=1)
+    with store.read() as session:
+        assert session.get(Debate, debate_id).kind == "static"
