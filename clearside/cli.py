@@ -1,7 +1,8 @@
 """``python -m clearside``: debates, live debates, challenges and the schema from the command line.
 
-Exit codes: 0 ok, 2 bad input, 3 provider unreachable or failing, 4 schema
-failure after retries.
+Exit codes: 0 ok, 2 bad input (an unknown debate id or a refused import
+included), 3 provider unreachable or failing, 4 schema failure after retries,
+5 the debate store cannot be opened or written.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ from .live import cli as live_cli
 from .providers import DEFAULT_PROVIDER
 from .render import FORMATS, render
 from .schema import ACTIONS
+from .store import cli as store_cli
+from .store import open_store, safe_url
+from .store.recorder import StaticRecorder
 
 LABELS = {"orchestrator": "normalizing the proposition", "pro": "writing the case FOR",
           "con": "writing the case AGAINST", "moderator": "mapping the disagreement",
@@ -81,15 +85,44 @@ def _save_partial(run: DebateRun, out: str | None) -> None:
     print(f"Kept the finished sections in {partial}", file=sys.stderr)
 
 
+def _recorder(args: argparse.Namespace, engine: Engine, run: DebateRun) -> StaticRecorder | None:
+    """With --save or --resume: the debate goes into the store section by section as the agents finish."""
+    if not (args.save or args.resume):
+        return None
+    store = open_store()
+    recorder = StaticRecorder(store, run, engine.provider, debate_id=args.resume or None)
+    engine.on_section = recorder.on_section
+    verb = "Resuming" if args.resume else "Saving as"
+    print(f"{verb} debate {recorder.id} in {safe_url(store.url)}", file=sys.stderr)
+    return recorder
+
+
 def cmd_debate(args: argparse.Namespace) -> int:
-    run = DebateRun.from_input(args.question, geography=args.geography, timeframe=args.timeframe,
-                               domain=args.domain)
+    if args.resume:
+        if args.question:
+            raise InputError("Give either a QUESTION or --resume ID, not both.")
+        run = open_store().load_run(args.resume)
+        if not run.missing:
+            print(f"Debate {args.resume} is already complete; rendering it.", file=sys.stderr)
+    elif not args.question:
+        raise InputError("Give a QUESTION to debate, or --resume ID to finish a saved one.")
+    else:
+        run = DebateRun.from_input(args.question, geography=args.geography, timeframe=args.timeframe,
+                                   domain=args.domain)
     engine = _engine(args)
+    recorder = _recorder(args, engine, run)
     try:
         document = engine.run(run)
     except DebateFailed as exc:
         _save_partial(exc.run, args.out)
+        if recorder is not None:
+            recorder.fail(str(exc.cause))
+            print(f"The finished sections are saved. Resume with: python -m clearside debate --resume {recorder.id}",
+                  file=sys.stderr)
         raise exc.cause from None
+    if recorder is not None:
+        recorder.finish(document, run)
+        print(f"Saved debate {recorder.id}", file=sys.stderr)
     _write(render(document, args.format), args.out)
     return 0
 
@@ -139,7 +172,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     debate = sub.add_parser("debate", help="generate a pro/con debate with a neutral synthesis")
-    debate.add_argument("question")
+    debate.add_argument("question", nargs="?")
+    debate.add_argument("--save", action="store_true",
+                        help="also save it in the store, section by section as the agents finish")
+    debate.add_argument("--resume", metavar="ID", help="finish a saved debate: only its missing sections run")
     debate.add_argument("--geography")
     debate.add_argument("--timeframe")
     debate.add_argument("--domain")
@@ -161,6 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
     rend.set_defaults(func=cmd_render)
 
     live_cli.add_parser(sub, _model_options)
+    store_cli.add_parsers(sub)
 
     sch = sub.add_parser("schema", help="print the schema v1 JSON Schema, or --write it to schemas/")
     sch.add_argument("--write", action="store_true")

@@ -43,6 +43,7 @@ class Event:
 
 
 OnEvent = Callable[[Event], None]
+OnSection = Callable[["DebateRun", str], None]
 SECTIONS = ("proposition", "pro", "con", "moderator")
 
 
@@ -103,11 +104,12 @@ class Engine:
     """Runs agents against one provider with bounded re-asks."""
 
     def __init__(self, provider: Provider | str = "embedded", *, retries: int = 2, temperature: float = 0.4,
-                 on_event: OnEvent | None = None) -> None:
+                 on_event: OnEvent | None = None, on_section: OnSection | None = None) -> None:
         self.provider = get_provider(provider) if isinstance(provider, str) else provider
         self.retries = retries
         self.temperature = temperature
         self.on_event = on_event or (lambda event: None)
+        self.on_section = on_section or (lambda run, name: None)  # e.g. save it: called as each section lands
         self.last_usage: dict[str, Usage] = {}  # the latest challenge's usage and violations
         self.last_violations: list[dict[str, Any]] = []
 
@@ -130,20 +132,29 @@ class Engine:
                                                      "tokens": usage.completion_tokens}))
         return result
 
+    def _section(self, run: DebateRun, name: str, value: Any) -> None:
+        """Keep a finished section on the run and hand it to ``on_section`` at once (before the others finish)."""
+        setattr(run, name, value)
+        self.on_section(run, name)
+
     def run(self, run: DebateRun) -> Document:
         """Fill every missing section of ``run`` and assemble the document."""
         try:
             if run.proposition is None:
-                run.proposition = self._agent(
+                self._section(run, "proposition", self._agent(
                     run, agents.ORCHESTRATOR, agents.orchestrator_messages(run.raw_input, run.context),
-                    prepare=agents.proposition_from_reply(run.raw_input, run.context))
+                    prepare=agents.proposition_from_reply(run.raw_input, run.context)))
             self._advocates(run)
             if run.moderator is None:
-                run.moderator = self._agent(run, agents.MODERATOR,
-                                            agents.moderator_messages(run.proposition, run.pro, run.con))
+                self._section(run, "moderator", self._agent(
+                    run, agents.MODERATOR, agents.moderator_messages(run.proposition, run.pro, run.con)))
         except ClearSideError as exc:
             raise DebateFailed(exc, run) from exc
         return self.assemble(run)
+
+    def _advocate(self, run: DebateRun, spec: agents.AgentSpec) -> None:
+        self._section(run, spec.name, self._agent(run, spec, agents.advocate_messages(spec.name, run.proposition),
+                                                  agents.drop_repeated_claims))
 
     def _advocates(self, run: DebateRun) -> None:
         """Pro and con run concurrently, each blind to the other; a success is kept even if the other fails."""
@@ -151,14 +162,11 @@ class Engine:
         if not todo:
             return
         with ThreadPoolExecutor(max_workers=len(todo), thread_name_prefix="advocate") as pool:
-            futures = {spec.name: pool.submit(self._agent, run, spec,
-                                              agents.advocate_messages(spec.name, run.proposition),
-                                              agents.drop_repeated_claims)
-                       for spec in todo}
+            futures = [pool.submit(self._advocate, run, spec) for spec in todo]
         failure = None
-        for name, future in futures.items():
+        for future in futures:
             try:
-                setattr(run, name, future.result())
+                future.result()
             except ClearSideError as exc:
                 failure = failure or exc
         if failure:

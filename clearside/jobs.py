@@ -9,15 +9,19 @@ Streamlit.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import prompts
 from .engine import DebateRun, Engine, Event
 from .errors import ClearSideError, DebateFailed
 from .providers import Provider
 from .schema import Document
+from .store import Store
+from .store.recorder import StaticRecorder
 
 AGENT_ORDER = ("orchestrator", "pro", "con", "moderator")
 
@@ -51,10 +55,14 @@ class Snapshot:
 class DebateJob:
     """One debate generated on a worker thread."""
 
-    def __init__(self, run: DebateRun, provider: Provider, *, retries: int = 2, temperature: float = 0.4) -> None:
-        self.id = uuid.uuid4().hex
+    def __init__(self, run: DebateRun, provider: Provider, *, retries: int = 2, temperature: float = 0.4,
+                 recorder: StaticRecorder | None = None) -> None:
+        """With a ``recorder`` the debate is saved as it is generated and the job's id is the saved debate's id."""
+        self.recorder = recorder
+        self.id = recorder.id if recorder is not None else uuid.uuid4().hex
         self.run = run
-        self.engine = Engine(provider, retries=retries, temperature=temperature, on_event=self._on_event)
+        self.engine = Engine(provider, retries=retries, temperature=temperature, on_event=self._on_event,
+                             on_section=recorder.on_section if recorder is not None else None)
         self._lock = threading.Lock()
         self._agents = {name: AgentProgress() for name in AGENT_ORDER}
         self._state = "running"
@@ -87,20 +95,26 @@ class DebateJob:
     def _work(self) -> None:
         try:
             document = self.engine.run(self.run)
+            if self.recorder is not None:
+                self.recorder.finish(document, self.run)
         except DebateFailed as exc:
-            with self._lock:
-                self._state, self._error, self._exit_code = "failed", str(exc.cause), exc.exit_code
+            self._failed(str(exc.cause), exc.exit_code)
             return
-        except ClearSideError as exc:  # e.g. a provider that cannot even be built
-            with self._lock:
-                self._state, self._error, self._exit_code = "failed", str(exc), exc.exit_code
+        except ClearSideError as exc:  # e.g. a provider that cannot even be built, or the store refusing a write
+            self._failed(str(exc), exc.exit_code)
             return
         except Exception as exc:  # never let a worker die silently: the UI must show something
-            with self._lock:
-                self._state, self._error, self._exit_code = "failed", f"Unexpected error: {exc!r}", 1
+            self._failed(f"Unexpected error: {exc!r}", 1)
             raise
         with self._lock:
             self._document, self._state = document, "done"
+
+    def _failed(self, error: str, exit_code: int) -> None:
+        if self.recorder is not None:
+            with contextlib.suppress(ClearSideError):  # the store is down too; what it took is still there
+                self.recorder.fail(error)
+        with self._lock:
+            self._state, self._error, self._exit_code = "failed", error, exit_code
 
     def _on_event(self, event: Event) -> None:
         with self._lock:
@@ -149,10 +163,12 @@ class ChallengeJob:
     """One challenge answered on a worker thread; the debate it extends is never modified in place."""
 
     def __init__(self, document: Document, action: str, target: str, provider: Provider, *,
-                 temperature: float = 0.4) -> None:
+                 temperature: float = 0.4, store: Store | None = None, debate_id: str | None = None) -> None:
+        """With ``store`` and ``debate_id`` the response is saved with that debate as soon as it is ready."""
         self.id = uuid.uuid4().hex
         self.action, self.target = action, target
         self._document = document
+        self.store, self.debate_id = store, debate_id
         self.engine = Engine(provider, temperature=temperature)
         self._lock = threading.Lock()
         self._state, self._error, self._result = "running", "", None
@@ -165,6 +181,11 @@ class ChallengeJob:
     def _work(self) -> None:
         try:
             result = self.engine.challenge(self._document, self.action, self.target)
+            if self.store is not None and self.debate_id:
+                provider = self.engine.provider
+                self.store.add_challenge(self.debate_id, result.challenges.responses[-1].dump(),
+                                         provider=provider.name, model=provider.model,
+                                         prompt_version=prompts.load("challenge").version)
         except ClearSideError as exc:
             with self._lock:
                 self._state, self._error = "failed", str(exc)

@@ -4,7 +4,8 @@ Responses are queued per agent (or in one shared queue) and every request is
 recorded, so tests can assert exactly what each agent was shown. A response
 may be a string, a JSON-ready object (sent as JSON text) or
 ``{"__error__": "unreachable" | "provider", "message": ...}`` to simulate a
-backend failure. ``scripted:/path/script.json`` loads the queues from a file
+backend failure, or ``{"__delay__": seconds, "reply": ...}`` to answer slowly
+(a model still thinking, e.g. when a test kills the process mid-debate). ``scripted:/path/script.json`` loads the queues from a file
 holding either a list (shared queue) or an object of agent name to list.
 A queued item may also be a callable taking the request, and ``fallback``
 (a callable) answers whenever the queues are empty.
@@ -76,6 +77,9 @@ class ScriptedProvider(Provider):
         item = self._next(request.agent)
         if callable(item):
             item = item(request)
+        if isinstance(item, dict) and "__delay__" in item:
+            time.sleep(float(item["__delay__"]))
+            item = item.get("reply", "")
         if isinstance(item, dict) and "__error__" in item:
             error = ProviderUnreachable if item["__error__"] == "unreachable" else ProviderError
             raise error(item.get("message", "scripted failure"), provider=self.name)

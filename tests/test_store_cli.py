@@ -1,0 +1,225 @@
+"""Saved debates from the command line, on SQLite and PostgreSQL: --save, list, export, import, delete,
+refused imports that change nothing, and a debate process killed mid-way whose finished sections survive."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from helpers import fixture_dict, moderator_reply, orchestrator_reply, side_reply
+
+from clearside.cli import main
+from clearside.schema import SCHEMA_VERSION, jsonschema_errors
+from clearside.store import Store, open_store
+
+ROOT = Path(__file__).resolve().parent.parent
+QUESTION = "Should we adopt microservices architecture?"
+
+
+@pytest.fixture
+def db(store_url, monkeypatch):
+    """The CLI's store (``DATABASE_URL``) is a fresh SQLite file, then a fresh PostgreSQL database."""
+    monkeypatch.setenv("DATABASE_URL", store_url)
+    return open_store()
+
+
+def script(tmp_path: Path, name: str = "script.json", **queues) -> str:
+    path = tmp_path / name
+    path.write_text(json.dumps(queues), encoding="utf-8")
+    return f"scripted:{path}"
+
+
+def full_script(tmp_path: Path, **overrides) -> str:
+    queues = {"orchestrator": [orchestrator_reply()], "pro": [side_reply("pro")], "con": [side_reply("con")],
+              "moderator": [moderator_reply()], **overrides}
+    return script(tmp_path, **queues)
+
+
+def run(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def listed(capsys) -> list[dict]:
+    code, out, _ = run(capsys, "list", "--format", "json")
+    assert code == 0
+    return json.loads(out)
+
+
+def test_debate_save_list_export_import_delete(db, tmp_path, capsys):
+    code, out, err = run(capsys, "debate", QUESTION, "--save", "--provider", full_script(tmp_path))
+    assert code == 0 and "Saved debate" in err
+    printed = json.loads(out)  # --save also prints the document as before
+    [item] = listed(capsys)
+    assert {"id", "question", "created_at", "provider", "model"} <= set(item)
+    assert item["question"] == QUESTION and item["provider"] == "scripted" and item["status"] == "done"
+    code, table, _ = run(capsys, "list")
+    assert code == 0 and item["id"] in table and "scripted" in table
+
+    out_file = tmp_path / "export.json"
+    assert run(capsys, "export", item["id"], "--out", str(out_file))[0] == 0
+    exported = json.loads(out_file.read_text(encoding="utf-8"))
+    assert jsonschema_errors(exported) == []
+    assert {k: v for k, v in exported.items() if k != "meta"} == {k: v for k, v in printed.items() if k != "meta"}
+
+    code, out, _ = run(capsys, "import", str(out_file))
+    copy_id = out.strip()
+    assert code == 0 and copy_id != item["id"] and len(listed(capsys)) == 2
+    assert db.get(copy_id).document == db.get(item["id"]).document
+
+    code, _, err = run(capsys, "delete", item["id"])
+    assert code == 2 and "--yes" in err and len(listed(capsys)) == 2  # not without confirmation
+    assert run(capsys, "delete", item["id"], "--yes")[0] == 0
+    assert [i["id"] for i in listed(capsys)] == [copy_id]
+
+
+@pytest.mark.parametrize("command", [["export", "0123456789abcdef0123456789abcdef"],
+                                     ["delete", "0123456789abcdef0123456789abcdef", "--yes"],
+                                     ["export", "nope"], ["rename", "nope", "x"]])
+def test_unknown_ids_exit_2_with_a_message(db, capsys, command):
+    code, _, err = run(capsys, *command)
+    assert code == 2 and ("No saved debate has the id" in err or "not a debate id" in err)
+
+
+def _refused(capsys, tmp_path, content: str, message: str) -> None:
+    before = listed(capsys)
+    path = tmp_path / "in.json"
+    path.write_text(content, encoding="utf-8")
+    code, out, err = run(capsys, "import", str(path))
+    assert code == 2 and message in err and out == ""
+    assert listed(capsys) == before, "a refused import changes nothing"
+
+
+def test_refused_imports_leave_the_store_unchanged(db, tmp_path, capsys):
+    db.import_static(fixture_dict(), imported={})
+    document = fixture_dict()
+    _refused(capsys, tmp_path, "{not json", "is not JSON")
+    _refused(capsys, tmp_path, "[1, 2]", "not a ClearSide debate")
+    _refused(capsys, tmp_path, json.dumps({"hello": "world"}), "neither a ClearSide debate document")
+    major = copy.deepcopy(document)
+    major["meta"]["schema_version"] = "2.0.0"
+    _refused(capsys, tmp_path, json.dumps(major), "major version 2")
+    odd = copy.deepcopy(document)
+    odd["meta"]["schema_version"] = "1.0"
+    _refused(capsys, tmp_path, json.dumps(odd), "not a version like")
+    broken = copy.deepcopy(document)
+    del broken["pro"]
+    _refused(capsys, tmp_path, json.dumps(broken), "Not a valid ClearSide v1 document")
+    wrong_type = copy.deepcopy(document)
+    wrong_type["pro"]["arguments"] = "many"
+    _refused(capsys, tmp_path, json.dumps(wrong_type), "Not imported")
+
+
+def test_a_newer_minor_version_is_migrated_and_nothing_is_lost(db, tmp_path, capsys):
+    document = fixture_dict()
+    document["meta"]["schema_version"] = "1.3.0"
+    document["meta"]["stakeholders"] = ["residents", "utilities"]  # optional fields a 1.3 writer added
+    document["pro"]["arguments"][0]["citations"] = ["https://example.org/report"]
+    path = tmp_path / "newer.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    code, out, err = run(capsys, "import", str(path))
+    assert code == 0 and "Migrated from version 1.3.0" in err and "meta/stakeholders" in err
+    record = db.get(out.strip())
+    assert record.document["meta"]["schema_version"] == SCHEMA_VERSION and jsonschema_errors(record.document) == []
+    assert "stakeholders" not in record.document["meta"]
+    assert record.data["imported"]["dropped"] == {"meta/stakeholders": ["residents", "utilities"],
+                                                  "pro/arguments/0/citations": ["https://example.org/report"]}
+    assert record.data["imported"]["from_version"] == "1.3.0"
+
+
+def test_an_older_patch_version_imports_as_the_current_one(db, tmp_path, capsys):
+    document = fixture_dict()
+    document["meta"]["schema_version"] = "1.0.0"
+    path = tmp_path / "same.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    code, out, err = run(capsys, "import", str(path))
+    assert code == 0 and "Migrated" not in err
+    assert db.get(out.strip()).document["proposition"] == document["proposition"]
+
+
+def test_a_live_transcript_exports_and_imports(db, tmp_path, capsys):
+    from helpers import LiveResponder
+
+    from clearside.live import LiveConfig, LiveDebate
+    from clearside.providers.scripted import ScriptedProvider
+
+    debate = LiveDebate.create(QUESTION, ScriptedProvider(fallback=LiveResponder()), store=db,
+                               config=LiveConfig(words_per_minute=40))
+    for _ in range(3):
+        debate.advance()
+    debate.submit("direct_question", "What would change your mind?", "con")
+    out_file = tmp_path / "live.json"
+    assert run(capsys, "export", debate.transcript.id, "--out", str(out_file))[0] == 0
+    exported = json.loads(out_file.read_text(encoding="utf-8"))
+    assert len(exported["turns"]) == 3 and exported["interventions"][0]["text"] == "What would change your mind?"
+    db.delete(debate.transcript.id)
+    code, out, _ = run(capsys, "import", str(out_file))
+    assert code == 0 and out.strip() == debate.transcript.id  # a free id is kept, so old links still work
+    code, out, _ = run(capsys, "import", str(out_file))
+    assert code == 0 and out.strip() != debate.transcript.id  # a taken one is not overwritten
+    from clearside.store import load_live
+
+    assert load_live(db, out.strip()).turns == debate.snapshot().turns
+
+
+def test_exports_never_carry_an_api_key(db, tmp_path, capsys, monkeypatch):
+    secret = "sk-live-abcdef0123456789"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    pro = side_reply("pro")
+    pro["arguments"][0]["explanation"] += f" The key {secret} was in my prompt."
+    code, out, _ = run(capsys, "debate", QUESTION, "--save", "--provider", full_script(tmp_path, pro=[pro]))
+    assert code == 0
+    [item] = listed(capsys)
+    code, exported, _ = run(capsys, "export", item["id"])
+    assert code == 0 and secret not in exported and "[redacted]" in exported
+
+
+def _wait_for(predicate, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.1)
+
+
+def test_a_debate_killed_mid_way_keeps_its_finished_sections_and_resumes(db, tmp_path, capsys):
+    slow = full_script(tmp_path, moderator=[{"__delay__": 300, "reply": moderator_reply()}])
+    process = subprocess.Popen([sys.executable, "-m", "clearside", "debate", QUESTION, "--save", "--provider", slow],
+                               cwd=ROOT, env=os.environ.copy(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               text=True)
+    try:
+        def three_sections() -> bool:
+            page = db.list()
+            return bool(page.items) and set(db.sections(page.items[0].id)) == {"proposition", "pro", "con"}
+
+        _wait_for(three_sections)
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=30)
+    assert process.returncode == -signal.SIGKILL
+    after_restart = Store(db.url)  # a new process's view: a fresh engine on the same database
+    [item] = after_restart.list().items
+    assert item.status == "running"  # nobody marked it: the process died
+    sections = after_restart.sections(item.id)
+    assert sections["pro"]["arguments"][0]["claim"] == side_reply("pro")["arguments"][0]["claim"]
+    after_restart.close()
+
+    only_moderator = script(tmp_path, "rest.json", moderator=[moderator_reply()])  # any other request would fail
+    code, out, err = run(capsys, "debate", "--resume", item.id, "--provider", only_moderator)
+    assert code == 0, err
+    record = db.get(item.id)
+    assert record.status == "done" and jsonschema_errors(record.document) == []
+    assert record.document["pro"] == json.loads(out)["pro"]
+
+
+def test_debate_needs_a_question_or_resume(db, capsys):
+    assert run(capsys, "debate")[0] == 2
+    code, _, err = run(capsys, "debate", "Q?", "--resume", "0123456789abcdef0123456789abcdef")
+    assert code == 2 and "not both" in err
