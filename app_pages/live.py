@@ -4,13 +4,11 @@ import streamlit as st
 
 from clearside.errors import ClearSideError, InputError
 from clearside.inputs import MAX_QUESTION
-from clearside.jobs import JobRegistry
 from clearside.live.debate import LiveDebate
 from clearside.live.job import LiveJob
 from clearside.live.protocol import LiveConfig
-from clearside.live.transcript import list_saved, path_for
 from clearside.schema import Document
-from ui import live_view, settings, view
+from ui import jobs, live_view, settings, view
 
 TIMELINE = "app_pages/timeline.py"
 RECIPIENTS = {"auto": "", "pro": "Pro", "con": "Con", "moderator": "Moderator"}
@@ -27,11 +25,6 @@ CONTROLS = {
     "direct_question": ("Ask directly", None,
                         "Answered right after the current turn, without pausing. Choose who answers."),
 }
-
-
-@st.cache_resource
-def registry() -> JobRegistry:
-    return JobRegistry()
 
 
 def attach(job_id: str) -> None:
@@ -53,28 +46,29 @@ def start_live(from_document: bool = False) -> None:
             document = state.get("document")
             if not isinstance(document, Document):
                 raise InputError("There is no debate on the Debate page to run live; generate one there first.")
-            debate = LiveDebate.create("", provider, config=config, document=document)
+            debate = LiveDebate.create("", provider, config=config, document=document, store=jobs.store(),
+                                       source_debate=state.get("debate_id"))
         else:
-            debate = LiveDebate.create(state.get("live_question", ""), provider, config=config,
+            debate = LiveDebate.create(state.get("live_question", ""), provider, config=config, store=jobs.store(),
                                        context_fields={name: state.get(f"live_{name}")
                                                        for name in ("geography", "timeframe", "domain")})
     except ClearSideError as exc:
         state["live_error"] = str(exc)
         return
-    job = registry().add(LiveJob(debate, step_mode=bool(state.get("live_step_start"))).start())
+    job = jobs.registry().add(LiveJob(debate, step_mode=bool(state.get("live_step_start"))).start())
     attach(job.id)
 
 
 def resume_saved(transcript_id: str) -> None:
-    """Continue a saved debate: re-attach when this server still runs it, else resume it from its file."""
-    job = registry().get(transcript_id)
+    """Continue a saved debate: re-attach when this server still runs it, else resume it from the store."""
+    job = jobs.registry().get(transcript_id)
     if not isinstance(job, LiveJob):
         try:
-            debate = LiveDebate.resume(path_for(transcript_id), settings.build_provider())
+            debate = LiveDebate.resume(transcript_id, settings.build_provider(), store=jobs.store())
         except ClearSideError as exc:
             st.session_state["live_error"] = str(exc)
             return
-        job = registry().add(LiveJob(debate, step_mode=bool(st.session_state.get("live_step_start"))))
+        job = jobs.registry().add(LiveJob(debate, step_mode=bool(st.session_state.get("live_step_start"))))
     job.resume()
     attach(transcript_id)
 
@@ -115,7 +109,7 @@ def active(snap) -> bool:
 
 @st.fragment(run_every=0.5)
 def live_panel(job_id: str, shown: tuple[str, bool]) -> None:
-    snap = registry().get(job_id).snapshot()
+    snap = jobs.registry().get(job_id).snapshot()
     if (snap.status, active(snap)) != shown:
         st.rerun()  # the controls beside this panel depend on the status
     live_view.phase_progress(snap.transcript, snap.status)
@@ -243,16 +237,20 @@ def start_view() -> None:
                       args=(True,))
     if st.session_state.get("live_error"):
         st.error(view.esc(st.session_state["live_error"]))
-    unfinished = [t for t in list_saved() if t.state != "done"]
+    try:
+        unfinished = live_view.saved_summaries(unfinished=True)
+    except ClearSideError as exc:
+        st.error(view.esc(str(exc)))
+        unfinished = []
     if unfinished:
         st.markdown("#### Unfinished live debates")
-        for transcript in unfinished:
+        for summary in unfinished:
             text, button = st.columns([5, 1], vertical_alignment="center")
-            running = isinstance(registry().get(transcript.id), LiveJob)
-            text.markdown(f"{view.esc(live_view.saved_label(transcript))}"
+            running = isinstance(jobs.registry().get(summary.id), LiveJob)
+            text.markdown(f"{view.esc(live_view.summary_label(summary))}"
                           + (" :blue-badge[on this server]" if running else ""))
-            button.button("Resume", key=f"live_resume_{transcript.id}", on_click=resume_saved,
-                          args=(transcript.id,), width="stretch")
+            button.button("Resume", key=f"live_resume_{summary.id}", on_click=resume_saved,
+                          args=(summary.id,), width="stretch")
 
 
 st.title("Live debate")
@@ -265,7 +263,7 @@ if wanted:
 elif st.session_state.get("live_job"):
     st.query_params["live"] = st.session_state["live_job"]  # back from another page: the URL re-attaches on reload
 job_id = st.session_state.get("live_job")
-job = registry().get(job_id)
+job = jobs.registry().get(job_id)
 if isinstance(job, LiveJob):
     job_view(job)
 elif not job_id or not saved_view(job_id):

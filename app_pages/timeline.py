@@ -1,15 +1,18 @@
-"""The Timeline page: replay any saved live debate phase by phase or turn by turn, read-only, and export it."""
+"""The Timeline page: replay any saved live debate phase by phase or turn by turn, read-only, and export it.
+
+``?debate=<id>`` (the share link; ``?live=<id>`` too) opens that debate.
+"""
 
 import streamlit as st
 
-from clearside.errors import InputError
+from clearside.errors import ClearSideError
 from clearside.live.protocol import PHASE_LABELS, PHASES
-from clearside.live.transcript import list_saved
-from ui import live_view, view
+from ui import jobs, live_view, view
 
 
 def pick_changed() -> None:
-    st.query_params["live"] = st.session_state["timeline_pick"]
+    st.query_params.pop("live", None)
+    st.query_params["debate"] = st.session_state["timeline_pick"]
 
 
 def phase_changed(transcript) -> None:
@@ -28,17 +31,6 @@ def move(transcript, by: int) -> None:
     number = min(max(st.session_state.get("timeline_turn", 1) + by, 1), len(transcript.turns))
     st.session_state["timeline_turn"] = number
     turn_changed(transcript)
-
-
-def url_problem(wanted: str, ids: set[str]) -> str:
-    """Why the id in the address cannot be shown ("" when it can)."""
-    if wanted in ids:
-        return ""
-    try:
-        live_view.load_saved(wanted)
-    except InputError as exc:
-        return str(exc)
-    return ""
 
 
 def replay(transcript) -> None:
@@ -71,29 +63,36 @@ def replay(transcript) -> None:
 st.title("Timeline")
 st.caption("Replay a saved live debate phase by phase, jump to any turn, and export it. Nothing here calls a model.")
 
-saved = list_saved()
-by_id = {t.id: t for t in saved}
-wanted = st.query_params.get("live")
-if wanted:
-    problem = url_problem(wanted, set(by_id))
-    if problem:
-        st.error(view.esc(problem))
-    elif wanted not in by_id:  # saved since the list was read
-        saved = list_saved()
-        by_id = {t.id: t for t in saved}
-    if wanted in by_id:
-        st.session_state["timeline_pick"] = wanted
+try:
+    saved = live_view.saved_summaries()
+except ClearSideError as exc:
+    st.error(view.esc(str(exc)))
+    st.stop()
+by_id = {s.id: s for s in saved}
+wanted = st.query_params.get("debate") or st.query_params.get("live")
+if wanted and wanted not in by_id:
+    try:
+        live_view.load_saved(wanted)  # older than the list shows, or saved since it was read
+        by_id = {wanted: jobs.store().get(wanted), **by_id}
+    except ClearSideError as exc:
+        st.error(view.esc(str(exc)))
+if wanted in by_id:
+    st.session_state["timeline_pick"] = wanted
 
-if not saved:
+if not by_id:
     st.info("No saved live debates yet: start one on the Live debate page.")
     st.page_link("app_pages/live.py", label="Go to Live debate", icon=":material/record_voice_over:")
     st.stop()
 
 if st.session_state.get("timeline_pick") not in by_id:
-    st.session_state["timeline_pick"] = saved[0].id
+    st.session_state["timeline_pick"] = next(iter(by_id))
 st.selectbox("Saved live debate", list(by_id), key="timeline_pick", on_change=pick_changed,
-             format_func=lambda i: live_view.saved_label(by_id[i], width=90))
-transcript = by_id[st.session_state["timeline_pick"]]
+             format_func=lambda i: live_view.summary_label(by_id[i], width=90))
+try:
+    transcript = live_view.load_saved(st.session_state["timeline_pick"])
+except ClearSideError as exc:
+    st.error(view.esc(str(exc)))
+    st.stop()
 
 live_view.header(transcript)
 live_view.phase_progress(transcript)

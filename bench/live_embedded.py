@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from clearside.live import LiveConfig, LiveDebate  # noqa: E402
 from clearside.providers import get_provider  # noqa: E402
+from clearside.store import Store
 
 QUESTIONS = [
     "Should the United States impose a temporary moratorium on new large-scale AI data centers?",
@@ -44,7 +45,8 @@ def pct(values: list[float], q: float) -> float:
 def run_one(question: str, wpm: int, provider_spec: str, directory: Path) -> dict:
     provider = get_provider(provider_spec)
     started = time.perf_counter()
-    debate = LiveDebate.create(question, provider, config=LiveConfig(words_per_minute=wpm), directory=directory)
+    store = Store(f"sqlite:///{directory / 'bench.db'}")
+    debate = LiveDebate.create(question, provider, config=LiveConfig(words_per_minute=wpm), store=store)
     transcript = debate.run()
     wall = time.perf_counter() - started
     ttft = [t.first_token_seconds for t in transcript.turns if t.step is not None]

@@ -183,3 +183,10 @@ def settle(at: Any, until, *, describe=lambda at: "", timeout: float = 30, pause
             return at
         time.sleep(pause)
     raise AssertionError("the page never reached the expected state:\n" + describe(at))
+
+
+def stored(debate_id: str) -> Any:
+    """The live transcript as the default store (this test's private data folder) has it now."""
+    from clearside.store import load_live, open_store
+
+    return load_live(open_store(), debate_id)

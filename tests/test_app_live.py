@@ -8,11 +8,11 @@ from pathlib import Path
 
 import helpers
 import pytest
-from helpers import NORMALIZED, LiveResponder, fixture_dict
+from helpers import NORMALIZED, LiveResponder, fixture_dict, stored
 
 from clearside.live import LiveDebate
 from clearside.live.protocol import PLAN
-from clearside.live.transcript import Transcript, load, path_for
+from clearside.live.transcript import Transcript
 from clearside.providers.scripted import ScriptedProvider
 from clearside.schema import Document
 
@@ -84,7 +84,7 @@ def settle(at: AppTest, until, timeout: float = 30) -> AppTest:
 
 
 def transcript(at: AppTest) -> Transcript:
-    return load(path_for(at.session_state["live_job"]))
+    return stored(at.session_state["live_job"])
 
 
 def planned(t: Transcript) -> int:

@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import QUESTION, LiveResponder, request_text
+from helpers import QUESTION, LiveResponder, request_text, stored
 
 from clearside.errors import InputError, ProviderUnreachable
 from clearside.live import PLAN, LiveConfig, LiveDebate
 from clearside.live.debate import close_cut_reply, cut_words, speech_of
 from clearside.live.export import to_markdown
-from clearside.live.transcript import load
 from clearside.providers.scripted import ScriptedProvider
 from clearside.schema import jsonschema_errors
 
@@ -20,7 +19,7 @@ SLOW = LiveConfig(words_per_minute=40)  # 2 min = 80 words: short scripted speec
 
 def make(tmp_path, responder=None, config=SLOW, **provider_options):
     provider = ScriptedProvider(fallback=responder or LiveResponder(), **provider_options)
-    return LiveDebate.create(QUESTION, provider, config=config, directory=tmp_path), provider
+    return LiveDebate.create(QUESTION, provider, config=config), provider
 
 
 def test_plan_follows_spec_004_turn_order():
@@ -44,7 +43,7 @@ def test_full_run_order_document_and_saved_file(tmp_path):
     assert [r.agent for r in provider.requests] == ["orchestrator", *(s.speaker for s in PLAN)]
     assert jsonschema_errors(transcript.document) == []
     assert len(transcript.document["pro"]["arguments"]) == 3  # one per constructive round
-    saved = load(debate.path)
+    saved = stored(debate.transcript.id)
     assert saved.model_dump() == transcript.model_dump()
 
 
@@ -143,7 +142,7 @@ def test_pause_mid_turn_then_resume_from_the_exact_point(tmp_path):
     assert transcript.state == "paused" and transcript.cursor == 2 and len(transcript.turns) == 2
     kept = transcript.partial.speech
     assert kept == "".join(spoken).strip() and len(kept) > 10
-    assert load(debate.path).partial.speech == kept  # the saved point survives a crash or reload
+    assert stored(debate.transcript.id).partial.speech == kept  # the saved point survives a crash or reload
     question = transcript.interventions[0]
     assert question.status == "answered" and question.answered_by == "pro" and question.response
     transcript = debate.run()  # resume: the same turn continues from the saved speech
@@ -249,15 +248,15 @@ def test_missing_assumptions_and_new_arguments_are_caught(tmp_path):
 def test_crash_keeps_finished_turns_and_resume_finishes(tmp_path):
     responder = LiveResponder()
     provider = ScriptedProvider(fallback=responder)
-    debate = LiveDebate.create(QUESTION, provider, config=SLOW, directory=tmp_path)
+    debate = LiveDebate.create(QUESTION, provider, config=SLOW)
     for _ in range(5):
         debate.advance()
     provider.enqueue({"__error__": "unreachable", "message": "backend went away"}, agent="con")
     with pytest.raises(ProviderUnreachable):
         debate.advance()
-    saved = load(debate.path)
+    saved = stored(debate.transcript.id)
     assert saved.state == "failed" and len(saved.turns) == 5 and saved.cursor == 5 and "went away" in saved.error
-    resumed = LiveDebate.resume(debate.path, ScriptedProvider(fallback=LiveResponder()))
+    resumed = LiveDebate.resume(debate.transcript.id, ScriptedProvider(fallback=LiveResponder()))
     transcript = resumed.run()
     assert transcript.state == "done" and [t.turn for t in transcript.turns] == list(range(1, 22))
     assert transcript.turns[:5] == saved.turns
@@ -270,7 +269,7 @@ def test_start_from_an_existing_debate_reuses_its_proposition(tmp_path):
 
     document = Document.model_validate(fixture_dict())
     provider = ScriptedProvider(fallback=LiveResponder())
-    debate = LiveDebate.create("", provider, config=SLOW, document=document, directory=tmp_path)
+    debate = LiveDebate.create("", provider, config=SLOW, document=document)
     debate.run()
     assert provider.requests[0].agent == "pro"  # no orchestrator call
     assert debate.transcript.proposition == document.proposition.dump()
@@ -382,7 +381,11 @@ def test_cli_live_needs_a_question_or_resume(cli, capsys):
     assert main(["live"]) == 2
     assert "QUESTION" in capsys.readouterr().err
     assert main(["live", "--resume", "0123abcd"]) == 2
-    assert "No live debate transcript" in capsys.readouterr().err
+    assert "is not a debate id" in capsys.readouterr().err
+    assert main(["live", "--resume", "0123456789abcdef0123456789abcdef"]) == 2
+    assert "No saved debate has the id" in capsys.readouterr().err
+    assert main(["live", "--resume", "missing.json"]) == 2
+    assert "Cannot read the import file missing.json" in capsys.readouterr().err
 
 
 def test_clarification_goes_to_whoever_spoke_when_it_was_asked(tmp_path):

@@ -5,11 +5,10 @@ from __future__ import annotations
 import time
 
 import pytest
-from helpers import QUESTION, LiveResponder
+from helpers import QUESTION, LiveResponder, stored
 
 from clearside.live import LiveConfig, LiveDebate
 from clearside.live.job import LiveJob
-from clearside.live.transcript import load
 from clearside.providers.scripted import ScriptedProvider
 
 
@@ -25,7 +24,7 @@ def until(job: LiveJob, predicate, timeout: float = 20.0):
 
 def make_job(tmp_path, *, delay: float = 0.0, step_mode: bool = False, **responder) -> LiveJob:
     provider = ScriptedProvider(fallback=LiveResponder(**responder), chunk_size=6, chunk_delay=delay)
-    debate = LiveDebate.create(QUESTION, provider, config=LiveConfig(words_per_minute=40), directory=tmp_path)
+    debate = LiveDebate.create(QUESTION, provider, config=LiveConfig(words_per_minute=40))
     return LiveJob(debate, step_mode=step_mode)
 
 
@@ -52,7 +51,7 @@ def test_pause_mid_turn_answer_then_resume_from_the_saved_point(tmp_path):
     snap = until(job, lambda s: s.status == "done")
     resumed = snap.transcript.turns[count]
     assert resumed.text.startswith(kept) and resumed.paused_at == len(kept)
-    assert load(job.debate.path).state == "done"
+    assert stored(job.debate.transcript.id).state == "done"
 
 
 def test_step_mode_runs_one_turn_per_step(tmp_path):

@@ -11,11 +11,12 @@ from typing import Any
 import streamlit as st
 
 from clearside.enforce import partial_object
-from clearside.errors import InputError
+from clearside.errors import InputError, NotFound
 from clearside.live.export import TYPE_LABELS, to_markdown
 from clearside.live.guardrails import texts_of
 from clearside.live.protocol import PHASE_LABELS, PHASES, PLAN, SPEAKER_LABELS
-from clearside.live.transcript import Intervention, Transcript, Turn, load, path_for
+from clearside.live.transcript import Intervention, Transcript, Turn
+from clearside.store import Summary, check_id, load_live, open_store
 from ui.view import esc
 
 STATUS_BADGES = {"running": ":blue-badge[:material/play_arrow: Running]",
@@ -46,26 +47,32 @@ def proposition(transcript: Transcript) -> str:
     return (transcript.proposition or {}).get("normalized_question") or transcript.question
 
 
-def saved_label(transcript: Transcript, width: int = 70) -> str:
-    """A plain-text label (selectbox options are not Markdown): question, date and state."""
-    question = " ".join(transcript.question.split())
-    if len(question) > width:
-        question = question[: width - 1] + "…"
-    done = sum(1 for t in transcript.turns if t.step is not None)
-    return f"{question} · {when(transcript.created_at)} · {STATE_LABELS[transcript.state]} ({done}/{TOTAL} turns)"
-
-
 def load_saved(transcript_id: str) -> Transcript:
     """The saved transcript for an id from the address bar, or an InputError that says what is wrong."""
     try:
-        path = path_for(transcript_id)
-    except InputError:
+        check_id(transcript_id)
+    except NotFound:
         raise InputError(f"“{transcript_id}” in the address is not a live debate id "
                          "(ids are 32 letters and digits).") from None
-    if not path.exists():
+    try:
+        return load_live(open_store(), transcript_id)
+    except NotFound:
         raise InputError(f"No saved live debate has the id “{transcript_id}”: it was deleted, or the address is "
-                         "wrong.")
-    return load(path)
+                         "wrong (ids are 32 letters and digits).") from None
+
+
+def saved_summaries(limit: int = 200, *, unfinished: bool = False) -> list[Summary]:
+    """Saved live debates, newest first (summaries only: a transcript is loaded when it is opened)."""
+    items = open_store().list(kind="live", limit=limit).items
+    return [s for s in items if s.status != "done"] if unfinished else items
+
+
+def summary_label(summary: Summary, width: int = 70) -> str:
+    """A plain-text label (selectbox options are not Markdown): title, date and state."""
+    title = " ".join(summary.title.split())
+    if len(title) > width:
+        title = title[: width - 1] + "…"
+    return f"{title} · {when(summary.created_at)} · {STATE_LABELS.get(summary.status, summary.status)}"
 
 
 def planned_done(transcript: Transcript) -> int:

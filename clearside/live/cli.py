@@ -10,9 +10,11 @@ from typing import Any
 from ..errors import ClearSideError, InputError
 from ..inputs import read_json
 from ..providers import get_provider
+from ..store import open_store, safe_url
+from ..store.exchange import import_file
 from .debate import LiveDebate, LiveEvent
 from .protocol import SPEAKER_LABELS, LiveConfig
-from .transcript import INTERVENTION_TYPES, Transcript, path_for
+from .transcript import INTERVENTION_TYPES, Transcript
 
 
 def read_interventions(path: str) -> list[dict[str, Any]]:
@@ -109,18 +111,22 @@ def cmd_live(args: argparse.Namespace) -> int:
     items = read_interventions(args.interventions) if args.interventions else []
     provider = get_provider(args.provider)
     printer = Printer()
+    store = open_store()
     if args.resume:
-        path = Path(args.resume) if args.resume.endswith(".json") else path_for(args.resume)
-        debate = LiveDebate.resume(path, provider, on_event=printer)
+        debate_id = args.resume
+        if args.resume.endswith(".json"):  # a transcript file: import it, then continue the imported copy
+            debate_id = import_file(store, args.resume).id
+            print(f"Imported {args.resume} as live debate {debate_id}", file=sys.stderr)
+        debate = LiveDebate.resume(debate_id, provider, store=store, on_event=printer)
     else:
         if not args.question:
             raise InputError("Give a QUESTION to debate, or --resume ID to continue a saved live debate.")
         config = LiveConfig.from_env(words_per_minute=args.words_per_minute, temperature=args.temperature,
                                      schema_retries=args.retries)
-        debate = LiveDebate.create(args.question, provider, config=config, on_event=printer,
+        debate = LiveDebate.create(args.question, provider, config=config, on_event=printer, store=store,
                                    context_fields={"geography": args.geography, "timeframe": args.timeframe,
                                                    "domain": args.domain})
-    print(f"Live debate {debate.transcript.id}: saved after every turn to {debate.path}", file=sys.stderr)
+    print(f"Live debate {debate.transcript.id}: saved after every turn to {safe_url(store.url)}", file=sys.stderr)
     try:
         debate.run(before_turn=_scheduler(items))
     except ClearSideError:

@@ -18,7 +18,6 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from .. import agents, inputs, prompts
@@ -27,20 +26,11 @@ from ..engine import DebateRun
 from ..errors import ClearSideError, InputError
 from ..providers import Provider, Usage
 from ..schema import Document
+from ..store import LiveWriter, Store, load_live, open_store
 from . import context, guardrails
 from .assemble import to_document
 from .protocol import PLAN, SPEAKER_LABELS, SPEAKERS, LiveConfig, Step, phase_break_after, visible_steps
-from .transcript import (
-    INTERVENTION_TYPES,
-    Intervention,
-    Partial,
-    Transcript,
-    Turn,
-    load,
-    now,
-    path_for,
-    save,
-)
+from .transcript import INTERVENTION_TYPES, Intervention, Partial, Transcript, Turn, now
 from .wire import ANSWER_WIRE, CLARIFICATION_WIRE, Answer, Clarification, TurnFields, turn_schema
 
 FIELD_TOKENS = {"opening": 220, "constructive": 420, "question": 140, "answer": 200, "rebuttal": 240,
@@ -98,11 +88,11 @@ def _join(prefix: str, rest: str) -> str:
 
 class LiveDebate:
     def __init__(self, transcript: Transcript, provider: Provider, *, config: LiveConfig | None = None,
-                 path: Path | None = None, on_event: OnLiveEvent | None = None) -> None:
+                 writer: LiveWriter | None = None, on_event: OnLiveEvent | None = None) -> None:
         self.transcript = transcript
         self.provider = provider
         self.config = config or (LiveConfig(**transcript.config) if transcript.config else LiveConfig())
-        self.path = path
+        self.writer = writer  # None: kept in memory only
         self.on_event = on_event or (lambda event: None)
         self.lock = threading.RLock()
         self.violations: list[dict[str, Any]] = []  # schema re-asks, as in the static engine
@@ -112,7 +102,7 @@ class LiveDebate:
     @classmethod
     def create(cls, question: str, provider: Provider, *, config: LiveConfig | None = None,
                context_fields: dict[str, str | None] | None = None, document: Document | None = None,
-               source_debate: str | None = None, directory: Path | None = None,
+               source_debate: str | None = None, store: Store | None = None, parent_id: str | None = None,
                on_event: OnLiveEvent | None = None) -> LiveDebate:
         """A new live debate from a question (input rules apply) or from an existing v1 document."""
         config = config or LiveConfig()
@@ -127,24 +117,29 @@ class LiveDebate:
             proposition=document.proposition.dump() if document is not None else None,
             source_debate=source_debate, provider=provider.name, model=provider.model, config=config.as_dict(),
             prompt_versions=prompts.versions("live", "orchestrator"))
-        debate = cls(transcript, provider, config=config, path=path_for(transcript.id, directory), on_event=on_event)
+        writer = LiveWriter(store or open_store(), transcript.id, parent_id=parent_id)  # parent: a re-run's original
+        debate = cls(transcript, provider, config=config, writer=writer, on_event=on_event)
         debate.save()
         return debate
 
     @classmethod
-    def resume(cls, path: Path, provider: Provider, *, on_event: OnLiveEvent | None = None) -> LiveDebate:
+    def resume(cls, debate_id: str, provider: Provider, *, store: Store | None = None,
+               on_event: OnLiveEvent | None = None) -> LiveDebate:
         """Continue a saved debate from its cursor; a turn that was in flight when it stopped is rerun."""
-        transcript = load(path)
+        store = store or open_store()
+        transcript = load_live(store, debate_id)
         if transcript.state in ("running", "failed", "paused") and not cls._done(transcript):
             transcript.state, transcript.error = "running", ""
-        debate = cls(transcript, provider, path=Path(path), on_event=on_event)
+        debate = cls(transcript, provider, writer=LiveWriter(store, transcript.id), on_event=on_event)
         debate.save()
         return debate
 
     def save(self) -> None:
-        if self.path is not None:
+        """Write what changed to the store (one transaction), after every turn, intervention and pause."""
+        if self.writer is not None:
             with self.lock:
-                save(self.transcript, self.path)
+                self.transcript.updated_at = now()
+                self.writer.save(self.transcript)
 
     def snapshot(self) -> Transcript:
         with self.lock:

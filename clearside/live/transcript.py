@@ -1,15 +1,13 @@
-"""The live transcript: turns, interventions and flags, saved atomically after every change.
+"""The live transcript: turns, interventions and flags, saved to the store after every change.
 
-A transcript file is the whole truth about a live debate: a crash loses at most
-the turn in flight, and :func:`load` plus ``LiveDebate`` resume from ``cursor``.
-Until the store lands, transcripts are JSON files in ``live_dir()``.
+A transcript is the whole truth about a live debate. The store saves it turn by
+turn (``clearside.store.LiveWriter``), so a crash loses at most the turn in flight
+and ``LiveDebate.resume`` continues from ``cursor``. :func:`load` reads a transcript
+exported as a JSON file.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -17,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import InputError
+from ..inputs import read_json
 
 TRANSCRIPT_VERSION = "1.0.0"
 INTERVENTION_TYPES = ("pause_question", "clarification", "inject_evidence", "direct_question")
@@ -112,34 +111,6 @@ class Transcript(_Model):
         return next((t for t in self.turns if t.step == step), None)
 
 
-def live_dir() -> Path:
-    base = Path(os.environ.get("CLEARSIDE_DATA", "~/.clearside")).expanduser()
-    return base / "live"
-
-
-def path_for(transcript_id: str, directory: Path | None = None) -> Path:
-    if not transcript_id.isalnum():
-        raise InputError(f"{transcript_id!r} is not a live debate id.")
-    return (directory or live_dir()) / f"{transcript_id}.json"
-
-
-def save(transcript: Transcript, path: Path) -> None:
-    """Write atomically: a crash mid-write leaves the previous version intact."""
-    transcript.updated_at = now()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = transcript.model_dump_json(indent=1, exclude_none=False)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def parse(data: Any, source: str = "the transcript") -> Transcript:
     try:
         return Transcript.model_validate(data)
@@ -148,22 +119,6 @@ def parse(data: Any, source: str = "the transcript") -> Transcript:
         raise InputError(f"{source} is not a ClearSide live transcript: {problems}") from None
 
 
-def load(path: Path) -> Transcript:
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"No live debate transcript at {path}.") from None
-    except (OSError, json.JSONDecodeError) as exc:
-        raise InputError(f"Cannot read the live transcript {path}: {exc}") from None
-    return parse(data, str(path))
-
-
-def list_saved(directory: Path | None = None) -> list[Transcript]:
-    """Every readable transcript, newest first; unreadable files are skipped, never deleted."""
-    found = []
-    for path in sorted((directory or live_dir()).glob("*.json")):
-        try:
-            found.append(load(path))
-        except InputError:
-            continue
-    return sorted(found, key=lambda t: t.updated_at, reverse=True)
+def load(path: str | Path) -> Transcript:
+    """A transcript from a JSON file (an export, or an older ClearSide's saved file)."""
+    return parse(read_json(str(path), "the live transcript"), str(path))
