@@ -1,23 +1,35 @@
-"""The Debate page: question, context, live progress, the three-column debate, challenges and exports."""
+"""The Debate page: question, context, live progress, the three-column debate, challenges and exports.
+
+Every debate is saved as it is generated; ``?debate=<id>`` opens a saved one (the
+share link). Debates started or copied in this session are editable (challenges);
+anyone else's link opens read-only, with a button to make an editable copy.
+"""
 
 import streamlit as st
 
 from clearside.engine import DebateRun
 from clearside.errors import ClearSideError, InputError
 from clearside.inputs import MAX_QUESTION
-from clearside.jobs import ChallengeJob, DebateJob, JobRegistry
+from clearside.jobs import ChallengeJob, DebateJob
 from clearside.render import render
-from clearside.schema import ACTIONS
-from ui import settings, view
+from clearside.schema import ACTIONS, Document
+from ui import jobs, settings, view
 
 OTHER = "__other__"
 EXPORTS = {"json": ("JSON", "json", "application/json"), "md": ("Markdown report", "md", "text/markdown"),
            "quick": ("Quick View", "md", "text/markdown"), "script": ("Debate Script", "md", "text/markdown")}
 
 
-@st.cache_resource
-def registry() -> JobRegistry:
-    return JobRegistry()
+def owned() -> set[str]:
+    return st.session_state.setdefault("owned", set())
+
+
+def show(debate_id: str | None) -> None:
+    st.session_state.update(debate_id=debate_id, challenge_job=None, challenge_error="")
+    if debate_id:
+        st.query_params["debate"] = debate_id
+    else:
+        st.query_params.pop("debate", None)
 
 
 def start_debate() -> None:
@@ -26,30 +38,54 @@ def start_debate() -> None:
                                    geography=st.session_state.get("geography"),
                                    timeframe=st.session_state.get("timeframe"),
                                    domain=st.session_state.get("domain"))
-        provider = settings.build_provider()
+        job = jobs.start_static(run, settings.build_provider(), temperature=settings.temperature())
     except ClearSideError as exc:
         st.session_state["input_error"] = str(exc)
         return
-    job = registry().add(DebateJob(run, provider, temperature=settings.temperature()).start())
-    st.session_state.update(debate_job=job.id, input_error="", challenge_job=None, challenge_error="")
+    owned().add(job.id)
+    st.session_state["input_error"] = ""
+    show(job.id)
+
+
+def resume(debate_id: str) -> None:
+    """Complete an unfinished saved debate: only its missing sections are generated."""
+    try:
+        jobs.start_static(jobs.store().load_run(debate_id), settings.build_provider(),
+                          temperature=settings.temperature(), debate_id=debate_id)
+    except ClearSideError as exc:
+        st.session_state["input_error"] = str(exc)
+        return
+    owned().add(debate_id)
+
+
+def copy_to_edit(debate_id: str) -> None:
+    try:
+        copy_id = jobs.store().duplicate(debate_id)
+    except ClearSideError as exc:
+        st.session_state["input_error"] = str(exc)
+        return
+    owned().add(copy_id)
+    show(copy_id)
 
 
 def start_challenge(action: str, target: str) -> None:
-    document = st.session_state.get("document")
+    debate_id = st.session_state.get("debate_id")
     try:
         if not target or not target.strip():
             raise InputError("Choose an element to challenge, or type one.")
-        job = ChallengeJob(document, action, target, settings.build_provider(), temperature=settings.temperature())
+        document = Document.model_validate(jobs.store().get(debate_id).document)
+        job = ChallengeJob(document, action, target, settings.build_provider(), temperature=settings.temperature(),
+                           store=jobs.store(), debate_id=debate_id)
     except ClearSideError as exc:
         st.session_state["challenge_error"] = str(exc)
         return
-    registry().add(job.start())
+    jobs.registry().add(job.start())
     st.session_state.update(challenge_job=job.id, challenge_error="")
 
 
 @st.fragment(run_every=0.5)
 def live_debate(job_id: str) -> None:
-    snap = registry().get(job_id).snapshot()
+    snap = jobs.registry().get(job_id).snapshot()
     view.progress_view(snap)
     if snap.finished:
         st.rerun()
@@ -57,18 +93,16 @@ def live_debate(job_id: str) -> None:
 
 @st.fragment(run_every=0.5)
 def live_challenge(job_id: str) -> None:
-    job = registry().get(job_id)
-    state, document, error = job.result()
+    job = jobs.registry().get(job_id)
+    state, _document, error = job.result()
     if state == "running":
         st.info(f"Working on: {view.ACTION_LABELS[job.action]}…")
         return
     st.session_state.update(challenge_job=None, challenge_error=error)
-    if document is not None:
-        st.session_state["document"] = document
     st.rerun()
 
 
-def challenge_panel(document) -> None:
+def challenge_panel(document: Document) -> None:
     st.markdown("#### Challenge the reasoning")
     targets = view.challenge_targets(document)
     choice = st.selectbox("Element to challenge", [*targets, OTHER], key="challenge_choice",
@@ -85,11 +119,41 @@ def challenge_panel(document) -> None:
         live_challenge(st.session_state["challenge_job"])
 
 
-def exports(document) -> None:
+def exports(document: Document) -> None:
     st.markdown("#### Export")
     for column, (fmt, (label, ext, mime)) in zip(st.columns(len(EXPORTS)), EXPORTS.items(), strict=True):
         column.download_button(label, render(document, fmt), file_name=f"clearside-debate-{fmt}.{ext}",
                                mime=mime, key=f"export_{fmt}", on_click="ignore", width="stretch")
+
+
+def saved_debate(debate_id: str) -> None:
+    """A saved debate: finished (editable here, or read-only when shared), or unfinished with Resume."""
+    try:
+        record = jobs.store().get(debate_id)
+    except ClearSideError as exc:
+        st.error(view.esc(f"This link does not open a saved debate. {exc}"))
+        return
+    if record.kind == "live":
+        st.info("This is a live debate: replay it turn by turn on the Timeline page.")
+        st.page_link("app_pages/timeline.py", label="Open in Timeline", icon=":material/timeline:",
+                     query_params={"debate": debate_id})
+    if record.document is None:
+        if record.kind == "static":
+            st.warning(f"This debate was not finished ({record.status}). The sections that did finish are kept; "
+                       "Resume generates only the missing ones with the model chosen in the sidebar.")
+            st.button("Resume", key="resume_saved", type="primary", on_click=resume, args=(debate_id,))
+            view.sections_view(jobs.store().sections(debate_id))
+        return
+    document = Document.model_validate(record.document)
+    st.session_state["document"] = document
+    editable = record.kind == "static" and debate_id in owned()
+    view.document_view(document)
+    if editable:
+        challenge_panel(document)
+    else:
+        st.caption("Read-only: this is a saved debate opened from a link. Make a copy to challenge it.")
+        st.button("Make an editable copy", key="copy_to_edit", on_click=copy_to_edit, args=(debate_id,))
+    exports(document)
 
 
 st.title("ClearSide")
@@ -103,26 +167,27 @@ with st.expander("Context (optional)"):
     dom.text_input("Domain", key="domain", max_chars=120, persist_state="session",
                    placeholder="Public policy & AI governance")
 
-job = registry().get(st.session_state.get("debate_job"))
+debate_id = st.query_params.get("debate") or st.session_state.get("debate_id")
+if debate_id != st.session_state.get("debate_id") or st.query_params.get("debate") != debate_id:
+    show(debate_id)  # opened from a link, or back from another page: the URL is the share link
+job = jobs.registry().get(debate_id)
+job = job if isinstance(job, DebateJob) else None
 running = job is not None and not job.snapshot().finished
-st.button("Generate Pro & Con Debate", type="primary", key="generate", on_click=start_debate, disabled=running)
+generate, new = st.columns([3, 1])
+generate.button("Generate Pro & Con Debate", type="primary", key="generate", on_click=start_debate,
+                disabled=running)
+new.button("New debate", key="new_debate", on_click=show, args=(None,), disabled=not debate_id or running)
 if st.session_state.get("input_error"):
     st.error(view.esc(st.session_state["input_error"]))
 
-if job is not None:
-    snap = job.snapshot()
-    if not snap.finished:
-        live_debate(job.id)
-    elif snap.state == "failed":
-        st.error(view.esc(snap.error))
-        st.caption("Your question and context are kept; the sections that finished are kept too.")
-        st.button("Retry", key="retry", on_click=job.retry)
-    elif st.session_state.get("document_for") != job.id:
-        st.session_state.update(document=snap.document, document_for=job.id)
-
-document = st.session_state.get("document")
-if document is not None and not running:
+if debate_id:
     st.divider()
-    view.document_view(document)
-    challenge_panel(document)
-    exports(document)
+    if running:
+        live_debate(job.id)
+    elif job is not None and job.snapshot().state == "failed":
+        st.error(view.esc(job.snapshot().error))
+        st.caption("Your question and context are kept, and so is every section that finished (saved).")
+        st.button("Retry", key="retry", on_click=job.retry)
+        view.sections_view(jobs.store().sections(debate_id))
+    else:
+        saved_debate(debate_id)

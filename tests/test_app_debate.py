@@ -116,3 +116,72 @@ def test_hostile_text_is_escaped_not_rendered(app):
         assert not re.search(r"(?<!\\)<", element.value), f"unescaped '<' in {element.value!r}"
         assert not re.search(r"(?<!\\)\]\(", element.value), f"live Markdown link in {element.value!r}"
         assert not element.proto.allow_html
+
+
+def open_link(debate_id: str, provider=None) -> AppTest:
+    """A new browser session opening the share link ``?debate=<id>``."""
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.session_state["provider_override"] = provider or ScriptedProvider()
+    at.query_params["debate"] = debate_id
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_a_generated_debate_is_saved_with_its_challenges_and_its_link_opens_it(app):
+    from clearside.store import open_store
+
+    at, provider = app
+    replies = scripted_debate(provider)
+    generate(at, "Should we adopt microservices?")
+    settle(at, lambda a: any("MODERATOR SYNTHESIS" in m.value for m in a.markdown))
+    debate_id = at.session_state["debate_id"]
+    assert at.query_params["debate"] in (debate_id, [debate_id]), "the address is the share link"
+    provider.enqueue(challenge_reply("uncertain"), agent="challenge")
+    at.selectbox(key="challenge_choice").set_value(replies["pro"]["assumptions"][0]).run()
+    at.button(key="challenge_question_assumption").click().run()
+    settle(at, lambda a: any(e.label.startswith("Challenge ·") for e in a.expander))
+    record = open_store().get(debate_id)
+    assert record.status == "done" and len(record.document["challenges"]["responses"]) == 1
+
+    shared = open_link(debate_id)
+    assert any("MODERATOR SYNTHESIS" in m.value for m in shared.markdown)
+    assert any(e.label.startswith("Challenge ·") for e in shared.expander), "the saved challenge is shown"
+    assert not [b for b in shared.button if b.key.startswith("challenge_")], "read-only: no challenge buttons"
+    assert any("Read-only" in c.value for c in shared.caption)
+    shared.button(key="copy_to_edit").click().run()
+    copy_id = shared.session_state["debate_id"]
+    assert copy_id != debate_id and shared.query_params["debate"] in (copy_id, [copy_id])
+    assert shared.button(key="challenge_question_assumption"), "the copy is editable"
+    assert open_store().get(copy_id).parent_id == debate_id
+
+
+def test_an_unfinished_saved_debate_offers_resume_which_runs_only_what_is_missing():
+    from helpers import orchestrator_reply
+
+    from clearside.engine import DebateRun
+    from clearside.schema import Proposition, Side
+    from clearside.store import open_store
+
+    store = open_store()
+    run = DebateRun.from_input("Should we adopt microservices?")
+    debate_id = store.start_static(run, provider="scripted", model="script")  # the app was killed after pro
+    store.save_section(debate_id, "proposition", Proposition.model_validate(
+        {**orchestrator_reply(), "raw_input": run.raw_input}).dump())
+    store.save_section(debate_id, "pro", Side.model_validate(side_reply("pro")).dump())
+    provider = ScriptedProvider()
+    provider.enqueue(side_reply("con"), agent="con")
+    provider.enqueue(helpers.moderator_reply(), agent="moderator")
+    at = open_link(debate_id, provider)
+    assert any("was not finished" in w.value for w in at.warning)
+    assert ":green[FOR]" in text_of(at), "the finished sections are shown"
+    at.button(key="resume_saved").click().run()
+    settle(at, lambda a: any("MODERATOR SYNTHESIS" in m.value for m in a.markdown))
+    assert [r.agent for r in provider.requests] == ["con", "moderator"]
+    assert open_store().get(debate_id).status == "done"
+
+
+def test_a_link_to_nothing_says_so():
+    at = open_link("0123456789abcdef0123456789abcdef")
+    assert any("does not open a saved debate" in e.value.replace("\\", "") for e in at.error)
+    assert at.button(key="generate"), "the form is still there"

@@ -110,6 +110,22 @@ def document_view(document: Document) -> None:
         _challenge_notes(response.target, {response.target.casefold(): [response]})
 
 
+def sections_view(sections: dict[str, Any]) -> None:
+    """The sections of an unfinished debate that did finish, each as the full view shows it."""
+    proposition = sections.get("proposition")
+    if proposition:
+        st.markdown(f"#### {esc(proposition['normalized_question'])}")
+    sides = [(name, title, colour) for name, title, colour in (("pro", "FOR", "green"), ("con", "AGAINST", "red"))
+             if name in sections]
+    for column, (name, title, colour) in zip(st.columns(2, gap="medium"), sides, strict=False):
+        with column.container(border=True):
+            _side(Side.model_validate(sections[name]), title, colour, {})
+    waiting = [AGENT_LABELS["orchestrator" if n == "proposition" else n].lower()
+               for n in ("proposition", "pro", "con", "moderator") if n not in sections]
+    if waiting:
+        st.caption("Not finished yet: " + "; ".join(waiting) + ".")
+
+
 def challenge_targets(document: Document) -> dict[str, str]:
     """Every element a user can challenge, as text → label."""
     targets: dict[str, str] = {}

@@ -1,0 +1,37 @@
+"""The process-wide job registry and the store, shared by every page (a job's id is its saved debate's id)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from clearside.engine import DebateRun
+from clearside.jobs import DebateJob, JobRegistry
+from clearside.providers import Provider
+from clearside.store import Store, open_store
+from clearside.store.recorder import StaticRecorder
+
+
+@st.cache_resource
+def registry() -> JobRegistry:
+    return JobRegistry()
+
+
+def store() -> Store:
+    """The store ``DATABASE_URL`` (or the SQLite file) names; ``open_store`` keeps one per URL."""
+    return open_store()
+
+
+def start_static(run: DebateRun, provider: Provider, *, temperature: float, debate_id: str | None = None,
+                 parent_id: str | None = None) -> DebateJob:
+    """Generate (or, with ``debate_id``, complete) a static debate on a worker, saving it as it goes."""
+    recorder = StaticRecorder(store(), run, provider, debate_id=debate_id, parent_id=parent_id)
+    return registry().add(DebateJob(run, provider, temperature=temperature, recorder=recorder).start())
+
+
+def running(debate_id: str | None) -> bool:
+    """Whether this server is generating that debate right now."""
+    job = registry().get(debate_id)
+    if job is None:
+        return False
+    snapshot = job.snapshot()
+    return getattr(snapshot, "status", getattr(snapshot, "state", "")) in ("running", "pausing", "waiting")
