@@ -8,4 +8,5 @@ st.set_page_config(page_title="ClearSide", page_icon=":material/balance:", layou
 settings.sidebar()
 st.navigation([st.Page("app_pages/debate.py", title="Debate", icon=":material/balance:", default=True),
                st.Page("app_pages/live.py", title="Live debate", icon=":material/record_voice_over:"),
-               st.Page("app_pages/timeline.py", title="Timeline", icon=":material/timeline:")]).run()
+               st.Page("app_pages/timeline.py", title="Timeline", icon=":material/timeline:"),
+               st.Page("app_pages/library.py", title="Library", icon=":material/folder_open:")]).run()

@@ -1,0 +1,143 @@
+"""The Library page: search and filter every saved debate; open, rename, delete, duplicate, re-run or resume one."""
+
+import streamlit as st
+
+from clearside.errors import ClearSideError
+from ui import jobs
+from ui import library_view as lib
+from ui.view import esc
+
+KINDS = {"": "Any kind", "static": "Static", "live": "Live"}
+STATUS_LABELS = {"": "Any status", "running": "Running or interrupted", "paused": "Paused", "failed": "Failed",
+                 "done": "Done"}
+
+
+def unfinished_notice() -> None:
+    counts = lib.unfinished()
+    if counts:
+        parts = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+        st.warning(f"**Unfinished debates: {sum(counts.values())}** ({parts}). Every finished section is saved: "
+                   "pick one below (the Status filter lists them) and press **Resume** to complete it.",
+                   icon=":material/restore:")
+
+
+def filter_bar(facets: dict[str, list[str]]) -> None:
+    st.text_input("Search", key="lib_search", on_change=lib.filters_changed, max_chars=300,
+                  placeholder="Words anywhere in the question, title or claims", icon=":material/search:")
+    kind, status, provider, model, dates = st.columns([1, 1.2, 1.2, 1.5, 1.6])
+    kind.selectbox("Kind", list(KINDS), format_func=KINDS.get, key="lib_kind", on_change=lib.filters_changed)
+    status.selectbox("Status", list(STATUS_LABELS), format_func=STATUS_LABELS.get, key="lib_status",
+                     on_change=lib.filters_changed)
+    for column, name, title in ((provider, "provider", "Provider"), (model, "model", "Model")):
+        options = ["", *facets[name]]
+        if st.session_state.get(f"lib_{name}") not in options:
+            st.session_state[f"lib_{name}"] = ""  # its last debate was deleted
+        column.selectbox(title, options, format_func=lambda v, t=title: v or f"Any {t.lower()}", key=f"lib_{name}",
+                         on_change=lib.filters_changed)
+    dates.date_input("Created between", value=(), key="lib_dates", on_change=lib.filters_changed,
+                     format="YYYY-MM-DD", help="Pick the first and the last day (inclusive), in UTC.")
+
+
+def results_table(page) -> None:
+    offset = st.session_state.get("lib_offset", 0)
+    st.caption(f"{page.total} saved debate{'s' * (page.total != 1)} match · showing "
+               f"{offset + 1}–{offset + len(page.items)}, newest first")
+    st.dataframe(lib.table(page.items), hide_index=True, key="lib_table", width="stretch", column_config={
+        "Link": st.column_config.LinkColumn("Share link", display_text="Open ↗",
+                                            help="A link to this debate: copy it to share it, or open it.")})
+    if page.total > lib.PAGE_SIZE:
+        back, where, forward = st.columns([1, 4, 1], vertical_alignment="center")
+        back.button("Previous", key="lib_prev", on_click=lib.turn_page, args=(-1,), disabled=offset == 0,
+                    icon=":material/chevron_left:", width="stretch")
+        forward.button("Next", key="lib_next", on_click=lib.turn_page, args=(1,), width="stretch",
+                       disabled=offset + lib.PAGE_SIZE >= page.total, icon=":material/chevron_right:")
+        pages = (page.total - 1) // lib.PAGE_SIZE + 1
+        where.caption(f"Page {offset // lib.PAGE_SIZE + 1} of {pages}")
+
+
+def delete_controls(item) -> None:
+    if st.session_state.get("lib_confirm") != item.id:
+        st.button("Delete…", key="lib_delete", on_click=lib.ask_delete, args=(item,), icon=":material/delete:",
+                  disabled=jobs.running(item.id), help="A debate that is running here cannot be deleted.")
+        return
+    st.warning(f"Delete “{esc(item.title)}”? This cannot be undone.")
+    confirm, cancel = st.columns(2)
+    confirm.button("Confirm delete", key="lib_delete_confirm", on_click=lib.delete, args=(item,), type="primary",
+                   width="stretch")
+    cancel.button("Cancel", key="lib_delete_cancel", on_click=lib.cancel_delete, width="stretch")
+
+
+def actions(item) -> None:
+    if st.session_state.get("lib_title_for") != item.id:
+        st.session_state.update(lib_title=item.title, lib_title_for=item.id)
+    st.caption(f"{esc(item.kind.capitalize())} debate · {esc(lib.status_label(item))} · "
+               f"{esc(item.provider)}:{esc(item.model)} · created {esc(lib.when(item.created_at))}")
+    st.markdown(f"**Question:** {esc(item.question)}")
+    use, why = lib.provider_label()
+    left, right = st.columns(2, gap="large")
+    with left:
+        st.button("Open", key="lib_open", on_click=lib.open_debate, args=(item,), type="primary",
+                  icon=":material/open_in_new:", help="Debate page for static debates, Timeline for live ones.")
+        if lib.resumable(item):
+            st.button("Resume", key="lib_resume", on_click=lib.resume, args=(item,), icon=":material/play_arrow:",
+                      help="Generates only what is missing, with the sidebar's model." if item.kind == "static"
+                      else "Opens it on the Live debate page, which resumes it from its last finished turn.")
+        elif item.kind == "live" and jobs.running(item.id):
+            st.button("Watch on the Live page", key="lib_watch", on_click=lib.resume, args=(item,),
+                      icon=":material/record_voice_over:")
+        st.text_input("Title", key="lib_title", max_chars=300)
+        st.button("Save title", key="lib_rename", on_click=lib.rename, args=(item,), icon=":material/edit:")
+    with right:
+        st.button("Duplicate", key="lib_duplicate", on_click=lib.duplicate, args=(item,),
+                  icon=":material/content_copy:")
+        st.button("Re-run with another model", key="lib_rerun", on_click=lib.rerun, args=(item,), disabled=not use,
+                  icon=":material/replay:")
+        if use:
+            st.caption(f"Re-runs the question as a new {item.kind} debate with **{esc(use)}** (choose the model in "
+                       "the sidebar); the original is kept.")
+        else:
+            st.caption(f"The sidebar's model cannot be used: {esc(why)}")
+        delete_controls(item)
+
+
+def messages() -> None:
+    if st.session_state.get("lib_notice"):
+        st.success(esc(st.session_state.pop("lib_notice")))
+    if st.session_state.get("lib_error"):
+        st.error(esc(st.session_state.pop("lib_error")))
+
+
+def library() -> None:
+    store = jobs.store()
+    if store.list(limit=1).total == 0:
+        messages()
+        st.info("No saved debates yet. Every debate is saved as it is generated: start one on the Debate or the "
+                "Live debate page and it appears here.")
+        st.page_link("app_pages/debate.py", label="Go to Debate", icon=":material/balance:")
+        st.page_link("app_pages/live.py", label="Go to Live debate", icon=":material/record_voice_over:")
+        return
+    unfinished_notice()
+    filter_bar(store.facets())
+    page = lib.results()
+    if not page.items:
+        messages()
+        st.info("No saved debate matches these filters.")
+        st.button("Clear filters", key="lib_clear", on_click=lib.clear_filters, icon=":material/filter_alt_off:")
+        return
+    results_table(page)
+    options = lib.picked(page.items)
+    st.divider()
+    labels = {debate_id: lib.label(item) for debate_id, item in options.items()}  # fixed now: status changes
+    st.selectbox("Debate", list(labels), key="lib_pick", format_func=labels.get)
+    messages()  # next to the buttons that caused them
+    actions(options[st.session_state["lib_pick"]])
+
+
+lib.follow()
+lib.keep_typed()
+st.title("Library")
+st.caption("Every saved debate, newest first: search, filter, open or share one, or run it again with another model.")
+try:
+    library()
+except ClearSideError as exc:  # the store is unreachable, or a debate vanished between two reads
+    st.error(esc(str(exc)))

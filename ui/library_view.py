@@ -1,0 +1,253 @@
+"""The Library page's logic: filters to store queries, the results table, and the actions on one saved debate.
+
+Callbacks never raise: a ClearSideError becomes ``lib_error`` (the page shows it escaped, and every widget keeps
+what was typed), and a page switch is queued in ``lib_goto`` for the page body to follow with :func:`follow`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import streamlit as st
+
+from clearside.engine import DebateRun
+from clearside.errors import ClearSideError
+from clearside.live.debate import LiveDebate
+from clearside.live.job import LiveJob
+from clearside.live.protocol import LiveConfig
+from clearside.store import Page, Summary, load_live
+from ui import jobs, settings
+
+PAGE_SIZE = 25
+STATUSES = ("running", "paused", "failed", "done")
+UNFINISHED = ("running", "paused", "failed")
+DEBATE, TIMELINE, LIVE = "app_pages/debate.py", "app_pages/timeline.py", "app_pages/live.py"
+# Share links, relative to the Library's own URL. The Debate page is the app's default page: it is served at the
+# root ("./"), and its url_path "debate" would be "page not found". The Timeline page is served at "timeline".
+LINKS = {"static": "./?debate={}", "live": "timeline?debate={}"}
+FILTER_KEYS = ("lib_search", "lib_kind", "lib_provider", "lib_model", "lib_status", "lib_dates")
+
+
+def when(stamp: str) -> str:
+    """``2026-11-22T04:52:29Z`` → ``2026-11-22 04:52 UTC``."""
+    return f"{stamp[:10]} {stamp[11:16]} UTC" if len(stamp) >= 16 else stamp
+
+
+def status_label(item: Summary) -> str:
+    """The stored status, except that a debate saved as running which no worker here runs was interrupted."""
+    if item.status in ("running", "paused") and jobs.running(item.id):
+        return "running"
+    return "interrupted" if item.status == "running" else item.status
+
+
+def resumable(item: Summary) -> bool:
+    return item.status != "done" and not jobs.running(item.id)
+
+
+def label(item: Summary, width: int = 80) -> str:
+    """A plain-text selectbox label (options are not Markdown)."""
+    title = item.title if len(item.title) <= width else item.title[: width - 1] + "…"
+    return f"{title} · {item.kind} · {status_label(item)} · {when(item.created_at)}"
+
+
+def link(item: Summary) -> str:
+    return LINKS[item.kind].format(item.id)
+
+
+def table(items: list[Summary]) -> list[dict[str, str]]:
+    return [{"Title": i.title, "Kind": i.kind, "Status": status_label(i), "Provider": i.provider, "Model": i.model,
+             "Created": when(i.created_at), "Link": link(i)} for i in items]
+
+
+# -- queries -----------------------------------------------------------------------------------------------------
+
+
+def filters() -> dict[str, Any]:
+    state = st.session_state
+    dates = tuple(state.get("lib_dates") or ())
+    return {"search": state.get("lib_search") or "", "kind": state.get("lib_kind") or None,
+            "provider": state.get("lib_provider") or None, "model": state.get("lib_model") or None,
+            "status": state.get("lib_status") or None, "since": dates[0] if dates else None,
+            "until": dates[1] if len(dates) > 1 else None}
+
+
+def results() -> Page:
+    """The current page of results; a page emptied by a delete falls back to the last page that has rows."""
+    store, chosen = jobs.store(), filters()
+    offset = st.session_state.get("lib_offset", 0)
+    page = store.list(**chosen, limit=PAGE_SIZE, offset=offset)
+    if offset and not page.items:
+        offset = max(0, (page.total - 1) // PAGE_SIZE * PAGE_SIZE)
+        st.session_state["lib_offset"] = offset
+        page = store.list(**chosen, limit=PAGE_SIZE, offset=offset)
+    return page
+
+
+def unfinished() -> dict[str, int]:
+    """How many saved debates are not done, by shown status (interrupted, running, paused, failed)."""
+    counts: dict[str, int] = {}
+    store = jobs.store()
+    for status in UNFINISHED:
+        page = store.list(status=status, limit=500)
+        for item in page.items:
+            counts[status_label(item)] = counts.get(status_label(item), 0) + 1
+        if page.total > len(page.items):
+            counts[status] = counts.get(status, 0) + page.total - len(page.items)
+    return counts
+
+
+def picked(items: list[Summary]) -> dict[str, Summary]:
+    """The debates the picker offers: this page of results, plus the copy just made while a filter hides it."""
+    options = {i.id: i for i in items}
+    pin = st.session_state.get("lib_pin")
+    if pin and pin != st.session_state.get("lib_pick"):
+        st.session_state.pop("lib_pin")  # another debate was picked since
+    elif pin and pin not in options and jobs.store().exists(pin):
+        options = {pin: jobs.store().get(pin), **options}
+    if options and st.session_state.get("lib_pick") not in options:
+        st.session_state["lib_pick"] = next(iter(options))
+    return options
+
+
+def provider_label() -> tuple[str, str]:
+    """``(provider:model, "")`` for the sidebar's provider, or ``("", why it cannot be built)``."""
+    try:
+        provider = settings.build_provider()
+    except ClearSideError as exc:
+        return "", str(exc)
+    return f"{provider.name}:{provider.model}", ""
+
+
+# -- callbacks ---------------------------------------------------------------------------------------------------
+
+
+def _begin() -> None:
+    st.session_state.update(lib_error="", lib_notice="")
+
+
+def _go(page: str, **query: str) -> None:
+    st.session_state["lib_goto"] = (page, query)
+
+
+def follow() -> None:
+    """Switch page if an action asked to (st.switch_page belongs in the script body, not in a callback)."""
+    goto = st.session_state.pop("lib_goto", None)
+    if goto:
+        st.switch_page(goto[0], query_params=goto[1])
+
+
+def keep_typed() -> None:
+    """Keep typed text even on a run that stops early (store down) and so never draws its box."""
+    for key in ("lib_search", "lib_title"):
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+
+
+def filters_changed() -> None:
+    st.session_state["lib_offset"] = 0
+    st.session_state.pop("lib_pin", None)
+
+
+def clear_filters() -> None:
+    for key in FILTER_KEYS:
+        st.session_state.pop(key, None)
+    st.session_state["lib_offset"] = 0
+
+
+def turn_page(by: int) -> None:
+    st.session_state["lib_offset"] = max(0, st.session_state.get("lib_offset", 0) + by * PAGE_SIZE)
+    st.session_state.pop("lib_pin", None)
+
+
+def open_debate(item: Summary) -> None:
+    _begin()
+    _go(DEBATE if item.kind == "static" else TIMELINE, debate=item.id)
+
+
+def rename(item: Summary) -> None:
+    _begin()
+    try:
+        jobs.store().rename(item.id, st.session_state.get("lib_title", ""))
+    except ClearSideError as exc:
+        st.session_state["lib_error"] = str(exc)
+        return
+    st.session_state["lib_notice"] = "Renamed."
+
+
+def ask_delete(item: Summary) -> None:
+    _begin()
+    st.session_state["lib_confirm"] = item.id
+
+
+def cancel_delete() -> None:
+    st.session_state.pop("lib_confirm", None)
+
+
+def delete(item: Summary) -> None:
+    _begin()
+    st.session_state.pop("lib_confirm", None)
+    try:
+        jobs.store().delete(item.id)
+    except ClearSideError as exc:
+        st.session_state["lib_error"] = str(exc)
+        return
+    st.session_state.pop("lib_pick", None)
+    st.session_state["lib_notice"] = f"Deleted “{item.title}”."
+
+
+def duplicate(item: Summary) -> None:
+    _begin()
+    try:
+        copy_id = jobs.store().duplicate(item.id)
+    except ClearSideError as exc:
+        st.session_state["lib_error"] = str(exc)
+        return
+    st.session_state.update(lib_pick=copy_id, lib_pin=copy_id, lib_offset=0,
+                            lib_notice=f"Duplicated “{item.title}”: the copy is selected below.")
+
+
+def _rerun_live(debate_id: str, provider) -> str:
+    """A new live debate on the saved one's question, context and pace, run by ``provider``; returns its id."""
+    store = jobs.store()
+    saved = load_live(store, debate_id)
+    known = {f.name for f in dataclasses.fields(LiveConfig)}
+    config = LiveConfig(**{**{k: v for k, v in saved.config.items() if k in known},
+                           "temperature": settings.temperature()})
+    debate = LiveDebate.create(saved.question, provider, config=config, context_fields=saved.context, store=store,
+                               parent_id=debate_id)
+    new_id = debate.transcript.id
+    jobs.registry().add(LiveJob(debate).start())
+    return new_id
+
+
+def rerun(item: Summary) -> None:
+    """Generate the debate again from its question and context with the sidebar's provider, as a new debate."""
+    _begin()
+    try:
+        provider = settings.build_provider()
+        if item.kind == "static":
+            saved = jobs.store().load_run(item.id)
+            job = jobs.start_static(DebateRun(raw_input=saved.raw_input, context=saved.context), provider,
+                                    temperature=settings.temperature(), parent_id=item.id)
+            _go(DEBATE, debate=job.id)
+        else:
+            _go(LIVE, live=_rerun_live(item.id, provider))
+    except ClearSideError as exc:
+        st.session_state["lib_error"] = str(exc)
+
+
+def resume(item: Summary) -> None:
+    """Static: complete only the missing sections here, then watch on the Debate page. Live: the Live page resumes."""
+    _begin()
+    if item.kind == "live":
+        _go(LIVE, live=item.id)
+        return
+    try:
+        if not jobs.running(item.id):
+            jobs.start_static(jobs.store().load_run(item.id), settings.build_provider(),
+                              temperature=settings.temperature(), debate_id=item.id)
+    except ClearSideError as exc:
+        st.session_state["lib_error"] = str(exc)
+        return
+    _go(DEBATE, debate=item.id)
