@@ -159,7 +159,7 @@ def intervention_controls(job: LiveJob, snap) -> None:
 
 
 def finished_links(transcript) -> None:
-    st.page_link(TIMELINE, label="Open in Timeline", icon=":material/timeline:", query_params={"live": transcript.id})
+    st.page_link(TIMELINE, label="Open in Timeline", icon=":material/timeline:", query_params={"debate": transcript.id})
     live_view.exports(transcript, "live_")
 
 

@@ -138,7 +138,7 @@ def test_a_live_debate_streams_to_the_end_then_offers_timeline_and_downloads():
     assert "Moderator decision hinges 1 in call 1" in page
     assert at.get("progress")[0].proto.text == "All 21 turns done"
     [link] = at.get("page_link")
-    assert link.proto.label == "Open in Timeline" and link.proto.query_string == f"live={job_id}"
+    assert link.proto.label == "Open in Timeline" and link.proto.query_string == f"debate={job_id}"
     assert [b.proto.label for b in at.get("download_button")] == ["Markdown", "JSON"]
 
 

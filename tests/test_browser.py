@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import browser_kit
 import pytest
 
@@ -71,4 +73,19 @@ def test_debate_challenge_and_escaping_in_a_real_browser(server, browser):
     page.screenshot(path=str(ARTIFACTS / "debate-390.png"), full_page=True)
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 400, f"no horizontal scrolling at 390 px (page is {width} px wide)"
+    link = page.url
     page.close()
+    assert re.search(r"[?&]debate=[0-9a-f]{32}", link), f"the address is the share link: {link}"
+
+    shared = browser.new_page(viewport={"width": 1440, "height": 900})  # someone else opening the link
+    shared.goto(link)
+    expect(shared.get_by_text("MODERATOR SYNTHESIS")).to_be_visible(timeout=60_000)
+    expect(shared.get_by_text("Challenge · Question an assumption", exact=False).first).to_be_visible()
+    expect(shared.get_by_text("Read-only", exact=False)).to_be_visible()
+    assert shared.get_by_role("button", name="Question an assumption").count() == 0
+    shared.goto(f"{server}/library")
+    expect(shared.get_by_text("Library", exact=True).first).to_be_visible(timeout=30_000)
+    expect(shared.get_by_text("1 saved debate", exact=False).first).to_be_visible(timeout=30_000)
+    assert shared.evaluate("window.__pwned") is None
+    shared.screenshot(path=str(ARTIFACTS / "library-1440.png"), full_page=True)
+    shared.close()

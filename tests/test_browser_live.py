@@ -6,13 +6,14 @@ At 30 words per minute the turns are short; the tiny CPU model still needs sever
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from pathlib import Path
 
 import browser_kit
 import pytest
+
+from clearside.store import Store, load_live
 
 playwright = pytest.importorskip("playwright.sync_api")
 pytestmark = [pytest.mark.model, pytest.mark.browser]
@@ -40,8 +41,13 @@ def browser():
 
 
 def saved(data: Path) -> dict:
-    [path] = (data / "live").glob("*.json")
-    return json.loads(path.read_text(encoding="utf-8"))
+    """The one live debate the dashboard saved, read from its store as another process would."""
+    store = Store(f"sqlite:///{data / 'clearside.db'}")
+    try:
+        [summary] = store.list(kind="live").items
+        return load_live(store, summary.id).model_dump(mode="json")
+    finally:
+        store.close()
 
 
 def test_live_debate_pause_ask_resume_and_finish_in_a_real_browser(server, browser, data):
@@ -106,7 +112,7 @@ def test_live_debate_pause_ask_resume_and_finish_in_a_real_browser(server, brows
 
     page.get_by_role("link", name="Open in Timeline").click()
     expect(page.get_by_text("Replay a saved live debate", exact=False)).to_be_visible(timeout=30_000)
-    expect(page).to_have_url(re.compile(rf"/timeline\?live={transcript['id']}"))
+    expect(page).to_have_url(re.compile(rf"/timeline\?debate={transcript['id']}"))
     page.get_by_role("radio", name="Rebuttals").click()
     expect(page.get_by_text("Con rebuts Pro").first).to_be_visible(timeout=10_000)
     page.screenshot(path=str(ARTIFACTS / "timeline-1440.png"), full_page=True)

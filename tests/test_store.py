@@ -264,3 +264,22 @@ def test_timestamps_come_back_as_utc(store):
     assert abs(created - datetime.now(UTC)) < timedelta(minutes=1)
     with store.read() as session:
         assert session.get(Debate, debate_id).kind == "static"
+
+
+def test_live_transcripts_kept_as_files_by_an_earlier_version_are_adopted(tmp_path, monkeypatch):
+    from clearside import store as store_module
+    from clearside.store import new_id, open_store
+
+    monkeypatch.setenv("CLEARSIDE_DATA", str(tmp_path))
+    folder = tmp_path / "live"
+    folder.mkdir()
+    debate_id = new_id()
+    (folder / f"{debate_id}.json").write_text(_transcript(debate_id, 2).model_dump_json(), encoding="utf-8")
+    (folder / "broken.json").write_text("{", encoding="utf-8")
+    store = open_store()
+    try:
+        assert load_live(store, debate_id) == _transcript(debate_id, 2)
+        assert (folder / f"{debate_id}.json").exists() and (folder / "broken.json").exists(), "files are kept"
+        assert store_module.adopt_live_files(store) == [], "adopted once"
+    finally:
+        store_module._stores.pop(store.url).close()

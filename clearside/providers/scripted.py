@@ -5,8 +5,9 @@ recorded, so tests can assert exactly what each agent was shown. A response
 may be a string, a JSON-ready object (sent as JSON text) or
 ``{"__error__": "unreachable" | "provider", "message": ...}`` to simulate a
 backend failure, or ``{"__delay__": seconds, "reply": ...}`` to answer slowly
-(a model still thinking, e.g. when a test kills the process mid-debate). ``scripted:/path/script.json`` loads the queues from a file
-holding either a list (shared queue) or an object of agent name to list.
+(a model still thinking, e.g. when a test kills the process mid-debate).
+``scripted:/path/script.json`` loads the queues from a file holding either a
+list (shared queue) or an object of agent name to list.
 A queued item may also be a callable taking the request, and ``fallback``
 (a callable) answers whenever the queues are empty.
 """

@@ -369,7 +369,8 @@ class Store:
             end = _day_start(until) + (timedelta(days=1) if not isinstance(until, datetime) else timedelta(0))
             query = query.where(Debate.created_at < end)
         with self.read() as session:
-            rows = session.execute(query.order_by(Debate.created_at.desc(), Debate.id).limit(limit).offset(offset)).all()
+            ordered = query.order_by(Debate.created_at.desc(), Debate.id).limit(limit).offset(offset)
+            rows = session.execute(ordered).all()
             total = rows[0].total if rows else (0 if offset == 0 else self._count(session, query))
             return Page(items=[Summary.of(row) for row in rows], total=total)
 
