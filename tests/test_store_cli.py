@@ -223,3 +223,48 @@ def test_debate_needs_a_question_or_resume(db, capsys):
     assert run(capsys, "debate")[0] == 2
     code, _, err = run(capsys, "debate", "Q?", "--resume", "0123456789abcdef0123456789abcdef")
     assert code == 2 and "not both" in err
+
+
+LIVE_WORKER = """
+import sys, time
+sys.path.insert(0, {tests!r})
+from helpers import LiveResponder
+from clearside.live import LiveConfig, LiveDebate
+from clearside.providers.scripted import ScriptedProvider
+from clearside.store import Store
+
+responder = LiveResponder()
+def reply(request):
+    if len(debate.transcript.turns) >= 4:  # the fifth turn never finishes: the process is killed here
+        time.sleep(600)
+    return responder(request)
+
+debate = LiveDebate.create({question!r}, ScriptedProvider(fallback=reply), store=Store({url!r}),
+                           config=LiveConfig(words_per_minute=40))
+print(debate.transcript.id, flush=True)
+debate.run()
+"""
+
+
+def test_a_live_debate_killed_mid_way_keeps_its_turns_and_resumes(db, capsys):
+    from helpers import LiveResponder
+
+    from clearside.live import LiveDebate
+    from clearside.providers.scripted import ScriptedProvider
+    from clearside.store import load_live
+
+    code = LIVE_WORKER.format(tests=str(ROOT / "tests"), question=QUESTION, url=db.url)
+    process = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        debate_id = process.stdout.readline().strip()
+        _wait_for(lambda: len(load_live(db, debate_id).turns) == 4)
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=30)
+    assert db.get(debate_id).status == "running"  # killed: nobody could mark it
+    assert [i["id"] for i in listed(capsys)] == [debate_id]
+    kept = load_live(db, debate_id).turns
+    resumed = LiveDebate.resume(debate_id, ScriptedProvider(fallback=LiveResponder()), store=db)
+    final = resumed.run()
+    assert final.state == "done" and len(final.turns) == 21 and final.turns[:4] == kept
+    assert load_live(db, debate_id) == final
