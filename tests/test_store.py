@@ -283,3 +283,12 @@ def test_live_transcripts_kept_as_files_by_an_earlier_version_are_adopted(tmp_pa
         assert store_module.adopt_live_files(store) == [], "adopted once"
     finally:
         store_module._stores.pop(store.url).close()
+
+
+def test_a_registered_secret_is_scrubbed_wherever_it_appears():
+    from clearside.store.privacy import register_secret, scrub
+
+    register_secret("streamlit-secrets-key-42")
+    register_secret("short")  # too short to redact safely: ordinary words would vanish
+    data = {"q": "my key is streamlit-secrets-key-42", "list": ["streamlit-secrets-key-42x"], "short": "short"}
+    assert scrub(data) == {"q": "my key is [redacted]", "list": ["[redacted]x"], "short": "short"}

@@ -8,17 +8,21 @@ import streamlit as st
 
 from clearside.errors import ClearSideError
 from clearside.providers import Provider, get_provider
+from clearside.store.privacy import register_secret
 from ui.view import esc
 
 PROVIDERS = {"embedded": "Embedded (offline, in-process)", "ollama": "Ollama", "openai": "OpenAI-compatible"}
 
 
 def _secret(name: str) -> str | None:
-    """A key from the environment or st.secrets; never written to session state, the store or an export."""
+    """A key from the environment or st.secrets; never written to session state, the store or an export
+    (the store scrubs every value registered here, and secret-looking environment variables, before writing)."""
     try:
-        return os.environ.get(name) or st.secrets.get(name)
+        value = os.environ.get(name) or st.secrets.get(name)
     except (FileNotFoundError, st.errors.StreamlitSecretNotFoundError):
-        return os.environ.get(name)
+        value = os.environ.get(name)
+    register_secret(value)
+    return value
 
 
 def sidebar() -> None:
