@@ -190,3 +190,17 @@ def stored(debate_id: str) -> Any:
     from clearside.store import load_live, open_store
 
     return load_live(open_store(), debate_id)
+
+
+def script_file(tmp_path: Path, name: str = "script.json", **queues: Any) -> str:
+    """A ``scripted:FILE`` provider spec whose file holds these queues (for CLI runs in another process)."""
+    path = tmp_path / name
+    path.write_text(json.dumps(queues), encoding="utf-8")
+    return f"scripted:{path}"
+
+
+def full_script(tmp_path: Path, **overrides: Any) -> str:
+    """One valid reply per debate agent, any of them replaced by ``overrides``."""
+    queues = {"orchestrator": [orchestrator_reply()], "pro": [side_reply("pro")], "con": [side_reply("con")],
+              "moderator": [moderator_reply()], **overrides}
+    return script_file(tmp_path, **queues)

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import challenge_reply, fixture_dict, free_port, moderator_reply, orchestrator_reply, side_reply
+from helpers import challenge_reply, fixture_dict, free_port, full_script, script_file
 
 from clearside.schema import Document, jsonschema_errors
 
@@ -18,18 +18,6 @@ ROOT = Path(__file__).resolve().parent.parent
 def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "clearside", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=120)
-
-
-def script_file(tmp_path: Path, **queues) -> str:
-    path = tmp_path / "script.json"
-    path.write_text(json.dumps(queues), encoding="utf-8")
-    return f"scripted:{path}"
-
-
-def full_script(tmp_path: Path, **overrides) -> str:
-    queues = {"orchestrator": [orchestrator_reply()], "pro": [side_reply("pro")], "con": [side_reply("con")],
-              "moderator": [moderator_reply()], **overrides}
-    return script_file(tmp_path, **queues)
 
 
 def test_debate_json_on_stdout_progress_on_stderr(tmp_path):

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import fixture_dict, moderator_reply, orchestrator_reply, side_reply
+from helpers import fixture_dict, full_script, moderator_reply, script_file, side_reply
 
 from clearside.cli import main
 from clearside.schema import SCHEMA_VERSION, jsonschema_errors
@@ -28,18 +28,6 @@ def db(store_url, monkeypatch):
     """The CLI's store (``DATABASE_URL``) is a fresh SQLite file, then a fresh PostgreSQL database."""
     monkeypatch.setenv("DATABASE_URL", store_url)
     return open_store()
-
-
-def script(tmp_path: Path, name: str = "script.json", **queues) -> str:
-    path = tmp_path / name
-    path.write_text(json.dumps(queues), encoding="utf-8")
-    return f"scripted:{path}"
-
-
-def full_script(tmp_path: Path, **overrides) -> str:
-    queues = {"orchestrator": [orchestrator_reply()], "pro": [side_reply("pro")], "con": [side_reply("con")],
-              "moderator": [moderator_reply()], **overrides}
-    return script(tmp_path, **queues)
 
 
 def run(capsys, *args: str) -> tuple[int, str, str]:
@@ -211,7 +199,7 @@ def test_a_debate_killed_mid_way_keeps_its_finished_sections_and_resumes(db, tmp
     assert sections["pro"]["arguments"][0]["claim"] == side_reply("pro")["arguments"][0]["claim"]
     after_restart.close()
 
-    only_moderator = script(tmp_path, "rest.json", moderator=[moderator_reply()])  # any other request would fail
+    only_moderator = script_file(tmp_path, "rest.json", moderator=[moderator_reply()])  # any other request would fail
     code, out, err = run(capsys, "debate", "--resume", item.id, "--provider", only_moderator)
     assert code == 0, err
     record = db.get(item.id)
