@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -21,14 +22,18 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 
 
 def streamlit_server(env: dict[str, str] | None = None) -> Iterator[str]:
-    """Yield the URL of the dashboard running in a subprocess; stop it afterwards (a fixture body)."""
+    """Yield the URL of the dashboard running in a subprocess; stop it afterwards (a fixture body).
+
+    It saves into a data folder of its own (``env`` may name one), never the user's ~/.clearside."""
+    env = {"CLEARSIDE_DATA": tempfile.mkdtemp(prefix="clearside-browser-"), **(env or {})}
+    env = {k: v for k, v in {**os.environ, **env}.items() if k != "DATABASE_URL"}
     if not os.path.exists(CHROMIUM):
         pytest.fail("Debian's chromium is missing: scripts/test.sh installs it (apt-get install chromium)")
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address",
          "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, **(env or {})})
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
