@@ -40,7 +40,7 @@ def filter_bar(facets: dict[str, list[str]]) -> None:
 
 def results_table(page) -> None:
     offset = st.session_state.get("lib_offset", 0)
-    st.caption(f"{page.total} saved debate{'s' * (page.total != 1)} match · showing "
+    st.caption(f"{page.total} saved debate{'s match' if page.total != 1 else ' matches'} · showing "
                f"{offset + 1}–{offset + len(page.items)}, newest first")
     st.dataframe(lib.table(page.items), hide_index=True, key="lib_table", width="stretch", column_config={
         "Link": st.column_config.LinkColumn("Share link", display_text="Open ↗",

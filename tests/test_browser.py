@@ -87,5 +87,7 @@ def test_debate_challenge_and_escaping_in_a_real_browser(server, browser):
     expect(shared.get_by_text("Library", exact=True).first).to_be_visible(timeout=30_000)
     expect(shared.get_by_text("1 saved debate", exact=False).first).to_be_visible(timeout=30_000)
     assert shared.evaluate("window.__pwned") is None
+    expect(shared.locator("[data-testid='stDataFrame']")).to_be_visible(timeout=30_000)
+    shared.wait_for_timeout(1500)  # the table's grid draws after its frame appears
     shared.screenshot(path=str(ARTIFACTS / "library-1440.png"), full_page=True)
     shared.close()
