@@ -355,8 +355,9 @@ class Store:
         """Newest first. ``search`` matches every word in the question, title, claims and hinges;
         ``until`` is inclusive of that whole day when given as a date. One query gives the page and the total
         (a window count), reading only the summary columns."""
-        query = select(*SUMMARY_COLUMNS, func.count().over().label("total"))
-        for word in search.lower().split():
+        query = select(*SUMMARY_COLUMNS)
+        words = search.lower().split()
+        for word in words:
             pattern = word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
             query = query.where(Debate.search_text.like(f"%{pattern}%", escape="\\"))
         for column, value in ((Debate.kind, kind), (Debate.provider, provider), (Debate.model, model),
@@ -368,9 +369,15 @@ class Store:
         if until is not None:
             end = _day_start(until) + (timedelta(days=1) if not isinstance(until, datetime) else timedelta(0))
             query = query.where(Debate.created_at < end)
+        matches = query.cte("matches")
+        if words and self.dialect == "postgresql":
+            # Find the matches first (trigram index), then sort them: left to itself the planner may walk the
+            # created_at index instead and test every row's text
+            matches = matches.prefix_with("MATERIALIZED")
+        page = (select(matches, func.count().over().label("total"))
+                .order_by(matches.c.created_at.desc(), matches.c.id).limit(limit).offset(offset))
         with self.read() as session:
-            ordered = query.order_by(Debate.created_at.desc(), Debate.id).limit(limit).offset(offset)
-            rows = session.execute(ordered).all()
+            rows = session.execute(page).all()
             total = rows[0].total if rows else (0 if offset == 0 else self._count(session, query))
             return Page(items=[Summary.of(row) for row in rows], total=total)
 

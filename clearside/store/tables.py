@@ -51,7 +51,7 @@ class Debate(Base):
 
 Index("ix_debates_provider_model", Debate.provider, Debate.model)
 # Library search is LIKE '%word%' on lower-cased text: PostgreSQL answers it from a trigram index (migration 0002)
-Index("ix_debates_search_trgm", Debate.search_text, postgresql_using="gin",
+Index("ix_debates_search_trgm", Debate.search_text, postgresql_using="gin", postgresql_with={"fastupdate": "off"},
       postgresql_ops={"search_text": "gin_trgm_ops"}).ddl_if(dialect="postgresql")
 
 

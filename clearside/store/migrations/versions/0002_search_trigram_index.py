@@ -32,8 +32,10 @@ def upgrade() -> None:
     except DBAPIError as exc:
         logging.getLogger("clearside.store").warning("pg_trgm unavailable, search runs without an index: %s", exc)
         return
+    # fastupdate off: each saved debate goes straight into the index. With the default pending list, rows saved
+    # since the last (auto)vacuum are scanned one by one, and after a bulk import the planner drops the index
     op.create_index(INDEX, "debates", ["search_text"], postgresql_using="gin",
-                    postgresql_ops={"search_text": "gin_trgm_ops"})
+                    postgresql_ops={"search_text": "gin_trgm_ops"}, postgresql_with={"fastupdate": "off"})
 
 
 def downgrade() -> None:
