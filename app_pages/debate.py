@@ -126,6 +126,19 @@ def exports(document: Document) -> None:
                                mime=mime, key=f"export_{fmt}", on_click="ignore", width="stretch")
 
 
+def unfinished_hint() -> None:
+    """After a crash or restart: point at the static debates that stopped part-way (nothing they finished is lost)."""
+    try:
+        stopped = [s for status in ("running", "failed") for s in jobs.store().list(kind="static", status=status).items
+                   if not jobs.running(s.id)]
+    except ClearSideError:
+        return  # the page still works without the store's list; generating reports any store error
+    if stopped:
+        st.caption(f"{len(stopped)} earlier debate{'s' if len(stopped) != 1 else ''} stopped part-way; the finished "
+                   "sections are saved.")
+        st.page_link("app_pages/library.py", label="Resume from the Library", icon=":material/restore:")
+
+
 def saved_debate(debate_id: str) -> None:
     """A saved debate: finished (editable here, or read-only when shared), or unfinished with Resume."""
     try:
@@ -180,7 +193,9 @@ new.button("New debate", key="new_debate", on_click=show, args=(None,), disabled
 if st.session_state.get("input_error"):
     st.error(view.esc(st.session_state["input_error"]))
 
-if debate_id:
+if not debate_id:
+    unfinished_hint()
+else:
     st.divider()
     if running:
         live_debate(job.id)

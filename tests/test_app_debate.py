@@ -185,3 +185,16 @@ def test_a_link_to_nothing_says_so():
     at = open_link("0123456789abcdef0123456789abcdef")
     assert any("does not open a saved debate" in e.value.replace("\\", "") for e in at.error)
     assert at.button(key="generate"), "the form is still there"
+
+
+def test_the_debate_page_points_at_debates_that_stopped_part_way():
+    from clearside.engine import DebateRun
+    from clearside.store import open_store
+
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.run()
+    assert not at.get("page_link"), "nothing to point at yet"
+    open_store().start_static(DebateRun.from_input("Leave my job for a startup?"), provider="scripted", model="m")
+    at.run()
+    assert any("1 earlier debate stopped part-way" in c.value for c in at.caption)
+    assert at.get("page_link")[0].proto.label == "Resume from the Library"
