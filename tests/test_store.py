@@ -209,6 +209,7 @@ def test_a_live_transcript_is_saved_turn_by_turn(store):
     assert rows[1].updated_at == first[1]  # an unchanged turn is not rewritten
     assert rows[2].flagged and not rows[1].flagged
     assert store.get(debate_id).status == "paused"
+    assert [s.id for s in store.list("speech 3").items] == [debate_id], "an unfinished debate's turns are searchable"
     with pytest.raises(InputError, match="not a live one"):
         load_live(store, store.create("static", "q?", provider="p", model="m"))
 

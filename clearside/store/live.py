@@ -81,7 +81,7 @@ class LiveWriter:
             if not self._written:  # first save by this writer: drop rows a longer, older version left behind
                 session.execute(delete(LiveTurn).where(LiveTurn.debate_id == self.debate_id,
                                                        LiveTurn.turn > len(turns)))
-            if transcript.state == "done" or not self._written:
+            if not self._written or any(kind == "turn" for kind, _ in changed):  # searchable as it goes
                 row = session.get(Debate, self.debate_id)
                 row.search_text = search_text(row.question, row.title, *_texts(transcript))
         self._written.update(changed)
