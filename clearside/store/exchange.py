@@ -115,10 +115,11 @@ def _transcript_validator() -> Draft202012Validator:
     return Draft202012Validator(Transcript.model_json_schema())
 
 
-def _notes(original: str, dropped: dict[str, Any]) -> list[str]:
+def _notes(original: str, dropped: dict[str, Any], current: str = SCHEMA_VERSION) -> list[str]:
+    """What the user is told about a migration (nothing when the file was already ``current``, whole)."""
     notes = []
-    if original != SCHEMA_VERSION:
-        notes.append(f"Migrated from version {original} to {SCHEMA_VERSION}.")
+    if original != current:
+        notes.append(f"Migrated from version {original} to {current}.")
     if dropped:
         notes.append(f"Set aside {len(dropped)} field(s) this version does not know, kept in the import record: "
                      + ", ".join(sorted(dropped)[:8]) + ".")
@@ -151,7 +152,7 @@ def _import_live(store: Store, data: dict[str, Any], source: str) -> Imported:
     check_major(original, "version", TRANSCRIPT_VERSION)
     transcript_data = copy.deepcopy(data)
     dropped = drop_unknown(transcript_data, _transcript_validator())
-    notes = _notes(original, dropped) if original != TRANSCRIPT_VERSION or dropped else []
+    notes = _notes(original, dropped, TRANSCRIPT_VERSION)
     if isinstance(transcript_data.get("document"), dict):
         transcript_data["document"], doc_version, doc_dropped = migrate_document(transcript_data["document"])
         dropped.update({f"document/{k}": v for k, v in doc_dropped.items()})
