@@ -15,7 +15,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from . import schema
+from . import eval_cli, schema
 from .engine import SECTIONS, DebateRun, Engine, Event, validate_document
 from .errors import ClearSideError, DebateFailed, InputError
 from .inputs import read_json
@@ -65,11 +65,16 @@ def _write(text: str, out: str | None) -> None:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
-def _engine(args: argparse.Namespace) -> Engine:
-    if args.violations_log:
-        handler = logging.FileHandler(args.violations_log, encoding="utf-8")
+def log_violations(path: str | None) -> None:
+    """--violations-log: every rejected model output, as a JSON line."""
+    if path:
+        handler = logging.FileHandler(path, encoding="utf-8")
         handler.setFormatter(logging.Formatter("%(message)s"))
         logging.getLogger("clearside.violations").addHandler(handler)
+
+
+def _engine(args: argparse.Namespace) -> Engine:
+    log_violations(args.violations_log)
     return Engine(args.provider, retries=args.retries, temperature=args.temperature, on_event=_progress())
 
 
@@ -198,6 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     live_cli.add_parser(sub, _model_options)
     store_cli.add_parsers(sub)
+    eval_cli.add_parsers(sub, _model_options)
 
     sch = sub.add_parser("schema", help="print the schema v1 JSON Schema, or --write it to schemas/")
     sch.add_argument("--write", action="store_true")

@@ -204,3 +204,44 @@ def full_script(tmp_path: Path, **overrides: Any) -> str:
     queues = {"orchestrator": [orchestrator_reply()], "pro": [side_reply("pro")], "con": [side_reply("con")],
               "moderator": [moderator_reply()], **overrides}
     return script_file(tmp_path, **queues)
+
+
+def flagship_replies() -> dict[str, dict[str, Any]]:
+    """The flagship reference's sections cut to the agents' wire limits: a realistic, on-topic debate."""
+    from clearside.references import flagship
+
+    doc = flagship().document
+
+    def short(text: str, limit: int = 175) -> str:
+        text = text.split(". ")[0].rstrip(".") + "."
+        return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + "."
+
+    def side(name: str) -> dict[str, Any]:
+        s = doc[name]
+        arguments = [{**a, "explanation": short(a["explanation"])} for a in s["arguments"][:4]]
+        return {"executive_summary": [short(t, 105) for t in s["executive_summary"][:3]], "arguments": arguments,
+                "assumptions": [short(t, 125) for t in s["assumptions"][:3]],
+                "uncertainties": [short(t, 125) for t in s["uncertainties"][:3]]}
+
+    def cut(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: short(v, 75) if k == "topic" else cut(v) for k, v in value.items()}
+        return short(value, 125) if isinstance(value, str) else [cut(v) for v in value]
+
+    m = cut(doc["moderator"])
+    return {
+        "orchestrator": orchestrator_reply(doc["proposition"]["normalized_question"], geography="United States",
+                                           timeframe="Next five years", domain="AI infrastructure policy"),
+        "pro": side("pro"),
+        "con": side("con"),
+        "moderator": {"areas_of_agreement": m["areas_of_agreement"][:3],
+                      "core_disagreements": m["core_disagreements"][:3],
+                      "assumption_conflicts": m["assumption_conflicts"][:2],
+                      "evidence_gaps": m["evidence_gaps"][:3], "decision_hinges": m["decision_hinges"][:4]},
+    }
+
+
+def flagship_script(tmp_path: Path, runs: int = 3, name: str = "flagship.json", **overrides: Any) -> str:
+    """A ``scripted:FILE`` spec answering ``runs`` flagship debates; ``overrides`` replace an agent's reply."""
+    replies = {**flagship_replies(), **overrides}
+    return script_file(tmp_path, name, **{agent: [copy.deepcopy(reply)] * runs for agent, reply in replies.items()})

@@ -48,6 +48,9 @@ class Provider(ABC):
     name: ClassVar[str]
     supports_schema: ClassVar[bool] = True
     can_stream: ClassVar[bool] = True
+    # Debates a batch (regression, comparison) may run at once against this backend by default;
+    # 1 where calls serialise anyway (the in-process model), more for servers that batch requests.
+    concurrency: ClassVar[int] = 1
 
     model: str
 

@@ -18,6 +18,7 @@ DEFAULT_HOST = "http://127.0.0.1:11434"
 
 class OllamaProvider(Provider):
     name = "ollama"
+    concurrency = 2  # debates a batch runs at once by default
 
     def __init__(self, model: str = "", *, host: str | None = None, timeout: float = DEFAULT_TIMEOUT_S) -> None:
         self.host = (host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST).rstrip("/")

@@ -22,6 +22,7 @@ OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
 
 class OpenAIProvider(Provider):
     name = "openai"
+    concurrency = 3  # debates a batch runs at once by default
     _json_object_urls: ClassVar[set[str]] = set()
 
     def __init__(self, model: str = "", *, base_url: str | None = None, api_key: str | None = None,

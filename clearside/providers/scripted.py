@@ -30,6 +30,7 @@ Script = list[Any] | dict[str, list[Any]]
 
 class ScriptedProvider(Provider):
     name = "scripted"
+    concurrency = 4  # debates a batch runs at once by default
 
     def __init__(self, model: str = "", *, script: Script | None = None, chunk_size: int = 16,
                  fallback: Callable[[ChatRequest], Any] | None = None, chunk_delay: float = 0.0) -> None:

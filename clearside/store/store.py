@@ -431,3 +431,16 @@ class Store:
             for other in session.scalars(select(Run).where(Run.suite == row.suite, Run.baseline.is_(True))):
                 other.baseline = False
             row.baseline = True
+
+    def bless_batch(self, suite: str, batch: str) -> int:
+        """Make every run of ``batch`` the baseline of ``suite`` (one transaction); returns how many runs."""
+        with self.write() as session:
+            rows = [r for r in session.scalars(select(Run).where(Run.suite == suite))
+                    if (r.data or {}).get("batch", r.id) == batch]
+            if not rows:
+                raise NotFound(f"No batch {batch} in suite {suite}.")
+            for other in session.scalars(select(Run).where(Run.suite == suite, Run.baseline.is_(True))):
+                other.baseline = False
+            for row in rows:
+                row.baseline = True
+        return len(rows)

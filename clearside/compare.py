@@ -1,0 +1,160 @@
+"""One question on 2-4 provider:model choices: debates side by side, their metrics, shared arguments.
+
+Each debate is saved as it runs and gets a ``runs`` row in the ``compare`` suite
+with the comparison's batch id, so a comparison can be reopened from the store.
+``agreement`` groups the claims of every model's side by meaning and says, for
+each point, in how many of the n models it appears.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from . import metrics, prompts
+from .engine import DebateRun, Engine, Event
+from .errors import ClearSideError, DebateFailed, InputError
+from .metrics import embed
+from .providers import Provider
+from .store import Store
+from .store.recorder import PROMPTS, StaticRecorder, usage_summary
+
+SUITE = "compare"
+SAME_POINT = 0.65  # raw cosine: ArgKP's best-F1 threshold for "this argument makes this key point" (guide §3.1)
+MAX_MODELS = 4
+
+
+def check_specs(specs: list[str]) -> list[str]:
+    cleaned = [s.strip() for s in specs if s and s.strip()]
+    if not 2 <= len(cleaned) <= MAX_MODELS:
+        raise InputError(f"Compare 2 to {MAX_MODELS} provider:model choices (got {len(cleaned)}).")
+    if len(set(cleaned)) != len(cleaned):
+        raise InputError("Each provider:model may appear once in a comparison: " + ", ".join(cleaned))
+    return cleaned
+
+
+def agreement(documents: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Points by side: a representative claim, the models that made it (k of n) and each model's wording."""
+    n = len(documents)
+    out: list[dict[str, Any]] = []
+    for side in ("pro", "con"):
+        claims = [(label, a["claim"]) for label, doc in documents.items() for a in doc[side]["arguments"]]
+        if not claims:
+            continue
+        vectors = embed.encode([c for _, c in claims])
+        clusters: list[list[int]] = []
+        for i in range(len(claims)):  # greedy, in order: join the cluster whose members are all close enough
+            for members in clusters:
+                if claims[i][0] not in {claims[m][0] for m in members} and min(
+                        float(vectors[i] @ vectors[m]) for m in members) >= SAME_POINT:
+                    members.append(i)
+                    break
+            else:
+                clusters.append([i])
+        for members in clusters:
+            models = [claims[m][0] for m in members]
+            out.append({"side": side, "claim": claims[members[0]][1], "models": models, "k": len(models), "n": n,
+                        "wording": {claims[m][0]: claims[m][1] for m in members}})
+    return sorted(out, key=lambda row: (row["side"], -row["k"]))
+
+
+class Comparison:
+    """Runs the debates (concurrently where asked), then scores them; safe to poll from another thread."""
+
+    def __init__(self, question: str, providers: list[Provider], store: Store, *, concurrency: int | None = None,
+                 retries: int = 2, temperature: float = 0.4, on_event: Callable[[str, Event], None] | None = None):
+        if not 2 <= len(providers) <= MAX_MODELS:
+            raise InputError(f"Compare 2 to {MAX_MODELS} provider:model choices (got {len(providers)}).")
+        self.question = question
+        self.providers = providers
+        self.store = store
+        self.concurrency = concurrency or len(providers)
+        self.retries, self.temperature = retries, temperature
+        self.on_event = on_event or (lambda label, event: None)
+        self.batch = uuid.uuid4().hex
+        self.lock = threading.Lock()
+        self.results: dict[str, dict[str, Any]] = {p.spec: {"status": "waiting"} for p in providers}
+        self.agreement: list[dict[str, Any]] | None = None
+        self.error: str | None = None
+
+    def _one(self, provider: Provider) -> None:
+        label = provider.spec
+        run = DebateRun.from_input(self.question)
+        recorder = StaticRecorder(self.store, run, provider)
+        run_id = self.store.add_run(SUITE, provider=provider.name, model=provider.model, debate_id=recorder.id,
+                                    prompt_versions=prompts.versions(*PROMPTS),
+                                    data={"batch": self.batch, "question": self.question, "label": label})
+        with self.lock:
+            self.results[label] = {"status": "running", "debate_id": recorder.id, "run_id": run_id}
+        engine = Engine(provider, retries=self.retries, temperature=self.temperature,
+                        on_section=recorder.on_section, on_event=lambda event: self.on_event(label, event))
+        try:
+            document = engine.run(run)
+        except DebateFailed as exc:
+            recorder.fail(str(exc.cause))
+            self.store.update_run(run_id, status="failed", metrics={"schema_valid": 0.0})
+            with self.lock:
+                self.results[label].update(status="failed", error=str(exc.cause))
+            return
+        recorder.finish(document, run)
+        detail = metrics.compute(document.dump(), usage=usage_summary(run.usage))
+        self.store.update_run(run_id, status="done", metrics=metrics.summary(detail),
+                              data={"batch": self.batch, "question": self.question, "label": label, "detail": detail})
+        with self.lock:
+            self.results[label].update(status="done", document=document.dump(), metrics=detail)
+
+    def run(self) -> dict[str, Any]:
+        try:
+            with ThreadPoolExecutor(max_workers=max(1, self.concurrency), thread_name_prefix="compare") as pool:
+                list(pool.map(self._one, self.providers))
+            done = {label: r["document"] for label, r in self.results.items() if r["status"] == "done"}
+            self.agreement = agreement(done) if len(done) >= 2 else []
+        except ClearSideError as exc:
+            self.error = str(exc)
+            raise
+        return self.report()
+
+    def report(self) -> dict[str, Any]:
+        with self.lock:
+            results = {label: {k: v for k, v in r.items() if k != "document"} for label, r in self.results.items()}
+        return {"question": self.question, "batch": self.batch, "models": list(results), "results": results,
+                "agreement": self.agreement, "error": self.error}
+
+
+def table(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per model of headline metrics (for a pandas DataFrame)."""
+    rows = []
+    for label, result in report["results"].items():
+        row: dict[str, Any] = {"model": label, "status": result["status"]}
+        if result.get("metrics"):
+            row.update(metrics.summary(result["metrics"]))
+        rows.append(row)
+    return rows
+
+
+def k_of_n(report: dict[str, Any]) -> dict[str, dict[int, int]]:
+    """How many points appear in exactly k of the n models, per side."""
+    counts: dict[str, dict[int, int]] = {"pro": {}, "con": {}}
+    for row in report.get("agreement") or []:
+        counts[row["side"]][row["k"]] = counts[row["side"]].get(row["k"], 0) + 1
+    return counts
+
+
+def markdown(report: dict[str, Any]) -> str:
+    lines = [f"# Comparison: {report['question']}", "", f"Batch `{report['batch']}`.", ""]
+    rows = table(report)
+    keys = [k for k in metrics.SUMMARY if any(k in r for r in rows)]
+    lines += ["| metric | " + " | ".join(r["model"] for r in rows) + " |", "|---" * (len(rows) + 1) + "|"]
+    lines.append("| status | " + " | ".join(r["status"] for r in rows) + " |")
+    for key in keys:
+        lines.append(f"| {key} | " + " | ".join(f"{r[key]:g}" if key in r else "—" for r in rows) + " |")
+    if report.get("agreement"):
+        lines += ["", "## Arguments across models", ""]
+        for row in report["agreement"]:
+            lines.append(f"- {row['side'].upper()} ({row['k']} of {row['n']}): {row['claim']} "
+                         f"[{', '.join(row['models'])}]")
+    return "\n".join(lines) + "\n"
+

