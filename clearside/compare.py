@@ -79,6 +79,7 @@ class Comparison:
         self.results: dict[str, dict[str, Any]] = {p.spec: {"status": "waiting"} for p in providers}
         self.agreement: list[dict[str, Any]] | None = None
         self.error: str | None = None
+        self.state = "waiting"  # running, then done
 
     def _one(self, provider: Provider) -> None:
         label = provider.spec
@@ -106,6 +107,25 @@ class Comparison:
         with self.lock:
             self.results[label].update(status="done", document=document.dump(), metrics=detail)
 
+    @property
+    def id(self) -> str:
+        return self.batch
+
+    def start(self) -> Comparison:
+        """Run on a worker thread (the dashboard polls ``report()``; ``state`` says when it is over)."""
+        self.state = "running"
+
+        def work() -> None:
+            try:
+                self.run()
+            except Exception as exc:  # noqa: BLE001 - a worker must record every failure for the page
+                self.error = self.error or f"{type(exc).__name__}: {exc}"
+            finally:
+                self.state = "done"
+
+        threading.Thread(target=work, name=f"compare-{self.batch[:8]}", daemon=True).start()
+        return self
+
     def run(self) -> dict[str, Any]:
         try:
             with ThreadPoolExecutor(max_workers=max(1, self.concurrency), thread_name_prefix="compare") as pool:
@@ -121,7 +141,34 @@ class Comparison:
         with self.lock:
             results = {label: {k: v for k, v in r.items() if k != "document"} for label, r in self.results.items()}
         return {"question": self.question, "batch": self.batch, "models": list(results), "results": results,
-                "agreement": self.agreement, "error": self.error}
+                "agreement": self.agreement, "error": self.error, "state": self.state}
+
+    def documents(self) -> dict[str, dict[str, Any]]:
+        with self.lock:
+            return {label: r["document"] for label, r in self.results.items() if r.get("document")}
+
+
+def load(store: Store, batch: str) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """A saved comparison's report and its finished documents, from the store (``?compare=<batch>``)."""
+    rows = [r for r in store.runs(SUITE) if (r.get("data") or {}).get("batch") == batch]
+    if not rows:
+        raise InputError(f"No comparison has the id {batch}: `python -m clearside runs --suite compare` lists them.")
+    results, documents = {}, {}
+    for row in rows:
+        data = row.get("data") or {}
+        label = data.get("label") or f"{row['provider']}:{row['model']}"
+        result: dict[str, Any] = {"status": row["status"], "debate_id": row["debate_id"], "run_id": row["id"]}
+        if data.get("detail"):
+            result["metrics"] = data["detail"]
+        if row["status"] == "done" and row["debate_id"] and store.exists(row["debate_id"]):
+            documents[label] = store.get(row["debate_id"]).document
+        elif row["status"] == "failed" and row["debate_id"] and store.exists(row["debate_id"]):
+            result["error"] = (store.get(row["debate_id"]).data or {}).get("error", "failed")
+        results[label] = result
+    report = {"question": (rows[0].get("data") or {}).get("question", ""), "batch": batch, "models": list(results),
+              "results": results, "agreement": agreement(documents) if len(documents) >= 2 else [], "error": None,
+              "state": "done" if all(r["status"] in ("done", "failed") for r in results.values()) else "running"}
+    return report, documents
 
 
 def table(report: dict[str, Any]) -> list[dict[str, Any]]:

@@ -244,3 +244,48 @@ def markdown(report: dict[str, Any]) -> str:
     if failed:
         lines += ["", "Debates that failed:", *[f"- {d['item']} #{d['index'] + 1}: {d['error']}" for d in failed]]
     return "\n".join(lines) + "\n"
+
+
+class RegressionJob:
+    """A batch on a worker thread for the dashboard: finished runs appear as they land; ``cancel`` stops new ones."""
+
+    def __init__(self, suite: str, provider: Provider, store: Store, *, runs: int = 3,
+                 concurrency: int | None = None, temperature: float = 0.4) -> None:
+        suite_items(suite)
+        if runs < 1:
+            raise InputError(f"Runs must be at least 1 (got {runs}).")
+        self.id = uuid.uuid4().hex  # the batch id too
+        self.suite, self.provider, self.store = suite, provider, store
+        self.runs, self.concurrency, self.temperature = runs, concurrency, temperature
+        self.total = runs * len(suite_items(suite))
+        self.finished: list[dict[str, Any]] = []
+        self.report: dict[str, Any] | None = None
+        self.error = ""
+        self.state = "running"
+        self._cancel = threading.Event()
+        self._lock = threading.Lock()
+
+    def _on_run(self, result: dict[str, Any]) -> None:
+        with self._lock:
+            self.finished.append({k: v for k, v in result.items() if k != "detail"})
+
+    def start(self) -> RegressionJob:
+        def work() -> None:
+            try:
+                self.report = run_batch(self.suite, self.provider, self.store, runs=self.runs,
+                                        concurrency=self.concurrency, temperature=self.temperature,
+                                        on_run=self._on_run, batch_id=self.id, cancel=self._cancel)
+            except Exception as exc:  # noqa: BLE001 - a worker must record every failure for the page
+                self.error = f"{type(exc).__name__}: {exc}"
+            finally:
+                self.state = "cancelled" if self._cancel.is_set() else ("failed" if self.error else "done")
+
+        threading.Thread(target=work, name=f"regress-{self.id[:8]}", daemon=True).start()
+        return self
+
+    def cancel(self) -> None:
+        self._cancel.set()
+
+    def progress(self) -> tuple[int, int]:
+        with self._lock:
+            return len(self.finished), self.total
