@@ -39,7 +39,7 @@ SUITES: dict[str, Callable[[], list[Reference]]] = {
 THRESHOLDS: dict[str, dict[str, float]] = {
     "schema_valid": {"min": 1.0},
     "neutrality_violations": {"max": 0.0},
-    "false_certainty": {"tolerance": 1.0},
+    "false_certainty": {"tolerance": 0.5},
     "count_ratio": {"tolerance": 0.15},
     "length_ratio": {"tolerance": 0.15},
     "evidence_divergence": {"tolerance": 0.2},
@@ -47,7 +47,7 @@ THRESHOLDS: dict[str, dict[str, float]] = {
     "assumption_linkage": {"tolerance": 0.15},
     "conflicts_two_sided": {"tolerance": 0.25},
     "diversity": {"tolerance": 0.05},
-    "duplicate_pairs": {"tolerance": 1.0},
+    "duplicate_pairs": {"tolerance": 0.5},
     "off_topic": {"tolerance": 0.1},
     "grounding": {"tolerance": 0.2},
     "coverage": {"tolerance": 0.1},

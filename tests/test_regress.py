@@ -1,0 +1,220 @@
+"""Regression batches on the scripted provider: runs stored as they finish, baseline blessing, forced regressions
+(exit 1), gates and tolerances, concurrency, the argkp-dev suite, and the runs/bless/compare commands."""
+
+from __future__ import annotations
+
+import copy
+import json
+import threading
+import time
+
+import pytest
+from helpers import flagship_replies, flagship_script, moderator_reply, script_file
+
+from clearside import compare, regress
+from clearside.cli import main
+from clearside.providers import get_provider
+from clearside.providers.scripted import ScriptedProvider
+from clearside.store import open_store
+
+
+@pytest.fixture
+def db(store_url, monkeypatch):
+    """The CLI's store (``DATABASE_URL``): a fresh SQLite file, then a fresh PostgreSQL database."""
+    monkeypatch.setenv("DATABASE_URL", store_url)
+    return open_store()
+
+
+def run(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def winner_moderator() -> dict:
+    reply = copy.deepcopy(flagship_replies()["moderator"])
+    reply["core_disagreements"][0]["description"] = "On balance, the pro side makes the stronger case here."
+    return reply
+
+
+def repetitive_con() -> dict:
+    """Three wordings of one point (exact repeats the engine already drops), instead of four points."""
+    con = copy.deepcopy(flagship_replies()["con"])
+    first = con["arguments"][0]
+    con["arguments"] = [{**first, "claim": claim} for claim in (
+        "A moratorium would weaken US competitiveness and national security.",
+        "A moratorium weakens U.S. competitiveness and national security.",
+        "A pause would weaken American competitiveness and national security.")]
+    return con
+
+
+def test_regress_passes_stores_every_run_and_writes_json_and_markdown(db, tmp_path, capsys):
+    out = tmp_path / "report.json"
+    code, stdout, err = run(capsys, "regress", "--suite", "flagship", "--provider", flagship_script(tmp_path, 3),
+                            "--out", str(out))
+    assert code == 0, stdout + err
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["passed"] and report["runs"] == 3 and report["baseline"] is None and report["failures"] == []
+    assert report["metrics"]["schema_valid"]["mean"] == 1.0 and report["metrics"]["coverage"]["n"] == 3
+    assert {"mean", "stdev", "min", "max", "values"} <= set(report["metrics"]["stance_margin"])
+    assert (tmp_path / "report.md").read_text(encoding="utf-8").startswith("# Regression: flagship")
+    assert "— PASS" in stdout and err.count("[") >= 3
+    rows = db.runs("flagship")
+    assert len(rows) == 3 and {r["status"] for r in rows} == {"done"}
+    assert {r["data"]["batch"] for r in rows} == {report["batch"]}
+    assert all(db.get(r["debate_id"]).status == "done" for r in rows)  # each debate is saved too
+    assert all(r["prompt_versions"] and "coverage" in r["metrics"] for r in rows)
+    assert rows[0]["data"]["detail"]["neutrality"]["violations"] == []
+
+
+def test_forced_regression_exits_1_and_the_baseline_stays_put(db, tmp_path, capsys):
+    good = flagship_script(tmp_path, 2, name="good.json")
+    code, _, _ = run(capsys, "regress", "--provider", good, "--runs", "2", "--bless")
+    assert code == 0
+    blessed = regress.baseline(db, "flagship")
+    assert blessed is not None and len(blessed.rows) == 2
+
+    bad = flagship_script(tmp_path, 2, name="bad.json", moderator=winner_moderator(), con=repetitive_con())
+    code, out, _ = run(capsys, "regress", "--provider", bad, "--runs", "2", "--format", "json")
+    assert code == 1
+    report = json.loads(out)
+    assert not report["passed"] and report["baseline"]["batch"] == blessed.id
+    failed = {c["metric"]: c for c in report["checks"] if c["status"] == "fail"}
+    assert "neutrality_violations" in failed and "above the gate 0" in failed["neutrality_violations"]["reasons"][0]
+    assert "count_ratio" in failed and failed["count_ratio"]["delta"] < 0  # 4 against 3, baseline 4 and 4
+    assert "duplicate_pairs" in failed and "worse than the baseline" in failed["duplicate_pairs"]["reasons"][0]
+    assert any(f.startswith("neutrality_violations") for f in report["failures"])
+    assert regress.baseline(db, "flagship").id == blessed.id  # a failing batch never becomes the baseline
+    assert len(regress.batches(db, "flagship")) == 2
+
+
+def test_failed_debates_count_as_invalid_and_keep_their_error(db, tmp_path, capsys):
+    replies = flagship_replies()
+    spec = script_file(tmp_path, "half.json", orchestrator=[replies["orchestrator"]] * 2, pro=[replies["pro"]] * 2,
+                       con=[replies["con"]] * 2,
+                       moderator=[replies["moderator"], {"__error__": "provider", "message": "moderator down"}] * 3)
+    code, out, _ = run(capsys, "regress", "--provider", spec, "--runs", "2", "--concurrency", "1", "--retries", "0")
+    assert code == 1
+    assert "schema_valid: mean 0.5 is below the gate 1" in out and "moderator down" in out
+    rows = db.runs("flagship")
+    assert sorted(r["status"] for r in rows) == ["done", "failed"]
+    failed = next(r for r in rows if r["status"] == "failed")
+    assert failed["metrics"] == {"schema_valid": 0.0} and "moderator down" in failed["data"]["error"]
+    assert db.get(failed["debate_id"]).status == "failed"  # its finished sections stay resumable
+
+
+def test_each_run_is_stored_the_moment_it_finishes(tmp_path):
+    store = open_store()
+    provider = get_provider(flagship_script(tmp_path, 3))
+    seen = []
+
+    def on_run(result):
+        rows = {r["id"]: r for r in store.runs("flagship")}
+        seen.append(rows[result["id"]]["status"])
+
+    report = regress.run_batch("flagship", provider, store, runs=3, concurrency=1, on_run=on_run)
+    assert seen == ["done", "done", "done"] and report["passed"]
+
+
+def test_concurrency_runs_debates_at_once_and_1_runs_them_in_turn(tmp_path):
+    replies = flagship_replies()
+    lock, state = threading.Lock(), {"now": 0, "peak": 0}
+
+    def slow_moderator(request):
+        with lock:
+            state["now"] += 1
+            state["peak"] = max(state["peak"], state["now"])
+        time.sleep(0.3)
+        with lock:
+            state["now"] -= 1
+        return copy.deepcopy(replies["moderator"])
+
+    for concurrency, peak in ((3, 3), (1, 1)):
+        state.update(now=0, peak=0)
+        provider = ScriptedProvider(script={"orchestrator": [replies["orchestrator"]] * 3,
+                                            "pro": [replies["pro"]] * 3, "con": [replies["con"]] * 3,
+                                            "moderator": [slow_moderator] * 3})
+        report = regress.run_batch("flagship", provider, open_store(), runs=3, concurrency=concurrency)
+        assert report["concurrency"] == concurrency and report["passed"]
+        assert state["peak"] == peak
+
+
+def test_argkp_dev_suite_runs_every_proposition(tmp_path):
+    provider = ScriptedProvider(fallback=lambda request: copy.deepcopy(
+        flagship_replies()[request.agent] if request.agent != "orchestrator"
+        else {"normalized_question": "Should we adopt this policy across the country?",
+              "context": {"geography": "Global", "timeframe": "Next decade", "domain": "Public policy"}}))
+    report = regress.run_batch("argkp-dev", provider, open_store(), runs=1)
+    assert report["items"] == ["argkp-dev:1", "argkp-dev:2", "argkp-dev:3", "argkp-dev:4"]
+    assert len(report["debates"]) == 4 and {d["status"] for d in report["debates"]} == {"done"}
+    assert report["metrics"]["coverage"]["n"] == 4  # scored against each proposition's own key points
+    assert "hinge_coverage" not in report["metrics"]  # ArgKP has no decision hinges
+
+
+def test_check_applies_gates_tolerance_and_spread():
+    now = {"coverage": {"n": 3, "mean": 0.5, "stdev": 0.05}, "seconds": {"n": 3, "mean": 99.0, "stdev": 1.0},
+           "neutrality_violations": {"n": 3, "mean": 0.0, "stdev": 0.0}}
+    base = {"coverage": {"n": 3, "mean": 0.7, "stdev": 0.02}, "seconds": {"n": 3, "mean": 10.0, "stdev": 1.0}}
+    rows = {r["metric"]: r for r in regress.check(now, base)}
+    assert rows["coverage"]["status"] == "fail" and rows["coverage"]["allowed"] == pytest.approx(0.15)
+    assert rows["seconds"]["status"] == "info"  # time is reported, never gated
+    assert rows["neutrality_violations"]["status"] == "pass"
+    within = regress.check({"coverage": {"n": 3, "mean": 0.62, "stdev": 0.05}}, base)
+    assert within[0]["status"] == "pass"  # 0.08 worse, allowed 0.1 + 0.05
+    loose = regress.check(now, base, {"coverage": {"tolerance": 0.3}})
+    assert {r["metric"]: r["status"] for r in loose}["coverage"] == "pass"
+    assert regress.check({"schema_valid": {"n": 2, "mean": 0.5, "stdev": 0.7}}, None)[0]["status"] == "fail"
+
+
+def test_thresholds_file_overrides_and_bad_ones_are_refused(db, tmp_path, capsys):
+    strict = tmp_path / "strict.json"
+    strict.write_text(json.dumps({"coverage": {"min": 0.99}}), encoding="utf-8")
+    code, out, _ = run(capsys, "regress", "--provider", flagship_script(tmp_path, 1), "--runs", "1",
+                       "--thresholds", str(strict))
+    assert code == 1 and "coverage: mean" in out and "below the gate 0.99" in out
+    bad = tmp_path / "bad.json"
+    bad.write_text("[1]", encoding="utf-8")
+    assert run(capsys, "regress", "--provider", flagship_script(tmp_path, 1), "--thresholds", str(bad))[0] == 2
+    assert run(capsys, "regress", "--provider", flagship_script(tmp_path, 1), "--runs", "0")[0] == 2
+    assert run(capsys, "regress", "--suite", "nope")[0] == 2
+
+
+def test_runs_and_bless_commands(db, tmp_path, capsys):
+    assert run(capsys, "runs")[1].startswith("No runs yet")
+    for name in ("a.json", "b.json"):
+        assert run(capsys, "regress", "--provider", flagship_script(tmp_path, 1, name=name), "--runs", "1")[0] == 0
+    code, out, _ = run(capsys, "runs", "--format", "json")
+    listed = json.loads(out)
+    assert code == 0 and len(listed) == 2 and not any(b["baseline"] for b in listed)
+    first = listed[0]
+    run_id = db.runs("flagship")[0]["id"]
+    code, out, _ = run(capsys, "bless", run_id)  # a run's id blesses its whole batch
+    assert code == 0 and first["batch"] in out
+    code, out, _ = run(capsys, "runs")
+    assert f"{first['batch']}" in out and "(baseline)" in out
+    assert run(capsys, "bless", listed[1]["batch"])[0] == 0
+    assert regress.baseline(db, "flagship").id == listed[1]["batch"]
+    assert sum(r["baseline"] for r in db.runs("flagship")) == 1
+    code, _, err = run(capsys, "bless", "f" * 32)
+    assert code == 2 and "runs" in err
+
+
+def test_compare_command_shows_shared_arguments(db, tmp_path, capsys):
+    a = flagship_script(tmp_path, 1, name="a.json")
+    other_con = copy.deepcopy(flagship_replies()["con"])
+    other_con["arguments"] = other_con["arguments"][2:]
+    b = flagship_script(tmp_path, 1, name="b.json", con=other_con, moderator=moderator_reply())
+    code, out, err = run(capsys, "compare", "Should the US pause new AI data centers?", "--provider", a,
+                         "--provider", b, "--format", "json")
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["models"] == [a.split(":", 1)[0] + ":" + a.split(":", 1)[1], b]
+    shared = [p for p in report["agreement"] if p["side"] == "pro"]
+    assert shared and all(p["k"] == 2 and p["n"] == 2 for p in shared)  # the same pro case from both
+    con_k = sorted(p["k"] for p in report["agreement"] if p["side"] == "con")
+    assert con_k == [1, 1, 2, 2]  # two con points only a.json made, two both made
+    assert {r["status"] for r in report["results"].values()} == {"done"}
+    loaded, documents = compare.load(db, report["batch"])
+    assert set(documents) == set(report["models"]) and loaded["agreement"] == report["agreement"]
+    assert run(capsys, "compare", "Q?", "--provider", a)[0] == 2  # one model is not a comparison
+    assert run(capsys, "compare", "Why?", "--provider", a, "--provider", a)[0] == 2
