@@ -78,3 +78,27 @@ def test_hostile_proposition_is_debated_as_content():
     assert jsonschema_errors(document.dump()) == []
     assert document.proposition.raw_input == hostile
     assert document.pro.arguments and document.con.arguments and document.moderator.decision_hinges
+
+
+def test_flagship_regression_on_the_embedded_model(tmp_path):
+    """One flagship run of ``regress`` on the real model: saved, scored against the reference, gated."""
+    out = tmp_path / "report.json"
+    result = subprocess.run(
+        [sys.executable, "-m", "clearside", "regress", "--suite", "flagship", "--runs", "1", "--provider", "embedded",
+         "--out", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=900,
+    )
+    assert result.returncode in (0, 1), result.stderr
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert result.returncode == (0 if report["passed"] else 1)
+    assert report["provider"].startswith("embedded:") and report["concurrency"] == 1
+    [debate] = report["debates"]
+    assert debate["debate_id"] and debate["status"] in ("done", "failed")
+    if debate["status"] == "done":  # a tiny model may still fail the schema after its re-asks: that is a result too
+        assert report["metrics"]["schema_valid"]["mean"] == 1.0
+        assert {"coverage", "stance_margin", "hinge_coverage", "neutrality_violations", "seconds"} <= set(
+            report["metrics"])
+        assert report["metrics"]["completion_tokens"]["mean"] > 0
+    else:
+        assert report["metrics"]["schema_valid"]["mean"] == 0.0 and not report["passed"]
+    assert (tmp_path / "report.md").read_text(encoding="utf-8").startswith("# Regression: flagship")

@@ -1,0 +1,114 @@
+"""A 3-run flagship regression on the embedded model: wall time, and the speed-up from concurrent runs.
+
+Three modes, each a real ``regress.run_batch`` (debates saved and scored as they
+finish) into a throwaway store:
+
+1. ``in-process``: the embedded provider (SmolLM2-135M in this process), runs one
+   at a time; the in-process model serialises calls anyway.
+2. ``endpoint-sequential``: the same GGUF behind an endpoint that serves requests
+   concurrently (two ``python -m llama_cpp.server`` processes, one thread each,
+   behind bench/concurrency.py's round-robin proxy), ``--concurrency 1``.
+3. ``endpoint-concurrent``: the same endpoint, ``--concurrency 3``.
+
+Speed-up = sequential wall / concurrent wall. On 2 cores the ceiling is about 2x
+(pro and con already overlap within a debate). The embedding model is loaded
+before timing (its load time is reported separately). Machine load is printed.
+
+Run from the repository root:  python bench/regress_embedded.py [--runs 3]
+Writes bench/results/regress_embedded.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from concurrency import Proxy, free_port, machine, start_backend, wait_ready  # noqa: E402
+
+from clearside import regress  # noqa: E402
+from clearside.metrics import embed  # noqa: E402
+from clearside.providers import get_provider  # noqa: E402
+from clearside.providers.openai_compat import OpenAIProvider  # noqa: E402
+from clearside.store import Store  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def batch(name: str, provider, runs: int, concurrency: int) -> dict:
+    with tempfile.TemporaryDirectory() as folder:
+        store = Store(f"sqlite:///{folder}/bench.db")
+        started = time.perf_counter()
+        report = regress.run_batch("flagship", provider, store, runs=runs, concurrency=concurrency,
+                                   on_run=lambda r: print(f"    {name}: run {r['index'] + 1} {r['status']} in "
+                                                          f"{r['wall_seconds']} s", flush=True))
+        wall = time.perf_counter() - started
+        store.close()
+    means = {k: v.get("mean") for k, v in report["metrics"].items()}
+    result = {"mode": name, "concurrency": concurrency, "runs": runs, "wall_seconds": round(wall, 1),
+              "per_debate_seconds": [d["wall_seconds"] for d in report["debates"]],
+              "valid": means.get("schema_valid"), "passed_gates": report["passed"], "failures": report["failures"],
+              "mean_metrics": means, "loadavg": machine()["loadavg"]}
+    print(f"  {name}: {result['wall_seconds']} s wall for {runs} runs (valid {result['valid']}); "
+          f"load {result['loadavg']}", flush=True)
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--skip-in-process", action="store_true")
+    args = parser.parse_args()
+    out = {"machine_before": machine()}
+    print(f"load before: {out['machine_before']}", flush=True)
+    started = time.perf_counter()
+    embed.encode(["warm up"])
+    out["embedding_model_load_s"] = round(time.perf_counter() - started, 2)
+
+    modes = []
+    if not args.skip_in_process:
+        modes.append(batch("in-process", get_provider("embedded"), args.runs, 1))
+
+    logs = Path(os.environ.get("TMPDIR", "/tmp"))
+    ports, backends, proxy = [free_port(), free_port()], [], None
+    try:
+        for port in ports:
+            backends.append((start_backend(port, logs / f"clearside-bench-{port}.log"), port))
+        for proc, port in backends:
+            wait_ready(port, proc, logs / f"clearside-bench-{port}.log")
+        proxy = Proxy(free_port(), ports)
+        threading.Thread(target=proxy.serve_forever, daemon=True).start()
+        base_url = f"http://127.0.0.1:{proxy.server_address[1]}/v1"
+        OpenAIProvider._json_object_urls.add(base_url)  # llama-cpp-python's server: json_object only
+        provider = OpenAIProvider("", base_url=base_url)
+        modes.append(batch("endpoint-sequential", provider, args.runs, 1))
+        modes.append(batch("endpoint-concurrent", provider, args.runs, args.runs))
+    finally:
+        if proxy:
+            proxy.shutdown()
+            proxy.server_close()
+        for proc, _ in backends:
+            proc.terminate()
+        for proc, _ in backends:
+            proc.wait(timeout=15)
+
+    out["modes"] = modes
+    walls = {m["mode"]: m["wall_seconds"] for m in modes}
+    out["speedup_concurrent_vs_sequential"] = round(walls["endpoint-sequential"] / walls["endpoint-concurrent"], 2)
+    out["machine_after"] = machine()
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "regress_embedded.json").write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps({k: v for k, v in out.items() if k != "modes"}, indent=2))
+    print({m["mode"]: m["wall_seconds"] for m in modes})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
