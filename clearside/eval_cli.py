@@ -44,8 +44,8 @@ def _load_debate(source: str) -> tuple[Any, dict[str, Any] | None]:
             raise InputError(f"Debate {source} has no finished document yet (status {record.status}).")
         return record.document, (record.data or {}).get("usage")
     data = read_json(source, "debate")
-    if isinstance(data, dict) and "key_points" in data and isinstance(data.get("document"), dict):
-        return data["document"], None  # a reference file: score its document
+    if isinstance(data, dict) and ("key_points" in data or "turns" in data) and isinstance(data.get("document"), dict):
+        return data["document"], None  # a reference file or a live transcript: score its v1 document
     return data, None
 
 

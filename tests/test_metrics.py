@@ -242,3 +242,13 @@ def test_markdown_lists_violations_duplicates_and_missed_points():
     text = markdown(metrics.compute(doc, reference=ref), "x.json")
     assert "Neutrality violations:" in text and "We recommend a pause until 2030." in text
     assert "Near-duplicate claims:" in text and "Stance (side-swap test): passed" in text
+
+
+def test_metrics_of_a_reference_file_or_a_live_transcript_score_their_document(tmp_path, capsys):
+    transcript = tmp_path / "live.json"
+    transcript.write_text(json.dumps({"turns": [], "interventions": [], "document": fixture_dict()}), encoding="utf-8")
+    assert main(["metrics", str(transcript), "--no-embeddings"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["schema_validity"]["valid"] and result["diversity"]["available"] is False
+    assert main(["metrics", str(references.FLAGSHIP), "--no-embeddings"]) == 0
+    assert json.loads(capsys.readouterr().out)["balance"]["count_ratio"] == 1.0
