@@ -9,4 +9,6 @@ settings.sidebar()
 st.navigation([st.Page("app_pages/debate.py", title="Debate", icon=":material/balance:", default=True),
                st.Page("app_pages/live.py", title="Live debate", icon=":material/record_voice_over:"),
                st.Page("app_pages/timeline.py", title="Timeline", icon=":material/timeline:"),
-               st.Page("app_pages/library.py", title="Library", icon=":material/folder_open:")]).run()
+               st.Page("app_pages/library.py", title="Library", icon=":material/folder_open:"),
+               st.Page("app_pages/compare.py", title="Compare models", icon=":material/view_column:"),
+               st.Page("app_pages/regression.py", title="Regression", icon=":material/monitoring:")]).run()

@@ -68,6 +68,9 @@ class Comparison:
                  retries: int = 2, temperature: float = 0.4, on_event: Callable[[str, Event], None] | None = None):
         if not 2 <= len(providers) <= MAX_MODELS:
             raise InputError(f"Compare 2 to {MAX_MODELS} provider:model choices (got {len(providers)}).")
+        specs = [p.spec for p in providers]
+        if len(set(specs)) != len(specs):  # e.g. "embedded" and "embedded:" name the same model
+            raise InputError("Each model may appear once in a comparison: " + ", ".join(specs))
         self.question = question
         self.providers = providers
         self.store = store

@@ -1,0 +1,332 @@
+"""AppTest for the Compare models page: 2-4 models side by side, metrics, charts and shared arguments.
+
+Models are ``scripted:FILE`` specs (one script file per model), so every debate is deterministic and the page
+builds them through the registry as a user's typed strings would be. Each test has its own SQLite store
+(CLEARSIDE_DATA). Timers never fire in AppTest: a running comparison is followed by rerunning the page until the
+store says every debate is over. The first metrics call loads the embedding model (about 10 s), hence the timeouts.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from pathlib import Path
+
+import helpers
+import pytest
+from helpers import flagship_replies, flagship_script, side_reply
+
+from clearside import compare
+from clearside import store as store_module
+from clearside.providers.scripted import ScriptedProvider
+from clearside.store import open_store
+from ui import compare_view as cv
+
+pytest.importorskip("streamlit")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+COMPARE = "app_pages/compare.py"
+QUESTION = "Should the U.S. impose a temporary moratorium on new AI data centers?"
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    monkeypatch.setenv("CLEARSIDE_DATA", str(tmp_path / "data"))
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    opened = open_store()
+    yield opened
+    store_module._stores.pop(opened.url, None)
+    opened.close()
+
+
+def run(target) -> AppTest:
+    at = target.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def page(compare_id: str | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.session_state["provider_override"] = ScriptedProvider()  # the sidebar's model: scripted:script
+    if compare_id is not None:
+        at.query_params["compare"] = compare_id
+    at.switch_page(COMPARE)
+    return run(at)
+
+
+def plain(at: AppTest) -> str:
+    found = [e.value for kind in ("markdown", "caption", "warning", "error", "success", "info") for e in at.get(kind)]
+    return "\n".join(found).replace("\\", "")
+
+
+def errors(at: AppTest) -> str:
+    return "\n".join(e.value for e in at.error).replace("\\", "")
+
+
+def models(at: AppTest) -> list[str]:
+    return [at.text_input(key=f"cmp_model_{row}").value for row in at.session_state["cmp_rows"]]
+
+
+def fill(at: AppTest, question: str, specs: list[str]) -> AppTest:
+    """Type the question and one spec per row (adding rows as needed), then press Compare."""
+    at.text_area(key="cmp_question").set_value(question)
+    while len(at.session_state["cmp_rows"]) < len(specs):
+        run(at.button(key="cmp_add").click())
+    for row, spec in zip(at.session_state["cmp_rows"], specs, strict=False):
+        at.text_input(key=f"cmp_model_{row}").set_value(spec)
+    return run(at.button(key="cmp_start").click())
+
+
+def batch_of(at: AppTest) -> str:
+    value = at.query_params.get("compare")
+    return value[0] if isinstance(value, list) else value
+
+
+def wait_done(at: AppTest, store, batch: str) -> AppTest:
+    def over(a: AppTest) -> bool:
+        rows = [r for r in store.runs("compare") if r["data"].get("batch") == batch]
+        return bool(rows) and all(r["status"] in ("done", "failed") for r in rows) and any(
+            "Arguments across models" in s.value for s in a.subheader) and not any(
+            "Shown when every model" in i.value for i in a.info)
+    return helpers.settle(at, over, describe=plain, timeout=120, pause=0.2)
+
+
+def frame_with(at: AppTest, column: str):
+    return [d.value for d in at.dataframe if column in d.value.columns]
+
+
+def table_created(store) -> str:
+    return store.runs("compare")[0]["created_at"]
+
+
+def two_specs(tmp_path) -> tuple[str, str]:
+    return (flagship_script(tmp_path, 1, name="a.json"),
+            flagship_script(tmp_path, 1, name="b.json", con=side_reply("con")))
+
+
+def test_two_models_side_by_side_with_metrics_charts_and_shared_arguments(store, tmp_path):
+    a, b = two_specs(tmp_path)
+    at = page()
+    assert models(at) == ["scripted:script", ""], "the first row is the sidebar's model"
+    at = fill(at, QUESTION, [a, b])
+    assert not at.error, errors(at)
+    batch = batch_of(at)
+    assert re.fullmatch(r"[0-9a-f]{32}", batch), at.query_params
+    assert at.session_state["cmp_batch"] == batch
+    wait_done(at, store, batch)
+    assert batch_of(at) == batch, "the address is the share link"
+
+    shown = plain(at)
+    assert f"Question:** {QUESTION}" in shown
+    assert shown.count("✓ done") == 2 and a in shown and b in shown
+    pro_claim = flagship_replies()["pro"]["arguments"][0]["claim"]
+    assert f"- {pro_claim}" in shown and "- Con claim number 1 about independent deployment" in shown
+    links = [link.proto for link in at.get("page_link")]
+    rows = {r["data"]["label"]: r for r in store.runs("compare")}
+    assert [p.query_string for p in links if p.label == "Open the full debate"] == [
+        f"debate={rows[a]['debate_id']}", f"debate={rows[b]['debate_id']}"], "each column links its debate"
+
+    [table] = frame_with(at, "better")
+    assert list(table.columns) == ["metric", a, b, "better", "meaning"]
+    assert table.set_index("metric").loc["schema_valid", a] == 1.0
+    assert table.set_index("metric").loc["count_ratio", "better"] == "higher"
+    charts = at.get("plotly_chart")
+    assert len(charts) == 2, "quality metrics and cost"
+
+    pro, con = frame_with(at, "Appears in")
+    assert list(pro.columns) == ["Point", "Appears in", "Models", a, b]
+    shared = pro[pro["Appears in"] == "2 of 2 models"]
+    assert len(shared) == len(flagship_replies()["pro"]["arguments"]), "both models made the same FOR case"
+    assert set(shared["Point"]) == {arg["claim"] for arg in flagship_replies()["pro"]["arguments"]}
+    assert set(con["Appears in"]) == {"1 of 2 models"}, "their AGAINST cases differ"
+    assert "FOR: 4 points made by both models." in plain(at)
+
+    assert {r["status"] for r in rows.values()} == {"done"} and {r["data"]["batch"] for r in rows.values()} == {batch}
+    for row in rows.values():
+        assert store.get(row["debate_id"]).status == "done" and store.get(row["debate_id"]).document
+    assert at.selectbox(key="cmp_full").options == [a, b], "either debate can be read in full"
+
+
+def test_validation_errors_are_clear_and_keep_what_was_typed(store, tmp_path):
+    a, b = two_specs(tmp_path)
+    at = page()
+    at = fill(at, QUESTION, [a, ""])
+    assert "2 to 4" in errors(at) and "got 1" in errors(at)
+    assert at.text_area(key="cmp_question").value == QUESTION and models(at) == [a, ""]
+
+    run(at.button(key="cmp_add").click())
+    run(at.text_input(key=f"cmp_model_{at.session_state['cmp_rows'][2]}").set_value("nosuch:x"))
+    run(at.button(key="cmp_start").click())
+    assert "Model 3: Unknown provider 'nosuch'" in errors(at), "the error names the row, blank rows counted"
+    assert models(at) == [a, "", "nosuch:x"]
+    run(at.button(key=f"cmp_remove_{at.session_state['cmp_rows'][1]}").click())
+
+    at = fill(at, QUESTION, [a, a])
+    assert "may appear once" in errors(at)
+
+    at = fill(at, "   ", [a, b])
+    assert "Question is empty" in errors(at)
+    assert models(at) == [a, b] and at.text_area(key="cmp_question").value == "   "
+    assert not store.runs("compare") and "compare" not in at.query_params, "nothing was started"
+
+    at = fill(at, QUESTION, [a, b])
+    assert not at.error and batch_of(at), "a valid form clears the error"
+
+
+def test_rows_can_be_added_up_to_four_and_removed_down_to_two(store):
+    at = page()
+    assert at.button(key="cmp_remove_0").proto.disabled and at.button(key="cmp_remove_1").proto.disabled
+    at.text_input(key="cmp_model_1").set_value("ollama:llama3.2")
+    run(at.button(key="cmp_add").click())
+    run(at.button(key="cmp_add").click())
+    assert len(at.session_state["cmp_rows"]) == 4 and at.button(key="cmp_add").proto.disabled
+    run(at.text_input(key="cmp_model_3").set_value("openai:gpt-4o-mini"))
+    run(at.button(key="cmp_remove_0").click())
+    assert models(at) == ["ollama:llama3.2", "", "openai:gpt-4o-mini"], "the other rows keep what was typed"
+    assert not at.button(key="cmp_add").proto.disabled
+    assert [t.label for t in at.text_input if t.key.startswith("cmp_model_")] == ["Model 1", "Model 2", "Model 3"]
+
+
+def test_a_failing_model_shows_its_error_beside_the_other_result(store, tmp_path):
+    good = flagship_script(tmp_path, 1, name="good.json")
+    bad = flagship_script(tmp_path, 3, name="bad.json", pro={"__error__": "provider", "message": "boom"})
+    at = fill(page(), QUESTION, [good, bad])
+    batch = batch_of(at)
+    wait_done(at, store, batch)
+    assert [e.value for e in at.error] == ["boom"]
+    assert "✓ done" in plain(at) and "✗ failed" in plain(at)
+    [table] = frame_with(at, "better")
+    assert list(table.columns) == ["metric", good, "better", "meaning"], "only the finished model is scored"
+    assert any("Needs at least two finished debates" in i.value for i in at.info)
+    rows = {r["data"]["label"]: r["status"] for r in store.runs("compare")}
+    assert rows == {good: "done", bad: "failed"}
+
+
+def test_shared_arguments_count_only_the_models_that_finished(store, tmp_path):
+    a, b = two_specs(tmp_path)
+    bad = flagship_script(tmp_path, 3, name="bad.json", pro={"__error__": "provider", "message": "boom"})
+    at = fill(page(), QUESTION, [a, b, bad])
+    wait_done(at, store, batch_of(at))
+    assert plain(at).count("✓ done") == 2 and plain(at).count("✗ failed") == 1
+    links = [link.proto.label for link in at.get("page_link") if link.proto.label.startswith("Open ")]
+    assert links == ["Open the full debate", "Open the full debate", "Open what was saved"]
+    pro, _con = frame_with(at, "Appears in")
+    assert set(pro["Appears in"]) == {"2 of 2 models"} and bad not in pro.columns
+    [caption] = [c.value for c in at.caption if c.value.startswith("FOR")]
+    assert caption.replace("\\", "") == "FOR: 4 points made by both models. AGAINST: 7 points made by one model."
+
+
+def test_a_saved_comparison_reopens_from_its_link_and_an_unknown_one_is_a_clear_error(store, tmp_path):
+    a, b = two_specs(tmp_path)
+    at = fill(page(), QUESTION, [a, b])
+    batch = batch_of(at)
+    wait_done(at, store, batch)
+
+    other = page(batch)  # a new session: the comparison is loaded from the store
+    assert not other.error and batch_of(other) == batch
+    assert other.session_state["cmp_batch"] == batch
+    assert f"Question:** {QUESTION}" in plain(other) and plain(other).count("✓ done") == 2
+    [table] = frame_with(other, "better")
+    assert list(table.columns) == ["metric", a, b, "better", "meaning"]
+    pro, _con = frame_with(other, "Appears in")
+    assert (pro["Appears in"] == "2 of 2 models").sum() == 4
+    pick = other.selectbox(key="cmp_pick")
+    assert pick.value == batch and pick.options == [f"{QUESTION} · 2 models · {cv.when(table_created(store))}"]
+    [earlier] = frame_with(other, "Link")
+    assert list(earlier["Link"]) == [f"compare?compare={batch}"] and earlier["Question"][0] == QUESTION
+
+    unknown = page("0" * 32)
+    assert "No comparison has the id 00000000000000000000000000000000" in errors(unknown)
+    assert not frame_with(unknown, "better")
+    run(unknown.button(key="cmp_open").click())
+    assert batch_of(unknown) == batch and not unknown.error, "reopened from the earlier comparisons"
+
+
+def test_user_and_model_text_is_escaped(store, tmp_path):
+    question = "Is <script>alert(1)</script> **bold** [x](javascript:alert(1)) safe?"
+    hostile = dict(side_reply("con"))
+    hostile["arguments"] = [{**arg, "claim": f"<img src=x onerror=alert(1)> **claim** {n} about deployment"}
+                            for n, arg in enumerate(hostile["arguments"])]
+    a = flagship_script(tmp_path, 1, name="a.json")
+    b = flagship_script(tmp_path, 1, name="b<i>.json", con=hostile)
+    at = fill(page(), question, [a, b])
+    wait_done(at, store, batch_of(at))
+    for element in [*at.markdown, *at.caption, *at.error, *at.info]:
+        assert not re.search(r"(?<!\\)[<>]", element.value), element.value  # every angle bracket is escaped
+        assert "**bold**" not in element.value and "**claim**" not in element.value
+        assert "](javascript" not in element.value
+    [shown] = [m.value for m in at.markdown if m.value.startswith("**Question:**")]
+    assert "\\<script\\>" in shown and "\\*\\*bold\\*\\*" in shown
+    assert any("\\<img src\\=x onerror\\=alert\\(1\\)\\> \\*\\*claim\\*\\* 0" in m.value for m in at.markdown)
+    _pro, con = frame_with(at, "Appears in")
+    assert "<img src=x onerror=alert(1)> **claim** 0 about deployment" in set(con["Point"]), "tables show it literally"
+    for chart in at.get("plotly_chart"):
+        assert "<i>" not in chart.proto.spec and "b&lt;i&gt;.json" in chart.proto.spec
+
+
+def test_compare_rows_use_injected_providers_first(store):
+    first, second = ScriptedProvider(), ScriptedProvider()
+    second.model = "second"
+    for provider in (first, second):
+        helpers.scripted_debate(provider)
+    at = page()
+    at.session_state["compare_providers_override"] = {"one": first, "two": second}
+    at = fill(at, "Should we adopt microservices architecture?", ["one", "two"])
+    batch = batch_of(at)
+    wait_done(at, store, batch)
+    assert {r["data"]["label"] for r in store.runs("compare")} == {"scripted:script", "scripted:second"}
+    assert len(first.requests_for("pro")) == 1 and len(second.requests_for("pro")) == 1
+    report, documents = compare.load(store, batch)
+    assert set(documents) == {"scripted:script", "scripted:second"} and report["state"] == "done"
+
+
+def test_while_running_each_model_shows_its_status_and_finished_debates_appear_first(store):
+    gate = threading.Event()
+    fast, slow = ScriptedProvider(), ScriptedProvider()
+    fast.model, slow.model = "fast", "slow"
+    helpers.scripted_debate(fast)
+    helpers.scripted_debate(slow, moderator=lambda request: (gate.wait(60), helpers.moderator_reply())[1])
+    at = page()
+    at.session_state["compare_providers_override"] = {"fast": fast, "slow": slow}
+    try:
+        at = fill(at, "Should we adopt microservices architecture?", ["fast", "slow"])
+        batch = batch_of(at)
+        helpers.settle(at, lambda a: "✓ **scripted:fast**: done" in plain(a), describe=plain, timeout=90)
+        shown = plain(at)
+        assert "Debating…" in shown and "◐ **scripted:slow**: running" in shown
+        assert "✓ proposition · ✓ FOR · ✓ AGAINST · ◐ moderator" in shown, "the slow model's agents"
+        assert "- Pro claim number 1 about independent deployment" in shown, "the finished debate is shown already"
+        assert any("Shown when every model" in i.value for i in at.info)
+        assert at.button(key="cmp_start").proto.disabled, "no second start while this one runs"
+    finally:
+        gate.set()
+    wait_done(at, store, batch)
+    assert "Debating…" not in plain(at) and plain(at).count("✓ done") == 2
+    assert not at.button(key="cmp_start").proto.disabled
+
+
+def test_two_rows_naming_the_same_model_are_refused(store):
+    one, same = ScriptedProvider(), ScriptedProvider()
+    at = page()
+    at.session_state["compare_providers_override"] = {"one": one, "same": same}
+    at = fill(at, "Should we adopt microservices architecture?", ["one", "same"])
+    assert "one and same name the same model (scripted:script)" in errors(at)
+    assert not store.runs("compare")
+
+
+def test_what_was_typed_and_the_comparison_shown_survive_a_visit_to_another_page(store, tmp_path):
+    a, b = two_specs(tmp_path)
+    at = fill(page(), QUESTION, [a, b])
+    batch = batch_of(at)
+    wait_done(at, store, batch)
+    at.switch_page("app_pages/library.py")
+    assert run(at).title[0].value == "Library"
+    at.query_params.clear()
+    at.switch_page(COMPARE)
+    run(at)
+    assert at.text_area(key="cmp_question").value == QUESTION and models(at) == [a, b]
+    assert batch_of(at) == batch and "Arguments across models" in [s.value for s in at.subheader]
+    run(at.button(key="cmp_new").click())
+    assert "compare" not in at.query_params and not frame_with(at, "better")
+    assert at.text_area(key="cmp_question").value == QUESTION, "a new comparison starts from the same inputs"
