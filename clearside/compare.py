@@ -12,6 +12,7 @@ import threading
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
 from typing import Any
 
 from . import metrics, prompts
@@ -83,6 +84,11 @@ class Comparison:
         self.agreement: list[dict[str, Any]] | None = None
         self.error: str | None = None
         self.state = "waiting"  # running, then done
+        self.started_at = datetime.now(UTC).isoformat(timespec="microseconds")
+
+    def _data(self, label: str) -> dict[str, Any]:
+        return {"batch": self.batch, "question": self.question, "label": label, "started_at": self.started_at,
+                "planned": len(self.providers)}
 
     def _one(self, provider: Provider) -> None:
         label = provider.spec
@@ -90,7 +96,7 @@ class Comparison:
         recorder = StaticRecorder(self.store, run, provider)
         run_id = self.store.add_run(SUITE, provider=provider.name, model=provider.model, debate_id=recorder.id,
                                     prompt_versions=prompts.versions(*PROMPTS),
-                                    data={"batch": self.batch, "question": self.question, "label": label})
+                                    data=self._data(label))
         with self.lock:
             self.results[label] = {"status": "running", "debate_id": recorder.id, "run_id": run_id}
         engine = Engine(provider, retries=self.retries, temperature=self.temperature,
@@ -106,7 +112,7 @@ class Comparison:
         recorder.finish(document, run)
         detail = metrics.compute(document.dump(), usage=usage_summary(run.usage))
         self.store.update_run(run_id, status="done", metrics=metrics.summary(detail),
-                              data={"batch": self.batch, "question": self.question, "label": label, "detail": detail})
+                              data={**self._data(label), "detail": detail})
         with self.lock:
             self.results[label].update(status="done", document=document.dump(), metrics=detail)
 

@@ -131,17 +131,37 @@ class Batch:
     def spec(self) -> str:
         return f"{self.provider}:{self.model}" if self.model else self.provider
 
+    @property
+    def started_at(self) -> str:
+        """When the batch started (microseconds; older batches: their first run's creation, to the second)."""
+        return (self.rows[0].get("data") or {}).get("started_at") or self.created_at
+
+    @property
+    def planned(self) -> int:
+        """How many runs the batch was started with (older batches: how many it saved)."""
+        return int((self.rows[0].get("data") or {}).get("planned") or len(self.rows))
+
     def aggregate(self) -> dict[str, dict[str, Any]]:
         return aggregate([r for r in self.rows if r["status"] in ("done", "failed")])
 
 
 def batches(store: Store, suite: str) -> list[Batch]:
-    """A suite's batches, oldest first."""
+    """A suite's batches, oldest first (by the moment the batch started, to the microsecond)."""
     grouped: dict[str, list[dict[str, Any]]] = {}
     for row in store.runs(suite):
         grouped.setdefault((row.get("data") or {}).get("batch") or row["id"], []).append(row)
-    return [Batch(id=key, suite=suite, provider=rows[0]["provider"], model=rows[0]["model"],
-                  created_at=rows[0]["created_at"], rows=rows) for key, rows in grouped.items()]
+    found = [Batch(id=key, suite=suite, provider=rows[0]["provider"], model=rows[0]["model"],
+                   created_at=rows[0]["created_at"], rows=rows) for key, rows in grouped.items()]
+    return sorted(found, key=lambda b: (b.started_at, b.created_at))
+
+
+def find_batch(store: Store, batch_id: str) -> Batch | None:
+    """A batch of any suite by its id."""
+    for suite in (*SUITES, "compare"):
+        for batch in batches(store, suite):
+            if batch.id == batch_id:
+                return batch
+    return None
 
 
 def baseline(store: Store, suite: str) -> Batch | None:
@@ -173,12 +193,13 @@ def run_batch(suite: str, provider: Provider, store: Store, *, runs: int = 3, co
     batch_id = batch_id or uuid.uuid4().hex
     versions = prompts.versions(*PROMPTS)
     base = baseline(store, suite)
-    started, started_at = time.perf_counter(), datetime.now(UTC).isoformat(timespec="seconds")
+    started, started_at = time.perf_counter(), datetime.now(UTC).isoformat(timespec="microseconds")
     tasks = [(item, i) for i in range(runs) for item in items]
 
     def one(task: tuple[Reference, int]) -> dict[str, Any]:
         item, index = task
-        data = {"batch": batch_id, "item": item.name, "index": index, "question": item.proposition}
+        data = {"batch": batch_id, "item": item.name, "index": index, "question": item.proposition,
+                "started_at": started_at, "planned": len(tasks)}
         if cancel is not None and cancel.is_set():
             return {"status": "cancelled", **data}
         run = DebateRun.from_input(item.proposition)

@@ -27,7 +27,7 @@ def esc(text: str) -> str:
     return _PUNCT.sub(r"\\\1", " ".join(str(text).split()))
 
 
-def _responses(document: Document) -> dict[str, list[Any]]:
+def responses_by_target(document: Document) -> dict[str, list[Any]]:
     by_target: dict[str, list[Any]] = defaultdict(list)
     for response in document.challenges.responses:
         by_target[response.target.casefold()].append(response)
@@ -45,7 +45,7 @@ def _challenge_notes(target: str, responses: dict[str, list[Any]]) -> None:
                 st.markdown("**Historical context**\n\n" + "\n".join(f"- {esc(h)}" for h in body.historical_context))
 
 
-def _side(side: Side, title: str, colour: str, responses: dict[str, list[Any]]) -> None:
+def side_view(side: Side, title: str, colour: str, responses: dict[str, list[Any]]) -> None:
     st.markdown(f"### :{colour}[{title}]")
     st.markdown("**Executive summary**\n\n" + "\n".join(f"- {esc(s)}" for s in side.executive_summary))
     for category in CATEGORY_VALUES:
@@ -65,7 +65,7 @@ def _side(side: Side, title: str, colour: str, responses: dict[str, list[Any]]) 
     st.markdown("**Uncertainties**\n\n" + "\n".join(f"- {esc(u)}" for u in side.uncertainties))
 
 
-def _moderator(document: Document, responses: dict[str, list[Any]]) -> None:
+def moderator_view(document: Document, responses: dict[str, list[Any]]) -> None:
     mod = document.moderator
     st.markdown("### :gray[MODERATOR SYNTHESIS]")
     st.caption("No verdict: the moderator maps the disagreement and never picks a winner.")
@@ -95,14 +95,14 @@ def document_view(document: Document) -> None:
                            *(f"{k.capitalize()}: {esc(v)}" for k, v in context.items()),
                            f"Model: {esc(meta.model_info.provider)}:{esc(meta.model_info.model)}",
                            f"Overall confidence: {meta.confidence_level}"]))
-    responses = _responses(document)
+    responses = responses_by_target(document)
     left, middle, right = st.columns(3, gap="medium")
     with left.container(border=True):
-        _side(document.pro, "FOR", "green", responses)
+        side_view(document.pro, "FOR", "green", responses)
     with middle.container(border=True):
-        _side(document.con, "AGAINST", "red", responses)
+        side_view(document.con, "AGAINST", "red", responses)
     with right.container(border=True):
-        _moderator(document, responses)
+        moderator_view(document, responses)
     unplaced = [r for r in document.challenges.responses
                 if not any(r.target.casefold() == t.casefold() for t in challenge_targets(document))]
     for response in unplaced:
@@ -119,7 +119,7 @@ def sections_view(sections: dict[str, Any]) -> None:
              if name in sections]
     for column, (name, title, colour) in zip(st.columns(2, gap="medium"), sides, strict=False):
         with column.container(border=True):
-            _side(Side.model_validate(sections[name]), title, colour, {})
+            side_view(Side.model_validate(sections[name]), title, colour, {})
     waiting = [AGENT_LABELS["orchestrator" if n == "proposition" else n].lower()
                for n in ("proposition", "pro", "con", "moderator") if n not in sections]
     if waiting:

@@ -1,0 +1,198 @@
+"""The Regression page: run a suite n times, compare a batch's metrics with the blessed baseline, trends, one run.
+
+``?batch=<id>`` opens a batch (the page keeps the URL on the batch shown, so it is always a share link).
+"""
+
+import streamlit as st
+
+from clearside import metrics, regress
+from clearside.errors import ClearSideError
+from ui import jobs
+from ui import regression_view as rv
+from ui.view import esc
+
+
+def suite_picker() -> str:
+    st.selectbox("Suite", list(regress.SUITES), key="rg_suite", format_func=rv.SUITE_LABELS.get,
+                 on_change=rv.suite_changed)
+    suite = st.session_state["rg_suite"]
+    items = regress.suite_items(suite)
+    st.caption(rv.SUITE_NOTES[suite])
+    st.markdown("\n".join(f"- **{esc(item.name)}**: {esc(item.proposition)}" for item in items))
+    return suite
+
+
+@st.fragment(run_every=0.5)
+def job_panel(job_id: str) -> None:
+    job = jobs.registry().get(job_id)
+    if job.state != "running":
+        st.rerun()  # the result, the batches table and the buttons beside this panel change
+    rv.progress_view(job)
+
+
+def run_controls(suite: str) -> None:
+    st.subheader("Run the suite")
+    provider, why = rv.provider_or_error()
+    job = rv.job_here(st.session_state.get("rg_job") or "")
+    busy = job is not None and job.state == "running"
+    if provider is None:
+        st.error(esc(f"The sidebar's model cannot be used: {why}"))
+    else:
+        st.caption(f"Runs with the sidebar's model, **{esc(provider.spec)}**, at temperature "
+                   f"{st.session_state.get('temperature', 0.4):g}; each debate is saved and scored as it finishes.")
+    runs, concurrency, go = st.columns([1, 1, 2], vertical_alignment="bottom")
+    runs.number_input("Runs per item", min_value=1, max_value=rv.MAX_RUNS, value=3, step=1, key="rg_runs")
+    concurrency.number_input("Concurrency", min_value=1, max_value=16, step=1, key="rg_concurrency",
+                             value=getattr(provider, "concurrency", 1) if provider is not None else 1,
+                             help="Debates run at once (default: what the provider handles well).")
+    go.button(f"Run the {suite} suite", key="rg_start", type="primary", on_click=rv.start, args=(suite,),
+              disabled=provider is None or busy, icon=":material/play_arrow:")
+    if st.session_state.get("rg_start_error"):
+        st.error(esc(st.session_state["rg_start_error"]))
+    if job is None:
+        return
+    st.markdown(f"**Batch {job.id[:8]}** · {esc(job.suite)} · {esc(job.provider.spec)} · {job.runs} run(s) per item")
+    if busy:
+        st.button("Cancel", key="rg_cancel", on_click=job.cancel, icon=":material/stop:",
+                  help="Runs already started finish; no new ones start. Finished runs are kept.")
+        job_panel(job.id)
+    else:
+        rv.result_view(job)
+        st.button("Dismiss", key="rg_dismiss", on_click=rv.dismiss)
+
+
+def bless_controls(batch, base) -> None:
+    if base is None:
+        st.caption("No baseline yet for this suite: only the absolute gates apply until a batch is blessed.")
+    elif base.id != batch.id:
+        st.caption(f"Baseline now: {esc(rv.label(base, base.id))}")
+    if batch.id == (base.id if base else None):
+        return
+    unfinished = rv.state(batch) == "running" or rv.finished(batch) == 0
+    if st.session_state.get("rg_confirm") != batch.id:
+        st.button("Bless as baseline…", key="rg_bless", on_click=rv.ask_bless, args=(batch.id,), disabled=unfinished,
+                  icon=":material/verified:", help="Every later run of this suite is judged against the baseline."
+                  + (" A batch can be blessed once it has finished." if unfinished else ""))
+        return
+    st.warning(f"Make batch {batch.id[:8]} ({esc(batch.spec)}, {rv.when(batch.created_at)}) the {batch.suite} "
+               "baseline? Every later run of this suite is judged against it"
+               + (f", instead of batch {base.id[:8]}." if base else "."))
+    confirm, cancel = st.columns(2)
+    confirm.button("Confirm bless", key="rg_bless_confirm", on_click=rv.bless, args=(batch.id,), type="primary",
+                   width="stretch")
+    cancel.button("Cancel", key="rg_bless_cancel", on_click=rv.cancel_bless, width="stretch")
+
+
+def deltas(batch, base) -> None:
+    st.subheader("Deltas")
+    if base is None:
+        st.info("No baseline yet: these are the absolute gates only. Bless a batch to compare later runs with it.")
+    elif base.id == batch.id:
+        st.info("This batch is the baseline: every later run is judged against it. Absolute gates shown.")
+    else:
+        st.caption(f"Against the baseline batch {base.id[:8]} ({esc(base.spec)}, {rv.when(base.created_at)}). A "
+                   "metric fails when it is worse than the baseline by more than its tolerance plus the larger "
+                   "spread, or misses an absolute gate.")
+    checks = rv.checks_for(batch, base)
+    if not checks:
+        st.caption("No finished runs yet.")
+        return
+    failures = [c for c in checks if c["status"] == "fail"]
+    if failures:
+        st.error("**REGRESSION** — " + "; ".join(f"{esc(c['metric'])}: {esc('; '.join(c['reasons']))}"
+                                                for c in failures))
+    else:
+        st.success(f"**PASS** — {rv.finished(batch)} finished run(s), no metric fails.")
+    st.dataframe(rv.highlight(rv.deltas_table(checks)), hide_index=True, key="rg_deltas", width="stretch",
+                 height=rv.table_height(len(checks)), column_config={
+                     "Reasons": st.column_config.TextColumn(width="large"),
+                     "Status": st.column_config.TextColumn(help="fail: misses a gate or is worse than the baseline "
+                                                                "beyond what is allowed; info: reported, never gated")})
+
+
+def trends(batches, baseline_id: str | None, selected: str) -> None:
+    st.subheader("Trends")
+    names = rv.metric_names(batches)
+    if len(batches) < 2 or not names:
+        st.caption("The trend chart appears once the suite has two batches with finished runs.")
+        return
+    if st.session_state.get("rg_metric") not in names:
+        st.session_state["rg_metric"] = rv.DEFAULT_METRIC if rv.DEFAULT_METRIC in names else names[0]
+    metric = st.selectbox("Metric", names, key="rg_metric",
+                          format_func=lambda n: f"{n} — {metrics.SUMMARY[n][1]}")
+    st.plotly_chart(rv.trend_figure(rv.trend_rows(batches, metric, baseline_id), metric, selected),
+                    key="rg_trend", width="stretch")
+
+
+def drill_down(batch) -> None:
+    st.subheader("One run")
+    runs = rv.runs_of(batch)
+    if st.session_state.get("rg_run") not in runs:
+        st.session_state["rg_run"] = next(iter(runs))
+    labels = {run_id: rv.run_label(row) for run_id, row in runs.items()}
+    st.selectbox("Run", list(labels), key="rg_run", format_func=labels.get)
+    row = runs[st.session_state["rg_run"]]
+    status = rv.run_status(row)
+    if status == "failed":
+        st.error(esc(f"This run failed: {(row.get('data') or {}).get('error', 'no error was recorded')}"))
+    elif status != "done":
+        st.info(f"This run is {status}: its debate is shown as far as it got.")
+    debate_id = row.get("debate_id")
+    if debate_id:
+        st.page_link(rv.DEBATE, label="Open this debate on the Debate page", icon=":material/open_in_new:",
+                     query_params={"debate": debate_id})
+    layout = st.radio("Layout", list(rv.LAYOUTS), format_func=rv.LAYOUTS.get, key="rg_layout", horizontal=True)
+    reference = rv.reference_of(row)
+    document = rv.run_document(debate_id)
+    if layout == "sections" and document is not None:
+        rv.by_section(document, reference)
+    else:
+        rv.whole(document, debate_id, reference, stacked=layout == "stacked")
+    st.markdown("##### Its metrics")
+    rv.detail_view(row)
+
+
+def messages() -> None:
+    if st.session_state.get("rg_notice"):
+        st.success(esc(st.session_state.pop("rg_notice")))
+    if st.session_state.get("rg_error"):
+        st.error(esc(st.session_state.pop("rg_error")))
+
+
+def regression() -> None:
+    rv.follow_link()
+    wrong = rv.link_error()
+    if wrong:
+        st.error(esc(f"This link does not open a regression batch: no batch of any suite has the id {wrong}. "
+                     "The newest batch is shown instead."))
+    suite = suite_picker()
+    run_controls(suite)
+    st.divider()
+    store = jobs.store()
+    batches = regress.batches(store, suite)
+    st.subheader("Batches")
+    if not batches:
+        st.info(f"No runs of the {suite} suite yet: run it above, or with `python -m clearside regress --suite "
+                f"{suite}`.")
+        return
+    base = regress.baseline(store, suite)
+    baseline_id = base.id if base else None
+    batch = rv.picked(batches)
+    st.dataframe(rv.batches_table(batches, baseline_id), hide_index=True, key="rg_batches", width="stretch",
+                 column_config={"Link": st.column_config.LinkColumn(
+                     "Share link", display_text="Open ↗", help="A link to this batch on this page.")})
+    labels = {b.id: rv.label(b, baseline_id) for b in reversed(batches)}
+    st.selectbox("Batch", list(labels), key="rg_batch", format_func=labels.get, on_change=rv.batch_changed)
+    messages()
+    bless_controls(batch, base)
+    deltas(batch, base)
+    trends(batches, baseline_id, batch.id)
+    drill_down(batch)
+
+
+st.title("Regression")
+st.caption("Debate a suite n times on one model, score every run, and compare the batch with the blessed baseline.")
+try:
+    regression()
+except ClearSideError as exc:  # the store is unreachable
+    st.error(esc(str(exc)))
