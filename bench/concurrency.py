@@ -17,6 +17,7 @@ Writes bench/results/concurrency.json. Results depend on machine load, which is 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import itertools
 import json
@@ -27,6 +28,7 @@ import sys
 import threading
 import time
 import urllib.request
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -40,6 +42,7 @@ from clearside.providers.openai_compat import OpenAIProvider  # noqa: E402
 
 QUESTION = "Build or buy our feature-flag service?"
 RATIO_GOAL = 0.7
+BACKENDS = 2
 RESULTS = Path(__file__).resolve().parent / "results"
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "te", "trailer", "upgrade",
               "proxy-connection", "proxy-authenticate", "proxy-authorization", "host"}
@@ -125,6 +128,40 @@ class ProxyHandler(BaseHTTPRequestHandler):
             upstream.close()
 
 
+@contextlib.contextmanager
+def concurrent_endpoint(backends: int = 2) -> Iterator[tuple[OpenAIProvider, Proxy]]:
+    """``backends`` llama.cpp servers (1 thread each) on the embedded GGUF behind the round-robin proxy, as a
+    provider (and the proxy, whose ``log`` lists where each request went); everything is stopped on exit."""
+    logs = Path(os.environ.get("TMPDIR", "/tmp"))
+    ports = [free_port() for _ in range(backends)]
+    started, proxy = [], None
+    try:
+        for port in ports:
+            started.append((start_backend(port, logs / f"clearside-bench-{port}.log"), port))
+        for proc, port in started:
+            wait_ready(port, proc, logs / f"clearside-bench-{port}.log")
+        proxy = Proxy(free_port(), ports)
+        threading.Thread(target=proxy.serve_forever, daemon=True).start()
+        base_url = f"http://127.0.0.1:{proxy.server_address[1]}/v1"
+        # llama-cpp-python's server takes response_format json_object only: skip the provider's probe for it
+        OpenAIProvider._json_object_urls.add(base_url)
+        provider = OpenAIProvider("", base_url=base_url)
+        provider.list_models()
+        print(f"backends on ports {ports} (1 thread each), round-robin proxy at {base_url}", flush=True)
+        yield provider, proxy
+    finally:
+        if proxy:
+            proxy.shutdown()
+            proxy.server_close()
+        for proc, _ in started:
+            proc.terminate()
+        for proc, _ in started:
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
 class SequentialEngine(Engine):
     """The same engine with pro, then con, one after the other."""
 
@@ -155,23 +192,7 @@ def main() -> None:
     before = machine()
     print(f"load before: {before['loadavg']} on {before['cpu_count']} CPUs")
 
-    logs = Path(os.environ.get("TMPDIR", "/tmp"))
-    ports = [free_port(), free_port()]
-    backends, proxy = [], None
-    try:
-        for port in ports:
-            backends.append((start_backend(port, logs / f"clearside-bench-{port}.log"), port))
-        for proc, port in backends:
-            wait_ready(port, proc, logs / f"clearside-bench-{port}.log")
-        proxy = Proxy(free_port(), ports)
-        threading.Thread(target=proxy.serve_forever, daemon=True).start()
-        base_url = f"http://127.0.0.1:{proxy.server_address[1]}/v1"
-        # llama-cpp-python's server takes response_format json_object only: skip the provider's probe for it
-        OpenAIProvider._json_object_urls.add(base_url)
-        provider = OpenAIProvider("", base_url=base_url)
-        provider.list_models()
-        print(f"backends on ports {ports} (1 thread each), round-robin proxy at {base_url}")
-
+    with concurrent_endpoint(BACKENDS) as (provider, proxy):
         modes = {"concurrent": Engine(provider, retries=2), "sequential": SequentialEngine(provider, retries=2)}
         results: dict[str, list[dict]] = {mode: [] for mode in modes}
         for i in range(args.runs):
@@ -185,17 +206,6 @@ def main() -> None:
                 print(f"  run {i + 1} {mode:<11} {result['wall_seconds']:6.1f} s  {result['calls']} calls  "
                       f"{result['completion_tokens']} tokens  "
                       + "  ".join(f"{n} {a['seconds']:.1f}s" for n, a in result["agents"].items()))
-    finally:
-        if proxy:
-            proxy.shutdown()
-            proxy.server_close()
-        for proc, _ in backends:
-            proc.terminate()
-        for proc, _ in backends:
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
 
     if not all(results.values()):
         sys.exit("a mode has no successful debate: no ratio")
@@ -216,11 +226,11 @@ def main() -> None:
 
     RESULTS.mkdir(parents=True, exist_ok=True)
     out = RESULTS / "concurrency.json"
-    out.write_text(json.dumps({"question": QUESTION, "backends": len(ports), "threads_per_backend": 1,
+    out.write_text(json.dumps({"question": QUESTION, "backends": BACKENDS, "threads_per_backend": 1,
                                "machine_before": before, "machine_after": after, "runs": results,
                                "mean_wall_seconds": walls, "mean_advocate_phase_seconds": phases,
                                "mean_completion_tokens": tokens, "ratio": ratio, "advocate_phase_ratio": phase_ratio,
-                               "goal": RATIO_GOAL, "proxy_log": proxy.log if proxy else []}, indent=2))
+                               "goal": RATIO_GOAL, "proxy_log": proxy.log}, indent=2))
     print(f"wrote {out}")
 
 

@@ -22,21 +22,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from concurrency import Proxy, free_port, machine, start_backend, wait_ready  # noqa: E402
+from concurrency import concurrent_endpoint, machine  # noqa: E402
 
 from clearside import regress  # noqa: E402
 from clearside.metrics import embed  # noqa: E402
 from clearside.providers import get_provider  # noqa: E402
-from clearside.providers.openai_compat import OpenAIProvider  # noqa: E402
 from clearside.store import Store  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -76,28 +73,9 @@ def main() -> int:
     if not args.skip_in_process:
         modes.append(batch("in-process", get_provider("embedded"), args.runs, 1))
 
-    logs = Path(os.environ.get("TMPDIR", "/tmp"))
-    ports, backends, proxy = [free_port(), free_port()], [], None
-    try:
-        for port in ports:
-            backends.append((start_backend(port, logs / f"clearside-bench-{port}.log"), port))
-        for proc, port in backends:
-            wait_ready(port, proc, logs / f"clearside-bench-{port}.log")
-        proxy = Proxy(free_port(), ports)
-        threading.Thread(target=proxy.serve_forever, daemon=True).start()
-        base_url = f"http://127.0.0.1:{proxy.server_address[1]}/v1"
-        OpenAIProvider._json_object_urls.add(base_url)  # llama-cpp-python's server: json_object only
-        provider = OpenAIProvider("", base_url=base_url)
+    with concurrent_endpoint() as (provider, _proxy):
         modes.append(batch("endpoint-sequential", provider, args.runs, 1))
         modes.append(batch("endpoint-concurrent", provider, args.runs, args.runs))
-    finally:
-        if proxy:
-            proxy.shutdown()
-            proxy.server_close()
-        for proc, _ in backends:
-            proc.terminate()
-        for proc, _ in backends:
-            proc.wait(timeout=15)
 
     out["modes"] = modes
     walls = {m["mode"]: m["wall_seconds"] for m in modes}

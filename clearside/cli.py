@@ -15,7 +15,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from . import eval_cli, schema
+from . import schema
 from .engine import SECTIONS, DebateRun, Engine, Event, validate_document
 from .errors import ClearSideError, DebateFailed, InputError
 from .inputs import read_json
@@ -203,6 +203,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     live_cli.add_parser(sub, _model_options)
     store_cli.add_parsers(sub)
+    from . import eval_cli  # imported here: it uses this module's helpers
+
     eval_cli.add_parsers(sub, _model_options)
 
     sch = sub.add_parser("schema", help="print the schema v1 JSON Schema, or --write it to schemas/")

@@ -14,22 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from . import compare, metrics, references, regress
+from .cli import _write, log_violations
 from .errors import InputError
 from .inputs import question, read_json
 from .metrics.report import markdown as metrics_markdown
 from .providers import get_provider
 from .store import open_store
-
-
-def _emit(text: str, out: str | None) -> None:
-    if out:
-        try:
-            Path(out).write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise InputError(f"Cannot write {out}: {exc.strerror}") from exc
-        print(f"Wrote {out}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
 
 
 def _json(data: Any) -> str:
@@ -53,7 +43,7 @@ def cmd_metrics(args: argparse.Namespace) -> int:
     document, usage = _load_debate(args.debate)
     reference = references.load(args.reference) if args.reference else None
     result = metrics.compute(document, reference=reference, usage=usage, semantic_metrics=not args.no_embeddings)
-    _emit(_json(result) if args.format == "json" else metrics_markdown(result, args.debate), args.out)
+    _write(_json(result) if args.format == "json" else metrics_markdown(result, args.debate), args.out)
     return 0
 
 
@@ -77,7 +67,6 @@ def cmd_regress(args: argparse.Namespace) -> int:
     if thresholds is not None and not isinstance(thresholds, dict):
         raise InputError(f"{args.thresholds} must hold an object such as {{\"coverage\": {{\"tolerance\": 0.2}}}}.")
     items = regress.suite_items(args.suite)
-    from .cli import log_violations
     log_violations(args.violations_log)
     provider = get_provider(args.provider)
     store = open_store()
@@ -91,8 +80,8 @@ def cmd_regress(args: argparse.Namespace) -> int:
         print(f"Blessed batch {report['batch']} as the {args.suite} baseline.", file=sys.stderr)
     text = regress.markdown(report)
     if args.out:
-        _emit(_json(report), args.out)
-        _emit(text, str(Path(args.out).with_suffix(".md")))
+        _write(_json(report), args.out)
+        _write(text, str(Path(args.out).with_suffix(".md")))
     sys.stdout.write(_json(report) if args.format == "json" else text)
     return 0 if report["passed"] else 1
 
@@ -133,7 +122,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     report = job.run()
     for label, result in report["results"].items():
         print(f"{label}: {result['status']} {result.get('error', '')}".rstrip(), file=sys.stderr)
-    _emit(_json(report) if args.format == "json" else compare.markdown(report), args.out)
+    _write(_json(report) if args.format == "json" else compare.markdown(report), args.out)
     return 0 if all(r["status"] == "done" for r in report["results"].values()) else 3
 
 

@@ -46,3 +46,12 @@ def private_store(tmp_path_factory, monkeypatch):
     """Every test saves into its own data folder (never ~/.clearside) and SQLite unless it asks otherwise."""
     monkeypatch.setenv("CLEARSIDE_DATA", str(tmp_path_factory.mktemp("data")))
     monkeypatch.delenv("DATABASE_URL", raising=False)
+
+
+@pytest.fixture
+def db(store_url, monkeypatch):
+    """The CLI's store (``DATABASE_URL``) is a fresh SQLite file, then a fresh PostgreSQL database."""
+    from clearside.store import open_store
+
+    monkeypatch.setenv("DATABASE_URL", store_url)
+    return open_store()

@@ -245,3 +245,12 @@ def flagship_script(tmp_path: Path, runs: int = 3, name: str = "flagship.json", 
     """A ``scripted:FILE`` spec answering ``runs`` flagship debates; ``overrides`` replace an agent's reply."""
     replies = {**flagship_replies(), **overrides}
     return script_file(tmp_path, name, **{agent: [copy.deepcopy(reply)] * runs for agent, reply in replies.items()})
+
+
+def run_cli(capsys: Any, *args: str) -> tuple[int, str, str]:
+    """``python -m clearside ARGS`` in-process: exit code, stdout, stderr."""
+    from clearside.cli import main
+
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err

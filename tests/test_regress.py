@@ -10,25 +10,12 @@ import time
 
 import pytest
 from helpers import flagship_replies, flagship_script, moderator_reply, script_file
+from helpers import run_cli as run
 
 from clearside import compare, regress
-from clearside.cli import main
 from clearside.providers import get_provider
 from clearside.providers.scripted import ScriptedProvider
 from clearside.store import open_store
-
-
-@pytest.fixture
-def db(store_url, monkeypatch):
-    """The CLI's store (``DATABASE_URL``): a fresh SQLite file, then a fresh PostgreSQL database."""
-    monkeypatch.setenv("DATABASE_URL", store_url)
-    return open_store()
-
-
-def run(capsys, *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def winner_moderator() -> dict:

@@ -14,26 +14,15 @@ from pathlib import Path
 
 import pytest
 from helpers import fixture_dict, full_script, moderator_reply, script_file, side_reply
+from helpers import run_cli as run
 
-from clearside.cli import main
 from clearside.schema import SCHEMA_VERSION, jsonschema_errors
-from clearside.store import Store, open_store
+from clearside.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 QUESTION = "Should we adopt microservices architecture?"
 
 
-@pytest.fixture
-def db(store_url, monkeypatch):
-    """The CLI's store (``DATABASE_URL``) is a fresh SQLite file, then a fresh PostgreSQL database."""
-    monkeypatch.setenv("DATABASE_URL", store_url)
-    return open_store()
-
-
-def run(capsys, *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def listed(capsys) -> list[dict]:
