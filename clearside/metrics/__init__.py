@@ -91,7 +91,7 @@ SUMMARY: dict[str, tuple[str, str]] = {
     "confidence_gap": ("lower", "difference in mean confidence between sides (0-2)"),
     "assumption_linkage": ("higher", "assumptions tied to their side's own arguments (mean of sides)"),
     "conflicts_two_sided": ("higher", "moderator assumption conflicts that echo both sides"),
-    "diversity": ("higher", "mean pairwise distance between a side's claims (the lower side)"),
+    "diversity": ("higher", "mean pairwise distance between a side's claims (the lower side; 0 with one claim)"),
     "duplicate_pairs": ("lower", "near-duplicate claim pairs within a side, plus claims made by both sides"),
     "off_topic": ("lower", "claims far from the proposition (fraction)"),
     "grounding": ("higher", "disagreements and hinges that relate to both cases"),
