@@ -204,8 +204,10 @@ def build_parser() -> argparse.ArgumentParser:
     live_cli.add_parser(sub, _model_options)
     store_cli.add_parsers(sub)
     from . import eval_cli  # imported here: it uses this module's helpers
+    from .perspectives import cli as perspectives_cli
 
     eval_cli.add_parsers(sub, _model_options)
+    perspectives_cli.add_parser(sub, _model_options)
 
     sch = sub.add_parser("schema", help="print the schema v1 JSON Schema, or --write it to schemas/")
     sch.add_argument("--write", action="store_true")

@@ -175,10 +175,15 @@ def import_file(store: Store, path: str) -> Imported:
 
 
 def export_data(store: Store, debate_id: str) -> dict[str, Any]:
-    """The debate as its file: a v1 document (static) or a transcript (live); secrets scrubbed."""
+    """The debate as its file: a v1 document (static), a transcript (live) or a session file (perspectives);
+    secrets scrubbed."""
     record = store.get(debate_id)
     if record.kind == "live":
         return scrub(load_live(store, debate_id).model_dump(mode="json"))
+    if record.kind == "perspectives":  # the session file, as `perspectives --out` writes it
+        from ..perspectives import load
+
+        return scrub(load(store, debate_id).file())
     if record.document is None:
         raise InputError(f"Debate {debate_id} is not finished ({record.status}), so it has no complete document to "
                          "export yet. Resume it from the Library page or with "

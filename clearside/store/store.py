@@ -28,7 +28,7 @@ from .db import WRITE, database_url, make_engine, migrate, safe_url
 from .privacy import scrub
 from .tables import Challenge, Debate, InterventionRow, LiveTurn, Run, Section
 
-KINDS = ("static", "live")
+KINDS = ("static", "live", "perspectives")
 SEARCH_LIMIT = 20_000  # characters of a debate's text kept for search
 
 

@@ -33,7 +33,7 @@ class Debate(Base):
     __tablename__ = "debates"
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True)  # uuid4 hex: unguessable
-    kind: Mapped[str] = mapped_column(String(16))  # static | live
+    kind: Mapped[str] = mapped_column(String(16))  # static | live | perspectives
     status: Mapped[str] = mapped_column(String(16))  # running | paused | failed | done
     title: Mapped[str] = mapped_column(Text)
     question: Mapped[str] = mapped_column(Text)

@@ -1,0 +1,91 @@
+"""``python -m clearside perspectives``: the clarification gate, the rounds and the synthesis from a shell.
+
+Without ``--answers`` it asks the clarification questions, prints them, saves the session and
+stops (state CLARIFICATION_PENDING); ``--session ID --answers TEXT`` continues that session.
+With a question and ``--answers`` it runs from the questions to the synthesis in one go. A
+session that failed part-way continues with ``--session ID``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+
+from ..errors import InputError
+from ..providers import get_provider
+from ..store import open_store
+from .runner import PerspectivesEvent, PerspectivesRun
+from .session import DEFAULT_ROUNDS
+
+
+def _printer(quiet: bool):
+    lock = threading.Lock()
+
+    def on_event(event: PerspectivesEvent) -> None:
+        with lock:
+            if event.type == "state":
+                print(f"[{event.content}]", file=sys.stderr, flush=True)
+            elif event.type == "agent_output" and not quiet:
+                print(f"\n== Round {event.round}, perspective {event.agent} ==\n{event.content}", flush=True)
+            elif event.type == "synthesis":
+                print(f"\n== Synthesis ==\n{event.content}", flush=True)
+            elif event.type == "error":
+                print(f"[{event.agent}] failed: {event.content}", file=sys.stderr, flush=True)
+
+    return on_event
+
+
+def _write(run: PerspectivesRun, out: str | None) -> None:
+    if out:
+        from ..cli import _write as write
+
+        write(json.dumps(run.session.file(), indent=2, ensure_ascii=False) + "\n", out)
+
+
+def cmd_perspectives(args: argparse.Namespace) -> int:
+    store = open_store()
+    provider = get_provider(args.provider)
+    options = {"retries": args.retries, "temperature": args.temperature, "on_event": _printer(args.quiet_rounds)}
+    if args.session:
+        if args.question:
+            raise InputError("Give either a QUESTION or --session ID, not both.")
+        run = PerspectivesRun.resume(args.session, provider, store, **options)
+    elif not args.question:
+        raise InputError("Give a QUESTION, or --session ID to continue a saved session.")
+    else:
+        run = PerspectivesRun.create(args.question, provider, rounds=args.rounds, store=store,
+                                     observability=not args.quiet_rounds, **options)
+        print(f"Session {run.session.session_id} saved in the store", file=sys.stderr)
+        run.clarify()
+    session = run.session
+    try:
+        if session.state == "CLARIFICATION_PENDING":
+            if not args.answers:
+                print("Clarification questions:")
+                print("\n".join(f"{i}. {q}" for i, q in enumerate(session.clarification_questions, 1)))
+                print(f"\nAnswer them to continue: python -m clearside perspectives --session {session.session_id} "
+                      '--answers "..."', file=sys.stderr)
+                return 0
+            run.answer(args.answers)
+        elif args.answers:
+            raise InputError(f"Session {session.session_id} is past its clarification ({session.state}); "
+                             "its answers are fixed.")
+        run.run()
+    finally:
+        _write(run, args.out)
+    return 0
+
+
+def add_parser(sub, model_options) -> None:
+    p = sub.add_parser("perspectives", help="clarify a personal, ambiguous question, then rounds of two "
+                                            "perspectives and a synthesis")
+    p.add_argument("question", nargs="?")
+    p.add_argument("--answers", help="answers to the clarification questions (without them, the questions are "
+                                     "printed and the session waits)")
+    p.add_argument("--session", metavar="ID", help="continue a saved session")
+    p.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS, help="rounds of A then B, 1 to 5 (default 4)")
+    p.add_argument("--quiet-rounds", action="store_true", help="print only the synthesis, not each round")
+    model_options(p)
+    p.set_defaults(func=cmd_perspectives, temperature=0.7)

@@ -1,0 +1,91 @@
+"""A perspectives session on a worker thread for the dashboard: the page polls ``snapshot()``.
+
+``ask`` runs the clarifier; ``answer`` merges the answers and runs the rounds and the synthesis;
+``retry`` continues a failed session from its saved state. Only one step runs at a time.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..errors import ClearSideError
+from .runner import PerspectivesEvent, PerspectivesRun
+from .session import Session
+
+
+@dataclass
+class PerspectivesSnapshot:
+    session: Session
+    busy: bool  # a step is running on the worker
+    step: str  # the state whose step is running ("" when idle)
+    streaming: str  # text streamed so far by the call in flight
+    error: str
+
+
+class PerspectivesJob:
+    def __init__(self, run: PerspectivesRun) -> None:
+        self.run = run
+        self.id = run.session.session_id
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._streaming, self._error = "", ""
+        outer = run.on_event
+        run.on_event = lambda event: (self._on_event(event), outer(event))
+
+    def _on_event(self, event: PerspectivesEvent) -> None:
+        with self._lock:
+            if event.type == "delta":
+                self._streaming += event.content
+            elif event.type in ("state", "agent_output", "synthesis", "clarification_questions"):
+                self._streaming = ""
+
+    def _start(self, work: Callable[[], object]) -> PerspectivesJob:
+        with self._lock:
+            if self._thread is not None and self._thread.is_alive():
+                return self
+            self._error, self._streaming = "", ""
+
+            def target() -> None:
+                try:
+                    work()
+                except ClearSideError as exc:
+                    with self._lock:
+                        self._error = str(exc)
+                except Exception as exc:  # noqa: BLE001 - the page must see every failure
+                    with self._lock:
+                        self._error = f"{type(exc).__name__}: {exc}"
+
+            self._thread = threading.Thread(target=target, name=f"perspectives-{self.id[:8]}", daemon=True)
+            self._thread.start()
+        return self
+
+    def ask(self) -> PerspectivesJob:
+        return self._start(self.run.clarify)
+
+    def answer(self, answers: str | list[str]) -> PerspectivesJob:
+        """Merge on the caller's thread (a refused answer raises at once), then run the rest on the worker."""
+        self.run.answer(answers)
+        return self._start(self.run.run)
+
+    def retry(self) -> PerspectivesJob:
+        return self._start(self.run.run)
+
+    @property
+    def busy(self) -> bool:
+        thread = self._thread
+        return thread is not None and thread.is_alive()
+
+    def wait(self, timeout: float | None = None) -> PerspectivesSnapshot:
+        if self._thread is not None:
+            self._thread.join(timeout)
+        return self.snapshot()
+
+    def snapshot(self) -> PerspectivesSnapshot:
+        with self._lock:
+            session = copy.deepcopy(self.run.session)
+            busy = self.busy
+            return PerspectivesSnapshot(session=session, busy=busy, step=session.state if busy else "",
+                                        streaming=self._streaming, error=self._error or session.error)

@@ -1,0 +1,160 @@
+"""The perspectives session and its state machine (spec 003 §7).
+
+INIT → CLARIFICATION_PENDING → CLARIFICATION_COMPLETE → ROUND_1_A → ROUND_1_B → … → ROUND_N_B →
+SYNTHESIS → COMPLETE. ``enter`` refuses any other move, so the clarification gate cannot be
+skipped, and ``merge`` fixes the merged prompt once: it can never change afterwards. Every state
+entered is appended to ``state_history``. A failed step leaves the state where it was (with
+``error`` set), so resuming reruns exactly that step.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from ..errors import InputError
+
+MIN_ROUNDS, MAX_ROUNDS, DEFAULT_ROUNDS = 1, 5, 4
+MAX_ANSWERS = 4000
+_ROUND = re.compile(r"ROUND_(\d+)_([AB])")
+
+
+class InvalidTransition(InputError):
+    """A move the state machine does not allow (exit 2: the message says what must happen first)."""
+
+
+def round_state(n: int, agent: str) -> str:
+    return f"ROUND_{n}_{agent}"
+
+
+def allowed_next(state: str, max_rounds: int) -> list[str]:
+    """The states ``state`` may move to (§7.2)."""
+    if state == "INIT":
+        return ["CLARIFICATION_PENDING"]
+    if state == "CLARIFICATION_PENDING":
+        return ["CLARIFICATION_COMPLETE"]
+    if state == "CLARIFICATION_COMPLETE":
+        return [round_state(1, "A")]
+    if state == "SYNTHESIS":
+        return ["COMPLETE"]
+    match = _ROUND.fullmatch(state)
+    if match:
+        n, agent = int(match.group(1)), match.group(2)
+        if agent == "A":
+            return [round_state(n, "B")]
+        return [round_state(n + 1, "A")] if n < max_rounds else ["SYNTHESIS"]
+    return []
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+class RoundOutput(BaseModel):
+    round: int
+    agent: Literal["A", "B"]
+    output: dict[str, Any]  # the agent's structured output
+    text: str  # the same, as the text the next step is shown
+
+
+class Summary(BaseModel):
+    """Earlier output condensed because an assembled prompt would not fit the model's context."""
+
+    step: str  # the state whose prompt needed it, e.g. SYNTHESIS
+    covers: list[str]  # what it replaces, e.g. ["A1", "B1"]
+    text: str
+    reason: str
+
+
+class Session(BaseModel):
+    """Spec 003 §7.3, plus the history, summaries and what ran it."""
+
+    session_id: str = Field(default_factory=lambda: uuid.uuid4().hex)
+    original_user_prompt: str
+    clarification_questions: list[str] = Field(default_factory=list)
+    clarification_answers: str = ""
+    merged_user_prompt: str = ""
+    round_outputs: list[RoundOutput] = Field(default_factory=list)
+    current_round: int = 0
+    current_system_prompt: str = ""  # "A", "B", "SYNTHESIS" or "" between steps
+    max_rounds: int = DEFAULT_ROUNDS
+    state: str = "INIT"
+    state_history: list[str] = Field(default_factory=lambda: ["INIT"])
+    synthesis: dict[str, Any] | None = None
+    summaries: list[Summary] = Field(default_factory=list)
+    observability: bool = True
+    calls: list[dict[str, Any]] = Field(default_factory=list)  # per model call: step, tokens, seconds
+    provider: str = ""
+    error: str = ""
+    created_at: str = Field(default_factory=_now)
+
+    def enter(self, state: str) -> None:
+        allowed = allowed_next(self.state, self.max_rounds)
+        if state not in allowed or (state == "CLARIFICATION_COMPLETE" and not self.merged_user_prompt):
+            if self.state == "CLARIFICATION_PENDING":
+                raise InvalidTransition("The clarification questions must be answered before the perspectives "
+                                        "can start: the gate cannot be skipped.")
+            raise InvalidTransition(f"A session in {self.state} cannot move to {state} "
+                                    f"(next: {', '.join(allowed) or 'nothing, it is complete'}).")
+        self.state = state
+        self.state_history.append(state)
+        match = _ROUND.fullmatch(state)
+        if match:
+            self.current_round, self.current_system_prompt = int(match.group(1)), match.group(2)
+        else:
+            self.current_system_prompt = "SYNTHESIS" if state == "SYNTHESIS" else ""
+
+    def merge(self, answers: str | list[str]) -> str:
+        """Fix the merged prompt from the answers; refuses empty answers and a second merge."""
+        if self.merged_user_prompt:
+            raise InvalidTransition("The merged prompt is fixed once the clarification is complete.")
+        if self.state != "CLARIFICATION_PENDING":
+            raise InvalidTransition(f"There are no clarification questions waiting for answers ({self.state}).")
+        if isinstance(answers, list):
+            text = "\n".join(f"{i}. {a.strip()}" for i, a in enumerate(answers, 1) if a and a.strip())
+        else:
+            text = (answers or "").strip()
+        if not text:
+            raise InvalidTransition("Answer the clarification questions first: the perspectives start only once "
+                                    "they are answered (the gate cannot be skipped).")
+        if len(text) > MAX_ANSWERS:
+            raise InputError(f"The answers are {len(text)} characters long; the limit is {MAX_ANSWERS}.")
+        questions = "\n".join(f"{i}. {q}" for i, q in enumerate(self.clarification_questions, 1))
+        self.clarification_answers = text
+        self.merged_user_prompt = (f"{self.original_user_prompt}\n\nClarifying questions:\n{questions}\n\n"
+                                   f"Answers:\n{text}")
+        self.enter("CLARIFICATION_COMPLETE")
+        return self.merged_user_prompt
+
+    def output(self, round_: int, agent: str) -> RoundOutput | None:
+        return next((o for o in self.round_outputs if o.round == round_ and o.agent == agent), None)
+
+    @property
+    def finished(self) -> bool:
+        return self.state == "COMPLETE"
+
+    def status(self) -> str:
+        """The store's status: paused while it waits for answers, failed, done or running."""
+        if self.state == "COMPLETE":
+            return "done"
+        if self.error:
+            return "failed"
+        return "paused" if self.state in ("INIT", "CLARIFICATION_PENDING") else "running"
+
+    def file(self) -> dict[str, Any]:
+        """What ``perspectives --out FILE`` writes."""
+        data = self.model_dump(mode="json")
+        keys = ("session_id", "state", "state_history", "original_user_prompt", "clarification_questions",
+                "clarification_answers", "merged_user_prompt", "max_rounds", "round_outputs", "summaries",
+                "synthesis", "provider", "error")
+        return {key: data[key] for key in keys}
+
+
+def check_rounds(rounds: int) -> int:
+    if not MIN_ROUNDS <= rounds <= MAX_ROUNDS:
+        raise InputError(f"Rounds must be between {MIN_ROUNDS} and {MAX_ROUNDS} (got {rounds}).")
+    return rounds
