@@ -102,3 +102,25 @@ def test_flagship_regression_on_the_embedded_model(tmp_path):
     else:
         assert report["metrics"]["schema_valid"]["mean"] == 0.0 and not report["passed"]
     assert (tmp_path / "report.md").read_text(encoding="utf-8").startswith("# Regression: flagship")
+
+
+def test_perspectives_session_on_the_embedded_model(tmp_path):
+    """A whole perspectives session on the real model: the gate, two rounds, the synthesis, saved to the end."""
+    out = tmp_path / "session.json"
+    question = "My manager keeps rescheduling our one-to-one meetings. Should I raise it?"
+    asked = subprocess.run([sys.executable, "-m", "clearside", "perspectives", question, "--rounds", "2",
+                            "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert asked.returncode == 0, asked.stderr
+    pending = json.loads(out.read_text(encoding="utf-8"))
+    assert pending["state"] == "CLARIFICATION_PENDING" and pending["clarification_questions"]
+    answered = subprocess.run([sys.executable, "-m", "clearside", "perspectives", "--session", pending["session_id"],
+                               "--answers", "Four times in two months. I want regular feedback.", "--out", str(out)],
+                              cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert answered.returncode == 0, answered.stderr
+    done = json.loads(out.read_text(encoding="utf-8"))
+    assert done["state"] == "COMPLETE"
+    assert done["state_history"] == ["INIT", "CLARIFICATION_PENDING", "CLARIFICATION_COMPLETE", "ROUND_1_A",
+                                     "ROUND_1_B", "ROUND_2_A", "ROUND_2_B", "SYNTHESIS", "COMPLETE"]
+    assert [(o["round"], o["agent"]) for o in done["round_outputs"]] == [(1, "A"), (1, "B"), (2, "A"), (2, "B")]
+    assert done["synthesis"]["conclusions"] and done["synthesis"]["next_steps"]
+    assert all(f["pattern"] and f["evidence"] for o in done["round_outputs"] for f in o["output"]["flags"])
