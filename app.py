@@ -8,6 +8,7 @@ st.set_page_config(page_title="ClearSide", page_icon=":material/balance:", layou
 settings.sidebar()
 st.navigation([st.Page("app_pages/debate.py", title="Debate", icon=":material/balance:", default=True),
                st.Page("app_pages/live.py", title="Live debate", icon=":material/record_voice_over:"),
+               st.Page("app_pages/perspectives.py", title="Perspectives", icon=":material/diversity_3:"),
                st.Page("app_pages/timeline.py", title="Timeline", icon=":material/timeline:"),
                st.Page("app_pages/library.py", title="Library", icon=":material/folder_open:"),
                st.Page("app_pages/compare.py", title="Compare models", icon=":material/view_column:"),

@@ -7,7 +7,18 @@ from ui import jobs
 from ui import library_view as lib
 from ui.view import esc
 
-KINDS = {"": "Any kind", "static": "Static", "live": "Live"}
+KINDS = {"": "Any kind", "static": "Static", "live": "Live", "perspectives": "Perspectives"}
+RESUME_HELP = {"static": "Generates only what is missing, with the sidebar's model.",
+               "live": "Opens it on the Live debate page, which resumes it from its last finished turn.",
+               "perspectives": "Opens it on the Perspectives page: answer its questions there, or resume it from its "
+                               "last finished step."}
+WATCH = {"live": ("Watch on the Live page", ":material/record_voice_over:"),
+         "perspectives": ("Watch on the Perspectives page", ":material/diversity_3:")}
+RERUN_NOTE = {"perspectives": "Re-runs the question as a new perspectives session with **{use}** (choose the model "
+                              "in the sidebar): it asks its own clarifying questions, answered on the Perspectives "
+                              "page; the original is kept."}
+RERUN_DEBATE = ("Re-runs the question as a new {kind} debate with **{use}** (choose the model in the sidebar); the "
+                "original is kept.")
 STATUS_LABELS = {"": "Any status", "running": "Running or interrupted", "paused": "Paused", "failed": "Failed",
                  "done": "Done"}
 
@@ -58,7 +69,7 @@ def results_table(page) -> None:
 def delete_controls(item) -> None:
     if st.session_state.get("lib_confirm") != item.id:
         st.button("Delete…", key="lib_delete", on_click=lib.ask_delete, args=(item,), icon=":material/delete:",
-                  disabled=jobs.running(item.id), help="A debate that is running here cannot be deleted.")
+                  disabled=lib.running(item.id), help="A debate that is running here cannot be deleted.")
         return
     st.warning(f"Delete “{esc(item.title)}”? This cannot be undone.")
     confirm, cancel = st.columns(2)
@@ -70,21 +81,20 @@ def delete_controls(item) -> None:
 def actions(item) -> None:
     if st.session_state.get("lib_title_for") != item.id:
         st.session_state.update(lib_title=item.title, lib_title_for=item.id)
-    st.caption(f"{esc(item.kind.capitalize())} debate · {esc(lib.status_label(item))} · "
+    st.caption(f"{esc(lib.KIND_LABELS.get(item.kind, item.kind))} · {esc(lib.status_label(item))} · "
                f"{esc(item.provider)}:{esc(item.model)} · created {esc(lib.when(item.created_at))}")
     st.markdown(f"**Question:** {esc(item.question)}")
     use, why = lib.provider_label()
     left, right = st.columns(2, gap="large")
     with left:
         st.button("Open", key="lib_open", on_click=lib.open_debate, args=(item,), type="primary",
-                  icon=":material/open_in_new:", help="Debate page for static debates, Timeline for live ones.")
+                  icon=":material/open_in_new:", help="Debate page for static debates, Timeline for live ones, "
+                  "the Perspectives page for perspectives sessions.")
         if lib.resumable(item):
             st.button("Resume", key="lib_resume", on_click=lib.resume, args=(item,), icon=":material/play_arrow:",
-                      help="Generates only what is missing, with the sidebar's model." if item.kind == "static"
-                      else "Opens it on the Live debate page, which resumes it from its last finished turn.")
-        elif item.kind == "live" and jobs.running(item.id):
-            st.button("Watch on the Live page", key="lib_watch", on_click=lib.resume, args=(item,),
-                      icon=":material/record_voice_over:")
+                      help=RESUME_HELP.get(item.kind))
+        elif item.kind in WATCH and lib.running(item.id):
+            st.button(WATCH[item.kind][0], key="lib_watch", on_click=lib.resume, args=(item,), icon=WATCH[item.kind][1])
         st.text_input("Title", key="lib_title", max_chars=300)
         st.button("Save title", key="lib_rename", on_click=lib.rename, args=(item,), icon=":material/edit:")
     with right:
@@ -93,8 +103,7 @@ def actions(item) -> None:
         st.button("Re-run with another model", key="lib_rerun", on_click=lib.rerun, args=(item,), disabled=not use,
                   icon=":material/replay:")
         if use:
-            st.caption(f"Re-runs the question as a new {item.kind} debate with **{esc(use)}** (choose the model in "
-                       "the sidebar); the original is kept.")
+            st.caption(RERUN_NOTE.get(item.kind, RERUN_DEBATE).format(kind=item.kind, use=esc(use)))
         else:
             st.caption(f"The sidebar's model cannot be used: {esc(why)}")
         delete_controls(item)

@@ -326,3 +326,30 @@ def test_command_refuses_bad_input(tmp_path, capsys):
     code, _, err = run_cli(capsys, "perspectives", "--session", static, "--provider", spec)
     assert code == 2 and "not a perspectives session" in err
 
+
+
+def test_a_failed_clarifier_is_asked_again_and_the_session_waits_for_answers():
+    queues = script(1)
+    queues["perspectives-clarifier"].insert(0, {"__error__": "provider", "message": "no questions today"})
+    provider = ScriptedProvider(script=queues)
+    run = PerspectivesRun.create(QUESTION, provider, rounds=1, store=open_store(), retries=0)
+    with pytest.raises(Exception, match="no questions today"):
+        run.clarify()
+    assert load(open_store(), run.session.session_id).state == "INIT"
+    session = PerspectivesRun.resume(run.session.session_id, provider, open_store()).run()
+    assert session.state == "CLARIFICATION_PENDING" and session.clarification_questions
+    assert provider.requests_for("perspectives-A") == []
+
+
+def test_a_duplicated_session_saves_into_itself():
+    store = open_store()
+    run, _ = session_run(1)
+    run.clarify()
+    copy_id = store.duplicate(run.session.session_id)
+    copied = PerspectivesRun.resume(copy_id, ScriptedProvider(script=script(1)), store)
+    assert copied.session.session_id == copy_id
+    copied.answer(ANSWERS)
+    copied.run()
+    assert load(store, copy_id).state == "COMPLETE"
+    assert load(store, run.session.session_id).state == "CLARIFICATION_PENDING"  # the original is untouched
+    assert store.get(copy_id).parent_id == run.session.session_id

@@ -16,6 +16,9 @@ from clearside.errors import ClearSideError
 from clearside.live.debate import LiveDebate
 from clearside.live.job import LiveJob
 from clearside.live.protocol import LiveConfig
+from clearside.perspectives import PerspectivesRun
+from clearside.perspectives import load as load_perspectives
+from clearside.perspectives.job import PerspectivesJob
 from clearside.store import Page, Summary, load_live
 from ui import jobs, settings
 
@@ -23,9 +26,12 @@ PAGE_SIZE = 25
 STATUSES = ("running", "paused", "failed", "done")
 UNFINISHED = ("running", "paused", "failed")
 DEBATE, TIMELINE, LIVE = "app_pages/debate.py", "app_pages/timeline.py", "app_pages/live.py"
+PERSPECTIVES = "app_pages/perspectives.py"
 # Share links, relative to the Library's own URL. The Debate page is the app's default page: it is served at the
-# root ("./"), and its url_path "debate" would be "page not found". The Timeline page is served at "timeline".
-LINKS = {"static": "./?debate={}", "live": "timeline?debate={}"}
+# root ("./"), and its url_path "debate" would be "page not found". The Timeline page is served at "timeline", the
+# Perspectives page at "perspectives" (a perspectives session is viewed, answered and resumed there).
+LINKS = {"static": "./?debate={}", "live": "timeline?debate={}", "perspectives": "perspectives?perspectives={}"}
+KIND_LABELS = {"static": "Static debate", "live": "Live debate", "perspectives": "Perspectives session"}
 FILTER_KEYS = ("lib_search", "lib_kind", "lib_provider", "lib_model", "lib_status", "lib_dates")
 
 
@@ -34,15 +40,20 @@ def when(stamp: str) -> str:
     return f"{stamp[:10]} {stamp[11:16]} UTC" if len(stamp) >= 16 else stamp
 
 
+def running(debate_id: str) -> bool:
+    """Whether this server is generating that debate right now (a perspectives session: a step is in flight)."""
+    return jobs.running(debate_id)
+
+
 def status_label(item: Summary) -> str:
     """The stored status, except that a debate saved as running which no worker here runs was interrupted."""
-    if item.status in ("running", "paused") and jobs.running(item.id):
+    if item.status in ("running", "paused") and running(item.id):
         return "running"
     return "interrupted" if item.status == "running" else item.status
 
 
 def resumable(item: Summary) -> bool:
-    return item.status != "done" and not jobs.running(item.id)
+    return item.status != "done" and not running(item.id)
 
 
 def label(item: Summary, width: int = 80) -> str:
@@ -162,7 +173,10 @@ def turn_page(by: int) -> None:
 
 def open_debate(item: Summary) -> None:
     _begin()
-    _go(DEBATE if item.kind == "static" else TIMELINE, debate=item.id)
+    if item.kind == "perspectives":
+        _go(PERSPECTIVES, perspectives=item.id)
+    else:
+        _go(DEBATE if item.kind == "static" else TIMELINE, debate=item.id)
 
 
 def rename(item: Summary) -> None:
@@ -221,6 +235,19 @@ def _rerun_live(debate_id: str, provider) -> str:
     return new_id
 
 
+def _rerun_perspectives(debate_id: str, provider) -> str:
+    """A new perspectives session on the saved one's question, rounds and observability, run by ``provider``: it
+    asks its own clarifying questions (they are answered again on the Perspectives page). Returns its id."""
+    store = jobs.store()
+    saved = load_perspectives(store, debate_id)
+    run = PerspectivesRun.create(saved.original_user_prompt, provider, rounds=saved.max_rounds, store=store,
+                                 observability=saved.observability, temperature=settings.temperature(),
+                                 parent_id=debate_id)
+    job = jobs.registry().add(PerspectivesJob(run))
+    job.ask()
+    return job.id
+
+
 def rerun(item: Summary) -> None:
     """Generate the debate again from its question and context with the sidebar's provider, as a new debate."""
     _begin()
@@ -231,6 +258,8 @@ def rerun(item: Summary) -> None:
             job = jobs.start_static(DebateRun(raw_input=saved.raw_input, context=saved.context), provider,
                                     temperature=settings.temperature(), parent_id=item.id)
             _go(DEBATE, debate=job.id)
+        elif item.kind == "perspectives":
+            _go(PERSPECTIVES, perspectives=_rerun_perspectives(item.id, provider))
         else:
             _go(LIVE, live=_rerun_live(item.id, provider))
     except ClearSideError as exc:
@@ -238,13 +267,17 @@ def rerun(item: Summary) -> None:
 
 
 def resume(item: Summary) -> None:
-    """Static: complete only the missing sections here, then watch on the Debate page. Live: the Live page resumes."""
+    """Static: complete only the missing sections here, then watch on the Debate page. Live: the Live page resumes.
+    Perspectives: the Perspectives page shows the saved session, with its questions to answer or Resume."""
     _begin()
     if item.kind == "live":
         _go(LIVE, live=item.id)
         return
+    if item.kind == "perspectives":
+        _go(PERSPECTIVES, perspectives=item.id)
+        return
     try:
-        if not jobs.running(item.id):
+        if not running(item.id):
             jobs.start_static(jobs.store().load_run(item.id), settings.build_provider(),
                               temperature=settings.temperature(), debate_id=item.id)
     except ClearSideError as exc:

@@ -1,7 +1,7 @@
 """Perspectives mode (spec 003): a clarification gate, rounds of expansion (A) and compression (B), a synthesis."""
 
 from .runner import KIND, PerspectivesEvent, PerspectivesRun, load
-from .session import DEFAULT_ROUNDS, MAX_ROUNDS, MIN_ROUNDS, InvalidTransition, Session, allowed_next
+from .session import DEFAULT_ROUNDS, MAX_ROUNDS, MAX_SITUATION, MIN_ROUNDS, InvalidTransition, Session, allowed_next
 
-__all__ = ["DEFAULT_ROUNDS", "KIND", "MAX_ROUNDS", "MIN_ROUNDS", "InvalidTransition", "PerspectivesEvent",
-           "PerspectivesRun", "Session", "allowed_next", "load"]
+__all__ = ["DEFAULT_ROUNDS", "KIND", "MAX_ROUNDS", "MAX_SITUATION", "MIN_ROUNDS", "InvalidTransition",
+           "PerspectivesEvent", "PerspectivesRun", "Session", "allowed_next", "load"]

@@ -24,6 +24,11 @@ class PerspectivesSnapshot:
     streaming: str  # text streamed so far by the call in flight
     error: str
 
+    @property
+    def status(self) -> str:
+        """running while a step runs here; otherwise the session's (paused, failed, done, running)."""
+        return "running" if self.busy else self.session.status()
+
 
 class PerspectivesJob:
     def __init__(self, run: PerspectivesRun) -> None:

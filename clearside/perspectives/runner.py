@@ -27,7 +27,7 @@ from ..inputs import question as clean_question
 from ..providers import Provider, Usage
 from ..store import Store
 from . import agents
-from .session import RoundOutput, Session, Summary, allowed_next, check_rounds, round_state
+from .session import MAX_SITUATION, RoundOutput, Session, Summary, allowed_next, check_rounds, round_state
 
 KIND = "perspectives"
 CHARS_PER_TOKEN = 3  # conservative for English prose in the small models' tokenizers
@@ -63,7 +63,9 @@ def load(store: Store, session_id: str) -> Session:
     record = store.get(session_id)
     if record.kind != KIND:
         raise InputError(f"{session_id} is a {record.kind} debate, not a perspectives session.")
-    return Session.model_validate((record.data or {})["session"])
+    session = Session.model_validate((record.data or {})["session"])
+    session.session_id = record.id  # a copy made in the Library carries its original's id in its data
+    return session
 
 
 class PerspectivesRun:
@@ -81,14 +83,14 @@ class PerspectivesRun:
 
     @classmethod
     def create(cls, question: str, provider: Provider, *, rounds: int = 4, store: Store | None = None,
-               observability: bool = True, **options: Any) -> PerspectivesRun:
-        session = Session(original_user_prompt=clean_question(question), max_rounds=check_rounds(rounds),
-                          observability=observability)
+               observability: bool = True, parent_id: str | None = None, **options: Any) -> PerspectivesRun:
+        session = Session(original_user_prompt=clean_question(question, label="Situation", limit=MAX_SITUATION),
+                          max_rounds=check_rounds(rounds), observability=observability)
         run = cls(session, provider, store=store, **options)
         if store is not None:
             store.create(KIND, session.original_user_prompt, provider=provider.name, model=provider.model,
                          prompt_versions=prompts.versions("perspectives"), data={"session": run._dump()},
-                         status=session.status(), debate_id=session.session_id)
+                         status=session.status(), debate_id=session.session_id, parent_id=parent_id)
         return run
 
     @classmethod
@@ -221,10 +223,11 @@ class PerspectivesRun:
         self.on_event(PerspectivesEvent("agent_output", text, n, agent, {"output": output}))
 
     def run(self) -> Session:
-        """From the saved state to COMPLETE; a step already done is never repeated."""
+        """From the saved state to COMPLETE (from INIT: only to the questions); a step done is never repeated."""
         s = self.session
-        if s.state == "INIT":
+        if s.state == "INIT":  # the clarifier had failed: ask again, then wait for the answers
             self.clarify()
+            return s
         s.error = ""
         while s.state != "COMPLETE":
             if s.state == "CLARIFICATION_PENDING":

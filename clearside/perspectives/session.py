@@ -20,6 +20,7 @@ from ..errors import InputError
 
 MIN_ROUNDS, MAX_ROUNDS, DEFAULT_ROUNDS = 1, 5, 4
 MAX_ANSWERS = 4000
+MAX_SITUATION = 2000  # a personal situation takes more words than a debate question
 _ROUND = re.compile(r"ROUND_(\d+)_([AB])")
 
 

@@ -1,0 +1,12 @@
+"""The Perspectives page: a personal, ambiguous question → clarifying questions → rounds of two perspectives →
+a synthesis (spec 003). ``?perspectives=<id>`` (the share link) opens that session."""
+
+import streamlit as st
+
+from ui import perspectives_view
+
+st.title("Perspectives")
+st.caption("For personal, ambiguous questions. First a few clarifying questions (they must be answered), then "
+           "rounds in which perspective A widens the possibilities and perspective B narrows them to what is "
+           "known, then a synthesis of both: options and open questions, never orders.")
+perspectives_view.page()
