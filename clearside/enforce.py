@@ -4,7 +4,10 @@ Each call is constrained by the agent's wire schema where the provider can do
 that, then parsed and validated twice: against the wire schema (shape and item
 counts) and against the contract model. A violation is logged as a structured
 record and the model is re-asked with the errors; after the last attempt a
-:class:`SchemaViolationError` carries the raw output.
+:class:`SchemaViolationError` carries the raw output. A schema-valid reply then
+passes the agent's substance checks (``review``, see :mod:`clearside.checks`):
+safe repairs are made in place, anything else is re-asked with the checks'
+messages, and :class:`QualityCheckError` is raised after the last attempt.
 """
 
 from __future__ import annotations
@@ -19,12 +22,14 @@ import pydantic_core
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel, ValidationError
 
-from .errors import SchemaViolationError
+from .checks import Review
+from .errors import QualityCheckError, SchemaViolationError
 from .providers import ChatRequest, OnDelta, Provider, Usage
 
 log = logging.getLogger("clearside.violations")
 M = TypeVar("M", bound=BaseModel)
 
+REASK_HEAT = 0.3
 _FENCE = re.compile(r"^\s*```(?:json)?\s*|\s*```\s*$", re.IGNORECASE)
 _SPACE = re.compile(r"\s+")
 
@@ -97,9 +102,12 @@ def check(text: str, model: type[M], schema: dict[str, Any] | None,
         return None, model_errors(exc)
 
 
-def reask_message(errors: list[str]) -> dict[str, str]:
+def reask_message(errors: list[str], *, substance: bool = False) -> dict[str, str]:
     listed = "\n".join(f"- {error}" for error in errors[:12])
-    return {"role": "user", "content": f"Your JSON broke the required format:\n{listed}\n"
+    opening = "Your JSON has the right shape, but" if substance else "Your JSON broke the required format:"
+    if substance:
+        opening += " some of its content has to change:"
+    return {"role": "user", "content": f"{opening}\n{listed}\n"
                                        "Reply again with only the corrected JSON object."}
 
 
@@ -119,20 +127,29 @@ def run_structured(
     on_retry: Callable[[int, list[str]], None] | None = None,
     prepare: Callable[[Any], Any] | None = None,
     salvage: Callable[[str], str | None] | None = None,
+    review: Review | None = None,
+    decode: dict[str, Any] | None = None,
 ) -> M:
     """Call the agent until its output validates, at most ``1 + retries`` times.
 
     ``salvage`` may repair a reply that failed to parse (e.g. one cut at the token
-    limit); the repaired text must still pass every check.
+    limit); the repaired text must still pass every check. ``review`` runs the agent's
+    substance checks on a schema-valid reply; ``decode`` is a tighter schema to decode
+    with than the one replies are validated against (e.g. an enum of indexes only).
     """
     conversation = list(messages)
     raw, errors = "", []
     attempts = 1 + max(retries, 0)
-    decode_schema = provider.constrain(schema) if provider.supports_schema else None
+    decode_schema = provider.constrain(decode or schema) if provider.supports_schema else None
+    substance = False
     for attempt in range(1, attempts + 1):
-        request = ChatRequest(messages=conversation, schema=decode_schema, agent=agent, temperature=temperature,
+        # each re-ask samples a little hotter: at the same temperature a small model tends to repeat its reply
+        heat = min(temperature + REASK_HEAT * (attempt - 1), 1.2) if attempt > 1 else temperature
+        request = ChatRequest(messages=conversation, schema=decode_schema, agent=agent, temperature=heat,
                               max_tokens=max_tokens)
         completion = provider.complete(request, on_delta)
+        if review is not None:
+            review.called()
         if usage is not None:
             usage.add(completion)
             usage.attempts.append({"attempt": attempt, "seconds": round(completion.seconds, 3),
@@ -141,14 +158,19 @@ def run_structured(
         parsed, errors = check(raw, model, schema, prepare)
         if parsed is None and salvage is not None and (repaired := salvage(raw)) is not None:
             parsed = check(repaired, model, schema, prepare)[0]
+        substance = parsed is not None and review is not None
+        if substance:
+            parsed, errors = review(parsed, attempt == attempts)
         if parsed is not None:
             return parsed
-        record = {"agent": agent, "attempt": attempt, "errors": errors, "raw": raw, "provider": provider.spec}
+        record = {"agent": agent, "attempt": attempt, "errors": errors, "raw": raw, "provider": provider.spec,
+                  "kind": "substance" if substance else "schema"}
         if violations is not None:
             violations.append(record)
         log.warning(json.dumps(record, ensure_ascii=False))
         if attempt < attempts:
             if on_retry:
                 on_retry(attempt + 1, errors)
-            conversation = [*messages, {"role": "assistant", "content": raw[:4000]}, reask_message(errors)]
-    raise SchemaViolationError(agent, attempts, errors, raw)
+            conversation = [*messages, {"role": "assistant", "content": raw[:4000]},
+                            reask_message(errors, substance=substance)]
+    raise (QualityCheckError if substance else SchemaViolationError)(agent, attempts, errors, raw)

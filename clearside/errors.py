@@ -61,6 +61,16 @@ class SchemaViolationError(ClearSideError):
         self.raw_output = raw_output
 
 
+class QualityCheckError(SchemaViolationError):
+    """An agent's output was schema-valid but still failed a substance check after the last re-ask."""
+
+    def __init__(self, agent: str, attempts: int, errors: list[str], raw_output: str) -> None:
+        super().__init__(agent, attempts, errors, raw_output)
+        shown = "; ".join(errors[:5]) + (f" (+{len(errors) - 5} more)" if len(errors) > 5 else "")
+        self.args = (f"The {agent} agent's output failed ClearSide's substance checks on all {attempts} attempts: "
+                     f"{shown}. Retry, raise --retries, or choose a larger model with --provider.",)
+
+
 class NotFound(InputError):
     """No saved debate (or run) has the id the user gave."""
 

@@ -1,9 +1,13 @@
-"""The ClearSide schema v1.0.0 contract (spec 002) as pydantic v2 models.
+"""The ClearSide schema v1.1.0 contract (spec 002) as pydantic v2 models.
 
 Rules carried by the models: every key the spec marks required is required,
 no extra keys anywhere, enums are closed, string arrays hold at least one
 element (except ``challenges.responses``), strings are never blank and
-``meta.generated_at`` is an ISO-8601 datetime. Optional keys may be omitted
+``meta.generated_at`` is an ISO-8601 datetime.
+
+1.1.0 adds one optional top-level key, ``quality``: the record of what the substance
+checks caught while the debate was generated (spec 002's minor-version rule: a new
+optional field; a 1.0 reader drops it on import). Optional keys may be omitted
 but never set to ``null``: JSON Schema and pydantic must agree on that, so the
 exported schema lists optional keys without a null alternative.
 """
@@ -28,7 +32,7 @@ from pydantic import (
 )
 from pydantic.json_schema import GenerateJsonSchema
 
-SCHEMA_VERSION = "1.0.0"
+SCHEMA_VERSION = "1.1.0"
 SCHEMA_ID = f"https://clearside.dev/schemas/clearside-{SCHEMA_VERSION}.schema.json"
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schemas" / f"clearside-{SCHEMA_VERSION}.schema.json"
 
@@ -165,6 +169,36 @@ class Challenges(Strict):
     responses: list[ChallengeResponse] = Field(default_factory=list)
 
 
+QualityAction = Literal["dropped", "replaced", "reasked"]
+ContextField = Literal["geography", "timeframe", "domain"]
+
+
+class QualityItem(Strict):
+    """One thing a substance check caught in an agent's output, and what ClearSide did about it."""
+
+    check: Text  # the check's name, e.g. duplicate_claim
+    path: Text  # where in that agent's output, e.g. arguments/2/claim
+    message: Text  # what was wrong, in the words sent to the model on a re-ask
+    action: QualityAction  # dropped or replaced (repaired), or reasked (sent back to the model)
+    text: Text | None = None  # the offending text, where there is one
+
+
+class AgentQuality(Strict):
+    attempts: Annotated[int, Field(ge=1)]  # model calls, re-asks included
+    reasks: Annotated[int, Field(ge=0)]
+    items: list[QualityItem] = Field(default_factory=list)
+
+
+class Quality(Strict):
+    """What the substance checks caught per agent, what was repaired or dropped, and how often each re-asked."""
+
+    checks_version: Text
+    strategy: Literal["whole", "focused"]
+    semantic: bool  # the embedding checks ran (False: lexical checks only)
+    agents: dict[str, AgentQuality] = Field(default_factory=dict)
+    inferred: list[ContextField] = Field(default_factory=list)  # context values the model inferred
+
+
 class Document(Strict):
     """A complete ClearSide debate document."""
 
@@ -180,6 +214,7 @@ class Document(Strict):
     con: Side
     moderator: Moderator
     challenges: Challenges
+    quality: Quality | None = None
 
 
 class _ContractSchema(GenerateJsonSchema):

@@ -86,7 +86,7 @@ def test_committed_schema_is_a_valid_draft_2020_12_schema():
     schema = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
     Draft202012Validator.check_schema(schema)
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
-    assert schema["$id"].endswith("clearside-1.0.0.schema.json")
+    assert schema["$id"].endswith("clearside-1.1.0.schema.json")
     assert set(schema["required"]) == {"meta", "proposition", "pro", "con", "moderator", "challenges"}
     assert schema["additionalProperties"] is False
 

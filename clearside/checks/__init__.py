@@ -1,0 +1,139 @@
+"""Substance checks: what the user reads must be traceable and neutral, not only schema-valid.
+
+After an agent's reply passes the schema, :class:`Review` runs that agent's checks
+(``proposition``, ``sides``, ``moderator``, ``challenge``), repairs what is safe to
+repair (drop a duplicate, junk or ungrounded item while the contract's minimum still
+holds; put the user's own question back), and sends the rest back to the model with
+each check's message. Everything caught is written to the agent's
+:class:`~clearside.schema.AgentQuality`, which the debate keeps as its quality record.
+
+:func:`document_findings` runs the same checks over a finished document, for
+``metrics`` and ``regress`` (garbage left in what the user reads).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from ..schema import AgentQuality, QualityItem
+from . import challenge, moderator, proposition, sides
+from .base import LEXICAL_ONLY, Embeddings, Finding, repair
+
+CHECKS_VERSION = "1.0.0"
+M = TypeVar("M", bound=BaseModel)
+Check = Callable[[dict[str, Any]], list[Finding]]
+
+
+def _item(finding: Finding, action: str) -> QualityItem:
+    text = (finding.text or "").strip()
+    return QualityItem(check=finding.check, path=finding.where, message=finding.message, action=action,
+                       **({"text": text[:300]} if text else {}))
+
+
+class Review:
+    """One agent's checks inside the enforcement loop, with the record of what they caught."""
+
+    def __init__(self, check: Check, floors: dict[str, int], record: AgentQuality | None = None) -> None:
+        """``record``: an agent record to add to (an agent that makes several calls, one per part)."""
+        self.check = check
+        self.floors = floors
+        self.base = (record.attempts, record.reasks) if record else (0, 0)
+        self.record = record or AgentQuality(attempts=1, reasks=0)
+        self.calls = 0
+        self.pool: dict[str, list[Any]] = {}  # list items that passed every check in earlier replies
+
+    def called(self) -> None:
+        """One more model call for this agent (counted by the enforcement loop)."""
+        self.calls += 1
+        self.record.attempts = self.base[0] + self.calls
+        self.record.reasks = self.base[1] + self.calls - 1
+
+    def __call__(self, parsed: M, last_attempt: bool) -> tuple[M | None, list[str]]:
+        """The reply with safe repairs made, or None and the messages for a re-ask.
+
+        A list that would fall under its floor is first topped up with items that passed
+        every check in an earlier reply of this agent (what already passed is kept), and
+        the result is checked again as a whole; only if that fails too is the model re-asked.
+        """
+        data = parsed.model_dump(mode="json", exclude_none=True)
+        findings = self.check(data)
+        outcome = repair(data, findings, self.floors, last_attempt=last_attempt)
+        if outcome.reask and all(f.repair == "drop" for f in outcome.reask):
+            clean = repair(data, findings, dict.fromkeys(self.floors, 0), last_attempt=last_attempt).data
+            pooled = self._pooled(clean)
+            self._remember(clean)
+            if pooled is not None:
+                again = repair(pooled, self.check(pooled), self.floors, last_attempt=last_attempt)
+                if not again.reask:
+                    self.record.items += [_item(f, "dropped") for f in findings if f.repair == "drop"]
+                    self.record.items += [_item(f, action) for f, action in again.done]
+                    return type(parsed).model_validate(again.data), []
+        elif outcome.reask:
+            self._remember(repair(data, findings, dict.fromkeys(self.floors, 0), last_attempt=last_attempt).data)
+        self.record.items += [_item(finding, action) for finding, action in outcome.done]
+        if outcome.reask:
+            self.record.items += [_item(finding, "reasked") for finding in outcome.reask if not last_attempt]
+            return None, [finding.message for finding in outcome.reask]
+        context = outcome.data.get("context")
+        if isinstance(context, dict) and not context:
+            del outcome.data["context"]
+        return type(parsed).model_validate(outcome.data), []
+
+
+    POOL_FILL = 3  # a list topped up from earlier replies holds at most this many items
+
+    def _remember(self, clean: dict[str, Any]) -> None:
+        for field in self.floors:
+            for item in clean.get(field, []):
+                if item not in self.pool.setdefault(field, []):
+                    self.pool[field].append(item)
+
+    def _pooled(self, clean: dict[str, Any]) -> dict[str, Any] | None:
+        """``clean`` with each list under its floor topped up from the pool, or None if the pool cannot."""
+        merged, used = copy.deepcopy(clean), False
+        for field, floor in self.floors.items():
+            items = merged.setdefault(field, [])
+            if len(items) < floor:
+                extra = [item for item in self.pool.get(field, []) if item not in items]
+                items += extra[: max(self.POOL_FILL - len(items), 0)]
+                used = used or bool(extra)
+                if len(items) < floor:
+                    return None
+        return merged if used else None
+
+
+def this_year() -> int:
+    return datetime.now(UTC).year
+
+
+def document_findings(document: dict[str, Any], embeddings: Embeddings = LEXICAL_ONLY) -> list[tuple[str, Finding]]:
+    """Every check over a finished v1 document, as (agent, finding); empty when it is clean."""
+    prop = document["proposition"]
+    quality = document.get("quality") or {}
+    context = prop.get("context") or {}
+    # Without a record of what the model inferred, every context value is held to the inferred rule.
+    user_context = {k: v for k, v in context.items() if quality and k not in quality.get("inferred", [])}
+    year = int(document["meta"]["generated_at"][:4])
+    found = [("orchestrator", f) for f in proposition.check(prop, raw_input=prop["raw_input"],
+                                                            user_context=user_context, year_now=year,
+                                                            embeddings=embeddings)]
+    question = prop["normalized_question"]
+    for side in ("pro", "con"):
+        found += [(side, f) for f in sides.check(document[side], question=question, raw_input=prop["raw_input"],
+                                                 embeddings=embeddings)]
+    found += [("moderator", f) for f in moderator.check(document["moderator"], pro=document["pro"],
+                                                        con=document["con"], question=question,
+                                                        embeddings=embeddings)]
+    for i, response in enumerate((document.get("challenges") or {}).get("responses", [])):
+        found += [(f"challenge {i + 1}", f) for f in challenge.check(response["response"], target=response["target"],
+                                                                     embeddings=embeddings)]
+    return found
+
+
+__all__ = ["CHECKS_VERSION", "Embeddings", "Finding", "LEXICAL_ONLY", "Review", "challenge", "document_findings",
+           "moderator", "proposition", "repair", "sides", "this_year"]

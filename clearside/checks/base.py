@@ -1,0 +1,143 @@
+"""What a check reports, the embeddings checks may use, and how findings are repaired or re-asked.
+
+A :class:`Finding` names its check, where it is (a path into the agent's output),
+the message the model gets on a re-ask, and the repair that is safe: ``drop`` the
+item (when what remains still meets the contract's minimum), ``replace`` it with
+text the user wrote, or none (``reask``). :func:`repair` applies what it can and
+says what must go back to the model.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from ..errors import ConfigError
+
+Repair = Literal["drop", "replace", "reask"]
+Path = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class Finding:
+    check: str
+    path: Path  # ("arguments", 2, "claim"); ("context", "geography")
+    message: str  # what is wrong and what to do, as the model reads it on a re-ask
+    text: str | None = None
+    repair: Repair = "drop"
+    replacement: Any = None  # with repair="replace", or final="replace"
+    final: Repair | None = None  # what a "reask" finding becomes on the last attempt (None: it stays a failure)
+    optional: bool = False  # the path is an optional key: a drop removes that key, not the list item holding it
+
+    @property
+    def where(self) -> str:
+        return "/".join(map(str, self.path))
+
+    @property
+    def target(self) -> Path:
+        """What a drop removes: a list item (``("arguments", 2)``) or an optional key (``("context", "x")``)."""
+        if not self.optional and len(self.path) >= 2 and isinstance(self.path[1], int):
+            return self.path[:2]
+        return self.path
+
+
+class Embeddings:
+    """Sentence similarity for the checks, on the one MiniLM the metrics load (once per process).
+
+    Off when ``CLEARSIDE_SEMANTIC_CHECKS=0`` or the model package is missing; the
+    checks then use their lexical measures alone, and the quality record says so.
+    """
+
+    def __init__(self, enabled: bool | None = None) -> None:
+        if enabled is None:
+            enabled = os.environ.get("CLEARSIDE_SEMANTIC_CHECKS", "1").strip() not in {"0", "false", "no", "off"}
+        self.enabled = enabled
+
+    def warm(self) -> None:
+        """Load the model now (e.g. on a side thread while the first agent generates)."""
+        if self.enabled:
+            self.vectors(["warm"])
+
+    def vectors(self, texts: Sequence[str]) -> np.ndarray | None:
+        if not self.enabled:
+            return None
+        from ..metrics import embed
+
+        try:
+            return embed.encode(list(texts))
+        except ConfigError:
+            self.enabled = False
+            return None
+
+    def similarities(self, texts: Sequence[str], anchors: Sequence[str]) -> np.ndarray | None:
+        """Cosine of every text (rows) to every anchor (columns), or None when off."""
+        if not texts or not anchors:
+            return None
+        vectors = self.vectors([*texts, *anchors])
+        if vectors is None:
+            return None
+        return vectors[: len(texts)] @ vectors[len(texts):].T
+
+
+LEXICAL_ONLY = Embeddings(enabled=False)
+
+
+@dataclass
+class Outcome:
+    """The reply after repairs, what was done, and what must go back to the model (empty: accepted)."""
+
+    data: dict[str, Any]
+    done: list[tuple[Finding, str]]  # (finding, "dropped" | "replaced")
+    reask: list[Finding]
+
+
+def _get(data: Any, path: Path) -> Any:
+    for key in path:
+        data = data[key]
+    return data
+
+
+def repair(data: dict[str, Any], findings: list[Finding], floors: dict[str, int], *,
+           last_attempt: bool) -> Outcome:
+    """Apply every safe repair; ``floors`` are the contract's minimum item counts per list.
+
+    A drop that would leave a list under its floor is not made: that finding goes back
+    to the model. On the last attempt, a ``reask`` finding with a ``final`` repair (the
+    user's own text as a replacement, or dropping a surplus item) gets that repair instead.
+    """
+    data = copy.deepcopy(data)
+    done: list[tuple[Finding, str]] = []
+    reask: list[Finding] = []
+    drops: dict[Path, list[Finding]] = {}
+    for finding in findings:
+        action = finding.final if finding.repair == "reask" and last_attempt and finding.final else finding.repair
+        if action == "replace":
+            parent = _get(data, finding.path[:-1])
+            parent[finding.path[-1]] = finding.replacement
+            done.append((finding, "replaced"))
+        elif action == "drop":
+            drops.setdefault(finding.target, []).append(finding)
+        else:
+            reask.append(finding)
+    lists: dict[Path, list[int]] = {}
+    for target in drops:
+        if isinstance(target[-1], int):
+            lists.setdefault(target[:-1], []).append(target[-1])
+        else:
+            _get(data, target[:-1]).pop(target[-1], None)  # an optional key
+            done += [(f, "dropped") for f in drops[target]]
+    for where, indexes in lists.items():
+        items = _get(data, where)
+        floor = floors.get("/".join(map(str, where)), 1)
+        if len(items) - len(set(indexes)) >= floor:
+            for index in sorted(set(indexes), reverse=True):
+                del items[index]
+            done += [(f, "dropped") for i in indexes for f in drops[(*where, i)]]
+        else:
+            reask += [f for i in sorted(set(indexes)) for f in drops[(*where, i)]]
+    return Outcome(data, done, reask)

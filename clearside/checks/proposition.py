@@ -1,0 +1,118 @@
+"""Orchestrator checks: the context the model inferred is grounded, and the question keeps its meaning.
+
+``geography`` and ``timeframe`` that the user did not type must either be supported
+by the user's text or be a generic scope ("Global", "the next few years"). A past
+year is never a scope for a question about what to do. ``normalized_question``
+must stay close to the user's question and add no loaded words.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from . import text as t
+from .base import LEXICAL_ONLY, Embeddings, Finding
+
+KEEPS_MEANING = 0.60  # cosine of the normalised question to the user's question (paraphrases: 0.8-0.95)
+KEEPS_WORDS = 0.5  # without embeddings: share of the user's content words kept
+HORIZON = 10  # years ahead a timeframe may name without the user's text naming them
+
+GENERIC_PLACES = frozenset({"global", "worldwide", "international", "world", "not specified", "unspecified",
+                            "any", "general", "universal", "everywhere", "various", "n a", "none"})
+# Generic horizons: every word of the value is one of these (years are judged separately).
+_HORIZON_WORDS = frozenset([
+    "not", "specified", "unspecified", "the", "a", "an", "next", "coming", "few", "several", "many", "some", "near",
+    "short", "medium", "long", "term", "terms", "future", "present", "current", "today", "now", "ongoing",
+    "indefinite", "years", "year", "decades", "decade", "months", "month", "weeks", "week", "foreseeable",
+    "immediate", "upcoming", "era", "period", "time", "times", "day", "days", "to", "and", "of", "within", "over",
+    "1", "2", "3", "4", "5", "10", "one", "two", "three", "five", "ten"
+])
+# Names for the same place: a question naming any of a group grounds every other ("the US" grounds
+# "United States" and back).
+PLACE_GROUPS = (
+    frozenset({"us", "u s", "usa", "u s a", "united states", "united states of america", "america", "american"}),
+    frozenset({"uk", "u k", "united kingdom", "britain", "great britain", "british"}),
+    frozenset({"eu", "european union", "europe", "european"}),
+    frozenset({"un", "united nations"}),
+)
+_FILLER = frozenset({"the", "a", "an", "of", "and", "in"})
+
+
+def _place_words(text: str) -> set[str]:
+    """Every word of a place name but articles ("US" stays: as a place it is no stopword)."""
+    return {t.stem(w) for w in t.words(text) if w not in _FILLER}
+
+
+def _grounded_words(value: str, source: str) -> bool:
+    """Every word of ``value`` appears in ``source``, directly or through another name for the same place."""
+    folded_source = f" {t.folded(source)} "
+    missing = _place_words(value) - _place_words(source)
+    for group in PLACE_GROUPS:
+        if any(f" {name} " in folded_source for name in group):
+            for name in group:
+                if f" {name} " in f" {t.folded(value)} ":
+                    missing -= _place_words(name)
+    return not missing
+
+
+def geography(value: str, source: str) -> str | None:
+    if t.folded(value) in GENERIC_PLACES or _grounded_words(value, source):
+        return None
+    return (f"geography {value!r} names a place the user's text does not mention: use a place named in the "
+            "question or \"Global\"")
+
+
+def timeframe(value: str, source: str, year_now: int) -> str | None:
+    stated = set(t.years(source))
+    named = [year for year in t.years(value) if year not in stated]
+    for year in named:
+        if year < year_now and max(named) < year_now:  # a range reaching the present ("2025-2027") looks ahead
+            return (f"timeframe {value!r} names {year}, a past year the user's text does not mention: a "
+                    "question about what to do looks ahead; use \"the next few years\" or the user's own period")
+        if year > year_now + HORIZON:
+            return f"timeframe {value!r} names {year}, a date the user's text does not support"
+    rest = re.sub(r"\d{4}s?", " ", value)
+    if all(w in _HORIZON_WORDS for w in t.words(rest)) or _grounded_words(rest, source):
+        return None
+    return (f"timeframe {value!r} names a period the user's text does not support: use a generic horizon such "
+            "as \"the next few years\", or the period the user named")
+
+
+def check(data: dict[str, Any], *, raw_input: str, user_context: dict[str, str], year_now: int,
+          embeddings: Embeddings = LEXICAL_ONLY) -> list[Finding]:
+    """Findings on a proposition dict (``normalized_question``, ``context``)."""
+    findings: list[Finding] = []
+    source = " ".join([raw_input, *user_context.values()])
+    context = data.get("context") or {}
+    for name, test in (("geography", lambda v: geography(v, source)),
+                       ("timeframe", lambda v: timeframe(v, source, year_now))):
+        value = context.get(name)
+        if value and name not in user_context and (problem := test(value)):
+            findings.append(Finding(f"ungrounded_{name}", ("context", name), problem, value))
+    for name, value in context.items():  # a timeframe may be years alone: its own check judges those
+        if value and name != "timeframe" and name not in user_context and (
+                problem := t.label_problem(value, max_words=5)):
+            findings.append(Finding("junk", ("context", name), f"context {name} {value!r} {problem}", value))
+    question = data.get("normalized_question") or ""
+    fallback = raw_input.strip()
+    loaded = t.loaded_words(question, raw_input)
+    if loaded:
+        findings.append(Finding("loaded_question", ("normalized_question",),
+                                f"normalized_question adds loaded words the user did not use "
+                                f"({', '.join(loaded)}): keep the user's neutral wording", question, "reask",
+                                fallback, final="replace"))
+    sims = embeddings.similarities([question], [raw_input])
+    drifted = (sims[0, 0] < KEEPS_MEANING) if sims is not None else (t.containment(raw_input, question) < KEEPS_WORDS)
+    if question and drifted:
+        findings.append(Finding("question_meaning", ("normalized_question",),
+                                "normalized_question changes the meaning of the user's question: rewrite the "
+                                "same question, keeping its key words", question, "reask", fallback,
+                                final="replace"))
+    return findings
+
+
+def inferred(context: dict[str, str] | None, user_context: dict[str, str]) -> list[str]:
+    """Context fields whose value the model inferred rather than the user typed."""
+    return [name for name in ("geography", "timeframe", "domain") if (context or {}).get(name)
+            and name not in user_context]
