@@ -168,8 +168,7 @@ class SequentialEngine(Engine):
     def _advocates(self, run: DebateRun) -> None:
         for spec in (agents.PRO, agents.CON):
             if getattr(run, spec.name) is None:
-                setattr(run, spec.name, self._agent(run, spec, agents.advocate_messages(spec.name, run.proposition),
-                                                    agents.drop_repeated_claims))
+                self._advocate(run, spec)
 
 
 def one_debate(engine: Engine) -> dict:

@@ -8,12 +8,14 @@ the one element under challenge.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
 
 from . import prompts
+from .checks.text import folded
 from .schema import (
     CATEGORY_VALUES,
     Context,
@@ -26,8 +28,10 @@ from .schema import (
 CLAIM, SENTENCE, LONG = 110, 130, 180
 
 
-def _str(limit: int = SENTENCE, low: int = 8) -> dict[str, Any]:
-    return {"type": "string", "minLength": low, "maxLength": limit}
+def _str(limit: int = SENTENCE, low: int = 8, *, statement: bool = False) -> dict[str, Any]:
+    """A bounded string; ``statement``: a claim, never a question (constrained decoders leave out "?")."""
+    schema = {"type": "string", "minLength": low, "maxLength": limit}
+    return {**schema, "x-statement": True} if statement else schema
 
 
 def _enum(values: tuple[str, ...] | list[str]) -> dict[str, Any]:
@@ -48,12 +52,12 @@ ORCHESTRATOR_WIRE = _obj(
     context=_obj(geography=_str(40, 2), timeframe=_str(40, 2), domain=_str(40, 2)),
 )
 ARGUMENT_WIRE = _obj(
-    category=_enum(CATEGORY_VALUES), claim=_str(CLAIM), explanation=_str(LONG),
+    category=_enum(CATEGORY_VALUES), claim=_str(CLAIM, statement=True), explanation=_str(LONG),
     evidence_type=_enum(("fact", "projection", "analogy", "value_judgment")),
     confidence=_enum(("low", "medium", "high")),
 )
 SIDE_WIRE = _obj(
-    executive_summary=_list(_str(CLAIM), 3, 5),
+    executive_summary=_list(_str(CLAIM, statement=True), 3, 5),
     arguments=_list(ARGUMENT_WIRE, 2, 4),
     assumptions=_list(_str(), 2, 3),
     uncertainties=_list(_str(), 2, 3),
@@ -66,6 +70,54 @@ MODERATOR_WIRE = _obj(
     evidence_gaps=_list(_str(), 1, 3),
     decision_hinges=_list(_str(), 2, 4),
 )
+
+_QUESTION = r'^[A-Z][^"\\{}\[\]<>?\x00-\x1f]{8,%d}\?$'
+
+
+def assumption_ids(side: str, side_body: Side) -> list[str]:
+    """The ids the moderator picks a side's listed assumptions by: P1, P2 ... or C1, C2 ..."""
+    return [f"{'P' if side == 'pro' else 'C'}{i}" for i in range(1, len(side_body.assumptions) + 1)]
+
+
+def moderator_wire(pro: Side, con: Side) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The moderator's wire schema (replies are validated against it) and the schema it decodes with.
+
+    The decode schema makes each conflict's assumptions an enum of the listed ids, so
+    under constrained decoding the model can only pick assumptions the sides listed;
+    ``conflicts_from_ids`` then writes their listed text. Replies from backends that do
+    not constrain may also quote the listed text; anything else fails the traceability check.
+    """
+    wire, decode = copy.deepcopy(MODERATOR_WIRE), copy.deepcopy(MODERATOR_WIRE)
+    # a hinge is decoded as a question: it must end with "?" (and hold no JSON punctuation)
+    decode["properties"]["decision_hinges"]["items"] = {"type": "string", "pattern": _QUESTION % (SENTENCE - 2)}
+    for side, body in (("pro", pro), ("con", con)):
+        wire["properties"]["assumption_conflicts"]["items"]["properties"][f"{side}_assumption"] = _str(low=2)
+        decode["properties"]["assumption_conflicts"]["items"]["properties"][f"{side}_assumption"] = _enum(
+            assumption_ids(side, body))
+    return wire, decode
+
+
+def conflicts_from_ids(pro: Side, con: Side):
+    """A ``prepare`` hook for the moderator: each chosen id (or quoted text) becomes the listed assumption."""
+    listed = {side: dict(zip(assumption_ids(side, body), body.assumptions, strict=True))
+              for side, body in (("pro", pro), ("con", con))}
+    by_text = {side: {folded(text): text for text in texts.values()} for side, texts in listed.items()}
+
+    def prepare(data: dict[str, Any]) -> dict[str, Any]:
+        conflicts = []
+        for conflict in data.get("assumption_conflicts", []):
+            conflict = dict(conflict)
+            for side in ("pro", "con"):
+                value = str(conflict.get(f"{side}_assumption", "")).strip()
+                choice = listed[side].get(value.upper()) or by_text[side].get(folded(value))
+                if choice:
+                    conflict[f"{side}_assumption"] = choice
+            conflicts.append(conflict)
+        return {**data, "assumption_conflicts": conflicts}
+
+    return prepare
+
+
 CHALLENGE_WIRE = _obj(
     analysis=_list(_str(LONG), 2, 4),
     historical_context=_list(_str(LONG), 1, 2),
@@ -128,18 +180,22 @@ def advocate_messages(side: str, proposition: Proposition) -> list[dict[str, str
                      context_block=_context_block(proposition.context))
 
 
-def _case_text(side: Side) -> str:
-    """A compact digest of one case: what the moderator needs, without the explanations."""
+def _case_text(side: Side, ids: list[str] | None = None) -> str:
+    """A compact digest of one case: what the moderator needs, without the explanations.
+
+    With ``ids``, each assumption carries the id the moderator picks it by."""
     lines = [f"- [{a.category}; {a.evidence_type.replace('_', ' ')}; {a.confidence} confidence] {a.claim}"
              for a in side.arguments]
-    lines += [f"- Assumption: {item}" for item in side.assumptions]
+    labels = ids or ["" for _ in side.assumptions]
+    lines += [f"- Assumption{' ' + label if label else ''}: {item}" for label, item in zip(labels, side.assumptions,
+                                                                                         strict=True)]
     lines += [f"- Uncertainty: {item}" for item in side.uncertainties]
     return "\n".join(lines)
 
 
 def moderator_messages(proposition: Proposition, pro: Side, con: Side) -> list[dict[str, str]]:
     return _messages("moderator", proposition=prompts.quote(proposition.normalized_question),
-                     pro=_case_text(pro), con=_case_text(con))
+                     pro=_case_text(pro, assumption_ids("pro", pro)), con=_case_text(con, assumption_ids("con", con)))
 
 
 def challenge_messages(proposition: Proposition, action: str, target: str, origin: str) -> list[dict[str, str]]:
@@ -184,22 +240,3 @@ def locate(document: dict[str, Any], target: str) -> str:
     if wanted in (h.casefold() for h in document.get("moderator", {}).get("decision_hinges", [])):
         return "a decision hinge named by the moderator"
     return ""
-
-
-
-
-def _key(text: str) -> str:
-    return "".join(ch for ch in text.casefold() if ch.isalnum())
-
-
-def drop_repeated_claims(data: dict[str, Any]) -> dict[str, Any]:
-    """A ``prepare`` hook for advocates: keep the first of several arguments making the same claim."""
-    seen: set[str] = set()
-    kept = []
-    for argument in data.get("arguments", []):
-        key = _key(argument.get("claim", "")) if isinstance(argument, dict) else ""
-        if key and key in seen:
-            continue
-        seen.add(key)
-        kept.append(argument)
-    return {**data, "arguments": kept}

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from . import schema
-from .engine import SECTIONS, DebateRun, Engine, Event, validate_document
+from .engine import SECTIONS, STRATEGIES, DebateRun, Engine, Event, validate_document
 from .errors import ClearSideError, DebateFailed, InputError
 from .inputs import read_json
 from .live import cli as live_cli
-from .providers import DEFAULT_PROVIDER
+from .providers import DEFAULT_PROVIDER, get_provider
 from .render import FORMATS, render
 from .schema import ACTIONS
 from .store import cli as store_cli
@@ -32,24 +32,26 @@ LABELS = {"orchestrator": "normalizing the proposition", "pro": "writing the cas
           "challenge": "answering the challenge"}
 
 
-def _progress(stream=sys.stderr):
+def _progress(stream=None):
+    """Progress lines on ``stream`` (default: whatever ``sys.stderr`` is when a line is printed)."""
     lock = threading.Lock()
 
     def on_event(event: Event) -> None:
         if event.kind == "delta":
             return
+        out = stream or sys.stderr
         with lock:
             if event.kind == "start":
-                print(f"[{event.agent}] {LABELS.get(event.agent, 'working')}…", file=stream, flush=True)
+                print(f"[{event.agent}] {LABELS.get(event.agent, 'working')}…", file=out, flush=True)
             elif event.kind == "done":
                 print(f"[{event.agent}] done in {event.data['seconds']:.1f} s, {event.data['tokens']} tokens",
-                      file=stream, flush=True)
+                      file=out, flush=True)
             elif event.kind == "retry":
                 first = event.data["errors"][0] if event.data["errors"] else "invalid output"
                 print(f"[{event.agent}] output rejected ({first}); re-asking, attempt {event.data['attempt']}",
-                      file=stream, flush=True)
+                      file=out, flush=True)
             elif event.kind == "error":
-                print(f"[{event.agent}] failed", file=stream, flush=True)
+                print(f"[{event.agent}] failed", file=out, flush=True)
 
     return on_event
 
@@ -75,7 +77,9 @@ def log_violations(path: str | None) -> None:
 
 def _engine(args: argparse.Namespace) -> Engine:
     log_violations(args.violations_log)
-    return Engine(args.provider, retries=args.retries, temperature=args.temperature, on_event=_progress())
+    provider = get_provider(args.provider, small=True if getattr(args, "small", False) else None)
+    return Engine(provider, retries=args.retries, temperature=args.temperature, on_event=_progress(),
+                  strategy=getattr(args, "strategy", None))
 
 
 def _save_partial(run: DebateRun, out: str | None) -> None:
@@ -185,6 +189,11 @@ def build_parser() -> argparse.ArgumentParser:
     debate.add_argument("--timeframe")
     debate.add_argument("--domain")
     debate.add_argument("--format", choices=FORMATS, default="json")
+    debate.add_argument("--strategy", choices=STRATEGIES,
+                        help="whole: one call per agent; focused: each agent in smaller calls (default: the "
+                             "provider's, see README 'Substance checks')")
+    debate.add_argument("--small", action="store_true",
+                        help="treat the provider's model as small (the embedded default already is)")
     _model_options(debate)
     debate.set_defaults(func=cmd_debate)
 

@@ -9,24 +9,27 @@ may arrive from worker threads.
 from __future__ import annotations
 
 import copy
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from . import agents, inputs, prompts
+from . import agents, checks, focused, inputs, prompts
 from .enforce import run_structured
 from .errors import ClearSideError, DebateFailed, InputError
 from .providers import Provider, Usage, get_provider
 from .schema import (
     ACTIONS,
     SCHEMA_VERSION,
+    AgentQuality,
     ChallengeResponse,
     Context,
     Document,
     Moderator,
     Proposition,
+    Quality,
     Side,
     jsonschema_errors,
 )
@@ -59,6 +62,7 @@ class DebateRun:
     moderator: Moderator | None = None
     usage: dict[str, Usage] = field(default_factory=dict)
     violations: list[dict[str, Any]] = field(default_factory=list)
+    quality: dict[str, AgentQuality] = field(default_factory=dict)  # per agent: what the substance checks caught
 
     @classmethod
     def from_input(cls, question: str, *, geography: str | None = None, timeframe: str | None = None,
@@ -104,30 +108,55 @@ class Engine:
     """Runs agents against one provider with bounded re-asks."""
 
     def __init__(self, provider: Provider | str = "embedded", *, retries: int = 2, temperature: float = 0.4,
-                 on_event: OnEvent | None = None, on_section: OnSection | None = None) -> None:
+                 on_event: OnEvent | None = None, on_section: OnSection | None = None, substance: bool = True,
+                 strategy: str | None = None, embeddings: checks.Embeddings | None = None) -> None:
         self.provider = get_provider(provider) if isinstance(provider, str) else provider
         self.retries = retries
         self.temperature = temperature
+        self.substance = substance  # run the substance checks (off only to measure what they catch)
+        self.strategy = strategy or default_strategy(self.provider)
+        if self.strategy not in STRATEGIES:
+            raise InputError(f"Unknown generation strategy {self.strategy!r}: use one of {', '.join(STRATEGIES)}.")
+        self.embeddings = embeddings or checks.Embeddings()
         self.on_event = on_event or (lambda event: None)
         self.on_section = on_section or (lambda run, name: None)  # e.g. save it: called as each section lands
         self.last_usage: dict[str, Usage] = {}  # the latest challenge's usage and violations
         self.last_violations: list[dict[str, Any]] = []
 
-    def _agent(self, run: DebateRun, spec: agents.AgentSpec, messages: list[dict[str, str]], prepare=None):
+    def _review(self, run: DebateRun, agent: str, check, floors: dict[str, int],
+                fresh: bool = True) -> checks.Review | None:
+        """The agent's substance review; ``fresh=False`` adds to the record of the agent's earlier calls."""
+        if not self.substance or check is None:
+            return None
+        review = checks.Review(check, floors, None if fresh else run.quality.get(agent))
+        run.quality[agent] = review.record
+        return review
+
+    def call(self, run: DebateRun, spec: agents.AgentSpec, messages: list[dict[str, str]], *, prepare=None,
+             check=None, floors: dict[str, int] | None = None, schema: dict[str, Any] | None = None,
+             decode: dict[str, Any] | None = None, model=None, max_tokens: int | None = None, fresh: bool = True):
+        """One structured call for an agent (re-asks included), streaming deltas and retries as events."""
+        return run_structured(
+            self.provider, agent=spec.name, messages=messages, model=model or spec.model,
+            schema=schema or spec.schema, retries=self.retries, temperature=self.temperature,
+            max_tokens=max_tokens or spec.max_tokens, usage=run.usage.setdefault(spec.name, Usage()),
+            violations=run.violations, prepare=prepare, decode=decode,
+            review=self._review(run, spec.name, check, floors or {}, fresh),
+            on_delta=lambda text: self.on_event(Event("delta", spec.name, text)),
+            on_retry=lambda attempt, errors: self.on_event(
+                Event("retry", spec.name, data={"attempt": attempt, "errors": errors})),
+        )
+
+    def _agent(self, run: DebateRun, spec: agents.AgentSpec, messages: list[dict[str, str]] | None = None,
+               focused=None, **options):
+        """Run one agent between its start and done events: one call, or ``focused(self, run)``'s parts."""
         self.on_event(Event("start", spec.name))
-        usage = run.usage.setdefault(spec.name, Usage())
         try:
-            result = run_structured(
-                self.provider, agent=spec.name, messages=messages, model=spec.model, schema=spec.schema,
-                retries=self.retries, temperature=self.temperature, max_tokens=spec.max_tokens, usage=usage,
-                violations=run.violations, prepare=prepare,
-                on_delta=lambda text: self.on_event(Event("delta", spec.name, text)),
-                on_retry=lambda attempt, errors: self.on_event(
-                    Event("retry", spec.name, data={"attempt": attempt, "errors": errors})),
-            )
+            result = focused(self, run) if focused else self.call(run, spec, messages, **options)
         except ClearSideError as exc:
             self.on_event(Event("error", spec.name, str(exc)))
             raise
+        usage = run.usage.setdefault(spec.name, Usage())
         self.on_event(Event("done", spec.name, data={"seconds": round(usage.seconds, 2),
                                                      "tokens": usage.completion_tokens}))
         return result
@@ -139,22 +168,59 @@ class Engine:
 
     def run(self, run: DebateRun) -> Document:
         """Fill every missing section of ``run`` and assemble the document."""
+        if self.substance and run.missing:
+            # the embedding model loads while the first agent generates, not after it
+            threading.Thread(target=self.embeddings.warm, name="clearside-embed-warm", daemon=True).start()
         try:
             if run.proposition is None:
-                self._section(run, "proposition", self._agent(
-                    run, agents.ORCHESTRATOR, agents.orchestrator_messages(run.raw_input, run.context),
-                    prepare=agents.proposition_from_reply(run.raw_input, run.context)))
+                self._section(run, "proposition", self._orchestrator(run))
             self._advocates(run)
             if run.moderator is None:
-                self._section(run, "moderator", self._agent(
-                    run, agents.MODERATOR, agents.moderator_messages(run.proposition, run.pro, run.con)))
+                self._section(run, "moderator", self._moderator(run))
         except ClearSideError as exc:
             raise DebateFailed(exc, run) from exc
         return self.assemble(run)
 
+    def _user_context(self, run: DebateRun) -> dict[str, str]:
+        return run.context.dump() if run.context else {}
+
+    def _orchestrator(self, run: DebateRun) -> Proposition:
+        year = checks.this_year()
+
+        def check(data: dict[str, Any]) -> list[checks.Finding]:
+            return checks.proposition.check(data, raw_input=run.raw_input, user_context=self._user_context(run),
+                                            year_now=year, embeddings=self.embeddings)
+
+        return self._agent(run, agents.ORCHESTRATOR, agents.orchestrator_messages(run.raw_input, run.context),
+                           prepare=agents.proposition_from_reply(run.raw_input, run.context), check=check)
+
+    def _moderator(self, run: DebateRun) -> Moderator:
+        pro, con = run.pro.dump(), run.con.dump()
+
+        def check(data: dict[str, Any]) -> list[checks.Finding]:
+            return checks.moderator.check(data, pro=pro, con=con, question=run.proposition.normalized_question,
+                                          embeddings=self.embeddings)
+
+        if self.strategy == "focused":
+            return self._agent(run, agents.MODERATOR, focused=lambda engine, r: focused.moderator(engine, r, check))
+        schema, decode = agents.moderator_wire(run.pro, run.con)
+        return self._agent(run, agents.MODERATOR, agents.moderator_messages(run.proposition, run.pro, run.con),
+                           prepare=agents.conflicts_from_ids(run.pro, run.con), check=check,
+                           floors=checks.moderator.FLOORS, schema=schema, decode=decode)
+
     def _advocate(self, run: DebateRun, spec: agents.AgentSpec) -> None:
-        self._section(run, spec.name, self._agent(run, spec, agents.advocate_messages(spec.name, run.proposition),
-                                                  agents.drop_repeated_claims))
+        proposition = run.proposition
+
+        def check(data: dict[str, Any]) -> list[checks.Finding]:
+            return checks.sides.check(data, question=proposition.normalized_question,
+                                      raw_input=proposition.raw_input, embeddings=self.embeddings)
+
+        if self.strategy == "focused":
+            side = self._agent(run, spec, focused=lambda engine, r: focused.side(engine, r, spec, check))
+        else:
+            side = self._agent(run, spec, agents.advocate_messages(spec.name, proposition), check=check,
+                               floors=checks.sides.FLOORS)
+        self._section(run, spec.name, side)
 
     def _advocates(self, run: DebateRun) -> None:
         """Pro and con run concurrently, each blind to the other; a success is kept even if the other fails."""
@@ -187,7 +253,15 @@ class Engine:
             "moderator": run.moderator.dump(),
             "challenges": {"available_actions": list(ACTIONS), "responses": []},
         }
+        if self.substance:
+            data["quality"] = self.quality(run).dump()
         return validate_document(data)
+
+    def quality(self, run: DebateRun) -> Quality:
+        """The debate's quality record: each agent's checks, and the context values the model inferred."""
+        context = run.proposition.context.dump() if run.proposition and run.proposition.context else {}
+        return Quality(checks_version=checks.CHECKS_VERSION, strategy=self.strategy, semantic=self.embeddings.enabled,
+                       agents=run.quality, inferred=checks.proposition.inferred(context, self._user_context(run)))
 
     def challenge(self, document: Document | dict[str, Any], action: str, target: str) -> Document:
         """Append one challenge response; nothing else in the document changes."""
@@ -198,10 +272,17 @@ class Engine:
         target = inputs.target(target)
         origin = agents.locate(data, target)
         run = DebateRun(raw_input=doc.proposition.raw_input)
-        body = self._agent(run, agents.CHALLENGE,
-                           agents.challenge_messages(doc.proposition, action, target, origin))
+
+        def check(body: dict[str, Any]) -> list[checks.Finding]:
+            return checks.challenge.check(body, target=target, embeddings=self.embeddings)
+
+        body = self._agent(run, agents.CHALLENGE, agents.challenge_messages(doc.proposition, action, target, origin),
+                           check=check, floors={"analysis": 1})
         response = ChallengeResponse(action=action, target=target, response=body)
         data["challenges"].setdefault("responses", []).append(response.dump())
+        if "challenge" in run.quality and data.get("quality"):
+            data["quality"]["agents"]["challenge"] = merge_quality(data["quality"]["agents"].get("challenge"),
+                                                                   run.quality["challenge"]).dump()
         version = f"challenge {prompts.load('challenge').version}"
         notes = data["meta"].get("notes", "")
         if version not in notes:
@@ -209,6 +290,27 @@ class Engine:
         self.last_usage = run.usage
         self.last_violations = run.violations
         return validate_document(data)
+
+
+STRATEGIES = ("whole", "focused")
+
+
+SMALL_MODEL_STRATEGY = "whole"  # bench/quality.py: "focused" made more garbage, slower, on SmolLM2-135M
+
+
+def default_strategy(provider: Provider) -> str:
+    """The strategy for this provider: the one measured best for small models when it declares itself small,
+    otherwise one call per agent (larger models follow a whole-section instruction well)."""
+    return SMALL_MODEL_STRATEGY if provider.small else "whole"
+
+
+def merge_quality(earlier: dict[str, Any] | None, later: AgentQuality) -> AgentQuality:
+    """One agent's record over several runs (e.g. each challenge): calls, re-asks and items add up."""
+    if not earlier:
+        return later
+    before = AgentQuality.model_validate(earlier)
+    return AgentQuality(attempts=before.attempts + later.attempts, reasks=before.reasks + later.reasks,
+                        items=[*before.items, *later.items])
 
 
 def run_debate(question: str, *, geography: str | None = None, timeframe: str | None = None,

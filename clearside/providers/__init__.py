@@ -39,8 +39,11 @@ def parse_spec(spec: str) -> tuple[str, str]:
     return name, model.strip()
 
 
-def get_provider(spec: str = DEFAULT_PROVIDER, **options: Any) -> Provider:
-    """Build the provider a ``provider:model`` string names; options go to its constructor."""
+def get_provider(spec: str = DEFAULT_PROVIDER, *, small: bool | None = None, **options: Any) -> Provider:
+    """Build the provider a ``provider:model`` string names; options go to its constructor.
+
+    ``small=True`` declares the model small (the embedded default declares itself so), which
+    picks the generation strategy measured best for small models (``engine.default_strategy``)."""
     name, model = parse_spec(spec)
     module_name, class_name = _REGISTRY[name]
     try:
@@ -49,7 +52,10 @@ def get_provider(spec: str = DEFAULT_PROVIDER, **options: Any) -> Provider:
         raise ConfigError(
             f"The {name} provider needs the package {exc.name!r}: run `pip install -r requirements.txt`."
         ) from exc
-    return getattr(module, class_name)(model, **options)
+    provider = getattr(module, class_name)(model, **options)
+    if small is not None:
+        provider.small = small
+    return provider
 
 
 __all__ = [

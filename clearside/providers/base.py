@@ -51,6 +51,9 @@ class Provider(ABC):
     # Debates a batch (regression, comparison) may run at once against this backend by default;
     # 1 where calls serialise anyway (the in-process model), more for servers that batch requests.
     concurrency: ClassVar[int] = 1
+    # A small model (the embedded default; any provider with small=True) gets the generation strategy
+    # bench/quality.py measured best for small models.
+    small: bool = False
 
     model: str
 
@@ -67,8 +70,9 @@ class Provider(ABC):
         return result
 
     def constrain(self, schema: dict[str, Any]) -> dict[str, Any]:
-        """The schema to decode with; backends with grammar quirks may tighten it."""
-        return schema
+        """The schema to decode with; backends with grammar quirks may tighten it. ClearSide's own
+        annotations (``x-...`` keys, e.g. ``x-statement``) are left out: servers need not know them."""
+        return plain(schema)
 
     def list_models(self) -> list[str]:
         """Models this backend offers; empty when it cannot list them."""
@@ -84,6 +88,15 @@ class Provider(ABC):
     @property
     def spec(self) -> str:
         return f"{self.name}:{self.model}"
+
+
+def plain(schema: Any) -> Any:
+    """``schema`` without ClearSide's ``x-`` annotation keys."""
+    if isinstance(schema, dict):
+        return {key: plain(value) for key, value in schema.items() if not str(key).startswith("x-")}
+    if isinstance(schema, list):
+        return [plain(item) for item in schema]
+    return schema
 
 
 @dataclass

@@ -111,6 +111,7 @@ def load_llama(path: Path, n_ctx: int, n_threads: int, slot: str = "shared") -> 
 # Sentences start with a capital letter or digit and hold no JSON punctuation: without this, small
 # models constrained to "any string" fill strings with stray brackets and braces.
 _TEXT = r'^[A-Z0-9][^"\\{}\[\]<>\x00-\x1f]{%d,%d}$'
+_STATEMENT = r'^[A-Z0-9][^"\\{}\[\]<>?\x00-\x1f]{%d,%d}$'  # a claim is never a question: no "?"
 
 
 def compact(schema: Any) -> Any:
@@ -126,7 +127,8 @@ def compact(schema: Any) -> Any:
         return schema
     if schema.get("type") == "string" and "enum" not in schema and "maxLength" in schema:
         low = max(int(schema.get("minLength", 1)) - 1, 0)
-        return {"type": "string", "pattern": _TEXT % (low, int(schema["maxLength"]) - 1)}
+        pattern = _STATEMENT if schema.get("x-statement") else _TEXT
+        return {"type": "string", "pattern": pattern % (low, int(schema["maxLength"]) - 1)}
     result = {key: compact(value) for key, value in schema.items()}
     if schema.get("type") == "array" and "minItems" in schema and "maxItems" in schema:
         result["maxItems"] = min(schema["maxItems"], schema["minItems"] + 1)
@@ -135,6 +137,7 @@ def compact(schema: Any) -> Any:
 
 class EmbeddedProvider(Provider):
     name = "embedded"
+    small = True
 
     def __init__(self, model: str = "", *, n_ctx: int | None = None, n_threads: int | None = None,
                  repeat_penalty: float = 1.15) -> None:
