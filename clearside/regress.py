@@ -53,6 +53,11 @@ THRESHOLDS: dict[str, dict[str, float]] = {
     "coverage": {"tolerance": 0.1},
     "stance_margin": {"min": 0.0, "tolerance": 0.1},
     "hinge_coverage": {"tolerance": 0.25},
+    # substance checks: garbage left in the finished document must stay at zero; what the checks caught on
+    # the way (repaired or re-asked) may rise only within tolerance, or the model or prompts got worse
+    "garbage_left": {"max": 0.0},
+    "checks_caught": {"tolerance": 1.0},
+    "reasks": {"tolerance": 0.5},
 }
 
 

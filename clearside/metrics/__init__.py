@@ -11,6 +11,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from .. import checks
+from ..checks.record import tally
 from ..references import Reference
 from . import embed, lexical, semantic
 
@@ -45,15 +47,16 @@ def compute(data: Any, *, reference: Reference | None = None, usage: dict[str, A
     """Every metric of one document. ``semantic_metrics=False`` skips the embedding model entirely."""
     started = time.perf_counter()
     result: dict[str, Any] = {"schema_validity": lexical.validity(data), "usage": lexical.usage(usage)}
-    names = ("neutrality", "balance", "assumptions", "diversity", "relevance", "grounding", "coverage", "stance",
-             "hinges")
+    names = ("neutrality", "balance", "substance", "assumptions", "diversity", "relevance", "grounding", "coverage",
+             "stance", "hinges")
     if not result["schema_validity"]["valid"]:
         result.update({name: _unavailable("the document is not a valid v1 document") for name in names})
         return _finish(result, reference, started)
     result["neutrality"] = lexical.neutrality_metric(data["moderator"])
     result["balance"] = lexical.balance(data["pro"], data["con"])
+    result["substance"] = substance(data, semantic_metrics)
     if not semantic_metrics:
-        result.update({name: _unavailable("embedding metrics were not requested") for name in names[2:]})
+        result.update({name: _unavailable("embedding metrics were not requested") for name in names[3:]})
         return _finish(result, reference, started)
     texts = semantic.Texts(_groups(data, reference))
     result["assumptions"] = {**{side: semantic.assumptions(texts, side) for side in SIDES},
@@ -71,6 +74,18 @@ def compute(data: Any, *, reference: Reference | None = None, usage: dict[str, A
         result["hinges"] = (semantic.hinges(texts) if reference.decision_hinges
                             else _unavailable(f"reference {reference.name} has no decision hinges"))
     return _finish(result, reference, started)
+
+
+def substance(data: dict[str, Any], semantic_metrics: bool = True) -> dict[str, Any]:
+    """The substance checks over the finished document (garbage the user would read), and what the
+    debate's quality record says they caught while it was generated (absent for documents without one)."""
+    embeddings = checks.Embeddings() if semantic_metrics else checks.LEXICAL_ONLY
+    left = [{"agent": agent, "check": f.check, "where": f.where, "text": f.text, "message": f.message}
+            for agent, f in checks.document_findings(data, embeddings)]
+    result: dict[str, Any] = {"left": left, "semantic": embeddings.enabled}
+    if data.get("quality"):
+        result["record"] = tally(data["quality"])
+    return result
 
 
 def _finish(result: dict[str, Any], reference: Reference | None, started: float) -> dict[str, Any]:
@@ -98,6 +113,9 @@ SUMMARY: dict[str, tuple[str, str]] = {
     "coverage": ("higher", "reference key points expressed (mean of sides)"),
     "stance_margin": ("higher", "side-swap test margin (> 0: sides face the right way)"),
     "hinge_coverage": ("higher", "reference decision hinges the moderator raised"),
+    "garbage_left": ("lower", "items in the finished document that fail a substance check"),
+    "checks_caught": ("lower", "items the substance checks caught while generating (repaired or re-asked)"),
+    "reasks": ("lower", "model calls re-asked, all agents (schema or substance)"),
     "seconds": ("lower", "model time, all agents"),
     "completion_tokens": ("lower", "tokens generated, all agents"),
 }
@@ -131,6 +149,11 @@ def summary(metrics: dict[str, Any]) -> dict[str, float]:
         out["stance_margin"] = metrics["stance"]["margin"]
     if "coverage" in metrics.get("hinges", {}):
         out["hinge_coverage"] = metrics["hinges"]["coverage"]
+    if "left" in metrics.get("substance", {}):
+        out["garbage_left"] = float(len(metrics["substance"]["left"]))
+        if "record" in metrics["substance"]:
+            out["checks_caught"] = float(metrics["substance"]["record"]["caught"])
+            out["reasks"] = float(metrics["substance"]["record"]["reasks"])
     if metrics.get("usage", {}).get("available"):
         out["seconds"] = metrics["usage"]["seconds"]
         out["completion_tokens"] = float(metrics["usage"]["completion_tokens"])

@@ -29,6 +29,14 @@ def markdown(m: dict[str, Any], source: str = "") -> str:
     if n.get("warnings"):
         lines += ["", *_list("Neutrality warnings", [f"{w['field']}: “{w['phrase']}” ({w['kind']})"
                                                      for w in n["warnings"]])]
+    sub = m.get("substance", {})
+    if sub.get("left"):
+        lines += ["", *_list("Substance checks failed in the finished document",
+                             [f"{x['agent']} {x['where']}: {x['message']}" for x in sub["left"]])]
+    if sub.get("record", {}).get("by_check"):
+        lines += ["", *_list("Caught while generating (quality record)",
+                             [f"{name}: {c['caught']} caught, {c['repaired']} repaired"
+                              for name, c in sub["record"]["by_check"].items()])]
     d = m.get("diversity", {})
     if "pro" in d:
         dupes = [f"{side}: “{p['a']}” ≈ “{p['b']}” ({p['similarity']})" for side in ("pro", "con")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from clearside.checks.record import tally
 from clearside.schema import CATEGORY_VALUES, Argument, Document, Side
 
 CATEGORY_ORDER: tuple[str, ...] = CATEGORY_VALUES  # economic, ethical, technical, social, political, environmental
@@ -39,10 +40,12 @@ def evidence_line(argument: Argument) -> str:
 
 
 def context_line(doc: Document) -> str | None:
+    """Geography, timeframe and domain; a value the model inferred (not the user) is marked "(inferred)"."""
     context = doc.proposition.context
     if context is None:
         return None
-    parts = [f"{label}: {value}" for label, value in
+    inferred = set(doc.quality.inferred) if doc.quality else set()
+    parts = [f"{label}: {value}{' (inferred)' if label.lower() in inferred else ''}" for label, value in
              (("Geography", context.geography), ("Timeframe", context.timeframe), ("Domain", context.domain)) if value]
     return " · ".join(parts) or None
 
@@ -108,6 +111,23 @@ def _challenges(doc: Document) -> list[str]:
     return lines
 
 
+def _quality(doc: Document) -> list[str]:
+    if doc.quality is None:
+        return []
+    counts = tally(doc.quality)
+    lines = ["## Quality checks", "",
+             f"{counts['caught']} caught, {counts['repaired']} repaired, {counts['reasks']} re-asks "
+             f"(checks {doc.quality.checks_version}, {doc.quality.strategy} generation"
+             f"{'' if doc.quality.semantic else ', lexical checks only'}).", ""]
+    items = [(agent, item) for agent, record in doc.quality.agents.items() for item in record.items]
+    if items:
+        lines += ["| Agent | Check | Action | Where | Text |", "| --- | --- | --- | --- | --- |"]
+        lines += [f"| {agent} | {item.check} | {item.action} | {table_cell(item.path)} | {table_cell(item.text)} |"
+                  for agent, item in items]
+        lines.append("")
+    return lines
+
+
 def structured_report(doc: Document) -> str:
     """The whole document as a Markdown structured report."""
     meta, prop = doc.meta, doc.proposition
@@ -125,4 +145,5 @@ def structured_report(doc: Document) -> str:
     lines += _side("AGAINST the proposition", doc.con)
     lines += _moderator(doc)
     lines += _challenges(doc)
+    lines += _quality(doc)
     return "\n".join(lines).rstrip("\n") + "\n"

@@ -39,6 +39,8 @@ class StaticRecorder:
 
     def on_section(self, run: DebateRun, name: str) -> None:
         self.store.save_section(self.id, name, getattr(run, name).dump())
+        if run.quality:  # the checks' record so far, so a resumed debate keeps what earlier agents caught
+            self.store.save_section(self.id, "quality", {agent: q.dump() for agent, q in run.quality.items()})
 
     def finish(self, document: Document, run: DebateRun) -> None:
         self.store.finish_static(self.id, document.dump(), usage=usage_summary(run.usage),

@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from ..engine import SECTIONS, DebateRun
 from ..errors import InputError, NotFound, StoreError
-from ..schema import SCHEMA_VERSION, Context, Moderator, Proposition, Side
+from ..schema import SCHEMA_VERSION, AgentQuality, Context, Moderator, Proposition, Side
 from .db import WRITE, database_url, make_engine, migrate, safe_url
 from .privacy import scrub
 from .tables import Challenge, Debate, InterventionRow, LiveTurn, Run, Section
@@ -300,9 +300,14 @@ class Store:
         context = (record.data or {}).get("context") or None
         run = DebateRun(raw_input=record.question, context=Context(**context) if context else None)
         models = {"proposition": Proposition, "pro": Side, "con": Side, "moderator": Moderator}
-        for name, body in self.sections(debate_id).items():
+        sections = self.sections(debate_id)
+        for name, body in sections.items():
             if name in models:
                 setattr(run, name, models[name].model_validate(body))
+        # the quality record of the agents that finished (an agent that did not finish runs again, afresh)
+        finished = {"orchestrator" if name == "proposition" else name for name in models if name in sections}
+        run.quality = {agent: AgentQuality.model_validate(body)
+                       for agent, body in sections.get("quality", {}).items() if agent in finished}
         return run
 
     def sections(self, debate_id: str) -> dict[str, dict[str, Any]]:

@@ -63,7 +63,7 @@ class Section(Base):
     __tablename__ = "sections"
 
     debate_id: Mapped[str] = _parent()
-    name: Mapped[str] = mapped_column(String(16), primary_key=True)  # proposition | pro | con | moderator
+    name: Mapped[str] = mapped_column(String(16), primary_key=True)  # proposition | pro | con | moderator | quality
     body: Mapped[dict[str, Any]] = mapped_column(Json)
     created_at: Mapped[datetime] = mapped_column(Stamp)
 
