@@ -27,26 +27,54 @@ def fixture_dict() -> dict[str, Any]:
 
 
 def orchestrator_reply(normalized: str = NORMALIZED, *, geography: str = "Global",
-                       timeframe: str = "2025-2027", domain: str = "Software architecture") -> dict[str, Any]:
+                       timeframe: str = "the next few years", domain: str = "Software architecture") -> dict[str, Any]:
     return {"normalized_question": normalized,
             "context": {"geography": geography, "timeframe": timeframe, "domain": domain}}
 
 
 _CATEGORIES = {"pro": ("technical", "economic", "social", "political"),
                "con": ("technical", "environmental", "ethical", "economic")}
+# Distinct points about the question (the substance checks drop repeats, echoes and off-topic arguments).
+_POINTS = {
+    "pro": [("independent scaling of each microservice lowers infrastructure cost",
+             "each service scales with its own load instead of scaling the whole application"),
+            ("small teams can release their microservices without waiting on each other",
+             "separate deployment pipelines remove the coordination of one big release train"),
+            ("each service can use the database and language that suit its job",
+             "microservices let a team pick the best tool for one bounded problem"),
+            ("a failing service does not stop the rest of the system",
+             "fault isolation between services keeps an outage local to one component")],
+    "con": [("a distributed architecture adds network latency to every request",
+             "calls that were in-process become remote calls between services"),
+            ("running many services multiplies monitoring and deployment work",
+             "each microservice needs its own pipeline, logging, alerting and on-call ownership"),
+            ("debugging a request that crosses many services is slow and hard",
+             "tracing a fault across service boundaries needs tooling the team may not have"),
+            ("splitting the data across services makes consistent transactions difficult",
+             "a monolith's single database becomes several stores kept in sync by messages")],
+}
+_SUMMARY = {
+    "pro": ["microservices let each part of the system scale on its own",
+            "teams gain speed by deploying their services independently",
+            "an outage in one service stays contained"],
+    "con": ["a distributed system brings operational complexity",
+            "network calls between services slow requests down",
+            "tracing failures across services takes new tooling"],
+}
 
 
 def side_reply(tag: str, *, arguments: int = 3) -> dict[str, Any]:
     """A valid advocate reply; every string names ``tag`` so it is unique to that side."""
     t = tag.capitalize()
     categories = _CATEGORIES.get(tag, ("technical", "economic", "social", "political"))
+    points = _POINTS.get(tag, _POINTS["pro"])
     return {
-        "executive_summary": [f"{t} summary point {n} on service boundaries" for n in ("one", "two", "three")],
+        "executive_summary": [f"{t}: {point}" for point in _SUMMARY.get(tag, _SUMMARY["pro"])],
         "arguments": [
             {
                 "category": categories[i],
-                "claim": f"{t} claim number {i + 1} about independent deployment",
-                "explanation": f"{t} explanation number {i + 1}: teams ship on their own schedule.",
+                "claim": f"{t}: {points[i][0]}",
+                "explanation": f"{t} explanation {i + 1}: {points[i][1]}.",
                 "evidence_type": ("fact", "projection", "analogy", "value_judgment")[i],
                 "confidence": ("high", "medium", "low", "medium")[i],
             }
@@ -76,10 +104,12 @@ def moderator_reply() -> dict[str, Any]:
     }
 
 
-def challenge_reply(classification: str = "values_dependent") -> dict[str, Any]:
+def challenge_reply(classification: str = "values_dependent",
+                    about: str = "the organization's DevOps maturity") -> dict[str, Any]:
+    """A challenge answer whose analysis is about ``about`` (the challenged element)."""
     return {
-        "analysis": ["Challenge: the maturity is asserted, not measured",
-                     "Challenge: deployment frequency data would settle part of it"],
+        "analysis": [f"Challenge: {about} is asserted, not measured",
+                     "Challenge: whether the risk is worth it is a question of priorities"],
         "historical_context": ["Challenge: early adopters invested in platform teams first"],
         "classification": classification,
     }
@@ -213,14 +243,19 @@ def flagship_replies() -> dict[str, dict[str, Any]]:
     doc = flagship().document
 
     def short(text: str, limit: int = 175) -> str:
+        if text.endswith("?") and len(text) <= limit:
+            return text
         text = text.split(". ")[0].rstrip(".") + "."
         return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + "."
 
     def side(name: str) -> dict[str, Any]:
         s = doc[name]
         arguments = [{**a, "explanation": short(a["explanation"])} for a in s["arguments"][:4]]
+        # the assumptions the moderator's first two conflicts pair come first, so those conflicts stay traceable
+        paired = [c[f"{name}_assumption"] for c in doc["moderator"]["assumption_conflicts"][:2]]
+        assumptions = list(dict.fromkeys([*paired, *s["assumptions"]]))[:3]
         return {"executive_summary": [short(t, 105) for t in s["executive_summary"][:3]], "arguments": arguments,
-                "assumptions": [short(t, 125) for t in s["assumptions"][:3]],
+                "assumptions": [short(t, 125) for t in assumptions],
                 "uncertainties": [short(t, 125) for t in s["uncertainties"][:3]]}
 
     def cut(value: Any) -> Any:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import challenge_reply, fixture_dict, free_port, full_script, script_file
+from helpers import challenge_reply, fixture_dict, free_port, full_script, script_file, side_reply
 
 from clearside.schema import Document, jsonschema_errors
 
@@ -42,7 +42,7 @@ def test_debate_formats_written_to_file(tmp_path, fmt, marker):
     assert result.stdout == ""
     text = out.read_text(encoding="utf-8")
     assert marker in text
-    assert "Pro claim number 1 about independent deployment" in text
+    assert side_reply("pro")["arguments"][0]["claim"] in text
 
 
 def test_challenge_appends_one_response(tmp_path):

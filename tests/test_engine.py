@@ -22,7 +22,7 @@ from helpers import (
     strings_in,
 )
 
-from clearside import agents, prompts
+from clearside import prompts
 from clearside.engine import DebateRun, Engine, run_debate
 from clearside.errors import DebateFailed, InputError, ProviderUnreachable, SchemaViolationError
 from clearside.providers.scripted import ScriptedProvider
@@ -51,9 +51,10 @@ def provider() -> ScriptedProvider:
     return ScriptedProvider()
 
 
-def debate(provider, question=QUESTION, *, retries=2, on_event=None, **context):
+def debate(provider, question=QUESTION, *, retries=2, on_event=None, substance=True, **context):
+    """``substance=False`` where a test sends a question the scripted microservices debate is not about."""
     run = DebateRun.from_input(question, **context)
-    return Engine(provider, retries=retries, on_event=on_event).run(run)
+    return Engine(provider, retries=retries, on_event=on_event, substance=substance).run(run)
 
 
 def calls(provider) -> Counter:
@@ -153,13 +154,13 @@ def test_advocates_never_see_each_other(provider):
 
 def test_advocates_see_the_proposition_and_nothing_else(provider):
     replies = scripted_debate(provider, orchestrator=orchestrator_reply(
-        "Should the firm split its monolith into separately deployed services?"))
+        "Should the firm split its monolith into microservices?"))
     debate(provider, "Monolith or microservices for us?")
     others = strings_in(replies["moderator"])
     for agent, direction in (("pro", "FOR"), ("con", "AGAINST")):
         (request,) = provider.requests_for(agent)
         text = request_text(request)
-        assert json.dumps("Should the firm split its monolith into separately deployed services?") in text
+        assert json.dumps("Should the firm split its monolith into microservices?") in text
         # the whole proposition section: the normalized question, and the raw input as a guard against drift
         assert json.dumps("Monolith or microservices for us?") in text
         assert f"case {direction} it" in text
@@ -203,7 +204,7 @@ def test_system_messages_come_first_and_only_once(provider):
 ])
 def test_user_text_reaches_the_orchestrator_only_as_a_quoted_literal(provider, question):
     scripted_debate(provider)
-    debate(provider, question)
+    debate(provider, question, substance=False)
     (request,) = provider.requests_for("orchestrator")
     system = request.messages[0]
     assert system["role"] == "system"
@@ -219,7 +220,7 @@ def test_user_text_reaches_the_orchestrator_only_as_a_quoted_literal(provider, q
 
 def test_hostile_proposition_stays_in_user_messages(provider):
     scripted_debate(provider, orchestrator=orchestrator_reply(HOSTILE + "?"))
-    debate(provider, HOSTILE)
+    debate(provider, HOSTILE, substance=False)
     for request in provider.requests:
         assert request.messages[0]["role"] == "system"
         assert HOSTILE not in request.messages[0]["content"]
@@ -386,16 +387,6 @@ def test_repeated_claims_and_exact_duplicates_are_dropped(provider):
     assert [a.claim for a in document.pro.arguments] == [a["claim"] for a in clean["arguments"]]
 
 
-def test_drop_repeated_claims_keeps_the_first():
-    data = {"arguments": [{"claim": "Costs fall", "category": "economic"},
-                          {"claim": "costs FALL.", "category": "social"},
-                          {"claim": "Teams move faster", "category": "technical"}],
-            "assumptions": ["x"]}
-    kept = agents.drop_repeated_claims(data)
-    assert [a["category"] for a in kept["arguments"]] == ["economic", "technical"]
-    assert kept["assumptions"] == ["x"]
-
-
 # ---------------------------------------------------------------- events
 
 
@@ -473,10 +464,10 @@ def test_challenge_appends_exactly_one_response(provider):
 
 
 def test_second_challenge_appends_and_keeps_the_first(provider):
-    provider.enqueue(challenge_reply("uncertain"), challenge_reply("factual"), agent="challenge")
+    hinge = fixture_dict()["moderator"]["decision_hinges"][0]
+    provider.enqueue(challenge_reply("uncertain"), challenge_reply("factual", about=hinge), agent="challenge")
     engine = Engine(provider)
     first = engine.challenge(Document.model_validate(fixture_dict()), "question_assumption", PRO_ASSUMPTION)
-    hinge = fixture_dict()["moderator"]["decision_hinges"][0]
     second = engine.challenge(first, "evidence_that_changes_outcome", hinge)
     responses = second.dump()["challenges"]["responses"]
     assert [(r["action"], r["target"], r["response"]["classification"]) for r in responses] == [
@@ -488,7 +479,7 @@ def test_second_challenge_appends_and_keeps_the_first(provider):
 
 
 def test_action_and_target_are_set_by_the_engine(provider):
-    reply = challenge_reply()
+    reply = challenge_reply(about="the free text target")
     reply["historical_context"] = reply["historical_context"][:1]
     provider.enqueue(reply, agent="challenge")
     updated = Engine(provider).challenge(fixture_dict(), "stronger_counterargument", "  Free   text\x00 target ")
@@ -513,7 +504,7 @@ def test_challenging_a_pro_assumption_says_where_it_comes_from(provider):
 
 def test_challenging_a_con_claim_shows_its_explanation(provider):
     con = fixture_dict()["con"]["arguments"][0]
-    provider.enqueue(challenge_reply(), agent="challenge")
+    provider.enqueue(challenge_reply(about=con["claim"]), agent="challenge")
     Engine(provider).challenge(fixture_dict(), "stronger_counterargument", con["claim"])
     (request,) = provider.requests_for("challenge")
     text = user_message(request)
@@ -578,7 +569,7 @@ def test_exactly_500_characters_is_accepted(provider):
     assert len(question) == 500
     assert DebateRun.from_input(question).raw_input == question
     scripted_debate(provider)
-    assert debate(provider, question).proposition.raw_input == question
+    assert debate(provider, question, substance=False).proposition.raw_input == question
 
 
 def test_length_is_measured_after_cleaning():

@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import threading
 import time
 
 import pytest
-from helpers import flagship_replies, flagship_script, moderator_reply, script_file
+from helpers import flagship_replies, flagship_script, request_text, script_file
 from helpers import run_cli as run
 
 from clearside import compare, regress
 from clearside.providers import get_provider
 from clearside.providers.scripted import ScriptedProvider
+from clearside.references import argkp_arguments
 from clearside.store import open_store
 
 
@@ -67,10 +69,14 @@ def test_forced_regression_exits_1_and_the_baseline_stays_put(db, tmp_path, caps
     report = json.loads(out)
     assert not report["passed"] and report["baseline"]["batch"] == blessed.id
     failed = {c["metric"]: c for c in report["checks"] if c["status"] == "fail"}
-    assert "neutrality_violations" in failed and "above the gate 0" in failed["neutrality_violations"]["reasons"][0]
-    assert "count_ratio" in failed and failed["count_ratio"]["delta"] < 0  # 4 against 3, baseline 4 and 4
-    assert "duplicate_pairs" in failed and "worse than the baseline" in failed["duplicate_pairs"]["reasons"][0]
-    assert any(f.startswith("neutrality_violations") for f in report["failures"])
+    # the substance checks repaired the verdict and the repeated claims in the loop, so the documents are clean
+    # (no neutrality violation, no duplicate left); the rise in what they caught is the regression
+    passed = {c["metric"]: c for c in report["checks"] if c["status"] == "pass"}
+    assert "neutrality_violations" in passed and "garbage_left" in passed
+    assert "checks_caught" in failed and "worse than the baseline" in failed["checks_caught"]["reasons"][0]
+    assert failed["checks_caught"]["mean"] >= 2  # the verdict item and a repeated claim, in every run
+    assert "count_ratio" in failed and failed["count_ratio"]["delta"] < 0  # repeats were dropped: 4 against 2
+    assert any(f.startswith("checks_caught") for f in report["failures"])
     assert regress.baseline(db, "flagship").id == blessed.id  # a failing batch never becomes the baseline
     assert len(regress.batches(db, "flagship")) == 2
 
@@ -126,11 +132,25 @@ def test_concurrency_runs_debates_at_once_and_1_runs_them_in_turn(tmp_path):
         assert state["peak"] == peak
 
 
+def argkp_reply(request) -> dict:
+    """A debate about the proposition the request quotes, from ArgKP's own human arguments on it."""
+    topic = json.loads(re.search(r'USER TEXT[^:]*: ("(?:[^"\\]|\\.)*")', request_text(request))[1])
+    if request.agent == "orchestrator":
+        return {"normalized_question": topic,
+                "context": {"geography": "Global", "timeframe": "The next few years", "domain": "Public policy"}}
+    if request.agent == "moderator":
+        return copy.deepcopy(flagship_replies()["moderator"])
+    side = copy.deepcopy(flagship_replies()[request.agent])  # its assumptions are the moderator's pairs
+    said = [text if len(text) <= 100 else text[:100].rsplit(" ", 1)[0] for text in
+            argkp_arguments(topic)[request.agent]]
+    side["executive_summary"] = said[:3]
+    side["arguments"] = [{**argument, "claim": claim, "explanation": claim}
+                         for argument, claim in zip(side["arguments"][:3], said[3:6], strict=True)]
+    return side
+
+
 def test_argkp_dev_suite_runs_every_proposition(tmp_path):
-    provider = ScriptedProvider(fallback=lambda request: copy.deepcopy(
-        flagship_replies()[request.agent] if request.agent != "orchestrator"
-        else {"normalized_question": "Should we adopt this policy across the country?",
-              "context": {"geography": "Global", "timeframe": "Next decade", "domain": "Public policy"}}))
+    provider = ScriptedProvider(fallback=argkp_reply)
     report = regress.run_batch("argkp-dev", provider, open_store(), runs=1)
     assert report["items"] == ["argkp-dev:1", "argkp-dev:2", "argkp-dev:3", "argkp-dev:4"]
     assert len(report["debates"]) == 4 and {d["status"] for d in report["debates"]} == {"done"}
@@ -190,7 +210,7 @@ def test_compare_command_shows_shared_arguments(db, tmp_path, capsys):
     a = flagship_script(tmp_path, 1, name="a.json")
     other_con = copy.deepcopy(flagship_replies()["con"])
     other_con["arguments"] = other_con["arguments"][2:]
-    b = flagship_script(tmp_path, 1, name="b.json", con=other_con, moderator=moderator_reply())
+    b = flagship_script(tmp_path, 1, name="b.json", con=other_con)
     code, out, err = run(capsys, "compare", "Should the US pause new AI data centers?", "--provider", a,
                          "--provider", b, "--format", "json")
     assert code == 0, err

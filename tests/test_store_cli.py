@@ -112,14 +112,16 @@ def test_a_newer_minor_version_is_migrated_and_nothing_is_lost(db, tmp_path, cap
     assert record.data["imported"]["from_version"] == "1.3.0"
 
 
-def test_an_older_patch_version_imports_as_the_current_one(db, tmp_path, capsys):
+def test_a_1_0_document_imports_as_the_current_minor_version(db, tmp_path, capsys):
     document = fixture_dict()
-    document["meta"]["schema_version"] = "1.0.0"
+    document["meta"]["schema_version"] = "1.0.0"  # before the optional quality record: nothing to drop
     path = tmp_path / "same.json"
     path.write_text(json.dumps(document), encoding="utf-8")
     code, out, err = run(capsys, "import", str(path))
-    assert code == 0 and "Migrated" not in err
-    assert db.get(out.strip()).document["proposition"] == document["proposition"]
+    assert code == 0 and f"Migrated from version 1.0.0 to {SCHEMA_VERSION}." in err and "Set aside" not in err
+    record = db.get(out.strip())
+    assert record.document["proposition"] == document["proposition"]
+    assert record.document["meta"]["schema_version"] == SCHEMA_VERSION
 
 
 def test_a_live_transcript_exports_and_imports(db, tmp_path, capsys):
@@ -174,7 +176,8 @@ def test_a_debate_killed_mid_way_keeps_its_finished_sections_and_resumes(db, tmp
     try:
         def three_sections() -> bool:
             page = db.list()
-            return bool(page.items) and set(db.sections(page.items[0].id)) == {"proposition", "pro", "con"}
+            # the three agents' sections, and the quality record saved beside each
+            return bool(page.items) and set(db.sections(page.items[0].id)) == {"proposition", "pro", "con", "quality"}
 
         _wait_for(three_sections)
     finally:
