@@ -3,6 +3,8 @@
 Every debate is saved as it is generated; ``?debate=<id>`` opens a saved one (the
 share link). Debates started or copied in this session are editable (challenges);
 anyone else's link opens read-only, with a button to make an editable copy.
+``?example=flagship`` (the **Example debate** button) shows spec 000's hand-written
+flagship debate, read-only and never saved.
 """
 
 import streamlit as st
@@ -11,9 +13,11 @@ from clearside.engine import DebateRun
 from clearside.errors import ClearSideError, InputError
 from clearside.inputs import MAX_QUESTION
 from clearside.jobs import ChallengeJob, DebateJob
+from clearside.references import flagship
 from clearside.render import render
 from clearside.schema import ACTIONS, Document
 from ui import jobs, settings, view
+from ui.quality_view import quality_view
 
 OTHER = "__other__"
 EXPORTS = {"json": ("JSON", "json", "application/json"), "md": ("Markdown report", "md", "text/markdown"),
@@ -26,10 +30,28 @@ def owned() -> set[str]:
 
 def show(debate_id: str | None) -> None:
     st.session_state.update(debate_id=debate_id, challenge_job=None, challenge_error="")
+    st.query_params.pop("example", None)
     if debate_id:
         st.query_params["debate"] = debate_id
     else:
         st.query_params.pop("debate", None)
+
+
+def open_example() -> None:
+    show(None)
+    st.query_params["example"] = "flagship"
+
+
+def example_debate(name: str) -> None:
+    """The reference example, read-only: not saved, no challenges."""
+    if name != "flagship":
+        st.error(view.esc(f"There is no example debate named {name!r}; the one example is the flagship."))
+    else:
+        st.info("**Reference example:** spec 000's flagship debate, written by hand, not generated. "
+                "Read-only: it is not saved and cannot be challenged.", icon=":material/menu_book:")
+        st.caption(view.esc(flagship().title))
+        view.document_view(Document.model_validate(flagship().document))
+    st.button("Back to a new debate", key="example_back", on_click=show, args=(None,))
 
 
 def start_debate() -> None:
@@ -161,6 +183,7 @@ def saved_debate(debate_id: str) -> None:
     st.session_state["document"] = document
     editable = record.kind == "static" and debate_id in owned()
     view.document_view(document)
+    quality_view(document)
     if editable:
         challenge_panel(document)
     else:
@@ -171,6 +194,7 @@ def saved_debate(debate_id: str) -> None:
 
 st.title("ClearSide")
 st.caption("Think both sides. Decide with clarity.")
+settings.demo_model_notice()
 st.text_area("Question or claim", key="question", max_chars=MAX_QUESTION, height=90, persist_state="session",
              placeholder="e.g. Should the U.S. impose a temporary moratorium on new AI data centers?")
 with st.expander("Context (optional)"):
@@ -186,14 +210,20 @@ if debate_id != st.session_state.get("debate_id") or st.query_params.get("debate
 job = jobs.registry().get(debate_id)
 job = job if isinstance(job, DebateJob) else None
 running = job is not None and not job.snapshot().finished
-generate, new = st.columns([3, 1])
+example = st.query_params.get("example")
+generate, new, sample = st.columns([3, 1, 1])
 generate.button("Generate Pro & Con Debate", type="primary", key="generate", on_click=start_debate,
                 disabled=running)
-new.button("New debate", key="new_debate", on_click=show, args=(None,), disabled=not debate_id or running)
+new.button("New debate", key="new_debate", on_click=show, args=(None,),
+           disabled=not (debate_id or example) or running)
+sample.button("Example debate", key="example_debate", on_click=open_example, disabled=running or bool(example))
 if st.session_state.get("input_error"):
     st.error(view.esc(st.session_state["input_error"]))
 
-if not debate_id:
+if example and not debate_id:
+    st.divider()
+    example_debate(example)
+elif not debate_id:
     unfinished_hint()
 else:
     st.divider()

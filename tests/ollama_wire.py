@@ -4,12 +4,16 @@ This is a translation layer, not a fake: ``POST /api/chat`` turns Ollama's reque
 (``model``, ``messages``, ``stream``, ``format``, ``options``) into a
 ``create_chat_completion`` call on the shared in-process ``Llama``
 (``clearside.providers.embedded.load_llama``) and streams the model's own tokens
-back as Ollama's NDJSON chunks. ``GET /api/tags`` lists the one served model.
-A model name it does not serve gets HTTP 404 ``{"error": "model 'x' not found"}``
+back as Ollama's NDJSON chunks. ``GET /api/tags`` lists the served model, and any
+further names given as ``also_serves`` (the same GGUF answers to each, like an
+``ollama cp`` alias). A model name it does not serve gets HTTP 404 ``{"error": "model 'x' not found"}``
 as Ollama answers. Every request body is kept in ``requests`` for assertions.
 
     with OllamaWire() as server:
         OllamaProvider("smollm2:135m", host=server.url)
+
+``start(load=False)`` serves without loading the model first (a chat still loads it),
+for tests that only list models.
 """
 
 from __future__ import annotations
@@ -81,7 +85,7 @@ class _Handler(BaseHTTPRequestHandler):
     # -- routes -----------------------------------------------------------------------------------
     def do_GET(self) -> None:
         if self.path == "/api/tags":
-            self._send_json(200, {"models": [self.server.model_entry()]})
+            self._send_json(200, {"models": [self.server.model_entry(name) for name in self.server.model_names]})
         elif self.path == "/api/version":
             self._send_json(200, {"version": "0.0.0-clearside-wire"})
         else:
@@ -99,7 +103,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(404, {"error": "404 page not found"})
             return
         model = body.get("model", "")
-        if model != self.server.model_name:
+        if model not in self.server.model_names:
             self._send_json(404, {"error": f"model '{model}' not found"})
             return
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the client went away mid-stream
@@ -130,13 +134,13 @@ class _Handler(BaseHTTPRequestHandler):
                 first_token_ns = first_token_ns or time.perf_counter_ns()
                 parts.append(delta)
                 if stream:
-                    self._chunk({"model": self.server.model_name, "created_at": _now(),
+                    self._chunk({"model": body["model"], "created_at": _now(),
                                  "message": {"role": "assistant", "content": delta}, "done": False})
             total_tokens = llm.n_tokens
         ended = time.perf_counter_ns()
         first_token_ns = first_token_ns or ended
         final = {
-            "model": self.server.model_name, "created_at": _now() if stream else created,
+            "model": body["model"], "created_at": _now() if stream else created,
             "message": {"role": "assistant", "content": "" if stream else "".join(parts)},
             "done": True, "done_reason": "length" if finish == "length" else "stop",
             "total_duration": ended - started, "load_duration": 0,
@@ -155,21 +159,21 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, address: tuple[str, int], *, model_name: str, model_path: Path, n_ctx: int,
+    def __init__(self, address: tuple[str, int], *, model_names: tuple[str, ...], model_path: Path, n_ctx: int,
                  n_threads: int) -> None:
         super().__init__(address, _Handler)
-        self.model_name, self.model_path, self.n_ctx, self.n_threads = model_name, model_path, n_ctx, n_threads
+        self.model_names, self.model_path, self.n_ctx, self.n_threads = model_names, model_path, n_ctx, n_threads
         self.requests: list[dict[str, Any]] = []
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         if not isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):  # a client hung up
             super().handle_error(request, client_address)
 
-    def model_entry(self) -> dict[str, Any]:
+    def model_entry(self, name: str) -> dict[str, Any]:
         stat = self.model_path.stat()
         digest = hashlib.sha256(f"{self.model_path}:{stat.st_size}:{stat.st_mtime_ns}".encode()).hexdigest()
         return {
-            "name": self.model_name, "model": self.model_name,
+            "name": name, "model": name,
             "modified_at": datetime.fromtimestamp(stat.st_mtime, UTC).isoformat().replace("+00:00", "Z"),
             "size": stat.st_size, "digest": f"sha256:{digest}",
             "details": {"parent_model": "", "format": "gguf", "family": "llama", "families": ["llama"],
@@ -180,9 +184,9 @@ class _Server(ThreadingHTTPServer):
 class OllamaWire:
     """Runs the wire server on a free loopback port in a background thread."""
 
-    def __init__(self, model_name: str = SERVED_MODEL, *, model_path: Path | None = None, n_ctx: int = 4096,
-                 n_threads: int = 2) -> None:
-        self._server = _Server(("127.0.0.1", 0), model_name=model_name,
+    def __init__(self, model_name: str = SERVED_MODEL, *, also_serves: tuple[str, ...] = (),
+                 model_path: Path | None = None, n_ctx: int = 4096, n_threads: int = 2) -> None:
+        self._server = _Server(("127.0.0.1", 0), model_names=(model_name, *also_serves),
                                model_path=Path(model_path or default_model_path()), n_ctx=n_ctx, n_threads=n_threads)
         self._thread = threading.Thread(target=self._server.serve_forever, name="ollama-wire", daemon=True)
 
@@ -195,8 +199,9 @@ class OllamaWire:
     def requests(self) -> list[dict[str, Any]]:
         return self._server.requests
 
-    def start(self) -> OllamaWire:
-        load_llama(self._server.model_path, self._server.n_ctx, self._server.n_threads)  # load before serving
+    def start(self, *, load: bool = True) -> OllamaWire:
+        if load:  # load before serving, so the first chat does not pay for it
+            load_llama(self._server.model_path, self._server.n_ctx, self._server.n_threads)
         self._thread.start()
         return self
 

@@ -106,9 +106,9 @@ def test_hostile_text_is_escaped_not_rendered(app):
     at, provider = app
     hostile = "<script>alert(1)</script> and <img src=x onerror=alert(2)> [click](http://evil)"
     pro = side_reply("pro")
-    pro["assumptions"][0] = hostile
+    pro["assumptions"][1] = f"Traffic keeps growing each year {hostile}"  # a statement: it passes the checks
     scripted_debate(provider, pro=pro)
-    generate(at, "Is <script>alert(1)</script> safe?")
+    generate(at, "Should we adopt microservices architecture? <script>alert(1)</script>")
     settle(at, lambda a: any("MODERATOR SYNTHESIS" in m.value for m in a.markdown))
     shown = [m for m in at.markdown if "alert" in m.value]
     assert shown, "the hostile assumption is shown, as text"
@@ -198,3 +198,135 @@ def test_the_debate_page_points_at_debates_that_stopped_part_way():
     at.run()
     assert any("1 earlier debate stopped part-way" in c.value for c in at.caption)
     assert at.get("page_link")[0].proto.label == "Resume from the Library"
+
+
+# -- an honest first run: the demo-model banner, the example debate, the quality checks ------------------------------
+
+
+def banner_shown(at: AppTest) -> bool:
+    return any("tiny demonstration model" in i.value for i in at.info)
+
+
+def test_the_embedded_default_carries_the_demo_model_banner_and_other_providers_do_not():
+    at = AppTest.from_file(APP, default_timeout=30).run()
+    assert banner_shown(at)
+    [note] = [i.value for i in at.info if "tiny demonstration model" in i.value]
+    assert "SmolLM2-135M" in note and "Ollama" in note and "OPENAI_BASE_URL" in note and "vLLM" in note
+    at.selectbox(key="provider_name").set_value("ollama").run()
+    assert not banner_shown(at), "a real provider: no banner"
+    at.selectbox(key="provider_name").set_value("embedded").run()
+    at.text_input(key="embedded_model").set_value("/models/mistral-7b.gguf").run()
+    assert not banner_shown(at), "a GGUF of one's own is not the demo model"
+
+
+def test_an_injected_provider_shows_the_banner_only_when_it_is_the_embedded_one(app):
+    at, provider = app
+    assert not banner_shown(at), "the scripted provider is not the demo model"
+    provider.name = "embedded"
+    at.run()
+    assert banner_shown(at)
+
+
+def test_the_example_debate_opens_the_flagship_read_only_and_unsaved(app):
+    from clearside.references import flagship
+    from clearside.store import open_store
+
+    at, provider = app
+    at.button(key="example_debate").click().run()
+    assert not at.exception, at.exception
+    assert at.query_params["example"] in ("flagship", ["flagship"]), "the example has a link"
+    assert any("Reference example" in i.value and "written by hand, not generated" in i.value for i in at.info)
+    assert any(flagship().title in c.value.replace("\\", "") for c in at.caption)
+    assert any("MODERATOR SYNTHESIS" in m.value for m in at.markdown), "the normal document view"
+    question = flagship().document["proposition"]["normalized_question"]
+    assert any(question.replace(" ", "") in m.value.replace("\\", "").replace(" ", "") for m in at.markdown)
+    assert not [b for b in at.button if b.key.startswith("challenge_")], "read-only: no challenge buttons"
+    assert not [b for b in at.button if b.key == "copy_to_edit"], "nothing to copy: it is not saved"
+    assert open_store().list().items == [] and provider.requests == [], "not saved, nothing generated"
+
+    at.button(key="example_back").click().run()
+    assert "example" not in at.query_params
+    assert not any("Reference example" in i.value for i in at.info)
+    assert at.button(key="generate"), "back to a new debate"
+
+
+def test_an_example_link_opens_it_directly():
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.query_params["example"] = "flagship"
+    at.run()
+    assert any("Reference example" in i.value for i in at.info)
+    assert any("MODERATOR SYNTHESIS" in m.value for m in at.markdown)
+
+
+HOSTILE = "<script>alert(1)</script> [x](http://evil)"
+
+
+def quality_record(**changes) -> dict:
+    record = {"checks_version": "1.0.0", "strategy": "focused", "semantic": True,
+              "agents": {"orchestrator": {"attempts": 1, "reasks": 0, "items": []},
+                         "pro": {"attempts": 2, "reasks": 1, "items": [
+                             {"check": "duplicate_claim", "path": "arguments/2/claim", "action": "dropped",
+                              "message": "argument 2 makes the same point as argument 1", "text": HOSTILE},
+                             {"check": "off_topic", "path": "arguments/1/claim", "action": "reasked",
+                              "message": "argument 1 is not about the proposition"}]},
+                         "moderator": {"attempts": 1, "reasks": 0, "items": [
+                             {"check": "echoed_hinge", "path": "decision_hinges/0", "action": "replaced",
+                              "message": "the hinge repeats the question", "text": "Should we?"}]}},
+              "inferred": ["timeframe"]}
+    return {**record, **changes}
+
+
+def saved_document(quality: dict | None) -> str:
+    """A finished debate in the store (as an import), with or without a ``quality`` record; its id."""
+    from helpers import fixture_dict
+
+    from clearside.store import open_store
+
+    document = fixture_dict()
+    if quality is not None:
+        document["meta"]["schema_version"] = "1.1.0"
+        document["quality"] = quality
+    Document.model_validate(document)
+    return open_store().import_static(document, imported={"file": "test"})
+
+
+def quality_expanders(at: AppTest) -> list:
+    return [e for e in at.expander if e.label.startswith("Quality checks")]
+
+
+def test_the_quality_expander_counts_what_the_checks_caught_and_repaired():
+    at = open_link(saved_document(quality_record()))
+    [expander] = quality_expanders(at)
+    assert expander.label == "Quality checks: 3 caught, 2 repaired, 1 re-ask"
+    agents, items = expander.dataframe
+    agents, items = agents.value, items.value
+    assert list(agents["Agent"]) == ["Orchestrator", "FOR", "Moderator"]
+    assert list(agents["Attempts"]) == [1, 2, 1] and list(agents["Re-asks"]) == [0, 1, 0]
+    assert list(items.columns) == ["Agent", "Check", "Action", "Where", "Text", "Message"]
+    assert list(items["Action"]) == ["dropped", "re-asked", "replaced"]
+    assert items["Text"][0] == HOSTILE, "model text is shown in a table, as data"
+    assert not any("alert" in m.value for m in at.markdown), "and never as Markdown"
+    assert not any("did not run" in c.value for c in expander.caption)
+
+
+def test_the_quality_expander_says_when_nothing_was_caught_or_the_embedding_checks_did_not_run():
+    quiet = quality_record(semantic=False, agents={"pro": {"attempts": 1, "reasks": 0, "items": []}})
+    at = open_link(saved_document(quiet))
+    [expander] = quality_expanders(at)
+    assert expander.label == "Quality checks: nothing caught"
+    assert any("embedding (semantic) checks did not run" in c.value for c in expander.caption)
+
+
+def test_a_debate_without_a_quality_record_shows_no_expander_and_no_inferred_marks():
+    at = open_link(saved_document(None))
+    assert any("MODERATOR SYNTHESIS" in m.value for m in at.markdown)
+    assert not quality_expanders(at)
+    assert not any("(inferred)" in c.value for c in at.caption)
+
+
+def test_an_inferred_context_value_is_marked():
+    at = open_link(saved_document(quality_record(inferred=["timeframe"])))
+    [line] = [c.value for c in at.caption if c.value.startswith("Asked:")]
+    parts = line.replace("\\", "").split(" · ")
+    assert "Timeframe: 2025-2027 (inferred)" in parts
+    assert "Geography: Global" in parts and "Domain: Software Architecture" in parts, "given values are not marked"

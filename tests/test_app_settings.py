@@ -45,3 +45,62 @@ def test_a_working_provider_reports_success(at):
     at.session_state["provider_override"] = ScriptedProvider()
     at.button(key="test_connection").click().run()
     assert any("always available" in s.value for s in at.success)
+
+
+def test_a_running_ollama_is_offered_and_its_models_fill_the_model_field(monkeypatch):
+    """The real Ollama wire server (tests/ollama_wire.py) serving three names; only listed, no model loaded."""
+    from ollama_wire import SERVED_MODEL, OllamaWire
+
+    from ui import settings
+
+    served = sorted((SERVED_MODEL, "qwen2.5:7b", "llama3.2:3b"))
+    server = OllamaWire(also_serves=("qwen2.5:7b", "llama3.2:3b")).start(load=False)
+    try:
+        port = server.url.rsplit(":", 1)[1]
+        monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{port}")  # no scheme, as the ollama client accepts it
+        at = AppTest.from_file(APP, default_timeout=30).run()
+        [offer] = [i.value.replace("\\", "") for i in at.sidebar.info]
+        assert offer == f"Ollama is running at {server.url} (3 models)."
+        assert at.selectbox(key="provider_name").value == "embedded", "offered, not switched behind one's back"
+
+        at.button(key="use_ollama").click().run()
+        assert not at.exception, at.exception
+        assert at.selectbox(key="provider_name").value == "ollama"
+        assert at.text_input(key="ollama_host").value == server.url
+        assert not at.sidebar.info and any("Using Ollama" in c.value for c in at.sidebar.caption)
+        model = at.selectbox(key="ollama_model")
+        assert model.options == served and model.value == served[0]
+        model.set_value("qwen2.5:7b").run()
+        assert at.selectbox(key="ollama_model").value == "qwen2.5:7b"
+
+        # build_provider reads exactly what the sidebar left in session state
+        state = {key: at.session_state[key] for key in ("provider_name", "ollama_host", "ollama_model")}
+        with monkeypatch.context() as patch:
+            patch.setattr(settings.st, "session_state", state)
+            provider = settings.build_provider()
+        assert (provider.name, provider.model, provider.host) == ("ollama", "qwen2.5:7b", server.url)
+
+        at.text_input(key="ollama_host").set_value("http://127.0.0.1:9").run()
+        assert at.text_input(key="ollama_model"), "another host: the free-text field again"
+    finally:
+        server.stop()
+
+
+def test_nothing_running_keeps_the_free_text_model_field_and_look_again_finds_a_server(monkeypatch):
+    from helpers import free_port
+    from ollama_wire import OllamaWire
+
+    server = OllamaWire().start(load=False)
+    try:
+        monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{free_port()}")
+        at = AppTest.from_file(APP, default_timeout=30).run()
+        assert not at.sidebar.info and any("No model server found" in c.value for c in at.sidebar.caption)
+        at.selectbox(key="provider_name").set_value("ollama").run()
+        assert at.text_input(key="ollama_model"), "nothing detected: type the model"
+        monkeypatch.setenv("OLLAMA_HOST", server.url)
+        at.run()
+        assert not at.sidebar.info, "the probe is cached for the session"
+        at.button(key="look_again").click().run()
+        assert any("Ollama is running at" in i.value for i in at.sidebar.info)
+    finally:
+        server.stop()

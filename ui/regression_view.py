@@ -19,7 +19,7 @@ from clearside.references import Reference
 from clearside.regress import Batch, RegressionJob
 from clearside.schema import Document
 from ui import jobs, settings, view
-from ui.view import esc
+from ui.view import context_parts, esc
 
 SUITE_LABELS = {"flagship": "Flagship (spec 000)", "argkp-dev": "ArgKP dev (4 propositions)"}
 SUITE_NOTES = {
@@ -407,9 +407,7 @@ def header(document: Document) -> None:
     """The question and context line that tops a debate (as ``document_view`` shows them)."""
     prop, meta = document.proposition, document.meta
     st.markdown(f"#### {esc(prop.normalized_question)}")
-    context = prop.context.dump() if prop.context else {}
-    st.caption(" · ".join([f"Asked: {esc(prop.raw_input)}",
-                           *(f"{k.capitalize()}: {esc(v)}" for k, v in context.items()),
+    st.caption(" · ".join([f"Asked: {esc(prop.raw_input)}", *context_parts(document),
                            f"Model: {esc(meta.model_info.provider)}:{esc(meta.model_info.model)}"]))
 
 

@@ -1,4 +1,9 @@
-"""Sidebar provider settings, shared by every page (widgets live in the entrypoint)."""
+"""Sidebar provider settings, shared by every page (widgets live in the entrypoint).
+
+On a session's first run the sidebar looks for a running model server (Ollama at
+``OLLAMA_HOST``, an OpenAI-compatible one at ``OPENAI_BASE_URL``) and offers it;
+when the chosen server is the one found, the Model field lists its models.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +13,23 @@ import streamlit as st
 
 from clearside.errors import ClearSideError
 from clearside.providers import Provider, get_provider
+from clearside.providers.detect import DEFAULT_OLLAMA, Detected, detect_servers, ollama_url
 from clearside.store.privacy import register_secret
 from ui.view import esc
 
 PROVIDERS = {"embedded": "Embedded (offline, in-process)", "ollama": "Ollama", "openai": "OpenAI-compatible"}
+HOST_KEYS = {"ollama": "ollama_host", "openai": "openai_base_url"}
+MODEL_KEYS = {"ollama": "ollama_model", "openai": "openai_model"}
+RUNNING = {"ollama": "Ollama is running", "openai": "An OpenAI-compatible server is running"}
+USING = {"ollama": "Using Ollama", "openai": "Using the OpenAI-compatible server"}
+DEFAULT_HOSTS = {"ollama": ("OLLAMA_HOST", DEFAULT_OLLAMA),
+                 "openai": ("OPENAI_BASE_URL", "https://api.openai.com/v1")}
+DETECTED = "detected_servers"
+DEMO_NOTE = (
+    "**You are using the tiny demonstration model.** The embedded default, SmolLM2-135M, runs offline on this "
+    "machine: its debates show ClearSide's pipeline, not expert reasoning. For real debates connect a real model: "
+    "start Ollama (`ollama serve`, then e.g. `ollama pull llama3.2`) and pick it in the sidebar, or set "
+    "`OPENAI_BASE_URL` for an OpenAI-compatible server such as vLLM, LM Studio or llama.cpp server.")
 
 
 def _secret(name: str) -> str | None:
@@ -25,20 +43,81 @@ def _secret(name: str) -> str | None:
     return value
 
 
+def detected() -> list[Detected]:
+    """The model servers found running, probed once per session (**Look again** probes anew)."""
+    if DETECTED not in st.session_state:
+        st.session_state[DETECTED] = detect_servers(api_key=_secret("OPENAI_API_KEY"))
+    return st.session_state[DETECTED]
+
+
+def _look_again() -> None:
+    st.session_state.pop(DETECTED, None)
+
+
+def _use(server: Detected) -> None:
+    """Button callback: widgets' keys may only be set before the widgets are created, so here."""
+    st.session_state["provider_name"] = server.provider
+    st.session_state[HOST_KEYS[server.provider]] = server.base_url
+
+
+def _default_host(provider: str) -> str:
+    variable, default = DEFAULT_HOSTS[provider]
+    return os.environ.get(variable) or default
+
+
+def _server_in_use(provider: str) -> Detected | None:
+    """The detected server that the sidebar's host (or base URL) for ``provider`` points at."""
+    host = st.session_state.get(HOST_KEYS[provider]) or _default_host(provider)
+    wanted = ollama_url(host) if provider == "ollama" else host.strip().rstrip("/")
+    return next((s for s in detected() if s.provider == provider and s.base_url == wanted), None)
+
+
+def _offers(name: str) -> None:
+    """Each server found running, with **Use it** unless it is already the one in use."""
+    for server in detected():
+        where = esc(server.base_url)
+        if name == server.provider and _server_in_use(name) == server:
+            st.caption(f"{USING[server.provider]} found running at {where}.")
+        else:
+            count = len(server.models)
+            models = f"{count} model{'s' if count != 1 else ''}" if count else "no models yet"
+            st.info(f"{RUNNING[server.provider]} at {where} ({models}).")
+            st.button("Use it", key=f"use_{server.provider}", on_click=_use, args=(server,))
+        if server.error:
+            st.caption(f"It answered with an error: {esc(server.error)}")
+    if not detected():
+        st.caption(f"No model server found running (Ollama at {esc(ollama_url(_default_host('ollama')))}).")
+    st.button("Look again", key="look_again", on_click=_look_again)
+
+
+def _model_field(provider: str, placeholder: str) -> None:
+    """The models the detected server lists, as a selectbox; a free-text field when there is no such list."""
+    key = MODEL_KEYS[provider]
+    server = _server_in_use(provider)
+    if server is None or not server.models:
+        st.text_input("Model", key=key, placeholder=placeholder)
+        return
+    if st.session_state.get(key) not in server.models:
+        st.session_state[key] = server.models[0]  # allowed: the widget is not created yet in this run
+    st.selectbox("Model", server.models, key=key, help=f"The models {esc(server.base_url)} lists.")
+
+
 def sidebar() -> None:
     with st.sidebar:
         st.subheader("Model")
+        _offers(st.session_state.get("provider_name", "embedded"))
         name = st.selectbox("Provider", list(PROVIDERS), format_func=PROVIDERS.get, key="provider_name")
         if name == "embedded":
             st.text_input("GGUF file (empty: SmolLM2-135M default)", key="embedded_model",
                           placeholder="/path/model.gguf")
         elif name == "ollama":
-            st.text_input("Ollama host", key="ollama_host", value=os.environ.get("OLLAMA_HOST", "http://127.0.0.1:11434"))
-            st.text_input("Model", key="ollama_model", placeholder="llama3.2")
+            st.session_state.setdefault("ollama_host", _default_host("ollama"))
+            st.text_input("Ollama host", key="ollama_host")
+            _model_field("ollama", "llama3.2")
         else:
-            st.text_input("Base URL", key="openai_base_url",
-                          value=os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1"))
-            st.text_input("Model", key="openai_model", placeholder="gpt-4o-mini")
+            st.session_state.setdefault("openai_base_url", _default_host("openai"))
+            st.text_input("Base URL", key="openai_base_url")
+            _model_field("openai", "gpt-4o-mini")
             st.caption("API key: taken from OPENAI_API_KEY in the environment or secrets, never stored.")
         st.slider("Temperature", 0.0, 1.5, 0.4, 0.05, key="temperature")
         if st.button("Test connection", key="test_connection"):
@@ -66,6 +145,20 @@ def build_provider() -> Provider:
                             base_url=st.session_state.get("openai_base_url") or None,
                             api_key=_secret("OPENAI_API_KEY"))
     return get_provider(f"embedded:{st.session_state.get('embedded_model', '')}")
+
+
+def using_demo_model() -> bool:
+    """Debates run on the embedded default (SmolLM2-135M): the sidebar's choice, or an injected provider."""
+    override = st.session_state.get("provider_override")
+    if override is not None:
+        return getattr(override, "name", "") == "embedded"
+    return (st.session_state.get("provider_name", "embedded") == "embedded"
+            and not (st.session_state.get("embedded_model") or "").strip())
+
+
+def demo_model_notice() -> None:
+    if using_demo_model():
+        st.info(DEMO_NOTE, icon=":material/info:")
 
 
 def temperature() -> float:

@@ -86,13 +86,19 @@ def moderator_view(document: Document, responses: dict[str, list[Any]]) -> None:
         _challenge_notes(hinge, responses)
 
 
+def context_parts(document: Document) -> list[str]:
+    """``Geography: United States`` and so on; a value the model inferred (``quality.inferred``) says so."""
+    prop = document.proposition
+    context = prop.context.dump() if prop.context else {}
+    inferred = set(document.quality.inferred) if document.quality else set()
+    return [f"{k.capitalize()}: {esc(v)}" + (" (inferred)" if k in inferred else "") for k, v in context.items()]
+
+
 def document_view(document: Document) -> None:
     prop = document.proposition
     st.markdown(f"#### {esc(prop.normalized_question)}")
-    context = prop.context.dump() if prop.context else {}
     meta = document.meta
-    st.caption(" · ".join([f"Asked: {esc(prop.raw_input)}",
-                           *(f"{k.capitalize()}: {esc(v)}" for k, v in context.items()),
+    st.caption(" · ".join([f"Asked: {esc(prop.raw_input)}", *context_parts(document),
                            f"Model: {esc(meta.model_info.provider)}:{esc(meta.model_info.model)}",
                            f"Overall confidence: {meta.confidence_level}"]))
     responses = responses_by_target(document)
