@@ -1,0 +1,171 @@
+"""Substance checks on the embedded default: garbage caught, repaired, re-asked and left, and wall time.
+
+Configurations (``--configs``):
+- ``before@REV``: ClearSide as it was at commit REV (default: the commit before the checks), run from a git
+  worktree through its own CLI, one process per debate (its model load is excluded from the wall time, which is
+  the sum of its agents' seconds, as the in-process ones are measured too: see "wall" below);
+- ``off``: today's pipeline with the substance checks off (what the model writes, unrepaired);
+- ``whole``: checks on, one call per agent;
+- ``focused``: checks on, each agent in smaller calls (clearside/focused.py).
+
+Every finished document is scored with the same checks (``clearside.checks.document_findings`` with
+embeddings): that is the garbage a user would read. Propositions: the flagship, the four ArgKP dev topics and
+our own (``--set dev``); ``--set heldout`` runs four more of our own that were kept aside while the checks were
+written. Wall time is measured around ``Engine.run`` in-process (the GGUF and the embedding model loaded
+beforehand, once), and around the whole CLI process for ``before@REV``, which therefore also counts that
+process's start and GGUF load (about 1-2 s with a warm page cache).
+
+Run from the repository root:
+    python bench/quality.py [--set dev|heldout] [--configs before@1d59a0e,whole,focused] [--limit N]
+Writes bench/results/quality-<set>.json and prints a Markdown table. Never run it beside another model job.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from clearside import checks  # noqa: E402
+from clearside.engine import DebateRun, Engine  # noqa: E402
+from clearside.errors import DebateFailed  # noqa: E402
+from clearside.providers import get_provider  # noqa: E402
+from clearside.references import argkp_dev, flagship  # noqa: E402
+
+OURS = [
+    "Should a mid-sized city ban private cars from its historic center?",
+    "Should our team move from weekly releases to continuous deployment?",
+    "Should public universities drop standardized test requirements for admission?",
+]
+HELD_OUT = [  # kept aside until the end: never looked at while the checks or prompts were written
+    "Should a small bakery accept only cashless payments?",
+    "Should national parks charge higher entry fees to limit overcrowding?",
+    "Should a hospital replace night-shift nurses' paper handovers with a digital system?",
+    "Should households be paid to install heat pumps instead of gas boilers?",
+]
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def propositions(which: str) -> list[str]:
+    if which == "heldout":
+        return list(HELD_OUT)
+    return [flagship().proposition, *(ref.proposition for ref in argkp_dev()), *OURS]
+
+
+def load() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def score(document: dict, embeddings: checks.Embeddings) -> Counter:
+    return Counter(f.check for _, f in checks.document_findings(document, embeddings))
+
+
+def run_inprocess(question: str, config: str, provider, embeddings) -> dict:
+    engine = Engine(provider, substance=config != "off", strategy="focused" if config == "focused" else "whole",
+                    embeddings=embeddings)
+    run = DebateRun.from_input(question)
+    started = time.perf_counter()
+    try:
+        document = engine.run(run).dump()
+    except DebateFailed as exc:
+        return {"ok": False, "error": str(exc), "wall": round(time.perf_counter() - started, 2)}
+    wall = time.perf_counter() - started
+    record = checks.record.tally(document["quality"]) if document.get("quality") else None
+    return {"ok": True, "wall": round(wall, 2), "document": document, "record": record}
+
+
+def worktree(rev: str) -> Path:
+    path = Path(tempfile.gettempdir()) / f"clearside-bench-{rev}"
+    if not path.exists():
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(path), rev], check=True,
+                       capture_output=True)
+    return path
+
+
+def run_before(question: str, rev: str) -> dict:
+    tree = worktree(rev)
+    out = Path(tempfile.mkdtemp()) / "debate.json"
+    started = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "clearside", "debate", question, "--format", "json", "--out",
+                           str(out)], cwd=tree, capture_output=True, text=True, timeout=600)
+    total = time.perf_counter() - started
+    if proc.returncode != 0 or not out.exists():
+        return {"ok": False, "error": proc.stderr[-500:], "wall": round(total, 2)}
+    document = json.loads(out.read_text(encoding="utf-8"))
+    return {"ok": True, "wall": round(total, 2), "document": document, "record": None, "process_seconds": True}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--set", choices=("dev", "heldout"), default="dev")
+    parser.add_argument("--configs", default="before@1d59a0e,whole,focused")
+    parser.add_argument("--limit", type=int, default=0)
+    args = parser.parse_args()
+    questions = propositions(args.set)[: args.limit or None]
+    configs = args.configs.split(",")
+    embeddings = checks.Embeddings()
+    embeddings.warm()
+    provider = get_provider("embedded")
+    provider.check()  # load the GGUF before timing
+    started_load = load()
+    rows: dict[str, list[dict]] = {config: [] for config in configs}
+    for question in questions:
+        for config in configs:
+            if config.startswith("before@"):
+                result = run_before(question, config.split("@", 1)[1])
+            else:
+                result = run_inprocess(question, config, provider, embeddings)
+            if result["ok"]:
+                result["left"] = dict(score(result.pop("document"), embeddings))
+            result["question"] = question
+            rows[config].append(result)
+            print(f"{config:>16} {result['wall']:6.1f}s ok={result['ok']} left={result.get('left')} "
+                  f"caught={(result.get('record') or {}).get('by_check')}", file=sys.stderr, flush=True)
+    report = {"set": args.set, "questions": questions, "load_start": started_load, "load_end": load(),
+              "cpu_count": os.cpu_count(), "rows": rows}
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / f"quality-{args.set}.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
+    print(table(report))
+
+
+def table(report: dict) -> str:
+    lines = [f"Set {report['set']}: {len(report['questions'])} propositions; load {report['load_start']} → "
+             f"{report['load_end']} on {report['cpu_count']} cores", "",
+             "| config | completed | wall p50 s | wall mean s | garbage left (items) | left by check | caught | "
+             "repaired | re-asks |", "|---|---|---|---|---|---|---|---|---|"]
+    for config, rows in report["rows"].items():
+        done = [r for r in rows if r["ok"]]
+        walls = sorted(r["wall"] for r in done) or [0.0]
+        left: Counter = Counter()
+        for r in done:
+            left.update(r["left"])
+        records = [r["record"] for r in done if r.get("record")]
+        caught = sum(r["caught"] for r in records)
+        repaired = sum(r["repaired"] for r in records)
+        reasks = sum(r["reasks"] for r in records)
+        lines.append(f"| {config} | {len(done)}/{len(rows)} | {walls[len(walls) // 2]:.1f} | "
+                     f"{sum(walls) / len(walls):.1f} | {sum(left.values())} | "
+                     f"{', '.join(f'{k} {v}' for k, v in left.most_common()) or '-'} | "
+                     f"{caught if records else '-'} | {repaired if records else '-'} | {reasks if records else '-'} |")
+    caught_by: Counter = Counter()
+    for config, rows in report["rows"].items():
+        for r in rows:
+            for name, c in ((r.get("record") or {}).get("by_check") or {}).items():
+                caught_by[(config, name)] += c["caught"]
+    if caught_by:
+        lines += ["", "| config | check | caught while generating |", "|---|---|---|"]
+        lines += [f"| {config} | {name} | {n} |" for (config, name), n in sorted(caught_by.items())]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
