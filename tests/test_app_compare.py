@@ -296,7 +296,8 @@ def test_while_running_each_model_shows_its_status_and_finished_debates_appear_f
         shown = plain(at)
         assert "Debating…" in shown and "◐ **scripted:slow**: running" in shown
         assert "✓ proposition · ✓ FOR · ✓ AGAINST · ◐ moderator" in shown, "the slow model's agents"
-        assert f"- {helpers.side_reply('pro')['arguments'][0]['claim']}" in shown, "the finished debate is shown already"
+        claim = helpers.side_reply('pro')['arguments'][0]['claim']
+        assert f"- {claim}" in shown, "the finished debate is shown already"
         assert any("Shown when every model" in i.value for i in at.info)
         assert at.button(key="cmp_start").proto.disabled, "no second start while this one runs"
     finally:

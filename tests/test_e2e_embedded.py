@@ -124,3 +124,34 @@ def test_perspectives_session_on_the_embedded_model(tmp_path):
     assert [(o["round"], o["agent"]) for o in done["round_outputs"]] == [(1, "A"), (1, "B"), (2, "A"), (2, "B")]
     assert done["synthesis"]["conclusions"] and done["synthesis"]["next_steps"]
     assert all(f["pattern"] and f["evidence"] for o in done["round_outputs"] for f in o["output"]["flags"])
+
+
+def test_the_moderator_picks_listed_assumptions_by_index_under_constrained_decoding():
+    """The real model chooses each conflict's assumptions from an enum of ids; ClearSide writes the listed text.
+
+    The substance checks are off here so that nothing but the grammar and the id mapping stands between the
+    model's choice and the document: every conflict must still quote both sides' listed assumptions."""
+    from helpers import flagship_replies
+
+    from clearside.schema import Proposition, Side
+
+    replies = flagship_replies()
+    run = DebateRun.from_input(FLAGSHIP)
+    run.proposition = Proposition(raw_input=FLAGSHIP, normalized_question=FLAGSHIP)
+    run.pro, run.con = Side.model_validate(replies["pro"]), Side.model_validate(replies["con"])
+    provider = get_provider("embedded")
+    seen = []
+    original = provider.complete
+
+    def spy(request, on_delta=None):
+        seen.append(request)
+        return original(request, on_delta)
+
+    provider.complete = spy
+    moderator = Engine(provider, substance=False)._moderator(run)
+    enum = seen[0].schema["properties"]["assumption_conflicts"]["items"]["properties"]["pro_assumption"]["enum"]
+    assert enum == [f"P{i}" for i in range(1, len(run.pro.assumptions) + 1)]
+    assert moderator.assumption_conflicts
+    for conflict in moderator.assumption_conflicts:
+        assert conflict.pro_assumption in run.pro.assumptions
+        assert conflict.con_assumption in run.con.assumptions

@@ -85,8 +85,15 @@ def test_embedded_with_a_directory_is_a_config_error(tmp_path):
 def test_compact_bounds_strings_with_a_pattern():
     from clearside.providers.embedded import compact
 
+    # a sentence-length string starts with a letter (no list number) and holds at least 15 characters
     assert compact({"type": "string", "minLength": 8, "maxLength": 110}) == {
-        "type": "string", "pattern": r'^[A-Z0-9][^"\\{}\[\]<>\x00-\x1f]{7,109}$'}
+        "type": "string", "pattern": r'^[A-Z][^"\\{}\[\]<>\x00-\x1f]{14,109}$'}
+    # a claim (x-statement) is never a question
+    assert compact({"type": "string", "minLength": 8, "maxLength": 110, "x-statement": True}) == {
+        "type": "string", "pattern": r'^[A-Z][^"\\{}\[\]<>?\x00-\x1f]{14,109}$'}
+    # a short label (a topic, a context value) may start with a digit and be short
+    assert compact({"type": "string", "minLength": 3, "maxLength": 80}) == {
+        "type": "string", "pattern": r'^[A-Z0-9][^"\\{}\[\]<>\x00-\x1f]{2,79}$'}
     # a minLength below 1 never produces a negative repeat
     assert compact({"type": "string", "maxLength": 60})["pattern"].endswith("{0,59}$")
     # enums and unbounded strings are left alone

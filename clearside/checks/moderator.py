@@ -56,7 +56,7 @@ def check(data: dict[str, Any], *, pro: dict[str, Any], con: dict[str, Any], que
                                         "conflict_description")))
         pairs.add(pair)
     for path, item, short in _items(data):
-        problem = t.label_problem(item) if short else t.statement_problem(item, verb=path[0] == "areas_of_agreement")
+        problem = t.label_problem(item) if short else t.statement_problem(item)
         where = "/".join(map(str, path))
         if problem:  # a bad root cause or conflict description goes alone; a bad topic or description takes its item
             findings.append(Finding("junk", path, f"{where} {problem}", item,

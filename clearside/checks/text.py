@@ -38,6 +38,7 @@ _NUMBERING_FILLER = frozenset([
 _DANGLING = frozenset([
     "and", "or", "of", "the", "to", "a", "an", "with", "that", "which", "by", "from", "but", "because", "than"
 ])
+_NEVER_LAST = frozenset({"the", "a", "an", "and", "or", "of"})  # no sentence ends on these, period or not
 _SUFFIXES = ("able", "ability", "ibility", "ness", "ment", "ments", "ly", "ing", "ed", "er", "ers", "ist", "ists",
              "ism", "ize", "ise", "ation", "ations", "ity", "ful", "less", "al", "ally", "ic", "s", "es")
 # Words that load a question (evaluation: a normalised question adds no framing the user did not use).
@@ -178,7 +179,7 @@ def statement_problem(text: str, *, min_words: int = 3, verb: bool = False, frag
         return None
     if stripped.endswith((",", ";", ":", "-", "(", "e.g.", "i.e.", "etc")):
         return "is a fragment: it stops mid-sentence"
-    if tokens[-1] in _DANGLING and not stripped.endswith((".", "?", "!")):
+    if tokens[-1] in _DANGLING and (tokens[-1] in _NEVER_LAST or not stripped.endswith((".", "?", "!"))):
         return f"is a fragment: it stops at {tokens[-1]!r}"
     return None
 

@@ -111,7 +111,11 @@ def load_llama(path: Path, n_ctx: int, n_threads: int, slot: str = "shared") -> 
 # Sentences start with a capital letter or digit and hold no JSON punctuation: without this, small
 # models constrained to "any string" fill strings with stray brackets and braces.
 _TEXT = r'^[A-Z0-9][^"\\{}\[\]<>\x00-\x1f]{%d,%d}$'
-_STATEMENT = r'^[A-Z0-9][^"\\{}\[\]<>?\x00-\x1f]{%d,%d}$'  # a claim is never a question: no "?"
+# A sentence (a string of 100 characters or more at most) starts with a letter, so never with a list number
+# ("1. ..."), and runs to at least SENTENCE_MIN characters, so never a one- or two-word label.
+_SENTENCE = r'^[A-Z][^"\\{}\[\]<>\x00-\x1f]{%d,%d}$'
+_STATEMENT = r'^[A-Z][^"\\{}\[\]<>?\x00-\x1f]{%d,%d}$'  # a claim is never a question: no "?"
+SENTENCE_MIN = 15
 
 
 def compact(schema: Any) -> Any:
@@ -127,8 +131,11 @@ def compact(schema: Any) -> Any:
         return schema
     if schema.get("type") == "string" and "enum" not in schema and "maxLength" in schema:
         low = max(int(schema.get("minLength", 1)) - 1, 0)
-        pattern = _STATEMENT if schema.get("x-statement") else _TEXT
-        return {"type": "string", "pattern": pattern % (low, int(schema["maxLength"]) - 1)}
+        high = int(schema["maxLength"])
+        if high < 100:
+            return {"type": "string", "pattern": _TEXT % (low, high - 1)}
+        pattern = _STATEMENT if schema.get("x-statement") else _SENTENCE
+        return {"type": "string", "pattern": pattern % (max(low, SENTENCE_MIN - 1), high - 1)}
     result = {key: compact(value) for key, value in schema.items()}
     if schema.get("type") == "array" and "minItems" in schema and "maxItems" in schema:
         result["maxItems"] = min(schema["maxItems"], schema["minItems"] + 1)
