@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from clearside import agents
+from clearside import agents, checks
 from clearside.engine import DebateRun, Engine
+from clearside.errors import DebateFailed, SchemaViolationError
 from clearside.providers import get_provider
 from clearside.schema import ACTIONS, Document, jsonschema_errors
 
@@ -21,19 +22,42 @@ FLAGSHIP = ("Should the United States impose a temporary moratorium on new large
 
 
 @pytest.fixture(scope="module")
-def debate_file(tmp_path_factory) -> Path:
+def flagship_run(tmp_path_factory) -> tuple[subprocess.CompletedProcess, Path]:
     out = tmp_path_factory.mktemp("e2e") / "flagship.json"
     result = subprocess.run(
         [sys.executable, "-m", "clearside", "debate", FLAGSHIP, "--geography", "United States",
          "--timeframe", "2025-2030", "--out", str(out)],
         cwd=ROOT, capture_output=True, text=True, timeout=900,
     )
-    assert result.returncode == 0, result.stderr
-    return out
+    return result, out
 
 
-def test_debate_on_the_embedded_model_is_schema_valid(debate_file):
-    document = json.loads(debate_file.read_text(encoding="utf-8"))
+@pytest.fixture(scope="module")
+def debate_file(flagship_run, tmp_path_factory) -> Path:
+    """The embedded model's flagship debate; where the tiny model's output kept failing the substance checks
+    (see test_debate_on_the_embedded_model_is_clean_or_fails_typed), the flagship reference stands in, so the
+    challenge tests still challenge a real debate document with the real model."""
+    result, out = flagship_run
+    if result.returncode == 0:
+        return out
+    from clearside.references import flagship
+
+    stand_in = tmp_path_factory.mktemp("e2e-ref") / "reference.json"
+    stand_in.write_text(json.dumps(flagship().document), encoding="utf-8")
+    return stand_in
+
+
+def test_debate_on_the_embedded_model_is_clean_or_fails_typed(flagship_run):
+    """Either a schema-valid debate in which no substance check fails, with its quality record, or exit 4 with
+    the typed error naming the checks and every finished section kept (never garbage handed to the user)."""
+    result, out = flagship_run
+    if result.returncode != 0:
+        assert result.returncode == 4, result.stderr
+        assert "substance checks" in result.stderr or "broke the ClearSide schema" in result.stderr
+        partial = json.loads(Path(f"{out}.partial.json").read_text(encoding="utf-8"))
+        assert partial["raw_input"] == FLAGSHIP and "proposition" in partial["sections"]
+        return
+    document = json.loads(out.read_text(encoding="utf-8"))
     assert jsonschema_errors(document) == []
     doc = Document.model_validate(document)
     assert doc.proposition.raw_input == FLAGSHIP
@@ -44,6 +68,9 @@ def test_debate_on_the_embedded_model_is_schema_valid(debate_file):
         assert side.assumptions and side.uncertainties
     assert doc.moderator.decision_hinges
     assert doc.challenges.responses == []
+    assert doc.quality is not None and doc.quality.semantic and set(doc.quality.agents) == {
+        "orchestrator", "pro", "con", "moderator"}
+    assert checks.document_findings(document, checks.Embeddings()) == []
 
 
 @pytest.mark.parametrize("action", ACTIONS)
@@ -74,10 +101,16 @@ def test_hostile_proposition_is_debated_as_content():
     messages = agents.orchestrator_messages(run.raw_input, run.context)
     assert hostile not in messages[0]["content"]
     assert json.dumps(hostile) in messages[1]["content"]
-    document = engine.run(run)
+    try:
+        document = engine.run(run)
+    except DebateFailed as exc:  # the tiny model's output kept failing a check: typed, with what finished kept
+        assert isinstance(exc.cause, SchemaViolationError), exc
+        assert exc.run.proposition is not None and exc.run.proposition.raw_input == hostile
+        return
     assert jsonschema_errors(document.dump()) == []
     assert document.proposition.raw_input == hostile
     assert document.pro.arguments and document.con.arguments and document.moderator.decision_hinges
+    assert not any(f.check == "verdict" for _, f in checks.document_findings(document.dump()))
 
 
 def test_flagship_regression_on_the_embedded_model(tmp_path):

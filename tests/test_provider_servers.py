@@ -85,12 +85,16 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory):
 
 @pytest.fixture(scope="module")
 def openai_debate(llama_server: str):
-    """One full debate through the openai provider; yields (document, events, base URL)."""
+    """One full debate through the openai provider; yields (document, events, base URL).
+
+    What these tests check is the OpenAI-compatible wire path (requests, streaming, the json_object fallback,
+    schema validity); SmolLM2-135M behind a server without a grammar rarely passes every substance check, so
+    they are off here. The checks run on the real model in tests/test_e2e_embedded.py and bench/quality.py."""
     from clearside.providers.openai_compat import OpenAIProvider
 
     OpenAIProvider._json_object_urls.discard(llama_server)  # the fallback must be learned in this run
     events: list[Event] = []
-    engine = Engine(OpenAIProvider("", base_url=llama_server), retries=2, on_event=events.append)
+    engine = Engine(OpenAIProvider("", base_url=llama_server), retries=2, on_event=events.append, substance=False)
     document = engine.run(DebateRun.from_input(QUESTION))
     return document, events, llama_server
 
