@@ -289,3 +289,21 @@ def run_cli(capsys: Any, *args: str) -> tuple[int, str, str]:
     code = main(list(args))
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def argkp_debate(topic: str) -> dict[str, dict[str, Any]]:
+    """Replies for a debate on an ArgKP dev topic, from ArgKP's own human arguments on it (on topic, so the
+    substance checks keep them); the flagship's assumptions and moderator, whose conflicts pair those."""
+    from clearside.references import argkp_arguments
+
+    replies = flagship_replies()
+    replies["orchestrator"] = orchestrator_reply(topic, geography="Global", timeframe="The next few years",
+                                                 domain="Public policy")
+    for side in ("pro", "con"):
+        said = [text if len(text) <= 100 else text[:100].rsplit(" ", 1)[0] for text in argkp_arguments(topic)[side]]
+        replies[side]["executive_summary"] = said[:3]
+        replies[side]["arguments"] = [{**argument, "claim": claim, "explanation": claim, "category": category}
+                                      for argument, claim, category in zip(replies[side]["arguments"][:3], said[3:6],
+                                                                           ("economic", "social", "ethical"),
+                                                                           strict=True)]
+    return replies

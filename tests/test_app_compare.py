@@ -14,7 +14,7 @@ from pathlib import Path
 
 import helpers
 import pytest
-from helpers import flagship_replies, flagship_script, side_reply
+from helpers import flagship_replies, flagship_script
 
 from clearside import compare
 from clearside import store as store_module
@@ -100,9 +100,21 @@ def table_created(store) -> str:
     return store.runs("compare")[0]["created_at"]
 
 
+def other_con() -> dict:
+    """An on-topic case AGAINST with three points the flagship replies do not make (its assumptions kept)."""
+    from clearside.references import flagship
+
+    con = flagship_replies()["con"]
+    rest = flagship().document["con"]["arguments"][4:]
+    picked = [arg for i, arg in enumerate(rest) if arg["category"] not in {a["category"] for a in rest[:i]}]
+    con["arguments"] = [{**arg, "explanation": arg["explanation"].split(". ")[0].rstrip(".")[:170] + "."}
+                        for arg in picked[:3]]
+    return con
+
+
 def two_specs(tmp_path) -> tuple[str, str]:
     return (flagship_script(tmp_path, 1, name="a.json"),
-            flagship_script(tmp_path, 1, name="b.json", con=side_reply("con")))
+            flagship_script(tmp_path, 1, name="b.json", con=other_con()))
 
 
 def test_two_models_side_by_side_with_metrics_charts_and_shared_arguments(store, tmp_path):
@@ -121,7 +133,7 @@ def test_two_models_side_by_side_with_metrics_charts_and_shared_arguments(store,
     assert f"Question:** {QUESTION}" in shown
     assert shown.count("✓ done") == 2 and a in shown and b in shown
     pro_claim = flagship_replies()["pro"]["arguments"][0]["claim"]
-    assert f"- {pro_claim}" in shown and "- Con claim number 1 about independent deployment" in shown
+    assert f"- {pro_claim}" in shown and f"- {other_con()['arguments'][0]['claim']}" in shown
     links = [link.proto for link in at.get("page_link")]
     rows = {r["data"]["label"]: r for r in store.runs("compare")}
     assert [p.query_string for p in links if p.label == "Open the full debate"] == [
@@ -214,7 +226,7 @@ def test_shared_arguments_count_only_the_models_that_finished(store, tmp_path):
     pro, _con = frame_with(at, "Appears in")
     assert set(pro["Appears in"]) == {"2 of 2 models"} and bad not in pro.columns
     [caption] = [c.value for c in at.caption if c.value.startswith("FOR")]
-    assert caption.replace("\\", "") == "FOR: 4 points made by both models. AGAINST: 7 points made by one model."
+    assert caption.replace("\\", "") == "FOR: 4 points made by both models. AGAINST: 6 points made by one model."
 
 
 def test_a_saved_comparison_reopens_from_its_link_and_an_unknown_one_is_a_clear_error(store, tmp_path):
@@ -244,9 +256,10 @@ def test_a_saved_comparison_reopens_from_its_link_and_an_unknown_one_is_a_clear_
 
 
 def test_user_and_model_text_is_escaped(store, tmp_path):
-    question = "Is <script>alert(1)</script> **bold** [x](javascript:alert(1)) safe?"
-    hostile = dict(side_reply("con"))
-    hostile["arguments"] = [{**arg, "claim": f"<img src=x onerror=alert(1)> **claim** {n} about deployment"}
+    question = f"{QUESTION} <script>alert(1)</script> **bold** [x](javascript:alert(1))"
+    hostile = flagship_replies()["con"]  # on topic, so the substance checks keep every claim
+    hostile["arguments"] = [{**arg, "claim": f"<img src=x onerror=alert(1)> **claim** {n}: "
+                                              + " ".join(arg["claim"].split()[:7])}  # within the wire's 110
                             for n, arg in enumerate(hostile["arguments"])]
     a = flagship_script(tmp_path, 1, name="a.json")
     b = flagship_script(tmp_path, 1, name="b<i>.json", con=hostile)
@@ -260,7 +273,7 @@ def test_user_and_model_text_is_escaped(store, tmp_path):
     assert "\\<script\\>" in shown and "\\*\\*bold\\*\\*" in shown
     assert any("\\<img src\\=x onerror\\=alert\\(1\\)\\> \\*\\*claim\\*\\* 0" in m.value for m in at.markdown)
     _pro, con = frame_with(at, "Appears in")
-    assert "<img src=x onerror=alert(1)> **claim** 0 about deployment" in set(con["Point"]), "tables show it literally"
+    assert hostile["arguments"][0]["claim"] in set(con["Point"]), "tables show it literally"
     for chart in at.get("plotly_chart"):
         assert "<i>" not in chart.proto.spec and "b&lt;i&gt;.json" in chart.proto.spec
 

@@ -220,18 +220,15 @@ def test_a_moderator_that_picks_a_winner_is_a_regression_against_the_baseline(st
     run(at.button(key="rg_start").click())
     batch_id = at.session_state["rg_job"]
     helpers.settle(at, job_done, describe=plain, timeout=90)
-    assert "REGRESSION" in texts(at, "error") and "neutrality_violations: mean 1 is above the gate 0" in texts(
-        at, "error")
+    # the substance checks drop the verdict in the loop (the document stays neutral); what regresses is
+    # how much they had to catch
+    assert "REGRESSION" in texts(at, "error") and "checks_caught" in texts(at, "error")
     assert at.selectbox(key="rg_batch").value == batch_id
     deltas = table(at, "rg_deltas").set_index("Metric")
-    assert deltas.loc["neutrality_violations", "Status"] == "fail"
-    assert deltas.loc["neutrality_violations", "Baseline mean"] == 0 and deltas.loc["neutrality_violations",
-                                                                                      "Delta"] == 1
-    assert "above the gate" in deltas.loc["neutrality_violations", "Reasons"]
+    assert deltas.loc["checks_caught", "Status"] == "fail" and deltas.loc["checks_caught", "Baseline mean"] == 0
+    assert "worse than the baseline" in deltas.loc["checks_caught", "Reasons"]
+    assert deltas.loc["neutrality_violations", "Status"] == "pass" and deltas.loc["garbage_left", "Status"] == "pass"
     assert deltas.loc["schema_valid", "Status"] == "pass"
-    violations = [m.value for m in at.markdown if "Violations (verdict or recommendation)" in m.value]
-    assert violations and "On balance" in violations[0], "the drill-down quotes the offending text"
-    assert "<b>" not in violations[0] and "\\<b\\>" in violations[0] and "\\*\\*stronger case\\*\\*" in violations[0]
     assert regress.baseline(store, "flagship").id == good.id, "a run never moves the baseline"
 
 
@@ -282,7 +279,11 @@ def test_drill_down_shows_a_run_beside_the_flagship_reference_and_its_metrics(st
 
 def test_argkp_runs_show_key_points_and_a_failed_run_shows_its_error(store, tmp_path):
     items = regress.suite_items("argkp-dev")
-    provider = get_provider(helpers.flagship_script(tmp_path, len(items) - 1, name="short.json"))
+    script: dict[str, list] = {}
+    for item in items[:-1]:  # at concurrency 1 the items run in turn: the last one finds no reply left
+        for agent, reply in helpers.argkp_debate(item.proposition).items():
+            script.setdefault(agent, []).append(reply)
+    provider = get_provider(helpers.script_file(tmp_path, "short.json", **script))
     report = regress.run_batch("argkp-dev", provider, store, runs=1, concurrency=1)
     assert sorted(d["status"] for d in report["debates"]) == ["done"] * (len(items) - 1) + ["failed"]
     at = page(batch=report["batch"])  # a link to the other suite's batch switches the suite

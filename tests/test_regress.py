@@ -10,13 +10,12 @@ import threading
 import time
 
 import pytest
-from helpers import flagship_replies, flagship_script, request_text, script_file
+from helpers import argkp_debate, flagship_replies, flagship_script, request_text, script_file
 from helpers import run_cli as run
 
 from clearside import compare, regress
 from clearside.providers import get_provider
 from clearside.providers.scripted import ScriptedProvider
-from clearside.references import argkp_arguments
 from clearside.store import open_store
 
 
@@ -135,18 +134,7 @@ def test_concurrency_runs_debates_at_once_and_1_runs_them_in_turn(tmp_path):
 def argkp_reply(request) -> dict:
     """A debate about the proposition the request quotes, from ArgKP's own human arguments on it."""
     topic = json.loads(re.search(r'USER TEXT[^:]*: ("(?:[^"\\]|\\.)*")', request_text(request))[1])
-    if request.agent == "orchestrator":
-        return {"normalized_question": topic,
-                "context": {"geography": "Global", "timeframe": "The next few years", "domain": "Public policy"}}
-    if request.agent == "moderator":
-        return copy.deepcopy(flagship_replies()["moderator"])
-    side = copy.deepcopy(flagship_replies()[request.agent])  # its assumptions are the moderator's pairs
-    said = [text if len(text) <= 100 else text[:100].rsplit(" ", 1)[0] for text in
-            argkp_arguments(topic)[request.agent]]
-    side["executive_summary"] = said[:3]
-    side["arguments"] = [{**argument, "claim": claim, "explanation": claim}
-                         for argument, claim in zip(side["arguments"][:3], said[3:6], strict=True)]
-    return side
+    return argkp_debate(topic)[request.agent]
 
 
 def test_argkp_dev_suite_runs_every_proposition(tmp_path):
