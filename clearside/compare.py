@@ -38,7 +38,11 @@ def check_specs(specs: list[str]) -> list[str]:
 
 
 def agreement(documents: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """Points by side: a representative claim, the models that made it (k of n) and each model's wording."""
+    """Points by side: a representative claim, the models that made it (k of n) and each model's wording.
+
+    Models are taken in label order, so a comparison gives the same points whether its debates finished in
+    one order or another, or were reloaded from the store."""
+    documents = dict(sorted(documents.items()))
     n = len(documents)
     out: list[dict[str, Any]] = []
     for side in ("pro", "con"):
