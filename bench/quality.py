@@ -5,19 +5,23 @@ Configurations (``--configs``):
   worktree through its own CLI, one process per debate (its model load is excluded from the wall time, which is
   the sum of its agents' seconds, as the in-process ones are measured too: see "wall" below);
 - ``off``: today's pipeline with the substance checks off (what the model writes, unrepaired);
-- ``whole``: checks on, one call per agent;
+- ``whole``: checks on, one call per agent; a reply that fails its checks has only its failing fields
+  rewritten, in parts (mending, the default);
+- ``whole-reask``: checks on, one call per agent, and a failing reply is asked for again whole (no mending);
 - ``focused``: checks on, each agent in smaller calls (clearside/focused.py).
 
 Every finished document is scored with the same checks (``clearside.checks.document_findings`` with
 embeddings): that is the garbage a user would read. Propositions: the flagship, the four ArgKP dev topics and
 our own (``--set dev``); ``--set heldout`` runs four more of our own that were kept aside while the checks were
-written. Wall time is measured around ``Engine.run`` in-process (the GGUF and the embedding model loaded
+written, and ``--set heldout2`` four more that were kept aside while mending was written (``heldout`` had been
+seen by then). Wall time is measured around ``Engine.run`` in-process (the GGUF and the embedding model loaded
 beforehand, once), and around the whole CLI process for ``before@REV``, which therefore also counts that
 process's start and GGUF load (about 1-2 s with a warm page cache).
 
 Run from the repository root:
-    python bench/quality.py [--set dev|heldout] [--configs before@1d59a0e,whole,focused] [--limit N]
-Writes bench/results/quality-<set>.json and prints a Markdown table. Never run it beside another model job.
+    python bench/quality.py [--set dev|heldout|heldout2] [--configs before@1d59a0e,whole,focused] [--limit N]
+Writes bench/results/quality-<set>.json (rows of configurations not run this time are kept from the last run on
+the same propositions) and prints a Markdown table. Never run it beside another model job.
 """
 
 from __future__ import annotations
@@ -52,12 +56,20 @@ HELD_OUT = [  # kept aside until the end: never looked at while the checks or pr
     "Should a hospital replace night-shift nurses' paper handovers with a digital system?",
     "Should households be paid to install heat pumps instead of gas boilers?",
 ]
+HELD_OUT_2 = [  # kept aside while mending (clearside/focused.py mend_*) was written
+    "Should a secondary school ban smartphones during the school day?",
+    "Should a software company adopt a four-day work week?",
+    "Should a regional airport be expanded to take long-haul flights?",
+    "Should public libraries lend tools and equipment as well as books?",
+]
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def propositions(which: str) -> list[str]:
     if which == "heldout":
         return list(HELD_OUT)
+    if which == "heldout2":
+        return list(HELD_OUT_2)
     return [flagship().proposition, *(ref.proposition for ref in argkp_dev()), *OURS]
 
 
@@ -71,7 +83,7 @@ def score(document: dict, embeddings: checks.Embeddings) -> Counter:
 
 def run_inprocess(question: str, config: str, provider, embeddings) -> dict:
     engine = Engine(provider, substance=config != "off", strategy="focused" if config == "focused" else "whole",
-                    embeddings=embeddings)
+                    embeddings=embeddings, mend=config != "whole-reask")
     run = DebateRun.from_input(question)
     started = time.perf_counter()
     try:
@@ -106,7 +118,7 @@ def run_before(question: str, rev: str) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--set", choices=("dev", "heldout"), default="dev")
+    parser.add_argument("--set", choices=("dev", "heldout", "heldout2"), default="dev")
     parser.add_argument("--configs", default="before@1d59a0e,whole,focused")
     parser.add_argument("--limit", type=int, default=0)
     args = parser.parse_args()
@@ -133,7 +145,12 @@ def main() -> None:
     report = {"set": args.set, "questions": questions, "load_start": started_load, "load_end": load(),
               "cpu_count": os.cpu_count(), "rows": rows}
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"quality-{args.set}.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
+    path = RESULTS / f"quality-{args.set}.json"
+    if path.exists() and json.loads(path.read_text(encoding="utf-8")).get("questions") == questions:
+        earlier = json.loads(path.read_text(encoding="utf-8"))
+        report["rows"] = {**{k: v for k, v in earlier["rows"].items() if k not in rows}, **rows}
+        report["earlier_loads"] = {k: earlier.get("load_start") for k in earlier["rows"] if k not in rows}
+    path.write_text(json.dumps(report, indent=2), encoding="utf-8")
     print(table(report))
 
 

@@ -24,51 +24,33 @@ from .schema import (
     ResponseBody,
     Side,
 )
+from .wire import array, obj, one_of, string
 
 CLAIM, SENTENCE, LONG = 110, 130, 180
 
 
-def _str(limit: int = SENTENCE, low: int = 8, *, statement: bool = False) -> dict[str, Any]:
-    """A bounded string; ``statement``: a claim, never a question (constrained decoders leave out "?")."""
-    schema = {"type": "string", "minLength": low, "maxLength": limit}
-    return {**schema, "x-statement": True} if statement else schema
-
-
-def _enum(values: tuple[str, ...] | list[str]) -> dict[str, Any]:
-    return {"type": "string", "enum": list(values)}
-
-
-def _list(items: dict[str, Any], low: int, high: int) -> dict[str, Any]:
-    return {"type": "array", "items": items, "minItems": low, "maxItems": high}
-
-
-def _obj(**properties: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": list(properties),
-            "additionalProperties": False}
-
-
-ORCHESTRATOR_WIRE = _obj(
-    normalized_question=_str(LONG),
-    context=_obj(geography=_str(40, 2), timeframe=_str(40, 2), domain=_str(40, 2)),
+ORCHESTRATOR_WIRE = obj(
+    normalized_question=string(LONG),
+    context=obj(geography=string(40, 2), timeframe=string(40, 2), domain=string(40, 2)),
 )
-ARGUMENT_WIRE = _obj(
-    category=_enum(CATEGORY_VALUES), claim=_str(CLAIM, statement=True), explanation=_str(LONG),
-    evidence_type=_enum(("fact", "projection", "analogy", "value_judgment")),
-    confidence=_enum(("low", "medium", "high")),
+ARGUMENT_WIRE = obj(
+    category=one_of(CATEGORY_VALUES), claim=string(CLAIM, statement=True), explanation=string(LONG),
+    evidence_type=one_of(("fact", "projection", "analogy", "value_judgment")),
+    confidence=one_of(("low", "medium", "high")),
 )
-SIDE_WIRE = _obj(
-    executive_summary=_list(_str(CLAIM, statement=True), 3, 5),
-    arguments=_list(ARGUMENT_WIRE, 2, 4),
-    assumptions=_list(_str(), 2, 3),
-    uncertainties=_list(_str(), 2, 3),
+SIDE_WIRE = obj(
+    executive_summary=array(string(CLAIM, statement=True), 3, 5),
+    arguments=array(ARGUMENT_WIRE, 2, 4),
+    assumptions=array(string(), 2, 3),
+    uncertainties=array(string(), 2, 3),
 )
-MODERATOR_WIRE = _obj(
-    areas_of_agreement=_list(_str(), 1, 3),
-    core_disagreements=_list(_obj(topic=_str(80, 3), description=_str(), root_cause=_str()), 1, 3),
-    assumption_conflicts=_list(_obj(pro_assumption=_str(), con_assumption=_str(),
-                                    conflict_description=_str()), 1, 2),
-    evidence_gaps=_list(_str(), 1, 3),
-    decision_hinges=_list(_str(), 2, 4),
+MODERATOR_WIRE = obj(
+    areas_of_agreement=array(string(), 1, 3),
+    core_disagreements=array(obj(topic=string(80, 3), description=string(), root_cause=string()), 1, 3),
+    assumption_conflicts=array(obj(pro_assumption=string(), con_assumption=string(),
+                                    conflict_description=string()), 1, 2),
+    evidence_gaps=array(string(), 1, 3),
+    decision_hinges=array(string(), 2, 4),
 )
 
 _QUESTION = r'^[A-Z][^"\\{}\[\]<>?\x00-\x1f]{8,%d}\?$'
@@ -91,8 +73,8 @@ def moderator_wire(pro: Side, con: Side) -> tuple[dict[str, Any], dict[str, Any]
     # a hinge is decoded as a question: it must end with "?" (and hold no JSON punctuation)
     decode["properties"]["decision_hinges"]["items"] = {"type": "string", "pattern": _QUESTION % (SENTENCE - 2)}
     for side, body in (("pro", pro), ("con", con)):
-        wire["properties"]["assumption_conflicts"]["items"]["properties"][f"{side}_assumption"] = _str(low=2)
-        decode["properties"]["assumption_conflicts"]["items"]["properties"][f"{side}_assumption"] = _enum(
+        wire["properties"]["assumption_conflicts"]["items"]["properties"][f"{side}_assumption"] = string(low=2)
+        decode["properties"]["assumption_conflicts"]["items"]["properties"][f"{side}_assumption"] = one_of(
             assumption_ids(side, body))
     return wire, decode
 
@@ -118,10 +100,10 @@ def conflicts_from_ids(pro: Side, con: Side):
     return prepare
 
 
-CHALLENGE_WIRE = _obj(
-    analysis=_list(_str(LONG), 2, 4),
-    historical_context=_list(_str(LONG), 1, 2),
-    classification=_enum(("factual", "uncertain", "values_dependent")),
+CHALLENGE_WIRE = obj(
+    analysis=array(string(LONG), 2, 4),
+    historical_context=array(string(LONG), 1, 2),
+    classification=one_of(("factual", "uncertain", "values_dependent")),
 )
 
 CHALLENGE_INSTRUCTIONS = {

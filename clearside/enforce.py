@@ -129,6 +129,7 @@ def run_structured(
     salvage: Callable[[str], str | None] | None = None,
     review: Review | None = None,
     decode: dict[str, Any] | None = None,
+    mend: Callable[[Review], M] | None = None,
 ) -> M:
     """Call the agent until its output validates, at most ``1 + retries`` times.
 
@@ -136,6 +137,9 @@ def run_structured(
     limit); the repaired text must still pass every check. ``review`` runs the agent's
     substance checks on a schema-valid reply; ``decode`` is a tighter schema to decode
     with than the one replies are validated against (e.g. an enum of indexes only).
+    ``mend``: when a schema-valid reply fails its substance checks, instead of asking for the
+    whole reply again, ``mend(review)`` writes only ``review.failing`` and keeps ``review.kept``
+    (e.g. one argument or one synthesis field per call); it raises like this loop does.
     """
     conversation = list(messages)
     raw, errors = "", []
@@ -171,6 +175,8 @@ def run_structured(
         if attempt < attempts:
             if on_retry:
                 on_retry(attempt + 1, errors)
+            if substance and mend is not None and review.failing:
+                return mend(review)
             conversation = [*messages, {"role": "assistant", "content": raw[:4000]},
                             reask_message(errors, substance=substance)]
     raise (QualityCheckError if substance else SchemaViolationError)(agent, attempts, errors, raw)

@@ -109,12 +109,13 @@ class Engine:
 
     def __init__(self, provider: Provider | str = "embedded", *, retries: int = 2, temperature: float = 0.4,
                  on_event: OnEvent | None = None, on_section: OnSection | None = None, substance: bool = True,
-                 strategy: str | None = None, embeddings: checks.Embeddings | None = None) -> None:
+                 strategy: str | None = None, embeddings: checks.Embeddings | None = None, mend: bool = True) -> None:
         self.provider = get_provider(provider) if isinstance(provider, str) else provider
         self.retries = retries
         self.temperature = temperature
         self.substance = substance  # run the substance checks (off only to measure what they catch)
         self.strategy = strategy or default_strategy(self.provider)
+        self.mending = mend  # a reply that fails its checks: rewrite only its failing fields, in parts
         if self.strategy not in STRATEGIES:
             raise InputError(f"Unknown generation strategy {self.strategy!r}: use one of {', '.join(STRATEGIES)}.")
         self.embeddings = embeddings or checks.Embeddings()
@@ -123,25 +124,29 @@ class Engine:
         self.last_usage: dict[str, Usage] = {}  # the latest challenge's usage and violations
         self.last_violations: list[dict[str, Any]] = []
 
-    def _review(self, run: DebateRun, agent: str, check, floors: dict[str, int],
-                fresh: bool = True) -> checks.Review | None:
+    def _review(self, run: DebateRun, agent: str, check, floors: dict[str, int], fresh: bool = True,
+                reask: bool = False) -> checks.Review | None:
         """The agent's substance review; ``fresh=False`` adds to the record of the agent's earlier calls."""
         if not self.substance or check is None:
             return None
-        review = checks.Review(check, floors, None if fresh else run.quality.get(agent))
+        review = checks.Review(check, floors, None if fresh else run.quality.get(agent), reasking=reask)
         run.quality[agent] = review.record
         return review
 
     def call(self, run: DebateRun, spec: agents.AgentSpec, messages: list[dict[str, str]], *, prepare=None,
              check=None, floors: dict[str, int] | None = None, schema: dict[str, Any] | None = None,
-             decode: dict[str, Any] | None = None, model=None, max_tokens: int | None = None, fresh: bool = True):
-        """One structured call for an agent (re-asks included), streaming deltas and retries as events."""
+             decode: dict[str, Any] | None = None, model=None, max_tokens: int | None = None, fresh: bool = True,
+             mend=None, reask: bool = False):
+        """One structured call for an agent (re-asks included), streaming deltas and retries as events.
+
+        ``mend(review)``: what to do instead of a whole re-ask when the reply fails its substance checks;
+        ``reask``: this call itself rewrites part of a reply that was sent back (counted as a re-ask)."""
         return run_structured(
             self.provider, agent=spec.name, messages=messages, model=model or spec.model,
             schema=schema or spec.schema, retries=self.retries, temperature=self.temperature,
             max_tokens=max_tokens or spec.max_tokens, usage=run.usage.setdefault(spec.name, Usage()),
             violations=run.violations, prepare=prepare, decode=decode,
-            review=self._review(run, spec.name, check, floors or {}, fresh),
+            review=self._review(run, spec.name, check, floors or {}, fresh, reask), mend=mend if self.mending else None,
             on_delta=lambda text: self.on_event(Event("delta", spec.name, text)),
             on_retry=lambda attempt, errors: self.on_event(
                 Event("retry", spec.name, data={"attempt": attempt, "errors": errors})),
@@ -206,7 +211,8 @@ class Engine:
         schema, decode = agents.moderator_wire(run.pro, run.con)
         return self._agent(run, agents.MODERATOR, agents.moderator_messages(run.proposition, run.pro, run.con),
                            prepare=agents.conflicts_from_ids(run.pro, run.con), check=check,
-                           floors=checks.moderator.FLOORS, schema=schema, decode=decode)
+                           floors=checks.moderator.FLOORS, schema=schema, decode=decode,
+                           mend=lambda review: focused.mend_moderator(self, run, check, review))
 
     def _advocate(self, run: DebateRun, spec: agents.AgentSpec) -> None:
         proposition = run.proposition
@@ -219,7 +225,8 @@ class Engine:
             side = self._agent(run, spec, focused=lambda engine, r: focused.side(engine, r, spec, check))
         else:
             side = self._agent(run, spec, agents.advocate_messages(spec.name, proposition), check=check,
-                               floors=checks.sides.FLOORS)
+                               floors=checks.sides.FLOORS,
+                               mend=lambda review: focused.mend_side(self, run, spec, check, review))
         self._section(run, spec.name, side)
 
     def _advocates(self, run: DebateRun) -> None:

@@ -1,4 +1,4 @@
-"""The "focused" generation strategy: an agent's section in several small calls instead of one.
+"""An agent's section in several small calls instead of one: the "focused" strategy, and mending.
 
 An advocate first names the categories of its arguments (three enum values, a few
 tokens), then writes one argument per call in its chosen category while seeing the
@@ -6,13 +6,19 @@ claims it already made, then its summary, assumptions and uncertainties. The
 moderator writes its synthesis one field per call. Each call repeats the agent's own
 prompt and adds one instruction at the end, so a llama.cpp slot re-evaluates only that
 instruction. Every part passes the agent's substance checks as it lands (a part that
-fails is re-asked on its own, and the parts that passed are kept). ``bench/quality.py``
-measures this strategy against one call per agent ("whole").
+fails is re-asked on its own, and the parts that passed are kept).
+
+Mending (:func:`mend_side`, :func:`mend_moderator`) uses the same parts after a whole
+reply failed its checks: what passed in that reply is kept and only the failing fields
+are written again, part by part, instead of asking for the whole reply once more (on a
+small model a whole re-ask rarely gets every field right at the same time).
+``bench/quality.py`` measures both strategies.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, create_model
@@ -20,9 +26,12 @@ from pydantic import BaseModel, ConfigDict, create_model
 from . import agents, checks, prompts
 from .errors import QualityCheckError
 from .schema import CATEGORY_VALUES, AgentQuality, Moderator, QualityItem, Side
+from .wire import array, obj, one_of
 
 ARGUMENTS = 3
-SPARE = 2  # argument calls allowed beyond ARGUMENTS when a part fails its checks on every attempt
+MEND_ARGUMENTS = 2  # a mended side has at least this many arguments (the whole reply's own minimum)
+SPARE = 2  # argument calls allowed beyond the target when a part fails its checks on every attempt
+SUMMARY_FIELDS = ("executive_summary", "assumptions", "uncertainties")
 MODERATOR_FIELDS = ("areas_of_agreement", "core_disagreements", "assumption_conflicts", "evidence_gaps",
                     "decision_hinges")
 
@@ -38,16 +47,25 @@ class Categories(BaseModel):
     categories: list[str]
 
 
-def _ask(messages: list[dict[str, str]], instruction: str) -> list[dict[str, str]]:
+def _ask(messages: list[dict[str, str]], instruction: str, problems: Iterable[str] = ()) -> list[dict[str, str]]:
+    """The agent's prompt plus one instruction, and what to fix when the part is written again."""
+    listed = "\n".join(f"- {problem}" for problem in problems)
+    if listed:
+        instruction += "\n" + prompts.render(prompts.load("global").tasks["fix"], problems=listed)
     return [*messages, {"role": "user", "content": instruction}]
 
 
-def _only(check, field: str, merged: dict[str, Any], index: int | None = None):
-    """The agent's check over what it has so far plus this part, keeping the findings on this part."""
+def _scoped(check, merged: dict[str, Any], fields: Iterable[str], index: int | None = None):
+    """The agent's check over what it has so far plus one part, keeping only the findings on that part.
+
+    ``index``: the part is one more item of the list ``fields`` names (its findings are reported at 0).
+    """
+    fields = tuple(fields)
 
     def run(part: dict[str, Any]) -> list[checks.Finding]:
         if index is None:
-            return [f for f in check({**merged, **part}) if f.path[0] == field]
+            return [f for f in check({**merged, **part}) if f.path[0] in fields]
+        (field,) = fields
         data = {**merged, field: [*merged.get(field, []), *part[field]]}
         return [dataclasses.replace(f, path=(field, 0, *f.path[2:])) for f in check(data)
                 if f.path[:2] == (field, index)]
@@ -55,59 +73,88 @@ def _only(check, field: str, merged: dict[str, Any], index: int | None = None):
     return run
 
 
+def _direction(spec: agents.AgentSpec) -> str:
+    return "FOR" if spec.name == "pro" else "AGAINST"
+
+
 def side(engine, run, spec: agents.AgentSpec, check) -> Side:
+    """A whole side in parts: categories, one argument per call, then the summary fields."""
     base = agents.advocate_messages(spec.name, run.proposition)
-    direction = "FOR" if spec.name == "pro" else "AGAINST"
-    wire = {"type": "object", "properties": {"categories": agents._list(agents._enum(CATEGORY_VALUES), ARGUMENTS,
-                                                                       ARGUMENTS)},
-            "required": ["categories"], "additionalProperties": False}
+    wire = obj(categories=array(one_of(CATEGORY_VALUES), ARGUMENTS, ARGUMENTS))
     picked = engine.call(run, spec, _ask(base, prompts.render(
-        prompts.load("advocate").tasks["categories"], side=direction, count=str(ARGUMENTS))),
+        prompts.load("advocate").tasks["categories"], side=_direction(spec), count=str(ARGUMENTS))),
         model=Categories, schema=wire, max_tokens=40, check=lambda data: [], fresh=True).categories
-    chosen = list(dict.fromkeys(picked))
-    arguments: list[dict[str, Any]] = []
+    arguments = _arguments(engine, run, spec, check, base, [], list(dict.fromkeys(picked)), ARGUMENTS)
+    return _finish(engine, run, spec, check, base, arguments, {}, SUMMARY_FIELDS)
+
+
+def mend_side(engine, run, spec: agents.AgentSpec, check, review: checks.Review) -> Side:
+    """A side whose whole reply failed its checks: keep what passed, write the failing fields in parts."""
+    base = agents.advocate_messages(spec.name, run.proposition)
+    arguments = list(review.kept.get("arguments", []))
+    if "arguments" in review.failing:
+        # below the floor, or one category only: one more argument in a category not used yet, up to the target
+        target = max(MEND_ARGUMENTS, len(arguments) + 1)
+        arguments = _arguments(engine, run, spec, check, base, arguments, [], target, review.failing["arguments"],
+                               reask=True)
+    kept = {name: review.kept[name] for name in SUMMARY_FIELDS if name not in review.failing}
+    wanted = [name for name in SUMMARY_FIELDS if name in review.failing]
+    return _finish(engine, run, spec, check, base, arguments, kept, wanted,
+                   [problem for name in wanted for problem in review.failing[name]], reask=True)
+
+
+def _arguments(engine, run, spec, check, base, arguments: list[dict[str, Any]], chosen: list[str],
+               target: int, problems: list[str] | None = None, *, reask: bool = False) -> list[dict[str, Any]]:
+    """``arguments`` plus one argument per call until ``target``; a part that keeps failing is dropped.
+
+    ``problems``: why the arguments of a whole reply were sent back (told to the first new argument)."""
+    arguments = list(arguments)
     part = _part(Side, "arguments")
     failure: QualityCheckError | None = None
-    for _ in range(ARGUMENTS + SPARE):  # a part that keeps failing is dropped; a spare call may replace it
-        if len(arguments) == ARGUMENTS:
+    for _ in range(target - len(arguments) + SPARE):
+        if len(arguments) >= target:
             break
         used = {a["category"] for a in arguments}
         # each argument takes the next category the advocate chose; once those are used, any other category
         allowed = [c for c in chosen if c not in used][:1] or [c for c in CATEGORY_VALUES if c not in used]
         # the explanation is written before the claim, so the claim sums up a reason instead of echoing the question
         fields = agents.ARGUMENT_WIRE["properties"]
-        item = agents._obj(category=agents._enum(allowed), explanation=fields["explanation"], claim=fields["claim"],
-                           evidence_type=fields["evidence_type"], confidence=fields["confidence"])
+        item = obj(category=one_of(allowed), explanation=fields["explanation"], claim=fields["claim"],
+                   evidence_type=fields["evidence_type"], confidence=fields["confidence"])
         made = "\n".join(f"- {prompts.quote(a['claim'])}" for a in arguments) or "- (none yet)"
         instruction = prompts.render(prompts.load("advocate").tasks["argument"], number=str(len(arguments) + 1),
-                                     side=direction, category=" or ".join(allowed), made=made)
+                                     side=_direction(spec), category=" or ".join(allowed), made=made)
         try:
-            result = engine.call(run, spec, _ask(base, instruction), model=part,
-                                 schema=agents._obj(arguments=agents._list(item, 1, 1)), max_tokens=200,
-                                 check=_only(check, "arguments", {"arguments": arguments}, len(arguments)),
-                                 floors={"arguments": 1}, fresh=False)
+            result = engine.call(run, spec, _ask(base, instruction, problems or ()), model=part,
+                                 schema=obj(arguments=array(item, 1, 1)), max_tokens=200,
+                                 check=_scoped(check, {"arguments": arguments}, ["arguments"], len(arguments)),
+                                 floors={"arguments": 1}, fresh=False, reask=reask)
         except QualityCheckError as exc:
             failure = exc
             _dropped(run, spec.name, f"arguments/{len(arguments)}", exc)
             continue
         arguments += [a.model_dump(mode="json") for a in result.arguments]
+        problems = None
     if not arguments and failure is not None:
         raise failure
-    claims = "\n".join(f"- {prompts.quote(a['claim'])}" for a in arguments)
-    rest = ("executive_summary", "assumptions", "uncertainties")
-    wire = agents._obj(**{name: agents.SIDE_WIRE["properties"][name] for name in rest})
-    summary = engine.call(run, spec, _ask(base, prompts.render(prompts.load("advocate").tasks["summary"],
-                                                               side=direction, claims=claims)),
-                          model=_part(Side, *rest), schema=wire, max_tokens=400, fresh=False,
-                          check=_only_fields(check, rest, {"arguments": arguments}), floors=checks.sides.FLOORS)
-    return Side.model_validate({**summary.model_dump(mode="json"), "arguments": arguments})
+    return arguments
 
 
-def _only_fields(check, fields: tuple[str, ...], merged: dict[str, Any]):
-    def run(part: dict[str, Any]) -> list[checks.Finding]:
-        return [f for f in check({**merged, **part}) if f.path[0] in fields]
-
-    return run
+def _finish(engine, run, spec, check, base, arguments: list[dict[str, Any]], kept: dict[str, Any],
+            wanted: list[str] | tuple[str, ...], problems: list[str] = (), *, reask: bool = False) -> Side:
+    """The side from its arguments, the summary fields already kept, and one call for the ``wanted`` ones."""
+    values = dict(kept)
+    if wanted:
+        tasks = prompts.load("advocate").tasks
+        claims = "\n".join(f"- {prompts.quote(a['claim'])}" for a in arguments)
+        instruction = prompts.render(tasks["summary"], side=_direction(spec), claims=claims,
+                                     wanted="; ".join(tasks[name] for name in wanted))
+        wire = obj(**{name: agents.SIDE_WIRE["properties"][name] for name in wanted})
+        summary = engine.call(run, spec, _ask(base, instruction, problems), model=_part(Side, *wanted), schema=wire,
+                              max_tokens=400, fresh=False, reask=reask, floors=checks.sides.FLOORS,
+                              check=_scoped(check, {"arguments": arguments, **kept}, wanted))
+        values.update(summary.model_dump(mode="json"))
+    return Side.model_validate({**values, "arguments": arguments})
 
 
 def _dropped(run, agent: str, what: str, exc: QualityCheckError) -> None:
@@ -118,17 +165,31 @@ def _dropped(run, agent: str, what: str, exc: QualityCheckError) -> None:
 
 
 def moderator(engine, run, check) -> Moderator:
+    """The synthesis one field per call."""
+    return _moderator_fields(engine, run, check, {}, MODERATOR_FIELDS, fresh=True)
+
+
+def mend_moderator(engine, run, check, review: checks.Review) -> Moderator:
+    """A synthesis whose whole reply failed its checks: keep the fields that passed, write the others."""
+    kept = {name: value for name, value in review.kept.items() if name not in review.failing}
+    return _moderator_fields(engine, run, check, kept, [f for f in MODERATOR_FIELDS if f in review.failing],
+                             fresh=False, problems=review.failing)
+
+
+def _moderator_fields(engine, run, check, merged: dict[str, Any], wanted, *, fresh: bool,
+                      problems: dict[str, list[str]] | None = None) -> Moderator:
     base = agents.moderator_messages(run.proposition, run.pro, run.con)
     schema, decode = agents.moderator_wire(run.pro, run.con)
     prepare = agents.conflicts_from_ids(run.pro, run.con)
-    merged: dict[str, Any] = {}
-    for n, field in enumerate(MODERATOR_FIELDS):
-        wire = agents._obj(**{field: schema["properties"][field]})
-        tight = agents._obj(**{field: decode["properties"][field]})
+    merged = dict(merged)
+    for n, field in enumerate(wanted):
         instruction = prompts.render(prompts.load("moderator").tasks["part"], field=field)
-        result = engine.call(run, agents.MODERATOR, _ask(base, instruction), model=_part(Moderator, field),
-                             schema=wire, decode=tight, max_tokens=300, fresh=n == 0,
+        result = engine.call(run, agents.MODERATOR, _ask(base, instruction, (problems or {}).get(field, ())),
+                             model=_part(Moderator, field),
+                             schema=obj(**{field: schema["properties"][field]}),
+                             decode=obj(**{field: decode["properties"][field]}), max_tokens=300,
+                             fresh=fresh and n == 0, reask=not fresh,
                              prepare=prepare if field == "assumption_conflicts" else None,
-                             check=_only(check, field, merged), floors=checks.moderator.FLOORS)
+                             check=_scoped(check, merged, [field]), floors=checks.moderator.FLOORS)
         merged.update(result.model_dump(mode="json", exclude_none=True))
     return Moderator.model_validate(merged)

@@ -33,6 +33,7 @@ from clearside.checks.record import tally
 from clearside.enforce import wire_errors
 from clearside.engine import DebateRun, Engine
 from clearside.errors import DebateFailed, ProviderError, QualityCheckError, SchemaViolationError
+from clearside.prompts import quote as prompts_quote
 from clearside.providers.scripted import ScriptedProvider
 from clearside.references import flagship
 from clearside.render import structured_report
@@ -80,8 +81,8 @@ def engine(provider, **options) -> Engine:
     return Engine(provider, embeddings=EMB, **options)
 
 
-def debate(provider, question=QUESTION, *, retries=2, **context) -> Document:
-    return engine(provider, retries=retries).run(DebateRun.from_input(question, **context))
+def debate(provider, question=QUESTION, *, retries=2, mend=True, **context) -> Document:
+    return engine(provider, retries=retries, mend=mend).run(DebateRun.from_input(question, **context))
 
 
 def calls(provider) -> dict[str, int]:
@@ -604,12 +605,12 @@ def test_context_the_user_typed_is_kept_and_not_marked_inferred(provider):
     assert document.quality.inferred == ["domain"]
 
 
-def test_a_conflict_quoting_an_unlisted_assumption_is_reasked_alone(provider):
+def test_without_mending_a_conflict_quoting_an_unlisted_assumption_is_reasked_alone(provider):
     bad = moderator_reply()
     bad["assumption_conflicts"][0]["pro_assumption"] = "Cloud costs will keep falling every year"
     provider.enqueue(bad, agent="moderator")
     replies = scripted_debate(provider, orchestrator=CLEAN_ORCHESTRATOR)  # its good reply waits behind
-    document = debate(provider)
+    document = debate(provider, mend=False)
     assert calls(provider) == {"orchestrator": 1, "pro": 1, "con": 1, "moderator": 2}  # pro/con not re-run
     message = reask_text(provider, "moderator")
     assert "content has to change" in message
@@ -637,14 +638,14 @@ def test_an_unlisted_conflict_is_dropped_when_a_listed_one_remains(provider):
         ("untraceable_conflict", "assumption_conflicts/1/con_assumption", "dropped")]
 
 
-def test_a_moderator_that_keeps_citing_unlisted_assumptions_fails_and_keeps_the_cases(provider):
+def test_without_mending_a_moderator_that_keeps_citing_unlisted_assumptions_fails_and_keeps_the_cases(provider):
     bad = moderator_reply()
     bad["assumption_conflicts"][0]["con_assumption"] = "Vendors will always raise their prices"
     scripted_debate(provider, orchestrator=CLEAN_ORCHESTRATOR, moderator=bad)
     provider.enqueue(bad, bad, agent="moderator")
     run = DebateRun.from_input(QUESTION)
     with pytest.raises(DebateFailed) as info:
-        engine(provider).run(run)
+        engine(provider, mend=False).run(run)
     cause = info.value.cause
     assert isinstance(cause, QualityCheckError) and cause.agent == "moderator" and cause.attempts == 3
     assert "substance checks" in str(cause) and "did not list" in str(cause)
@@ -706,10 +707,10 @@ def off_topic_side() -> dict:
     return pro
 
 
-def test_off_topic_claims_are_reasked_with_the_checks_message(provider):
+def test_without_mending_off_topic_claims_are_reasked_whole_with_the_checks_message(provider):
     provider.enqueue(off_topic_side(), agent="pro")
     replies = scripted_debate(provider, orchestrator=CLEAN_ORCHESTRATOR)
-    document = debate(provider)
+    document = debate(provider, mend=False)
     assert calls(provider) == {"orchestrator": 1, "pro": 2, "con": 1, "moderator": 1}
     message = reask_text(provider, "pro")
     assert "content has to change" in message
@@ -719,12 +720,13 @@ def test_off_topic_claims_are_reasked_with_the_checks_message(provider):
     assert items(document.dump()["quality"], "pro") == [("off_topic", f"arguments/{i}", "reasked") for i in range(3)]
 
 
-def test_an_unrepairable_failure_raises_quality_check_error_and_keeps_the_finished_sections(provider):
+def test_without_mending_an_unrepairable_failure_raises_quality_check_error_and_keeps_the_finished_sections(
+        provider):
     provider.enqueue(*[off_topic_side()] * 3, agent="pro")
     scripted_debate(provider, orchestrator=CLEAN_ORCHESTRATOR)
     run = DebateRun.from_input(QUESTION)
     with pytest.raises(DebateFailed) as info:
-        engine(provider).run(run)
+        engine(provider, mend=False).run(run)
     failure = info.value
     assert isinstance(failure.cause, QualityCheckError) and isinstance(failure.cause, SchemaViolationError)
     assert failure.cause.agent == "pro" and failure.cause.attempts == 3
@@ -736,9 +738,109 @@ def test_an_unrepairable_failure_raises_quality_check_error_and_keeps_the_finish
     assert calls(provider) == {"orchestrator": 1, "pro": 3, "con": 1}
     assert len(provider.requests_for("pro")[2].messages) == len(provider.requests_for("pro")[0].messages) + 2
     # resuming reruns only pro and the moderator, and the pro reply that waited in the queue is accepted
-    document = engine(provider).run(run)
+    document = engine(provider, mend=False).run(run)
     assert calls(provider) == {"orchestrator": 1, "pro": 4, "con": 1, "moderator": 1}
     assert document.pro.dump() == side_reply("pro")
+
+
+# ---------------------------------------------------------------- mending: only the failing fields are written again
+def one_argument(reply: dict, i: int) -> dict:
+    return {"arguments": [reply["arguments"][i]]}
+
+
+def test_off_topic_arguments_are_rewritten_one_per_call_and_the_rest_of_the_side_is_kept(provider):
+    good = side_reply("pro")
+    provider.enqueue(off_topic_side(), one_argument(good, 0), one_argument(good, 1), agent="pro")
+    scripted_debate(provider, orchestrator=CLEAN_ORCHESTRATOR)  # the whole pro reply behind stays unused
+    document = debate(provider)
+    assert calls(provider) == {"orchestrator": 1, "pro": 3, "con": 1, "moderator": 1}
+    first, second = provider.requests_for("pro")[1:]
+    assert set(first.schema["properties"]) == {"arguments"}
+    assert first.schema["properties"]["arguments"]["maxItems"] == 1
+    instruction = first.messages[-1]["content"]
+    assert "Write only argument 1" in instruction and "sent back" in instruction
+    for _, claim, _ in OFF_TOPIC_ARGUMENTS:
+        assert f"({claim!r}) is not about the proposition" in instruction
+    assert "sent back" not in second.messages[-1]["content"]  # the problems are told once
+    assert prompts_quote(good["arguments"][0]["claim"]) in second.messages[-1]["content"]  # it sees its claim
+    # the second argument takes a category the first did not use
+    assert good["arguments"][0]["category"] not in second.schema["properties"]["arguments"]["items"]["properties"][
+        "category"]["enum"]
+    pro = document.pro.dump()
+    assert pro["arguments"] == good["arguments"][:2]
+    assert {k: pro[k] for k in ("executive_summary", "assumptions", "uncertainties")} == {
+        k: off_topic_side()[k] for k in ("executive_summary", "assumptions", "uncertainties")}
+    record = document.dump()["quality"]["agents"]["pro"]
+    assert (record["attempts"], record["reasks"]) == (3, 2)
+    assert items(document.dump()["quality"], "pro") == [("off_topic", f"arguments/{i}", "reasked") for i in range(3)]
+
+
+def test_labels_for_assumptions_are_rewritten_alone(provider):
+    bad = side_reply("con")
+    bad["assumptions"] = ["Operational costs", "Team capabilities"]
+    fixed = {"assumptions": side_reply("con")["assumptions"]}
+    provider.enqueue(bad, fixed, agent="con")
+    scripted_debate(provider, orchestrator=CLEAN_ORCHESTRATOR)
+    document = debate(provider)
+    assert calls(provider)["con"] == 2
+    request = provider.requests_for("con")[1]
+    assert set(request.schema["properties"]) == {"assumptions"}
+    assert "Now write only: assumptions" in request.messages[-1]["content"]
+    assert "not_a_statement" not in request.messages[-1]["content"] and "write a full sentence" in request.messages[
+        -1]["content"]
+    con = document.con.dump()
+    assert con["assumptions"] == fixed["assumptions"]
+    assert con["arguments"] == bad["arguments"] and con["executive_summary"] == bad["executive_summary"]
+
+
+def test_an_untraceable_conflict_is_rewritten_alone_and_the_synthesis_is_kept(provider):
+    bad = moderator_reply()
+    bad["areas_of_agreement"][0] = "Moderator: both sides accept that any change of architecture is costly"
+    bad["assumption_conflicts"][0]["pro_assumption"] = "Cloud costs will keep falling every year"
+    provider.enqueue(bad, agent="moderator")
+    provider.enqueue({"assumption_conflicts": moderator_reply()["assumption_conflicts"]}, agent="moderator")
+    scripted_debate(provider, orchestrator=CLEAN_ORCHESTRATOR)
+    document = debate(provider)
+    assert calls(provider)["moderator"] == 2
+    request = provider.requests_for("moderator")[1]
+    assert set(request.schema["properties"]) == {"assumption_conflicts"}
+    conflict = request.schema["properties"]["assumption_conflicts"]["items"]["properties"]
+    assert conflict["pro_assumption"]["enum"] == ["P1", "P2"]  # still chosen by index
+    assert "which the FOR side did not list" in request.messages[-1]["content"]
+    moderator = document.moderator.dump()
+    assert moderator["areas_of_agreement"] == bad["areas_of_agreement"]  # what passed is kept
+    assert moderator["assumption_conflicts"] == moderator_reply()["assumption_conflicts"]
+    record = document.dump()["quality"]["agents"]["moderator"]
+    assert (record["attempts"], record["reasks"]) == (2, 1)
+
+
+def test_a_rewritten_part_that_keeps_failing_raises_and_keeps_the_cases(provider):
+    bad = moderator_reply()
+    bad["assumption_conflicts"][0]["con_assumption"] = "Vendors will always raise their prices"
+    scripted_debate(provider, orchestrator=CLEAN_ORCHESTRATOR, moderator=bad)
+    provider.enqueue(*[{"assumption_conflicts": bad["assumption_conflicts"]}] * 3, agent="moderator")
+    run = DebateRun.from_input(QUESTION)
+    with pytest.raises(DebateFailed) as info:
+        engine(provider).run(run)
+    cause = info.value.cause
+    assert isinstance(cause, QualityCheckError) and cause.agent == "moderator" and "did not list" in str(cause)
+    assert run.missing == ["moderator"] and run.pro.dump() == side_reply("pro")
+    assert calls(provider)["moderator"] == 4  # the whole reply, then the part three times
+    assert (run.quality["moderator"].attempts, run.quality["moderator"].reasks) == (4, 3)
+
+
+def test_one_category_only_keeps_two_arguments_and_asks_for_one_in_another_category(provider):
+    bad = side_reply("pro")
+    for argument in bad["arguments"]:
+        argument["category"] = "technical"
+    extra = {"arguments": [{**side_reply("pro", arguments=4)["arguments"][3], "category": "social"}]}
+    provider.enqueue(bad, extra, agent="pro")
+    scripted_debate(provider, orchestrator=CLEAN_ORCHESTRATOR)
+    document = debate(provider)
+    request = provider.requests_for("pro")[1]
+    assert "technical" not in request.schema["properties"]["arguments"]["items"]["properties"]["category"]["enum"]
+    arguments = document.pro.dump()["arguments"]
+    assert arguments == [*bad["arguments"][:2], extra["arguments"][0]]
 
 
 LOADED = "Should the organization make the reckless move to a microservices architecture for its software systems?"

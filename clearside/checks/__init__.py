@@ -14,6 +14,7 @@ each check's message. Everything caught is written to the agent's
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -38,20 +39,26 @@ def _item(finding: Finding, action: str) -> QualityItem:
 class Review:
     """One agent's checks inside the enforcement loop, with the record of what they caught."""
 
-    def __init__(self, check: Check, floors: dict[str, int], record: AgentQuality | None = None) -> None:
-        """``record``: an agent record to add to (an agent that makes several calls, one per part)."""
+    def __init__(self, check: Check, floors: dict[str, int], record: AgentQuality | None = None, *,
+                 reasking: bool = False) -> None:
+        """``record``: an agent record to add to (an agent that makes several calls, one per part);
+        ``reasking``: every call of this review is a re-ask (it rewrites part of a reply that was sent back)."""
+        self.reasking = reasking
         self.check = check
         self.floors = floors
         self.base = (record.attempts, record.reasks) if record else (0, 0)
         self.record = record or AgentQuality(attempts=1, reasks=0)
         self.calls = 0
         self.pool: dict[str, list[Any]] = {}  # list items that passed every check in earlier replies
+        # after a reply is sent back: what in it passed (every flagged list item removed) and the fields that failed
+        self.kept: dict[str, Any] = {}
+        self.failing: dict[str, list[str]] = {}  # field -> the checks' messages on it
 
     def called(self) -> None:
         """One more model call for this agent (counted by the enforcement loop)."""
         self.calls += 1
         self.record.attempts = self.base[0] + self.calls
-        self.record.reasks = self.base[1] + self.calls - 1
+        self.record.reasks = self.base[1] + self.calls - (0 if self.reasking else 1)
 
     def __call__(self, parsed: M, last_attempt: bool) -> tuple[M | None, list[str]]:
         """The reply with safe repairs made, or None and the messages for a re-ask.
@@ -78,12 +85,21 @@ class Review:
         self.record.items += [_item(finding, action) for finding, action in outcome.done]
         if outcome.reask:
             self.record.items += [_item(finding, "reasked") for finding in outcome.reask if not last_attempt]
+            self._keep(data, findings, outcome.reask)
             return None, [finding.message for finding in outcome.reask]
         context = outcome.data.get("context")
         if isinstance(context, dict) and not context:
             del outcome.data["context"]
         return type(parsed).model_validate(outcome.data), []
 
+
+    def _keep(self, data: dict[str, Any], findings: list[Finding], reask: list[Finding]) -> None:
+        """Remember what passed in a reply that goes back, so a caller may ask for only the failing fields."""
+        flagged = [dataclasses.replace(f, repair="drop") if isinstance(f.target[-1], int) else f for f in findings]
+        self.kept = repair(data, flagged, dict.fromkeys(self.floors, 0), last_attempt=False).data
+        self.failing = {}
+        for finding in reask:
+            self.failing.setdefault(str(finding.path[0]), []).append(finding.message)
 
     POOL_FILL = 3  # a list topped up from earlier replies holds at most this many items
 

@@ -11,15 +11,16 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..agents import ARGUMENT_WIRE, CLAIM, LONG, MODERATOR_WIRE, SENTENCE, _enum, _list, _obj, _str
+from ..agents import ARGUMENT_WIRE, CLAIM, LONG, MODERATOR_WIRE, SENTENCE
 from ..schema import CATEGORY_VALUES
+from ..wire import array, obj, one_of, string
 from .protocol import ROUNDS, Step
 
 # The pattern repeats minLength: grammar backends (llama.cpp, Ollama) compile a pattern and ignore minLength.
 SPEECH = {"type": "string", "minLength": 20, "pattern": r'^[A-Z0-9][^"\\{}\[\]<>\x00-\x1f]{19,}$'}
-EVIDENCE_RESPONSE = _str(LONG, 10)
-ANSWER_WIRE = _obj(answer=_str(300, 10))
-CLARIFICATION_WIRE = _obj(clarification=_str(300, 10))
+EVIDENCE_RESPONSE = string(LONG, 10)
+ANSWER_WIRE = obj(answer=string(300, 10))
+CLARIFICATION_WIRE = obj(clarification=string(300, 10))
 
 
 class TurnFields(BaseModel):
@@ -40,31 +41,32 @@ class Clarification(BaseModel):
 def _argument(round_number: int) -> dict[str, Any]:
     categories = ROUNDS.get(round_number, CATEGORY_VALUES)
     properties = dict(ARGUMENT_WIRE["properties"])
-    properties["category"] = _enum(categories)
-    properties["assumptions"] = _list(_str(), 1, 2)
-    return _obj(**properties)
+    properties["category"] = one_of(categories)
+    properties["assumptions"] = array(string(), 1, 2)
+    return obj(**properties)
 
 
 def turn_schema(step: Step, *, evidence: bool = False, questions: int = 2) -> dict[str, Any]:
     """The wire schema for one planned turn; ``evidence`` adds the acknowledgement field."""
     if step.kind == "opening":
-        fields = {"position": _str(LONG), "previews": _list(_str(CLAIM), 2, 3), "assumptions": _list(_str(), 2, 3)}
+        fields = {"position": string(LONG), "previews": array(string(CLAIM), 2, 3),
+                  "assumptions": array(string(), 2, 3)}
     elif step.kind == "constructive":
-        fields = {"arguments": _list(_argument(step.round), 1, 2), "uncertainties": _list(_str(), 1, 2)}
+        fields = {"arguments": array(_argument(step.round), 1, 2), "uncertainties": array(string(), 1, 2)}
     elif step.kind == "question":
         count = 1 if step.round == 2 else 2
-        fields = {"questions": _list(_str(LONG, 10), count, count)}
+        fields = {"questions": array(string(LONG, 10), count, count)}
     elif step.kind == "answer":
-        fields = {"answers": _list(_str(LONG, 10), questions, questions)}
+        fields = {"answers": array(string(LONG, 10), questions, questions)}
     elif step.kind == "rebuttal":
-        fields = {"rebuttals": _list(_obj(target=_str(CLAIM), response=_str(LONG)), 1, 2)}
+        fields = {"rebuttals": array(obj(target=string(CLAIM), response=string(LONG)), 1, 2)}
     elif step.kind == "closing":
-        fields = {"summary": _list(_str(), 2, 3), "disagreements": _list(_str(), 1, 2),
-                  "decision_hinges": _list(_str(SENTENCE), 1, 3)}
+        fields = {"summary": array(string(), 2, 3), "disagreements": array(string(), 1, 2),
+                  "decision_hinges": array(string(SENTENCE), 1, 3)}
     elif step.kind == "synthesis":
         fields = dict(MODERATOR_WIRE["properties"])
     else:
         raise ValueError(f"unknown turn kind {step.kind!r}")
     if evidence:
         fields["evidence_response"] = EVIDENCE_RESPONSE
-    return _obj(**fields, speech=SPEECH)
+    return obj(**fields, speech=SPEECH)

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .. import prompts
-from ..agents import _enum, _list, _obj, _str
+from ..wire import array, obj, one_of, string
 
 A_PATTERNS = ("dominance", "control", "invalidation", "confrontational_certainty")
 B_PATTERNS = ("victim_framing", "guilt", "testing", "dependence", "intuition_only")
@@ -21,22 +21,22 @@ WHERE = ("situation", "other_perspective")
 
 
 def _flags(patterns: tuple[str, ...]) -> dict[str, Any]:
-    return _list(_obj(pattern=_enum(patterns), where=_enum(WHERE), evidence=_str(150)), 0, 3)
+    return array(obj(pattern=one_of(patterns), where=one_of(WHERE), evidence=string(150)), 0, 3)
 
 
-CLARIFY_WIRE = _obj(questions=_list(_str(150), 2, 4))
-EXPANSION_WIRE = _obj(
-    emotional_reality=_str(300), interpretations=_list(_str(180), 3, 5), actions=_list(_str(150), 3, 5),
-    script_brief=_str(200), script_extended=_str(400), boundary=_str(200), flags=_flags(A_PATTERNS))
-COMPRESSION_WIRE = _obj(
-    best_interpretation=_str(300), known_facts=_list(_str(150), 1, 4), assumptions=_list(_str(150), 1, 4),
-    checklist=_obj(boundary=_str(180), insecurity=_str(180), values_mismatch=_str(180)),
-    boundary=_str(200), script_brief=_str(200), script_extended=_str(400),
-    next_steps=_list(_obj(**{"if": _str(150), "then": _str(150)}), 2, 4), flags=_flags(B_PATTERNS))
-SYNTHESIS_WIRE = _obj(
-    debate_evolution=_str(500), conclusions=_list(_str(200), 2, 4), next_steps=_list(_str(180), 2, 4),
-    open_questions=_list(_str(180), 1, 3), framing=_str(300))
-SUMMARY_WIRE = _obj(summary=_str(900, 20))
+CLARIFY_WIRE = obj(questions=array(string(150), 2, 4))
+EXPANSION_WIRE = obj(
+    emotional_reality=string(300), interpretations=array(string(180), 3, 5), actions=array(string(150), 3, 5),
+    script_brief=string(200), script_extended=string(400), boundary=string(200), flags=_flags(A_PATTERNS))
+COMPRESSION_WIRE = obj(
+    best_interpretation=string(300), known_facts=array(string(150), 1, 4), assumptions=array(string(150), 1, 4),
+    checklist=obj(boundary=string(180), insecurity=string(180), values_mismatch=string(180)),
+    boundary=string(200), script_brief=string(200), script_extended=string(400),
+    next_steps=array(obj(**{"if": string(150), "then": string(150)}), 2, 4), flags=_flags(B_PATTERNS))
+SYNTHESIS_WIRE = obj(
+    debate_evolution=string(500), conclusions=array(string(200), 2, 4), next_steps=array(string(180), 2, 4),
+    open_questions=array(string(180), 1, 3), framing=string(300))
+SUMMARY_WIRE = obj(summary=string(900, 20))
 
 
 class _Out(BaseModel):
