@@ -79,6 +79,12 @@ def moderator_wire(pro: Side, con: Side) -> tuple[dict[str, Any], dict[str, Any]
     return wire, decode
 
 
+def listed_assumptions(pro: Side, con: Side) -> str:
+    """Both sides' listed assumptions with the ids a moderator picks them by (one per line, quoted)."""
+    return "\n".join(f"- {label}: {prompts.quote(item)}" for side, body in (("pro", pro), ("con", con))
+                     for label, item in zip(assumption_ids(side, body), body.assumptions, strict=True))
+
+
 def conflicts_from_ids(pro: Side, con: Side):
     """A ``prepare`` hook for the moderator: each chosen id (or quoted text) becomes the listed assumption."""
     listed = {side: dict(zip(assumption_ids(side, body), body.assumptions, strict=True))

@@ -229,6 +229,35 @@ def test_a_turn_that_keeps_failing_is_accepted_with_the_violation_recorded(tmp_p
     assert "Guardrail (moderator_neutrality)" in to_markdown(transcript)
 
 
+def test_the_synthesis_picks_assumption_conflicts_by_id_among_what_the_sides_listed(tmp_path):
+    debate, provider = make(tmp_path)
+    transcript = debate.run()
+    request = [r for r in provider.requests if r.agent == "moderator"][-1]
+    conflict = request.schema["properties"]["assumption_conflicts"]["items"]["properties"]
+    document = transcript.document
+    pro, con = document["pro"]["assumptions"], document["con"]["assumptions"]
+    assert conflict["pro_assumption"]["enum"] == [f"P{i}" for i in range(1, len(pro) + 1)]
+    assert conflict["con_assumption"]["enum"] == [f"C{i}" for i in range(1, len(con) + 1)]
+    assert f"P1: {json.dumps(pro[0])}" in request_text(request)  # the listing it picks from
+    conflicts = document["moderator"]["assumption_conflicts"]
+    assert conflicts and all(c["pro_assumption"] in pro and c["con_assumption"] in con for c in conflicts)
+    assert transcript.turns[-1].flags == []
+
+
+def test_a_synthesis_citing_an_unlisted_assumption_is_regenerated(tmp_path):
+    unlisted = {"assumption_conflicts": [{"pro_assumption": "Cloud prices will keep falling every year",
+                                          "con_assumption": "C1", "conflict_description": "They read costs apart."}]}
+    debate, provider = make(tmp_path, LiveResponder(overrides={("moderator", 1): unlisted}))
+    transcript = debate.run()
+    synthesis = transcript.turns[-1]
+    assert synthesis.regenerated == 1 and synthesis.flags == []
+    retry = [r for r in provider.requests if r.agent == "moderator"][1]
+    assert "must cite an assumption the Pro side listed" in request_text(retry)
+    document = transcript.document
+    assert all(c["pro_assumption"] in document["pro"]["assumptions"]
+               for c in document["moderator"]["assumption_conflicts"])
+
+
 def test_missing_assumptions_and_new_arguments_are_caught(tmp_path):
     no_assumptions = {"arguments": [{"category": "economic", "claim": "Costs fall with independent scaling",
                                      "explanation": "Each service scales alone.", "evidence_type": "projection",

@@ -94,19 +94,22 @@ def role_block(speaker: str) -> str:
     return prompts.render(live.system, role=role, side=side)
 
 
-def _task(step: Step, questions: int) -> str:
+def _task(step: Step, questions: int, assumptions: str = "") -> str:
     live = prompts.load("live")
     opponent = SPEAKER_LABELS.get(step.opponent, "")
     variables = {"opponent": opponent, "count": str(questions if step.kind == "answer" else
                                                     (1 if step.round == 2 else 2)),
                  "round": str(step.round), "topic": ROUND_TOPICS.get(step.round, ""),
-                 "categories": " or ".join(ROUNDS.get(step.round, ()))}
+                 "categories": " or ".join(ROUNDS.get(step.round, ())), "assumptions": assumptions}
     return prompts.render(live.tasks[step.kind], **variables)
 
 
 def turn_message(step: Step, proposition: Proposition, new_turns: list[Turn], config: LiveConfig, *,
-                 first: bool, evidence: list[str], prefix: str = "", questions: int = 2) -> str:
-    """The user message for one planned turn: the turns this agent has not seen yet and its task."""
+                 first: bool, evidence: list[str], prefix: str = "", questions: int = 2,
+                 assumptions: str = "") -> str:
+    """The user message for one planned turn: the turns this agent has not seen yet and its task.
+
+    ``assumptions``: for the synthesis, the sides' listed assumptions with their ids."""
     live = prompts.load("live")
     words = config.budget_words(step)
     if prefix:
@@ -117,8 +120,9 @@ def turn_message(step: Step, proposition: Proposition, new_turns: list[Turn], co
     return prompts.render(
         live.user, header=header(step.speaker, proposition, first), phase=PHASE_LABELS[step.phase],
         label=step.label, visible=visible_block(new_turns), evidence=evidence_text, continuation=continuation,
-        task=_task(step, questions), words=str(words), tokens=str(math.ceil(words * config.tokens_per_word)),
-        soft_words=str(round(words * config.soft_limit)), hard_words=str(round(words * config.hard_limit)))
+        task=_task(step, questions, assumptions), words=str(words),
+        tokens=str(math.ceil(words * config.tokens_per_word)), soft_words=str(round(words * config.soft_limit)),
+        hard_words=str(round(words * config.hard_limit)))
 
 
 def question_message(kind: str, speaker: str, proposition: Proposition, new_turns: list[Turn], question: str,

@@ -28,7 +28,7 @@ from ..providers import Provider, Usage
 from ..schema import Document
 from ..store import LiveWriter, Store, load_live, open_store
 from . import context, guardrails
-from .assemble import to_document
+from .assemble import side_from_turns, to_document
 from .protocol import PLAN, SPEAKER_LABELS, SPEAKERS, LiveConfig, Step, phase_break_after, visible_steps
 from .transcript import INTERVENTION_TYPES, Intervention, Partial, Transcript, Turn, now
 from .wire import ANSWER_WIRE, CLARIFICATION_WIRE, Answer, Clarification, TurnFields, turn_schema
@@ -349,18 +349,27 @@ class LiveDebate:
         asked = [t for t in visible if t.kind == "question"]
         questions = asked[-1].fields.get("questions", []) if asked and step.kind == "answer" else []
         schema = turn_schema(step, evidence=bool(evidence), questions=max(len(questions), 1))
+        decode, prepare, listed, sides = None, None, "", None
+        if step.kind == "synthesis":
+            # assumption conflicts are traceable by construction: chosen by id among what the sides listed
+            pro, con = side_from_turns(transcript, "pro"), side_from_turns(transcript, "con")
+            wire, tight = agents.moderator_wire(pro, con)
+            schema = turn_schema(step, evidence=bool(evidence), moderator=wire)
+            decode = turn_schema(step, evidence=bool(evidence), moderator=tight)
+            prepare, listed = agents.conflicts_from_ids(pro, con), agents.listed_assumptions(pro, con)
+            sides = {"pro": pro.assumptions, "con": con.assumptions}
         history = context.conversation(step.speaker, transcript.turns)
         first, fresh = not self._spoke(step.speaker), False
         prompt = context.turn_message(step, self._proposition(), unseen, config, first=first,
                                       evidence=[i.text for i in evidence], prefix=prefix,
-                                      questions=max(len(questions), 1))
+                                      questions=max(len(questions), 1), assumptions=listed)
         if not first and context.size(history) + len(prompt) > config.context_chars:
             # too long for the model's context: restart the conversation from digests of all it has seen
             fresh, history = True, [context.system_message()]
             unseen = [t for t in transcript.turns if t.turn in shown or t in visible]
             prompt = context.turn_message(step, self._proposition(), unseen, config, first=True,
                                           evidence=[i.text for i in evidence], prefix=prefix,
-                                          questions=max(len(questions), 1))
+                                          questions=max(len(questions), 1), assumptions=listed)
         messages = [*history, {"role": "user", "content": prompt}]
         sees = sorted(shown | {t.turn for t in visible})
         budget = config.budget_tokens(step)
@@ -403,9 +412,11 @@ class LiveDebate:
                 reply = run_structured(self.provider, agent=step.speaker, messages=conversation, model=TurnFields,
                                        schema=schema, retries=config.schema_retries, temperature=config.temperature,
                                        max_tokens=max_tokens, usage=usage, violations=self.violations,
-                                       on_delta=on_delta, on_retry=on_retry, salvage=salvage)
+                                       on_delta=on_delta, on_retry=on_retry, salvage=salvage, decode=decode,
+                                       prepare=prepare)
                 fields = reply.model_dump()
-                flags = guardrails.check_turn(step, fields, opponent_claims=opponent_claims, own_earlier=own_earlier)
+                flags = guardrails.check_turn(step, fields, opponent_claims=opponent_claims, own_earlier=own_earlier,
+                                              assumptions=sides)
                 if not flags or attempt == config.guardrail_retries:
                     break
                 regenerated += 1

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .. import neutrality
+from ..checks.moderator import listed
 from .protocol import ROUNDS, Step
 
 _OTHER_SIDE = [re.compile(p, re.IGNORECASE) for p in (
@@ -70,9 +71,20 @@ def texts_of(fields: dict[str, Any]) -> list[str]:
 
 
 def check_turn(step: Step, fields: dict[str, Any], *, opponent_claims: list[str], own_earlier: list[str],
-               threshold: float = 0.25) -> list[dict[str, str]]:
-    """Violations of the rules of ``step``'s phase in a parsed turn (empty when it may be accepted)."""
+               threshold: float = 0.25, assumptions: dict[str, list[str]] | None = None) -> list[dict[str, str]]:
+    """Violations of the rules of ``step``'s phase in a parsed turn (empty when it may be accepted).
+
+    ``assumptions``: for the synthesis, what each side listed (``pro``, ``con``); every assumption conflict
+    must pair one of each (the moderator picks them by id, so only a backend that cannot constrain misses)."""
     found: list[dict[str, str]] = []
+    if step.kind == "synthesis" and assumptions is not None:
+        for conflict in fields.get("assumption_conflicts", []):
+            for side, label in (("pro", "Pro"), ("con", "Con")):
+                value = str(conflict.get(f"{side}_assumption", ""))
+                if not listed(value, assumptions[side]):
+                    found.append(_violation("untraceable_conflict",
+                                            f"An assumption conflict must cite an assumption the {label} side "
+                                            f"listed, by its id; {value[:80]!r} is not one of them.", value))
     if step.kind == "synthesis":
         for hit in neutrality.violations(" ".join(texts_of(fields))):
             found.append(_violation("moderator_neutrality",

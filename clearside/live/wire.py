@@ -46,8 +46,11 @@ def _argument(round_number: int) -> dict[str, Any]:
     return obj(**properties)
 
 
-def turn_schema(step: Step, *, evidence: bool = False, questions: int = 2) -> dict[str, Any]:
-    """The wire schema for one planned turn; ``evidence`` adds the acknowledgement field."""
+def turn_schema(step: Step, *, evidence: bool = False, questions: int = 2,
+                moderator: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The wire schema for one planned turn; ``evidence`` adds the acknowledgement field.
+
+    ``moderator``: the synthesis fields' schema (``agents.moderator_wire``: conflicts chosen by assumption id)."""
     if step.kind == "opening":
         fields = {"position": string(LONG), "previews": array(string(CLAIM), 2, 3),
                   "assumptions": array(string(), 2, 3)}
@@ -64,7 +67,7 @@ def turn_schema(step: Step, *, evidence: bool = False, questions: int = 2) -> di
         fields = {"summary": array(string(), 2, 3), "disagreements": array(string(), 1, 2),
                   "decision_hinges": array(string(SENTENCE), 1, 3)}
     elif step.kind == "synthesis":
-        fields = dict(MODERATOR_WIRE["properties"])
+        fields = dict((moderator or MODERATOR_WIRE)["properties"])
     else:
         raise ValueError(f"unknown turn kind {step.kind!r}")
     if evidence:
