@@ -37,7 +37,8 @@ from .schema import (
 
 @dataclass(frozen=True)
 class Event:
-    """``kind`` is one of start, delta, retry, done, error."""
+    """``kind`` is one of start, delta, retry, part, done, error; ``part``: the agent starts another call of its
+    section (a part of the focused strategy, or a mended field), whose deltas replace what streamed before."""
 
     kind: str
     agent: str
@@ -136,14 +137,17 @@ class Engine:
     def call(self, run: DebateRun, spec: agents.AgentSpec, messages: list[dict[str, str]], *, prepare=None,
              check=None, floors: dict[str, int] | None = None, schema: dict[str, Any] | None = None,
              decode: dict[str, Any] | None = None, model=None, max_tokens: int | None = None, fresh: bool = True,
-             mend=None, reask: bool = False):
+             mend=None, reask: bool = False, retries: int | None = None):
         """One structured call for an agent (re-asks included), streaming deltas and retries as events.
 
         ``mend(review)``: what to do instead of a whole re-ask when the reply fails its substance checks;
         ``reask``: this call itself rewrites part of a reply that was sent back (counted as a re-ask)."""
+        if not fresh:
+            self.on_event(Event("part", spec.name))
         return run_structured(
             self.provider, agent=spec.name, messages=messages, model=model or spec.model,
-            schema=schema or spec.schema, retries=self.retries, temperature=self.temperature,
+            schema=schema or spec.schema, retries=self.retries if retries is None else retries,
+            temperature=self.temperature,
             max_tokens=max_tokens or spec.max_tokens, usage=run.usage.setdefault(spec.name, Usage()),
             violations=run.violations, prepare=prepare, decode=decode,
             review=self._review(run, spec.name, check, floors or {}, fresh, reask), mend=mend if self.mending else None,

@@ -31,6 +31,9 @@ from .wire import array, obj, one_of
 ARGUMENTS = 3
 MEND_ARGUMENTS = 2  # a mended side has at least this many arguments (the whole reply's own minimum)
 SPARE = 2  # argument calls allowed beyond the target when a part fails its checks on every attempt
+# A mended argument gets one re-ask of its own (not the engine's two): a small model asked the same thing
+# again mostly repeats itself, while a spare argument call sees what was kept so far, a fresh prompt.
+MEND_RETRIES = 1
 SUMMARY_FIELDS = ("executive_summary", "assumptions", "uncertainties")
 MODERATOR_FIELDS = ("areas_of_agreement", "core_disagreements", "assumption_conflicts", "evidence_gaps",
                     "decision_hinges")
@@ -122,13 +125,16 @@ def _arguments(engine, run, spec, check, base, arguments: list[dict[str, Any]], 
         item = obj(category=one_of(allowed), explanation=fields["explanation"], claim=fields["claim"],
                    evidence_type=fields["evidence_type"], confidence=fields["confidence"])
         made = "\n".join(f"- {prompts.quote(a['claim'])}" for a in arguments) or "- (none yet)"
+        category = f"the {allowed[0]} category" if len(allowed) == 1 else "a category you have not used yet"
         instruction = prompts.render(prompts.load("advocate").tasks["argument"], number=str(len(arguments) + 1),
-                                     side=_direction(spec), category=" or ".join(allowed), made=made)
+                                     side=_direction(spec), category=category, made=made,
+                                     proposition=prompts.quote(run.proposition.normalized_question))
         try:
             result = engine.call(run, spec, _ask(base, instruction, problems or ()), model=part,
                                  schema=obj(arguments=array(item, 1, 1)), max_tokens=200,
                                  check=_scoped(check, {"arguments": arguments}, ["arguments"], len(arguments)),
-                                 floors={"arguments": 1}, fresh=False, reask=reask)
+                                 floors={"arguments": 1}, fresh=False, reask=reask,
+                                 retries=min(MEND_RETRIES, engine.retries) if reask else None)
         except QualityCheckError as exc:
             failure = exc
             _dropped(run, spec.name, f"arguments/{len(arguments)}", exc)

@@ -123,6 +123,8 @@ class DebateJob:
                 progress.status, progress.text, progress.attempts = "running", "", 1
             elif event.kind == "delta":
                 progress.text += event.text
+            elif event.kind == "part":  # another call of the same section: its stream starts afresh
+                progress.text = ""
             elif event.kind == "retry":
                 progress.status, progress.text = "retrying", ""
                 progress.attempts = event.data.get("attempt", progress.attempts + 1)

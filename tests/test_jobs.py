@@ -34,6 +34,22 @@ def test_a_job_runs_to_a_valid_document_and_streams_each_agent(provider):
         assert progress.attempts == 1 and progress.tokens > 0
 
 
+def test_a_mended_field_streams_on_its_own_after_the_reply_that_was_sent_back(provider):
+    """The moderator's whole reply cites an unlisted assumption; only that field is written again, and the
+    progress text is the rewritten part alone (not glued to the rejected reply, which would not parse)."""
+    bad = moderator_reply()
+    bad["assumption_conflicts"][0]["pro_assumption"] = "Cloud costs will keep falling every year"
+    part = {"assumption_conflicts": moderator_reply()["assumption_conflicts"]}
+    scripted_debate(provider, moderator=bad)
+    provider.enqueue(part, agent="moderator")
+    snap = job_for(provider).start().wait(30)
+    assert snap.state == "done", snap.error
+    moderator = snap.agents["moderator"]
+    assert moderator.status == "done" and moderator.attempts == 2
+    assert json.loads(moderator.text) == part
+    assert snap.document.moderator.dump()["areas_of_agreement"] == bad["areas_of_agreement"]
+
+
 def test_a_failed_agent_keeps_the_other_sections_and_retry_reruns_only_it(provider):
     broken = {"areas_of_agreement": ["Only one key here"]}
     scripted_debate(provider, moderator=broken)
