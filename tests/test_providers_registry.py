@@ -83,17 +83,34 @@ def test_embedded_with_a_directory_is_a_config_error(tmp_path):
 
 
 def test_compact_bounds_strings_with_a_pattern():
+    import re
+
     from clearside.providers.embedded import compact
 
-    # a sentence-length string starts with a letter (no list number) and holds at least 15 characters
-    assert compact({"type": "string", "minLength": 8, "maxLength": 110}) == {
-        "type": "string", "pattern": r'^[A-Z][^"\\{}\[\]<>\x00-\x1f]{14,109}$'}
-    # a claim (x-statement) is never a question
-    assert compact({"type": "string", "minLength": 8, "maxLength": 110, "x-statement": True}) == {
-        "type": "string", "pattern": r'^[A-Z][^"\\{}\[\]<>?\x00-\x1f]{14,109}$'}
+    def decodes(schema: dict, text: str) -> bool:
+        return re.fullmatch(compact(schema)["pattern"], text) is not None
+
+    sentence = {"type": "string", "minLength": 8, "maxLength": 130}
+    claim = {"type": "string", "minLength": 8, "maxLength": 110, "x-statement": True}
+    label = {"type": "string", "minLength": 3, "maxLength": 80}
+    # a sentence opens with a capital letter and three plain words, so never a list number, a bare label of one
+    # to three words, or a field name; it holds no JSON punctuation and fits its maxLength
+    for schema in (sentence, claim):
+        assert decodes(schema, "A ban would cut noise in the centre.")
+        assert decodes(schema, "AI data centers use a lot of water")
+        for junk in ("Economic costs", "Rising costs everywhere", "EvidenceGaps: current data are missing",
+                     "Root_cause: values differ a lot", "1. The plan cuts traffic", "The plan {cuts} traffic",
+                     'The plan "cuts" traffic'):
+            assert not decodes(schema, junk), junk
+    longest = "Abcdefghijkl abcdefghijkl abcdefghijkl " + "x" * 200
+    for schema in (sentence, claim):
+        top = max(n for n in range(200) if decodes(schema, longest[: n]))
+        assert top == schema["maxLength"] - 1  # the longest opening still fits
+    # a claim (x-statement) is never a question; a sentence may be
+    assert decodes(sentence, "Is this a good idea at all?") and not decodes(claim, "Is this a good idea at all?")
     # a short label (a topic, a context value) may start with a digit and be short
-    assert compact({"type": "string", "minLength": 3, "maxLength": 80}) == {
-        "type": "string", "pattern": r'^[A-Z0-9][^"\\{}\[\]<>\x00-\x1f]{2,79}$'}
+    assert compact(label) == {"type": "string", "pattern": r'^[A-Z0-9][^"\\{}\[\]<>\x00-\x1f]{2,79}$'}
+    assert decodes(label, "2030") and decodes(label, "Costs")
     # a minLength below 1 never produces a negative repeat
     assert compact({"type": "string", "maxLength": 60})["pattern"].endswith("{0,59}$")
     # enums and unbounded strings are left alone

@@ -111,10 +111,16 @@ def load_llama(path: Path, n_ctx: int, n_threads: int, slot: str = "shared") -> 
 # Sentences start with a capital letter or digit and hold no JSON punctuation: without this, small
 # models constrained to "any string" fill strings with stray brackets and braces.
 _TEXT = r'^[A-Z0-9][^"\\{}\[\]<>\x00-\x1f]{%d,%d}$'
-# A sentence (a string of 100 characters or more at most) starts with a letter, so never with a list number
-# ("1. ..."), and runs to at least SENTENCE_MIN characters, so never a one- or two-word label.
-_SENTENCE = r'^[A-Z][^"\\{}\[\]<>\x00-\x1f]{%d,%d}$'
-_STATEMENT = r'^[A-Z][^"\\{}\[\]<>?\x00-\x1f]{%d,%d}$'  # a claim is never a question: no "?"
+# A sentence (a string of 100 characters or more at most) opens with three plain words and goes on: it
+# starts with a capital letter (never a list number, "1. ..."), has at least four words (never a one- or
+# two-word label such as "Economic costs"), and its opening words hold no ":" or "_" (never a field name
+# such as "EvidenceGaps: ..." or "Root_cause: ..."). Opening words run to 12 characters, and the rest is
+# bounded so that the whole stays within maxLength.
+_WORD = r"[A-Za-z0-9'-]"
+_OPENING = rf"[A-Z]{_WORD}{{0,11}} {_WORD}{{1,12}} {_WORD}{{1,12}} "
+OPENING = len("A23456789012 123456789012 123456789012 ")  # the longest opening: the whole stays within maxLength
+_SENTENCE = "^" + _OPENING + r'[^"\\{}\[\]<>\x00-\x1f]{%d,%d}$'
+_STATEMENT = "^" + _OPENING + r'[^"\\{}\[\]<>?\x00-\x1f]{%d,%d}$'  # a claim is never a question: no "?"
 SENTENCE_MIN = 15
 
 
@@ -135,7 +141,8 @@ def compact(schema: Any) -> Any:
         if high < 100:
             return {"type": "string", "pattern": _TEXT % (low, high - 1)}
         pattern = _STATEMENT if schema.get("x-statement") else _SENTENCE
-        return {"type": "string", "pattern": pattern % (max(low, SENTENCE_MIN - 1), high - 1)}
+        rest = max(max(low, SENTENCE_MIN - 1) - OPENING, 2)
+        return {"type": "string", "pattern": pattern % (rest, high - 1 - OPENING)}
     result = {key: compact(value) for key, value in schema.items()}
     if schema.get("type") == "array" and "minItems" in schema and "maxItems" in schema:
         result["maxItems"] = min(schema["maxItems"], schema["minItems"] + 1)
