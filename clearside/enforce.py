@@ -58,20 +58,24 @@ def partial_object(text: str) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def tidy(value: Any) -> Any:
-    """Collapse whitespace in every string and drop exact duplicates from lists."""
+def tidy(value: Any, dropped: list[tuple[str, Any]] | None = None, path: str = "") -> Any:
+    """Collapse whitespace in every string and drop exact duplicates from lists (each one, with its path,
+    is added to ``dropped`` when given)."""
     if isinstance(value, str):
         return _SPACE.sub(" ", value).strip()
     if isinstance(value, dict):
-        return {key: tidy(item) for key, item in value.items()}
+        return {key: tidy(item, dropped, f"{path}/{key}".lstrip("/")) for key, item in value.items()}
     if isinstance(value, list):
         seen: set[str] = set()
         kept = []
-        for item in map(tidy, value):
+        for index, item in enumerate(value):
+            item = tidy(item, dropped, f"{path}/{index}")
             key = json.dumps(item, sort_keys=True).casefold()
             if key not in seen:
                 seen.add(key)
                 kept.append(item)
+            elif dropped is not None:
+                dropped.append((f"{path}/{index}", item))
         return kept
     return value
 
@@ -86,8 +90,10 @@ def model_errors(exc: ValidationError) -> list[str]:
 
 
 def check(text: str, model: type[M], schema: dict[str, Any] | None,
-          prepare: Callable[[Any], Any] | None = None) -> tuple[M | None, list[str]]:
-    """Parse and validate one reply; returns the model or the list of errors."""
+          prepare: Callable[[Any], Any] | None = None,
+          dropped: list[tuple[str, Any]] | None = None) -> tuple[M | None, list[str]]:
+    """Parse and validate one reply; returns the model or the list of errors. Exact repeats that were
+    dropped from its lists are added to ``dropped``."""
     try:
         data = parse_json(text)
     except ValueError as exc:
@@ -95,7 +101,7 @@ def check(text: str, model: type[M], schema: dict[str, Any] | None,
     errors = wire_errors(data, schema) if schema else []
     if errors:
         return None, errors
-    data = tidy(data)  # after the shape check, so dropping a repeated item never fails a reply
+    data = tidy(data, dropped)  # after the shape check, so dropping a repeated item never fails a reply
     try:
         return model.model_validate(prepare(data) if prepare else data), []
     except ValidationError as exc:
@@ -159,11 +165,14 @@ def run_structured(
             usage.attempts.append({"attempt": attempt, "seconds": round(completion.seconds, 3),
                                    "completion_tokens": completion.completion_tokens})
         raw = completion.text
-        parsed, errors = check(raw, model, schema, prepare)
+        repeats: list[tuple[str, Any]] = []
+        parsed, errors = check(raw, model, schema, prepare, repeats)
         if parsed is None and salvage is not None and (repaired := salvage(raw)) is not None:
-            parsed = check(repaired, model, schema, prepare)[0]
+            repeats = []
+            parsed = check(repaired, model, schema, prepare, repeats)[0]
         substance = parsed is not None and review is not None
         if substance:
+            review.repeats(repeats)
             parsed, errors = review(parsed, attempt == attempts)
         if parsed is not None:
             return parsed

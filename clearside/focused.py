@@ -101,9 +101,22 @@ def mend_side(engine, run, spec: agents.AgentSpec, check, review: checks.Review)
         arguments = _arguments(engine, run, spec, check, base, arguments, [], target, review.failing["arguments"],
                                reask=True)
     kept = {name: review.kept[name] for name in SUMMARY_FIELDS if name not in review.failing}
-    wanted = [name for name in SUMMARY_FIELDS if name in review.failing]
+    problems = {name: list(review.failing[name]) for name in SUMMARY_FIELDS if name in review.failing}
+    if "arguments" in review.failing:
+        # the kept summary was judged beside the arguments that failed: judge it again beside the new ones
+        merged = {**kept, "arguments": arguments}
+        findings = [f for f in check(merged) if f.path[0] in kept]
+        outcome = checks.repair(merged, findings, checks.sides.FLOORS, last_attempt=False)
+        record = run.quality.get(spec.name)
+        if record is not None:
+            record.items += [checks.quality_item(f, action) for f, action in outcome.done]
+        kept = {name: outcome.data[name] for name in kept}
+        for finding in outcome.reask:
+            problems.setdefault(str(finding.path[0]), []).append(finding.message)
+            kept.pop(str(finding.path[0]), None)
+    wanted = [name for name in SUMMARY_FIELDS if name in problems]
     return _finish(engine, run, spec, check, base, arguments, kept, wanted,
-                   [problem for name in wanted for problem in review.failing[name]], reask=True)
+                   [problem for name in wanted for problem in problems[name]], reask=True)
 
 
 def _arguments(engine, run, spec, check, base, arguments: list[dict[str, Any]], chosen: list[str],

@@ -542,7 +542,7 @@ def test_review_records_calls_repairs_and_reasks():
     review.called()
     assert review(parsed, last_attempt=False) == (None, ["try again"])
     review.called()
-    review.check = lambda data: findings[:1]
+    review.check = lambda data: findings[:1] if len(data["arguments"]) == 3 else []  # the repeat, until dropped
     result, messages = review(parsed, last_attempt=True)
     assert messages == [] and len(result.arguments) == 2
     assert (review.record.attempts, review.record.reasks) == (2, 1)
@@ -584,6 +584,37 @@ def test_a_duplicate_claim_is_dropped_without_a_reask(provider):
     assert record["items"] == [{"check": "duplicate_claim", "path": "arguments/3",
                                 "message": "argument 4 makes the same point as argument 1: make a different point",
                                 "action": "dropped", "text": LEXICAL_COPY}]
+
+
+def test_a_drop_that_exposes_a_new_finding_is_settled_before_the_reply_is_accepted(provider):
+    """A summary point about an off-topic claim passes beside that claim; once the claim is dropped, the point is
+    about nothing left, and the second look drops it too."""
+    pro = side_reply("pro", arguments=4)
+    category, claim, explanation = OFF_TOPIC_ARGUMENTS[2]
+    pro["arguments"][3] = {"category": category, "claim": claim, "explanation": explanation,
+                           "evidence_type": "fact", "confidence": "medium"}
+    pro["executive_summary"].append("Pro: the icy rings of Saturn reflect a great deal of sunlight")
+    scripted_debate(provider, orchestrator=CLEAN_ORCHESTRATOR, pro=pro)
+    document = debate(provider)
+    assert calls(provider)["pro"] == 1
+    assert document.pro.dump()["executive_summary"] == side_reply("pro")["executive_summary"]
+    assert "Saturn" not in json.dumps(document.pro.dump())
+    assert items(document.dump()["quality"], "pro") == [("off_topic", "arguments/3", "dropped"),
+                                                        ("off_topic", "executive_summary/3", "dropped")]
+    assert not [f for f in checks.document_findings(document.dump(), EMB) if f[0] == "pro"]
+
+
+def test_an_exact_repeat_is_dropped_before_the_checks_and_recorded(provider):
+    pro = side_reply("pro")
+    pro["arguments"].append(copy.deepcopy(pro["arguments"][1]))
+    pro["uncertainties"].append("  " + pro["uncertainties"][0].upper() + " ")  # same words, other case and spacing
+    scripted_debate(provider, orchestrator=CLEAN_ORCHESTRATOR, pro=pro)
+    document = debate(provider)
+    assert document.pro.dump() == side_reply("pro")
+    assert items(document.dump()["quality"], "pro") == [("exact_repeat", "arguments/3", "dropped"),
+                                                        ("exact_repeat", "uncertainties/2", "dropped")]
+    record = document.dump()["quality"]["agents"]["pro"]["items"]
+    assert record[0]["text"] == pro["arguments"][1]["claim"]
 
 
 def test_an_ungrounded_inferred_timeframe_is_dropped_from_the_context(provider):

@@ -30,6 +30,11 @@ M = TypeVar("M", bound=BaseModel)
 Check = Callable[[dict[str, Any]], list[Finding]]
 
 
+def quality_item(finding: Finding, action: str) -> QualityItem:
+    """A finding as the quality record keeps it."""
+    return _item(finding, action)
+
+
 def _item(finding: Finding, action: str) -> QualityItem:
     text = (finding.text or "").strip()
     return QualityItem(check=finding.check, path=finding.where, message=finding.message, action=action,
@@ -60,14 +65,34 @@ class Review:
         self.record.attempts = self.base[0] + self.calls
         self.record.reasks = self.base[1] + self.calls - (0 if self.reasking else 1)
 
+    def repeats(self, dropped: list[tuple[str, Any]]) -> None:
+        """Exact repeats the enforcement loop dropped from the reply's lists before the checks ran."""
+        for path, item in dropped:
+            text = item if isinstance(item, str) else (item.get("claim") if isinstance(item, dict) else None)
+            self.record.items.append(QualityItem(check="exact_repeat", path=path, action="dropped",
+                                                 message=f"{path} repeats an earlier item word for word",
+                                                 **({"text": str(text)[:300]} if text else {})))
+
+    SETTLE = 2  # re-checks after a repair (a summary point about a claim that was just dropped is caught next)
+
     def __call__(self, parsed: M, last_attempt: bool) -> tuple[M | None, list[str]]:
         """The reply with safe repairs made, or None and the messages for a re-ask.
 
         A list that would fall under its floor is first topped up with items that passed
         every check in an earlier reply of this agent (what already passed is kept), and
         the result is checked again as a whole; only if that fails too is the model re-asked.
+        A repaired reply is checked again, since a drop can expose a new finding.
         """
-        data = parsed.model_dump(mode="json", exclude_none=True)
+        data, messages = self._review(parsed.model_dump(mode="json", exclude_none=True), last_attempt)
+        if data is None:
+            return None, messages
+        context = data.get("context")
+        if isinstance(context, dict) and not context:
+            del data["context"]
+        return type(parsed).model_validate(data), []
+
+    def _review(self, data: dict[str, Any], last_attempt: bool,
+                depth: int = 0) -> tuple[dict[str, Any] | None, list[str]]:
         findings = self.check(data)
         outcome = repair(data, findings, self.floors, last_attempt=last_attempt)
         if outcome.reask and all(f.repair == "drop" for f in outcome.reask):
@@ -79,7 +104,7 @@ class Review:
                 if not again.reask:
                     self.record.items += [_item(f, "dropped") for f in findings if f.repair == "drop"]
                     self.record.items += [_item(f, action) for f, action in again.done]
-                    return type(parsed).model_validate(again.data), []
+                    return again.data, []
         elif outcome.reask:
             self._remember(repair(data, findings, dict.fromkeys(self.floors, 0), last_attempt=last_attempt).data)
         self.record.items += [_item(finding, action) for finding, action in outcome.done]
@@ -87,11 +112,9 @@ class Review:
             self.record.items += [_item(finding, "reasked") for finding in outcome.reask if not last_attempt]
             self._keep(data, findings, outcome.reask)
             return None, [finding.message for finding in outcome.reask]
-        context = outcome.data.get("context")
-        if isinstance(context, dict) and not context:
-            del outcome.data["context"]
-        return type(parsed).model_validate(outcome.data), []
-
+        if outcome.done and depth < self.SETTLE and self.check(outcome.data):
+            return self._review(outcome.data, last_attempt, depth + 1)
+        return outcome.data, []
 
     def _keep(self, data: dict[str, Any], findings: list[Finding], reask: list[Finding]) -> None:
         """Remember what passed in a reply that goes back, so a caller may ask for only the failing fields."""
@@ -152,4 +175,4 @@ def document_findings(document: dict[str, Any], embeddings: Embeddings = LEXICAL
 
 
 __all__ = ["CHECKS_VERSION", "Embeddings", "Finding", "LEXICAL_ONLY", "Review", "challenge", "document_findings",
-           "moderator", "proposition", "repair", "sides", "this_year"]
+           "moderator", "proposition", "quality_item", "repair", "sides", "this_year"]
