@@ -195,4 +195,4 @@ st.caption("Debate a suite n times on one model, score every run, and compare th
 try:
     regression()
 except ClearSideError as exc:  # the store is unreachable
-    st.error(esc(str(exc)))
+    st.error(esc(exc.for_dashboard()))

@@ -66,7 +66,7 @@ st.caption("Replay a saved live debate phase by phase, jump to any turn, and exp
 try:
     saved = live_view.saved_summaries()
 except ClearSideError as exc:
-    st.error(view.esc(str(exc)))
+    st.error(view.esc(exc.for_dashboard()))
     st.stop()
 by_id = {s.id: s for s in saved}
 wanted = st.query_params.get("debate") or st.query_params.get("live")
@@ -75,7 +75,7 @@ if wanted and wanted not in by_id:
         live_view.load_saved(wanted)  # older than the list shows, or saved since it was read
         by_id = {wanted: jobs.store().get(wanted), **by_id}
     except ClearSideError as exc:
-        st.error(view.esc(str(exc)))
+        st.error(view.esc(exc.for_dashboard()))
 if wanted in by_id:
     st.session_state["timeline_pick"] = wanted
 
@@ -91,7 +91,7 @@ st.selectbox("Saved live debate", list(by_id), key="timeline_pick", on_change=pi
 try:
     transcript = live_view.load_saved(st.session_state["timeline_pick"])
 except ClearSideError as exc:
-    st.error(view.esc(str(exc)))
+    st.error(view.esc(exc.for_dashboard()))
     st.stop()
 
 live_view.header(transcript)

@@ -165,7 +165,8 @@ def load(store: Store, batch: str) -> tuple[dict[str, Any], dict[str, dict[str, 
     """A saved comparison's report and its finished documents, from the store (``?compare=<batch>``)."""
     rows = [r for r in store.runs(SUITE) if (r.get("data") or {}).get("batch") == batch]
     if not rows:
-        raise InputError(f"No comparison has the id {batch}: `python -m clearside runs --suite compare` lists them.")
+        raise InputError(f"No comparison has the id {batch}: `python -m clearside runs --suite compare` lists them.",
+                         dashboard=f"No comparison has the id {batch}: check the link, or start a new comparison.")
     results, documents = {}, {}
     for row in rows:
         data = row.get("data") or {}

@@ -12,9 +12,22 @@ from typing import Any
 
 
 class ClearSideError(Exception):
-    """Root of every error ClearSide raises on purpose."""
+    """Root of every error ClearSide raises on purpose.
+
+    The message names the fix in the command line's words (``--provider``, ``OLLAMA_HOST``); ``dashboard``
+    is the same message in the dashboard's words (the sidebar's fields, the Library), where they differ.
+    """
 
     exit_code = 1
+    dashboard: str | None = None
+
+    def __init__(self, *args: Any, dashboard: str | None = None) -> None:
+        super().__init__(*args)
+        self.dashboard = dashboard
+
+    def for_dashboard(self) -> str:
+        """The message as the dashboard shows it."""
+        return self.dashboard or str(self)
 
 
 class InputError(ClearSideError, ValueError):
@@ -34,14 +47,18 @@ class ProviderError(ClearSideError):
 
     exit_code = 3
 
-    def __init__(self, message: str, *, provider: str = "", status_code: int | None = None) -> None:
-        super().__init__(message)
+    def __init__(self, message: str, *, provider: str = "", status_code: int | None = None,
+                 dashboard: str | None = None) -> None:
+        super().__init__(message, dashboard=dashboard)
         self.provider = provider
         self.status_code = status_code
 
 
 class ProviderUnreachable(ProviderError):
     """The backend could not be reached at all (connection refused, timeout, DNS)."""
+
+
+DASHBOARD_FIX = "Retry, or choose a larger model in the sidebar."
 
 
 class SchemaViolationError(ClearSideError):
@@ -51,10 +68,9 @@ class SchemaViolationError(ClearSideError):
 
     def __init__(self, agent: str, attempts: int, errors: list[str], raw_output: str) -> None:
         shown = "; ".join(errors[:5]) + (f" (+{len(errors) - 5} more)" if len(errors) > 5 else "")
-        super().__init__(
-            f"The {agent} agent's output broke the ClearSide schema on all {attempts} attempts: {shown}. "
-            "Retry, raise --retries, or choose a larger model with --provider."
-        )
+        what = f"The {agent} agent's output broke the ClearSide schema on all {attempts} attempts: {shown}."
+        super().__init__(f"{what} Retry, raise --retries, or choose a larger model with --provider.",
+                         dashboard=f"{what} {DASHBOARD_FIX}")
         self.agent = agent
         self.attempts = attempts
         self.errors = errors
@@ -67,8 +83,9 @@ class QualityCheckError(SchemaViolationError):
     def __init__(self, agent: str, attempts: int, errors: list[str], raw_output: str) -> None:
         super().__init__(agent, attempts, errors, raw_output)
         shown = "; ".join(errors[:5]) + (f" (+{len(errors) - 5} more)" if len(errors) > 5 else "")
-        self.args = (f"The {agent} agent's output failed ClearSide's substance checks on all {attempts} attempts: "
-                     f"{shown}. Retry, raise --retries, or choose a larger model with --provider.",)
+        what = f"The {agent} agent's output failed ClearSide's substance checks on all {attempts} attempts: {shown}."
+        self.args = (f"{what} Retry, raise --retries, or choose a larger model with --provider.",)
+        self.dashboard = f"{what} {DASHBOARD_FIX}"
 
 
 class NotFound(InputError):
@@ -81,11 +98,17 @@ class StoreError(ClearSideError):
     exit_code = 5
 
 
+class Cancelled(ClearSideError):
+    """The user cancelled a running job; what finished before is kept."""
+
+    exit_code = 130
+
+
 class DebateFailed(ClearSideError):
     """A debate stopped part-way; ``run`` keeps every section that did succeed."""
 
     def __init__(self, cause: ClearSideError, run: Any) -> None:
-        super().__init__(str(cause))
+        super().__init__(str(cause), dashboard=cause.for_dashboard())
         self.cause = cause
         self.run = run
         self.exit_code = cause.exit_code

@@ -256,3 +256,22 @@ def test_ollama_host_from_the_environment(monkeypatch, closed_port):
     monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{closed_port}/")
     provider = get_provider("ollama:llama3.2")
     assert provider.host == f"http://127.0.0.1:{closed_port}"
+
+
+@pytest.mark.parametrize(("spec", "option", "value", "problem"), [
+    ("ollama:llama3.2", "host", "htp:/127.0.0.1", "the port after ':' must be a number"),
+    ("ollama:llama3.2", "host", "http://local host:11434", "it contains spaces"),
+    ("openai:m", "base_url", "ftp://127.0.0.1/v1", "must start with http:// or https://"),
+    ("openai:m", "base_url", "http://:8000/v1", "has no host name"),
+])
+def test_a_malformed_server_url_is_a_config_error_naming_the_setting(spec, option, value, problem):
+    with pytest.raises(ConfigError) as info:
+        get_provider(spec, **{option: value})
+    env, field = ("OLLAMA_HOST", "Ollama host") if option == "host" else ("OPENAI_BASE_URL", "Base URL")
+    assert problem in str(info.value) and f"in {env}." in str(info.value)
+    assert info.value.for_dashboard().endswith(f"in the sidebar's {field} field.")
+
+
+@pytest.mark.parametrize("value", ["127.0.0.1:11434", "localhost", "http://[::1]:11434", "https://ollama.example/x"])
+def test_well_formed_ollama_hosts_are_accepted(value):
+    assert get_provider("ollama:llama3.2", host=value).host.startswith("http")

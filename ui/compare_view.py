@@ -171,7 +171,7 @@ def start() -> None:
         job = compare.Comparison(question, chosen, jobs.store(), temperature=settings.temperature(),
                                  on_event=progress)
     except ClearSideError as exc:
-        st.session_state["cmp_error"] = str(exc)
+        st.session_state["cmp_error"] = exc.for_dashboard()
         return
     _progress()[job.id] = progress
     jobs.registry().add(job.start())

