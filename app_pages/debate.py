@@ -11,12 +11,13 @@ import streamlit as st
 
 from clearside.engine import DebateRun
 from clearside.errors import ClearSideError, InputError
-from clearside.inputs import MAX_QUESTION
+from clearside.inputs import MAX_TARGET
 from clearside.jobs import ChallengeJob, DebateJob
 from clearside.references import flagship
 from clearside.render import render
 from clearside.schema import ACTIONS, Document
 from ui import jobs, settings, view
+from ui.inputs import context_boxes, length_note, question_box
 from ui.quality_view import quality_view
 
 OTHER = "__other__"
@@ -62,7 +63,7 @@ def start_debate() -> None:
                                    domain=st.session_state.get("domain"))
         job = jobs.start_static(run, settings.build_provider(), temperature=settings.temperature())
     except ClearSideError as exc:
-        st.session_state["input_error"] = str(exc)
+        st.session_state["input_error"] = exc.for_dashboard()
         return
     owned().add(job.id)
     st.session_state["input_error"] = ""
@@ -75,16 +76,28 @@ def resume(debate_id: str) -> None:
         jobs.start_static(jobs.store().load_run(debate_id), settings.build_provider(),
                           temperature=settings.temperature(), debate_id=debate_id)
     except ClearSideError as exc:
-        st.session_state["input_error"] = str(exc)
+        st.session_state["input_error"] = exc.for_dashboard()
         return
     owned().add(debate_id)
+
+
+def retry_button(debate_id: str, failed_with: str, verb: str = "Retry") -> None:
+    """Retry (or Resume) runs the sidebar's model (switched after a failure, it is the one used), and says which."""
+    use, why = settings.model_label()
+    if not use:
+        st.warning(f"{verb} needs a model the sidebar can use: {view.esc(why)}")
+        return
+    st.button(f"{verb} with {use}", key="retry", on_click=resume, args=(debate_id,), icon=":material/refresh:")
+    if use != failed_with:
+        st.caption(f"The run that stopped used {view.esc(failed_with)}; {verb} uses the sidebar's model, "
+                   f"{view.esc(use)}, for the sections still missing.")
 
 
 def copy_to_edit(debate_id: str) -> None:
     try:
         copy_id = jobs.store().duplicate(debate_id)
     except ClearSideError as exc:
-        st.session_state["input_error"] = str(exc)
+        st.session_state["input_error"] = exc.for_dashboard()
         return
     owned().add(copy_id)
     show(copy_id)
@@ -99,7 +112,7 @@ def start_challenge(action: str, target: str) -> None:
         job = ChallengeJob(document, action, target, settings.build_provider(), temperature=settings.temperature(),
                            store=jobs.store(), debate_id=debate_id)
     except ClearSideError as exc:
-        st.session_state["challenge_error"] = str(exc)
+        st.session_state["challenge_error"] = exc.for_dashboard()
         return
     jobs.registry().add(job.start())
     st.session_state.update(challenge_job=job.id, challenge_error="")
@@ -129,7 +142,9 @@ def challenge_panel(document: Document) -> None:
     targets = view.challenge_targets(document)
     choice = st.selectbox("Element to challenge", [*targets, OTHER], key="challenge_choice",
                           format_func=lambda t: "Other (type it below)" if t == OTHER else targets[t])
-    typed = st.text_input("Your own target", key="challenge_typed", max_chars=500) if choice == OTHER else ""
+    typed = st.text_input("Your own target", key="challenge_typed") if choice == OTHER else ""
+    if choice == OTHER:
+        length_note("challenge_typed", MAX_TARGET, "Challenge target")
     target = typed if choice == OTHER else choice
     busy = bool(st.session_state.get("challenge_job"))
     for column, action in zip(st.columns(3), ACTIONS, strict=True):
@@ -195,14 +210,10 @@ def saved_debate(debate_id: str) -> None:
 st.title("ClearSide")
 st.caption("Think both sides. Decide with clarity.")
 settings.demo_model_notice()
-st.text_area("Question or claim", key="question", max_chars=MAX_QUESTION, height=90, persist_state="session",
+question_box("question", error_key="input_error",
              placeholder="e.g. Should the U.S. impose a temporary moratorium on new AI data centers?")
 with st.expander("Context (optional)"):
-    geo, time_, dom = st.columns(3)
-    geo.text_input("Geography", key="geography", max_chars=120, persist_state="session", placeholder="United States")
-    time_.text_input("Timeframe", key="timeframe", max_chars=120, persist_state="session", placeholder="2025-2030")
-    dom.text_input("Domain", key="domain", max_chars=120, persist_state="session",
-                   placeholder="Public policy & AI governance")
+    context_boxes(error_key="input_error")
 
 debate_id = st.query_params.get("debate") or st.session_state.get("debate_id")
 if debate_id != st.session_state.get("debate_id") or st.query_params.get("debate") != debate_id:
@@ -228,11 +239,18 @@ elif not debate_id:
 else:
     st.divider()
     if running:
+        st.button("Cancel", key="cancel_debate", on_click=job.cancel, icon=":material/stop_circle:",
+                  help="Stop generating. Every section that finished stays saved, and Resume completes the rest.")
         live_debate(job.id)
-    elif job is not None and job.snapshot().state == "failed":
-        st.error(view.esc(job.snapshot().error))
-        st.caption("Your question and context are kept, and so is every section that finished (saved).")
-        st.button("Retry", key="retry", on_click=job.retry)
+    elif job is not None and job.snapshot().state in ("failed", "cancelled"):
+        cancelled = job.snapshot().state == "cancelled"
+        if cancelled:
+            st.info("Cancelled. Every section that finished is kept (saved); Resume completes the rest.",
+                    icon=":material/stop_circle:")
+        else:
+            st.error(view.esc(job.snapshot().error))
+            st.caption("Your question and context are kept, and so is every section that finished (saved).")
+        retry_button(debate_id, job.engine.provider.spec, "Resume" if cancelled else "Retry")
         view.sections_view(jobs.store().sections(debate_id))
     else:
         saved_debate(debate_id)

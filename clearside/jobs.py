@@ -17,7 +17,7 @@ from typing import Any
 
 from . import prompts
 from .engine import DebateRun, Engine, Event
-from .errors import ClearSideError, DebateFailed
+from .errors import Cancelled, ClearSideError, DebateFailed
 from .providers import Provider
 from .schema import Document
 from .store import Store
@@ -28,7 +28,7 @@ AGENT_ORDER = ("orchestrator", "pro", "con", "moderator")
 
 @dataclass
 class AgentProgress:
-    status: str = "pending"  # pending, running, retrying, done, failed
+    status: str = "pending"  # pending, waiting (started, no token yet), running, retrying, done, failed
     text: str = ""
     attempts: int = 0
     seconds: float = 0.0
@@ -40,7 +40,7 @@ class Snapshot:
     """A consistent copy of a job's state for rendering."""
 
     id: str
-    state: str  # running, done, failed
+    state: str  # running, done, failed, cancelled
     agents: dict[str, AgentProgress]
     document: Document | None
     error: str
@@ -49,7 +49,7 @@ class Snapshot:
 
     @property
     def finished(self) -> bool:
-        return self.state in ("done", "failed")
+        return self.state in ("done", "failed", "cancelled")
 
 
 class DebateJob:
@@ -66,6 +66,7 @@ class DebateJob:
         self._lock = threading.Lock()
         self._agents = {name: AgentProgress() for name in AGENT_ORDER}
         self._state = "running"
+        self._cancelling = False
         self._document: Document | None = None
         self._error = ""
         self._exit_code = 0
@@ -76,6 +77,7 @@ class DebateJob:
             if self._thread is not None and self._thread.is_alive():
                 return self
             self._state, self._error, self._exit_code = "running", "", 0
+            self._cancelling = False
             for name in self.run.missing_agents():
                 self._agents[name] = AgentProgress()
             self._thread = threading.Thread(target=self._work, name=f"debate-{self.id[:8]}", daemon=True)
@@ -85,6 +87,12 @@ class DebateJob:
     def retry(self) -> DebateJob:
         """Rerun only the agents whose sections are missing; finished sections are kept."""
         return self.start()
+
+    def cancel(self) -> None:
+        """Stop at the next token or call; every finished section stays saved, and Resume completes the rest."""
+        with self._lock:
+            if self._state == "running":
+                self._cancelling = True
 
     def wait(self, timeout: float | None = None) -> Snapshot:
         thread = self._thread
@@ -98,16 +106,29 @@ class DebateJob:
             if self.recorder is not None:
                 self.recorder.finish(document, self.run)
         except DebateFailed as exc:
-            self._failed(str(exc.cause), exc.exit_code)
+            if isinstance(exc.cause, Cancelled):
+                self._cancelled()
+            else:
+                self._failed(exc.cause.for_dashboard(), exc.exit_code)
             return
         except ClearSideError as exc:  # e.g. a provider that cannot even be built, or the store refusing a write
-            self._failed(str(exc), exc.exit_code)
+            self._failed(exc.for_dashboard(), exc.exit_code)
             return
         except Exception as exc:  # never let a worker die silently: the UI must show something
             self._failed(f"Unexpected error: {exc!r}", 1)
             raise
         with self._lock:
             self._document, self._state = document, "done"
+
+    def _cancelled(self) -> None:
+        if self.recorder is not None:
+            with contextlib.suppress(ClearSideError):
+                self.recorder.pause("Cancelled: every finished section is kept; Resume completes the rest.")
+        with self._lock:
+            self._state, self._error, self._exit_code = "cancelled", "Cancelled.", Cancelled.exit_code
+            for progress in self._agents.values():
+                if progress.status not in ("done", "pending"):
+                    progress.status = "pending"
 
     def _failed(self, error: str, exit_code: int) -> None:
         if self.recorder is not None:
@@ -118,11 +139,15 @@ class DebateJob:
 
     def _on_event(self, event: Event) -> None:
         with self._lock:
+            if self._cancelling and event.kind in ("start", "delta", "part", "retry"):
+                raise Cancelled("Cancelled by the user.")
             progress = self._agents.setdefault(event.agent, AgentProgress())
-            if event.kind == "start":
-                progress.status, progress.text, progress.attempts = "running", "", 1
+            if event.kind == "start":  # "running" from its first token: a serial model may first serve the other
+                progress.status, progress.text, progress.attempts = "waiting", "", 1
             elif event.kind == "delta":
                 progress.text += event.text
+                if progress.status == "waiting":
+                    progress.status = "running"
             elif event.kind == "part":  # another call of the same section: its stream starts afresh
                 progress.text = ""
             elif event.kind == "retry":
@@ -190,7 +215,7 @@ class ChallengeJob:
                                          prompt_version=prompts.load("challenge").version)
         except ClearSideError as exc:
             with self._lock:
-                self._state, self._error = "failed", str(exc)
+                self._state, self._error = "failed", exc.for_dashboard()
             return
         with self._lock:
             self._state, self._result = "done", result

@@ -79,7 +79,29 @@ def test_export_contents_match_the_renderers(app):
     assert labels == ["JSON", "Markdown report", "Quick View", "Debate Script"]
 
 
-# Over 500 characters cannot be typed: the text area enforces max_chars (the CLI tests cover the engine's refusal)
+def test_a_long_paste_is_kept_and_says_how_much_to_shorten_then_the_error_clears_once_fixed(app):
+    at, provider = app
+    long = ("Should a mid-sized city ban private cars from its historic center on weekdays? " * 9)[:620]
+    at.text_area(key="question").set_value(long).run()
+    assert at.text_area(key="question").value == long, "nothing is cut: the box keeps the whole paste"
+    assert any("620 characters long; the limit is 500. Shorten it by 120 characters." in w.value for w in at.warning)
+    at.button(key="generate").click().run()
+    assert any("Shorten it by 120 characters" in e.value for e in at.error)
+    assert provider.requests == [], "nothing was started"
+    at.text_area(key="question").set_value(long[:480]).run()
+    assert not at.warning and not at.error, "the note and the stale error go once the text fits"
+
+
+def test_an_over_long_context_value_is_refused_with_the_same_policy(app):
+    at, provider = app
+    at.text_area(key="question").set_value("Should we adopt microservices?")
+    at.text_input(key="geography").set_value("x" * 130).run()
+    assert any("Geography is 130 characters long; the limit is 120. Shorten it by 10" in w.value for w in at.warning)
+    at.button(key="generate").click().run()
+    assert any("Context geography is 130 characters long" in e.value for e in at.error)
+    assert provider.requests == []
+
+
 @pytest.mark.parametrize(("question", "message"), [("", "empty"), ("   ", "empty"), ("\x00\x07 \n", "empty")])
 def test_bad_questions_get_a_clear_message_and_nothing_runs(app, question, message):
     at, provider = app
@@ -100,6 +122,60 @@ def test_provider_failure_shows_the_message_and_retry_reruns_only_the_failed_age
     at.button(key="retry").click().run()
     settle(at, lambda a: any("MODERATOR SYNTHESIS" in m.value for m in a.markdown))
     assert len(provider.requests_for("orchestrator")) == before, "the orchestrator is not rerun"
+
+
+def test_retry_after_switching_the_model_runs_the_new_one_and_says_so(app):
+    at, failing = app
+    failing.enqueue({"__error__": "unreachable", "message": "Ollama is not reachable — start it"}, agent="pro")
+    scripted_debate(failing)
+    generate(at, "Should we adopt microservices?")
+    settle(at, lambda a: any("not reachable" in e.value for e in a.error))
+    assert at.button(key="retry").label == "Retry with scripted:script"
+    backup = ScriptedProvider()
+    backup.model = "backup"
+    replies = scripted_debate(backup)
+    at.session_state["provider_override"] = backup  # the user switches the sidebar's model
+    at.run()
+    assert at.button(key="retry").label == "Retry with scripted:backup"
+    assert ("The run that stopped used scripted:script; Retry uses the sidebar's model, scripted:backup"
+            in text_of(at).replace("\\", ""))
+    at.button(key="retry").click().run()
+    settle(at, lambda a: any("MODERATOR SYNTHESIS" in m.value for m in a.markdown))
+    assert [r.agent for r in backup.requests] == ["pro", "moderator"], "only what was missing, on the new model"
+    document = at.session_state["document"]
+    assert document.pro.dump() == replies["pro"] and document.meta.model_info.model == "backup"
+
+
+def test_a_running_debate_can_be_cancelled_and_resumed_keeping_what_finished():
+    provider = ScriptedProvider(chunk_delay=0.05, chunk_size=4)
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.session_state["provider_override"] = provider
+    at.run()
+    replies = scripted_debate(provider)
+    generate(at, "Should we adopt microservices?")
+    settle(at, lambda a: "debate_id" in a.session_state and a.session_state["debate_id"]
+           and run_of(a).proposition is not None)
+    at.button(key="cancel_debate").click().run()
+    settle(at, lambda a: any("Cancelled. Every section that finished is kept" in i.value for i in a.info))
+    debate_id = at.session_state["debate_id"]
+    from ui import jobs as ui_jobs
+
+    saved = ui_jobs.store().get(debate_id)
+    assert saved.status == "paused" and "Cancelled" in saved.data["error"]
+    assert ui_jobs.store().load_run(debate_id).proposition is not None, "the finished section is saved"
+    asked = len(provider.requests_for("orchestrator"))
+    assert at.button(key="retry").label == "Resume with scripted:script"
+    provider.chunk_delay = 0.0
+    scripted_debate(provider, orchestrator=replies["orchestrator"])  # fresh replies for what is still missing
+    at.button(key="retry").click().run()
+    settle(at, lambda a: any("MODERATOR SYNTHESIS" in m.value for m in a.markdown))
+    assert len(provider.requests_for("orchestrator")) == asked, "the finished orchestrator is not rerun"
+
+
+def run_of(at: AppTest):
+    from ui import jobs as ui_jobs
+
+    return ui_jobs.registry().get(at.session_state["debate_id"]).run
 
 
 def test_hostile_text_is_escaped_not_rendered(app):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 from helpers import QUESTION, moderator_reply, scripted_debate
@@ -48,6 +49,40 @@ def test_a_mended_field_streams_on_its_own_after_the_reply_that_was_sent_back(pr
     assert moderator.status == "done" and moderator.attempts == 2
     assert json.loads(moderator.text) == part
     assert snap.document.moderator.dump()["areas_of_agreement"] == bad["areas_of_agreement"]
+
+
+def test_an_agent_waits_for_the_model_until_its_first_token(provider):
+    """A serial model (the embedded one) writes one side after the other: the second reads "waiting", not
+    "running", until its first token arrives."""
+    from clearside.engine import Event
+
+    job = job_for(provider)
+    job._on_event(Event("start", "con"))
+    assert job.snapshot().agents["con"].status == "waiting"
+    job._on_event(Event("delta", "con", '{"executive'))
+    assert job.snapshot().agents["con"].status == "running"
+    job._on_event(Event("retry", "con", data={"attempt": 2}))
+    job._on_event(Event("delta", "con", "{"))
+    assert job.snapshot().agents["con"].status == "retrying", "a re-ask keeps saying so while it streams"
+
+
+def test_a_running_job_can_be_cancelled_and_retry_completes_it():
+    provider = ScriptedProvider(chunk_delay=0.02, chunk_size=4)
+    replies = scripted_debate(provider)
+    job = job_for(provider).start()
+    for _ in range(500):
+        if job.run.proposition is not None:
+            break
+        threading.Event().wait(0.01)
+    job.cancel()
+    snap = job.wait(30)
+    assert snap.state == "cancelled" and snap.finished and snap.exit_code == 130
+    assert job.run.proposition is not None and job.run.moderator is None, "what finished is kept"
+    assert all(snap.agents[a].status in ("done", "pending") for a in AGENT_ORDER)
+    provider.chunk_delay = 0.0
+    scripted_debate(provider, orchestrator=replies["orchestrator"])
+    snap = job.retry().wait(30)
+    assert snap.state == "done" and len(provider.requests_for("orchestrator")) == 1
 
 
 def test_a_failed_agent_keeps_the_other_sections_and_retry_reruns_only_it(provider):

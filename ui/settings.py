@@ -128,7 +128,7 @@ def sidebar() -> None:
                 if models and name != "embedded":
                     st.caption("Models offered: " + esc(", ".join(models[:20])))
             except ClearSideError as exc:
-                st.error(esc(str(exc)))
+                st.error(esc(exc.for_dashboard()))
 
 
 def build_provider() -> Provider:
@@ -145,6 +145,15 @@ def build_provider() -> Provider:
                             base_url=st.session_state.get("openai_base_url") or None,
                             api_key=_secret("OPENAI_API_KEY"))
     return get_provider(f"embedded:{st.session_state.get('embedded_model', '')}")
+
+
+def model_label() -> tuple[str, str]:
+    """``(provider:model, "")`` for the sidebar's model, or ``("", why it cannot be used)``."""
+    try:
+        provider = build_provider()
+    except ClearSideError as exc:
+        return "", exc.for_dashboard()
+    return provider.spec, ""
 
 
 def using_demo_model() -> bool:

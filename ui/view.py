@@ -15,7 +15,10 @@ from clearside.schema import CATEGORY_VALUES, Document, Side
 _PUNCT = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&^=\"'@%])")
 AGENT_LABELS = {"orchestrator": "Normalizing the proposition", "pro": "Writing the case FOR",
                 "con": "Writing the case AGAINST", "moderator": "Mapping the disagreement"}
-STATUS_ICONS = {"pending": "○", "running": "◐", "retrying": "↻", "done": "✓", "failed": "✗"}
+STATUS_ICONS = {"pending": "○", "waiting": "◔", "running": "◐", "retrying": "↻", "done": "✓", "failed": "✗"}
+# "waiting": the agent has started, but the model has not written its first token (a model that serves one
+# request at a time, such as the embedded one, is still writing the other side)
+STATUS_WORDS = {"waiting": "waiting for the model"}
 ACTION_LABELS = {"question_assumption": "Question an assumption",
                  "stronger_counterargument": "Ask for stronger counterargument",
                  "evidence_that_changes_outcome": "What evidence would change this?"}
@@ -159,7 +162,8 @@ def progress_view(snap: Snapshot) -> None:
         progress = snap.agents[agent]
         extra = f" (attempt {progress.attempts})" if progress.attempts > 1 else ""
         done = f" — {progress.seconds:.1f} s" if progress.status == "done" else ""
-        st.markdown(f"{STATUS_ICONS[progress.status]} {AGENT_LABELS[agent]}: {progress.status}{extra}{done}")
+        status = STATUS_WORDS.get(progress.status, progress.status)
+        st.markdown(f"{STATUS_ICONS[progress.status]} {AGENT_LABELS[agent]}: {status}{extra}{done}")
     columns = st.columns(2)
     for column, agent, title in ((columns[0], "pro", "FOR"), (columns[1], "con", "AGAINST")):
         points = _partial_points(snap.agents[agent].text)

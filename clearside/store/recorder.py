@@ -48,3 +48,7 @@ class StaticRecorder:
 
     def fail(self, error: str) -> None:
         self.store.update(self.id, status="failed", data={"error": error})
+
+    def pause(self, note: str) -> None:
+        """Stopped by the user: unfinished, and resumable like a failure."""
+        self.store.update(self.id, status="paused", data={"error": note})
