@@ -7,9 +7,9 @@ Every debate is saved as it runs; ``?compare=<batch>`` reopens a comparison (the
 import streamlit as st
 
 from clearside.errors import ClearSideError, InputError
-from clearside.inputs import MAX_QUESTION
 from clearside.schema import Document
 from ui import compare_view as cv
+from ui.inputs import question_box
 from ui.view import document_view, esc
 
 
@@ -28,7 +28,7 @@ def model_rows() -> None:
 
 
 def inputs(batch: str | None, busy: bool) -> None:
-    st.text_area("Question or claim", key="cmp_question", max_chars=MAX_QUESTION, height=90, persist_state="session",
+    question_box("cmp_question", error_key="cmp_error",
                  placeholder="e.g. Should the U.S. impose a temporary moratorium on new AI data centers?")
     model_rows()
     go, new = st.columns([3, 1])
@@ -155,4 +155,4 @@ try:
             st.error(esc(f"This link does not open a saved comparison. {exc}"))
     earlier()
 except ClearSideError as exc:  # an unknown comparison id, or the store is unreachable
-    st.error(esc(str(exc)))
+    st.error(esc(exc.for_dashboard()))

@@ -9,6 +9,7 @@ from clearside.live.job import LiveJob
 from clearside.live.protocol import LiveConfig
 from clearside.schema import Document
 from ui import jobs, live_view, settings, view
+from ui.inputs import context_boxes, length_note, question_box
 
 TIMELINE = "app_pages/timeline.py"
 RECIPIENTS = {"auto": "", "pro": "Pro", "con": "Con", "moderator": "Moderator"}
@@ -53,7 +54,7 @@ def start_live(from_document: bool = False) -> None:
                                        context_fields={name: state.get(f"live_{name}")
                                                        for name in ("geography", "timeframe", "domain")})
     except ClearSideError as exc:
-        state["live_error"] = str(exc)
+        state["live_error"] = exc.for_dashboard()
         return
     job = jobs.registry().add(LiveJob(debate, step_mode=bool(state.get("live_step_start"))).start())
     attach(job.id)
@@ -66,7 +67,7 @@ def resume_saved(transcript_id: str) -> None:
         try:
             debate = LiveDebate.resume(transcript_id, settings.build_provider(), store=jobs.store())
         except ClearSideError as exc:
-            st.session_state["live_error"] = str(exc)
+            st.session_state["live_error"] = exc.for_dashboard()
             return
         job = jobs.registry().add(LiveJob(debate, step_mode=bool(st.session_state.get("live_step_start"))))
     job.resume()
@@ -84,7 +85,7 @@ def intervene(job: LiveJob, kind: str) -> None:
         else:
             job.submit(kind, text, to)
     except ClearSideError as exc:
-        state[f"live_iv_error_{kind}"] = str(exc)  # what was typed stays in the box
+        state[f"live_iv_error_{kind}"] = exc.for_dashboard()  # what was typed stays in the box
         return
     state.update({f"live_iv_{kind}": "", f"live_iv_error_{kind}": ""})
     state["live_iv_notice"] = f"{CONTROLS[kind][0]}: sent. It appears in the transcript with its outcome."
@@ -145,6 +146,7 @@ def intervention_controls(job: LiveJob, snap) -> None:
             st.caption(help_text)
             st.text_area("Your question" if kind != "inject_evidence" else "Evidence or a source to consider",
                          key=f"live_iv_{kind}", height=80, help=f"At most {MAX_QUESTION} characters.")
+            length_note(f"live_iv_{kind}", MAX_QUESTION, "Your text")
             if kind == "direct_question":
                 st.radio("Ask", ["pro", "con", "moderator"], key=f"live_iv_{kind}_to", index=None, horizontal=True,
                          format_func=RECIPIENTS.get)
@@ -170,7 +172,9 @@ def job_view(job: LiveJob) -> None:
         st.error(view.esc(snap.error or "The live debate stopped."))
         st.caption("Every finished turn is saved; Retry continues from the turn that failed.")
         st.button("Retry", key="live_retry", on_click=job.retry, type="primary")
-    main, side = st.columns([3, 2], gap="large")
+    # the controls come first: on a phone the columns stack, and Pause and Next turn stay at the top of the
+    # page instead of drifting below a transcript that grows with every turn
+    side, main = st.columns([2, 3], gap="large")
     with side:
         if snap.status == "done":
             st.success("The live debate is finished: all 21 turns and the moderator's synthesis.")
@@ -194,7 +198,7 @@ def saved_view(transcript_id: str) -> bool:
     try:
         transcript = live_view.load_saved(transcript_id)
     except InputError as exc:
-        st.error(view.esc(str(exc)))
+        st.error(view.esc(exc.for_dashboard()))
         return False
     live_view.header(transcript)
     if transcript.state == "done":
@@ -211,15 +215,10 @@ def saved_view(transcript_id: str) -> bool:
 
 
 def start_view() -> None:
-    # No max_chars: the browser would silently cut a longer paste; the input rules say by how much to shorten it
-    st.text_area("Question or claim", key="live_question", height=90, persist_state="session",
-                 placeholder="e.g. Should cities ban private cars from their centres?",
-                 help=f"At most {MAX_QUESTION} characters.")
+    question_box("live_question", error_key="live_error",
+                 placeholder="e.g. Should cities ban private cars from their centres?")
     with st.expander("Context (optional)"):
-        geo, time_, dom = st.columns(3)
-        geo.text_input("Geography", key="live_geography", max_chars=120, persist_state="session")
-        time_.text_input("Timeframe", key="live_timeframe", max_chars=120, persist_state="session")
-        dom.text_input("Domain", key="live_domain", max_chars=120, persist_state="session")
+        context_boxes("live_", error_key="live_error", placeholders=False)
     pace, mode = st.columns(2)
     pace.number_input("Pace (words per minute)", min_value=20, max_value=300, value=150, step=10, key="live_wpm",
                       persist_state="session",
@@ -240,7 +239,7 @@ def start_view() -> None:
     try:
         unfinished = live_view.saved_summaries(unfinished=True)
     except ClearSideError as exc:
-        st.error(view.esc(str(exc)))
+        st.error(view.esc(exc.for_dashboard()))
         unfinished = []
     if unfinished:
         st.markdown("#### Unfinished live debates")

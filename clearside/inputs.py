@@ -13,6 +13,7 @@ from .errors import InputError
 MAX_QUESTION = 500
 MAX_CONTEXT_FIELD = 120
 MAX_TARGET = 500
+MAX_TITLE = 300
 
 _BIDI = dict.fromkeys(map(ord, "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"))
 _SPACE = re.compile(r"\s+")
@@ -25,6 +26,15 @@ def clean(text: str) -> str:
     return _SPACE.sub(" ", text.translate(_BIDI)).strip()
 
 
+def over_limit(cleaned: str, limit: int, label: str) -> str:
+    """The message for text over its limit, saying by how much to shorten it; empty when it fits."""
+    extra = len(cleaned) - limit
+    if extra <= 0:
+        return ""
+    return (f"{label} is {len(cleaned)} characters long; the limit is {limit}. "
+            f"Shorten it by {extra} character{'s' if extra > 1 else ''}.")
+
+
 def question(text: str | None, *, label: str = "Question", limit: int = MAX_QUESTION) -> str:
     """A cleaned, non-empty question of at most ``limit`` characters, or an InputError saying why not."""
     if text is None or not isinstance(text, str):
@@ -32,9 +42,8 @@ def question(text: str | None, *, label: str = "Question", limit: int = MAX_QUES
     cleaned = clean(text)
     if not cleaned:
         raise InputError(f"{label} is empty: type a question or claim to debate.")
-    if len(cleaned) > limit:
-        raise InputError(f"{label} is {len(cleaned)} characters long; the limit is {limit}. "
-                         f"Shorten it by {len(cleaned) - limit} character{'s' if len(cleaned) - limit > 1 else ''}.")
+    if message := over_limit(cleaned, limit, label):
+        raise InputError(message)
     return cleaned
 
 
@@ -43,8 +52,8 @@ def context_field(name: str, text: str | None) -> str | None:
     if text is None:
         return None
     cleaned = clean(text)
-    if len(cleaned) > MAX_CONTEXT_FIELD:
-        raise InputError(f"Context {name} is {len(cleaned)} characters long; the limit is {MAX_CONTEXT_FIELD}.")
+    if message := over_limit(cleaned, MAX_CONTEXT_FIELD, f"Context {name}"):
+        raise InputError(message)
     return cleaned or None
 
 

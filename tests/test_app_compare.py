@@ -177,6 +177,12 @@ def test_validation_errors_are_clear_and_keep_what_was_typed(store, tmp_path):
     at = fill(at, QUESTION, [a, a])
     assert "may appear once" in errors(at)
 
+    long = (QUESTION + " ") * 30
+    at = fill(at, long[:620], [a, b])
+    assert at.text_area(key="cmp_question").value == long[:620], "a long paste is kept whole"
+    assert "620 characters long; the limit is 500. Shorten it by 120" in errors(at)
+    assert any("Shorten it by 120" in w.value for w in at.warning), "the box says so as well"
+
     at = fill(at, "   ", [a, b])
     assert "Question is empty" in errors(at)
     assert models(at) == [a, b] and at.text_area(key="cmp_question").value == "   "

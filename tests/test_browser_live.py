@@ -110,6 +110,16 @@ def test_live_debate_pause_ask_resume_and_finish_in_a_real_browser(server, brows
     expect(page.get_by_text("<script>window.__pwned = 1</script>", exact=False).first).to_be_visible()
     page.screenshot(path=str(ARTIFACTS / "live-done-1440.png"), full_page=True)
 
+    # on a phone the controls stack above the 21-turn transcript, so they stay in the first screen
+    phone = browser.new_page(viewport={"width": 390, "height": 844})
+    phone.goto(f"{server}/live?live={transcript['id']}")
+    control = phone.get_by_role("link", name="Open in Timeline")
+    expect(control).to_be_visible(timeout=30_000)
+    box = control.bounding_box()
+    assert box and box["y"] + box["height"] <= 844, f"the controls start {box} down the page at 390x844"
+    phone.screenshot(path=str(ARTIFACTS / "live-done-390.png"))
+    phone.close()
+
     page.get_by_role("link", name="Open in Timeline").click()
     expect(page.get_by_text("Replay a saved live debate", exact=False)).to_be_visible(timeout=30_000)
     expect(page).to_have_url(re.compile(rf"/timeline\?debate={transcript['id']}"))
