@@ -168,7 +168,9 @@ def test_full_flow_questions_then_rounds_then_synthesis_saved_complete():
     framing = kit.synthesis_reply()["framing"]
     assert any(framing in i.value.replace("\\", "") for i in at.info)
     assert "1. Three times this month." in text, "the merged prompt (expander) holds the answers"
-    assert " → ".join(f"`{s}`" for s in HISTORY_2) in text
+    assert ("Started → Waiting for your answers → Questions answered · starting round 1 → Round 1 of 2 · "
+            "perspective A → Round 1 of 2 · perspective B → Round 2 of 2 · perspective A → Round 2 of 2 · "
+            "perspective B → Writing the synthesis → Complete") in text, "the state history, in words"
     session = stored(session_id)
     record = open_store().get(session_id)
     assert record.kind == "perspectives" and record.status == "done"
@@ -187,11 +189,13 @@ def test_the_gate_refuses_empty_answers_and_nothing_runs():
     at = open_page(provider)
     session_id = ask(at)
     run(at.button(key="persp_continue").click())
-    [error] = at.error
+    *blank, error = at.error  # each empty box is marked, then the gate says why nothing runs
+    assert [e.value for e in blank] == [f"Question {n} needs an answer (“not sure” is an answer too)."
+                                        for n in (1, 2, 3)]
     assert "Answer the clarification questions first" in error.value.replace("\\", "")
     assert "gate cannot be skipped" in error.value.replace("\\", "")
     answer(at, session_id, ["   ", "", " \n "])
-    assert len(at.error) == 1 and "Answer the clarification questions first" in plain(at)
+    assert len(at.error) == 4 and "Answer the clarification questions first" in plain(at)
     assert at.text_area(key=f"persp_ans_{session_id}_1").value == "   ", "what was typed stays"
     assert provider.requests_for("perspectives-A") == [] and provider.requests_for("perspectives-B") == []
     session = stored(session_id)
@@ -199,9 +203,24 @@ def test_the_gate_refuses_empty_answers_and_nothing_runs():
     assert session.state_history == ["INIT", "CLARIFICATION_PENDING"]
     assert has(at, "persp_continue") and not at.get("progress"), "still at the gate: no rounds, no progress"
     assert kit.QUESTION in plain(at), "the question is kept"
-    answer(at, session_id, ["Three times.", "", ""])  # one answer is enough to pass the gate
+    answer(at, session_id, ["Three times.", "  ", ""])  # a blank answer would be dropped: refused, and shown where
+    text = plain(at)
+    assert "Questions 2, 3 have no answer" in text and "none is dropped from the merged prompt" in text
+    assert [e.value for e in at.error][:2] == ["Question 2 needs an answer (“not sure” is an answer too).",
+                                              "Question 3 needs an answer (“not sure” is an answer too)."]
+    assert stored(session_id).state == "CLARIFICATION_PENDING" and provider.requests_for("perspectives-A") == []
+    answer(at, session_id, ["Three times.", "Not sure.", "I have not asked yet."])
     complete(at)
-    assert stored(session_id).clarification_answers == "1. Three times."
+    assert stored(session_id).clarification_answers == "1. Three times.\n2. Not sure.\n3. I have not asked yet."
+
+
+def test_the_header_names_the_step_in_words_not_state_names():
+    at = open_page(scripted(2))
+    session_id = ask(at)
+    assert "Status: Waiting for your answers" in plain(at) and "CLARIFICATION_PENDING" not in plain(at)
+    answer(at, session_id)
+    complete(at)
+    assert "Status: Complete" in plain(at) and "ROUND_" not in plain(at)
 
 
 def test_while_the_clarifier_runs_the_page_says_so_and_offers_no_way_on():

@@ -26,8 +26,10 @@ from clearside.perspectives import (
     load,
 )
 from clearside.perspectives.job import PerspectivesJob, PerspectivesSnapshot
+from clearside.perspectives.session import blank_answers
 from clearside.store import check_id
 from ui import jobs, settings
+from ui.inputs import question_box
 from ui.view import esc
 
 PARAM = "perspectives"  # ?perspectives=<session id>: the share link
@@ -51,6 +53,11 @@ def answer_key(session_id: str, number: int) -> str:
 
 def gate_error_key(session_id: str) -> str:
     return f"persp_gate_error_{session_id}"
+
+
+def gate_blank_key(session_id: str) -> str:
+    """The numbers of the questions the last Continue found unanswered (highlighted under their boxes)."""
+    return f"persp_gate_blank_{session_id}"
 
 
 def step_name(state: str) -> str:
@@ -155,7 +162,7 @@ def start() -> None:
                                      observability=bool(state.get("persp_observe", True)),
                                      temperature=settings.temperature())
     except ClearSideError as exc:
-        state["persp_error"] = str(exc)  # the question stays in its box
+        state["persp_error"] = exc.for_dashboard()  # the question stays in its box
         return
     job = jobs.registry().add(PerspectivesJob(run))
     job.ask()
@@ -167,6 +174,7 @@ def submit_answers(session_id: str, count: int) -> None:
     state = st.session_state
     answers = [state.get(answer_key(session_id, n)) or "" for n in range(1, count + 1)]
     state[gate_error_key(session_id)] = ""
+    state[gate_blank_key(session_id)] = blank_answers(answers)
     try:
         job = jobs.registry().get(session_id)
         if isinstance(job, PerspectivesJob):
@@ -176,7 +184,7 @@ def submit_answers(session_id: str, count: int) -> None:
             job.answer(answers)
             jobs.registry().add(job)
     except ClearSideError as exc:
-        state[gate_error_key(session_id)] = str(exc)  # nothing runs; the answers stay in their boxes
+        state[gate_error_key(session_id)] = exc.for_dashboard()  # nothing runs; the answers stay in their boxes
         return
     attach(session_id)
 
@@ -204,7 +212,7 @@ def resume_saved(session_id: str) -> None:
         try:
             job = resumed_job(session_id)
         except ClearSideError as exc:
-            st.session_state["persp_saved_error"] = str(exc)
+            st.session_state["persp_saved_error"] = exc.for_dashboard()
             return
         jobs.registry().add(job)
     _continue(job)
@@ -372,7 +380,8 @@ def details(session: Session) -> None:
         else:
             st.caption("Not merged yet: the clarifying questions are not answered.")
     with st.expander("State history"):
-        st.markdown(" → ".join(f"`{state}`" for state in session.state_history))
+        st.markdown(" → ".join(esc("Started" if state == "INIT" else step_label(state, session.max_rounds))
+                               for state in session.state_history))
 
 
 def export_text(session: Session) -> str:
@@ -386,12 +395,33 @@ def export(session: Session) -> None:
                        key="persp_export", on_click="ignore", icon=":material/download:")
 
 
-def header(session: Session) -> None:
+def state_label(session: Session, *, running: bool = False) -> str:
+    """Where the session is, in words: ``ROUND_1_A`` → "Round 1 of 3 · perspective A"."""
+    return step_label(session.state, session.max_rounds, running=running)
+
+
+def step_label(state: str, rounds: int, *, running: bool = False) -> str:
+    if state.startswith("ROUND_"):
+        _, number, agent = state.split("_")
+        return f"Round {number} of {rounds} · perspective {agent}"
+    return {
+        "INIT": "Asking the clarifying questions" if running else "Clarifying questions not asked yet",
+        "CLARIFICATION_PENDING": "Waiting for your answers",
+        "CLARIFICATION_COMPLETE": "Questions answered · starting round 1",
+        "SYNTHESIS": "Writing the synthesis",
+        "COMPLETE": "Complete",
+    }.get(state, state.replace("_", " ").capitalize())
+
+
+def header(session: Session, *, running: bool = False) -> None:
+    """The question and the session's settings; a running session's step is shown by its live panel instead
+    (a header drawn once would go stale)."""
     st.markdown(f"#### {esc(session.original_user_prompt)}")
     parts = [f"{session.max_rounds} round{'s' if session.max_rounds != 1 else ''}",
              f"observability {'on' if session.observability else 'off'}",
-             f"Model: {esc(session.provider or 'not run yet')}", f"Started {when(session.created_at)}",
-             f"State: {esc(session.state)}"]
+             f"Model: {esc(session.provider or 'not run yet')}", f"Started {when(session.created_at)}"]
+    if not running:
+        parts.append(f"Status: {esc(state_label(session))}")
     st.caption(" · ".join(parts))
 
 
@@ -402,11 +432,15 @@ def questions_view(session: Session) -> None:
         st.markdown("#### A few questions first")
         st.caption("Your answers are merged with your question and fixed for every round. The perspectives start "
                    "only once the questions are answered.")
+        blank = st.session_state.get(gate_blank_key(sid), [])
         for number, question in enumerate(questions, 1):
             st.markdown(f"**{number}\\.** {esc(question)}")
             st.text_area(f"Your answer to question {number}", key=answer_key(sid, number), height=80,
                          label_visibility="collapsed", persist_state="session",
                          placeholder="Your answer (what you know; “not sure” is an answer too)")
+            if number in blank:
+                st.error(f"Question {number} needs an answer (“not sure” is an answer too).",
+                         icon=":material/edit_note:")
         st.button("Continue", key="persp_continue", type="primary", on_click=submit_answers,
                   args=(sid, len(questions)), icon=":material/arrow_forward:")
         if st.session_state.get(gate_error_key(sid)):
@@ -459,6 +493,7 @@ def running_panel(job_id: str) -> None:
     snap = job.snapshot()
     if not snap.busy:
         st.rerun()  # finished, failed or waiting for answers: the whole page changes
+    st.caption(f"Status: {esc(state_label(snap.session, running=True))}")
     running_body(snap)
 
 
@@ -473,7 +508,7 @@ def failure(session_id: str, message: str, state: str) -> None:
 def job_view(job: PerspectivesJob) -> None:
     snap = job.snapshot()
     session = snap.session
-    header(session)
+    header(session, running=snap.busy)
     if snap.busy:
         running_panel(job.id)
     elif session.state == "CLARIFICATION_PENDING":
@@ -493,7 +528,7 @@ def saved_view(session_id: str) -> bool:
     try:
         session = load_saved(session_id)
     except ClearSideError as exc:
-        st.error(esc(str(exc)))
+        st.error(esc(exc.for_dashboard()))
         return False
     header(session)
     if st.session_state.get("persp_saved_error"):
@@ -521,8 +556,8 @@ def saved_view(session_id: str) -> bool:
 
 
 def start_view() -> None:
-    # No max_chars: the browser would silently cut a longer paste; the input rules say by how much to shorten it
-    st.text_area("Your question or situation", key="persp_question", height=120, persist_state="session",
+    question_box("persp_question", label="Your question or situation", limit=MAX_SITUATION, height=120,
+                 error_key="persp_error",
                  placeholder="e.g. My partner reads my messages without asking. Should I say something?",
                  help=f"At most {MAX_SITUATION} characters. You will be asked a few questions before anything else.")
     rounds, observe = st.columns(2, vertical_alignment="center")

@@ -17,11 +17,17 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from ..errors import InputError
+from ..inputs import clean
 
 MIN_ROUNDS, MAX_ROUNDS, DEFAULT_ROUNDS = 1, 5, 4
 MAX_ANSWERS = 4000
 MAX_SITUATION = 2000  # a personal situation takes more words than a debate question
 _ROUND = re.compile(r"ROUND_(\d+)_([AB])")
+
+
+def blank_answers(answers: list[str | None]) -> list[int]:
+    """The 1-based numbers of the answers that are empty or only spaces."""
+    return [i for i, answer in enumerate(answers, 1) if not clean(answer or "")]
 
 
 class InvalidTransition(InputError):
@@ -116,7 +122,14 @@ class Session(BaseModel):
         if self.state != "CLARIFICATION_PENDING":
             raise InvalidTransition(f"There are no clarification questions waiting for answers ({self.state}).")
         if isinstance(answers, list):
-            text = "\n".join(f"{i}. {a.strip()}" for i, a in enumerate(answers, 1) if a and a.strip())
+            missing = blank_answers(answers)
+            if missing and len(missing) < len(answers):  # all blank: the gate's own message below
+                listed = ", ".join(map(str, missing))
+                plural = len(missing) > 1
+                raise InputError(f"Question{'s' if plural else ''} {listed} ha{'ve' if plural else 's'} no answer: "
+                                 "answer every question (“not sure” is an answer too), so that none is dropped from "
+                                 "the merged prompt.")
+            text = "\n".join(f"{i}. {clean(a)}" for i, a in enumerate(answers, 1) if not missing)
         else:
             text = (answers or "").strip()
         if not text:
