@@ -3,8 +3,10 @@
 import streamlit as st
 
 from clearside.errors import ClearSideError
+from clearside.inputs import MAX_TITLE
 from ui import jobs
 from ui import library_view as lib
+from ui.inputs import length_note
 from ui.view import esc
 
 KINDS = {"": "Any kind", "static": "Static", "live": "Live", "perspectives": "Perspectives"}
@@ -33,8 +35,11 @@ def unfinished_notice() -> None:
 
 
 def filter_bar(facets: dict[str, list[str]]) -> None:
-    st.text_input("Search", key="lib_search", on_change=lib.filters_changed, max_chars=300,
-                  placeholder="Words anywhere in the question, title or claims", icon=":material/search:")
+    search, clear = st.columns([5, 1], vertical_alignment="bottom")
+    search.text_input("Search", key="lib_search", on_change=lib.filters_changed,
+                      placeholder="Words anywhere in the question, title or claims", icon=":material/search:")
+    clear.button("Clear filters", key="lib_clear", on_click=lib.clear_filters, icon=":material/filter_alt_off:",
+                 disabled=not lib.filtering(), width="stretch", help="Empty the search and reset every filter.")
     kind, status, provider, model, dates = st.columns([1, 1.2, 1.2, 1.5, 1.6])
     kind.selectbox("Kind", list(KINDS), format_func=KINDS.get, key="lib_kind", on_change=lib.filters_changed)
     status.selectbox("Status", list(STATUS_LABELS), format_func=STATUS_LABELS.get, key="lib_status",
@@ -55,7 +60,9 @@ def results_table(page) -> None:
                f"{offset + 1}–{offset + len(page.items)}, newest first")
     st.dataframe(lib.table(page.items), hide_index=True, key="lib_table", width="stretch", column_config={
         "Link": st.column_config.LinkColumn("Share link", display_text="Open ↗",
-                                            help="A link to this debate: copy it to share it, or open it.")})
+                                            help="A link to this debate: copy it to share it, or open it.")},
+        on_select=lambda: lib.row_picked([item.id for item in page.items]), selection_mode="single-row")
+    st.caption("Click a row to pick it for the actions below.")
     if page.total > lib.PAGE_SIZE:
         back, where, forward = st.columns([1, 4, 1], vertical_alignment="center")
         back.button("Previous", key="lib_prev", on_click=lib.turn_page, args=(-1,), disabled=offset == 0,
@@ -95,7 +102,12 @@ def actions(item) -> None:
                       help=RESUME_HELP.get(item.kind))
         elif item.kind in WATCH and lib.running(item.id):
             st.button(WATCH[item.kind][0], key="lib_watch", on_click=lib.resume, args=(item,), icon=WATCH[item.kind][1])
-        st.text_input("Title", key="lib_title", max_chars=300)
+        elif lib.status_label(item) == "running elsewhere":
+            st.caption(f"Running in another process (another dashboard or the command line): it was saved at "
+                       f"{esc(lib.when(item.updated_at))}. Resume is offered once it has not changed for "
+                       f"{lib.ELSEWHERE_SECONDS // 60} minutes, so two workers never write the same debate.")
+        st.text_input("Title", key="lib_title")
+        length_note("lib_title", MAX_TITLE, "The title")
         st.button("Save title", key="lib_rename", on_click=lib.rename, args=(item,), icon=":material/edit:")
     with right:
         st.button("Duplicate", key="lib_duplicate", on_click=lib.duplicate, args=(item,),
@@ -130,8 +142,7 @@ def library() -> None:
     page = lib.results()
     if not page.items:
         messages()
-        st.info("No saved debate matches these filters.")
-        st.button("Clear filters", key="lib_clear", on_click=lib.clear_filters, icon=":material/filter_alt_off:")
+        st.info("No saved debate matches these filters: **Clear filters** shows them all again.")
         return
     results_table(page)
     options = lib.picked(page.items)
@@ -149,4 +160,4 @@ st.caption("Every saved debate, newest first: search, filter, open or share one,
 try:
     library()
 except ClearSideError as exc:  # the store is unreachable, or a debate vanished between two reads
-    st.error(esc(str(exc)))
+    st.error(esc(exc.for_dashboard()))

@@ -56,12 +56,24 @@ def killed(store, question: str = QUESTION) -> str:
     proposition = Proposition.model_validate({**orchestrator_reply(), "raw_input": run.raw_input})
     store.save_section(debate_id, "proposition", proposition.dump())
     store.save_section(debate_id, "pro", Side.model_validate(side_reply("pro")).dump())
+    stale(store, debate_id)
     return debate_id
+
+
+def stale(store, debate_id: str, minutes: int = 10) -> None:
+    """Its last write was ``minutes`` ago: no process is still writing it."""
+    from datetime import timedelta
+
+    from clearside.store.tables import Debate
+
+    with store.write() as session:
+        session.get(Debate, debate_id).updated_at = datetime.now(UTC) - timedelta(minutes=minutes)
 
 
 def live(store, question: str = "Should cities ban private cars?") -> str:
     debate = LiveDebate.create(question, ScriptedProvider(), config=LiveConfig(words_per_minute=40),
                                context_fields={"geography": "Europe"}, store=store)
+    stale(store, debate.transcript.id)  # created, then its app stopped
     return debate.transcript.id
 
 
@@ -126,6 +138,14 @@ def test_lists_newest_first_and_search_narrows_by_question_title_or_claims(store
     assert "No saved debate matches these filters" in plain(at)
     run(at.button(key="lib_clear").click())
     assert len(titles(at)) == 3 and at.text_input(key="lib_search").value == ""
+    assert at.button(key="lib_clear").disabled, "nothing left to clear"
+    run(at.selectbox(key="lib_kind").set_value("static"))  # the cleared search does not come back
+    assert at.text_input(key="lib_search").value == "" and ids(at) == [second, first]
+    run(at.text_input(key="lib_search").set_value("tram"))
+    assert not at.button(key="lib_clear").disabled and ids(at) == [second], "Clear is offered beside results too"
+    run(at.button(key="lib_clear").click())
+    assert at.selectbox(key="lib_kind").value == "" and at.text_input(key="lib_search").value == ""
+    assert len(titles(at)) == 3
 
 
 def test_each_filter_narrows_the_list(store):
@@ -264,6 +284,20 @@ def test_rerun_of_a_live_debate_starts_a_new_live_debate_on_the_live_page(store)
     transcript = load_live(store, new_id)
     assert transcript.context == {"geography": "Europe"} and transcript.config["words_per_minute"] == 40
     assert len(transcript.turns) >= 21
+
+
+def test_a_debate_another_process_is_writing_is_not_offered_for_resume(store):
+    debate_id = killed(store)
+    store.save_section(debate_id, "con", Side.model_validate(side_reply("con")).dump())  # written just now
+    at = library()
+    assert at.dataframe[0].value["Status"][0] == "running elsewhere"
+    pick(at, debate_id)
+    assert not [b for b in at.button if b.key == "lib_resume"], "a second worker would write the same debate"
+    assert "Running in another process" in plain(at)
+    stale(store, debate_id)
+    at = library()
+    assert at.dataframe[0].value["Status"][0] == "interrupted"
+    assert [b for b in pick(at, debate_id).button if b.key == "lib_resume"]
 
 
 def test_an_interrupted_static_debate_is_announced_and_resume_generates_only_the_missing_sections(store):

@@ -7,6 +7,7 @@ what was typed), and a page switch is queued in ``lib_goto`` for the page body t
 from __future__ import annotations
 
 import dataclasses
+from datetime import UTC, datetime
 from typing import Any
 
 import streamlit as st
@@ -32,7 +33,11 @@ PERSPECTIVES = "app_pages/perspectives.py"
 # Perspectives page at "perspectives" (a perspectives session is viewed, answered and resumed there).
 LINKS = {"static": "./?debate={}", "live": "timeline?debate={}", "perspectives": "perspectives?perspectives={}"}
 KIND_LABELS = {"static": "Static debate", "live": "Live debate", "perspectives": "Perspectives session"}
-FILTER_KEYS = ("lib_search", "lib_kind", "lib_provider", "lib_model", "lib_status", "lib_dates")
+# Each filter widget and its empty value. Clearing assigns these (popping a widget's key would let the browser send
+# its last value back on the next change, so a cleared search came back).
+FILTER_DEFAULTS: dict[str, Any] = {"lib_search": "", "lib_kind": "", "lib_provider": "", "lib_model": "",
+                                   "lib_status": "", "lib_dates": ()}
+FILTER_KEYS = tuple(FILTER_DEFAULTS)
 
 
 def when(stamp: str) -> str:
@@ -45,15 +50,32 @@ def running(debate_id: str) -> bool:
     return jobs.running(debate_id)
 
 
+# A debate saved as running that no worker here runs, but whose store row changed this recently, is taken to be
+# running in another process (another dashboard, the command line): each finished section touches the row.
+ELSEWHERE_SECONDS = 120
+
+
 def status_label(item: Summary) -> str:
-    """The stored status, except that a debate saved as running which no worker here runs was interrupted."""
+    """The stored status; a debate saved as running that no worker here runs is running elsewhere (its row
+    changed in the last ELSEWHERE_SECONDS) or was interrupted."""
     if item.status in ("running", "paused") and running(item.id):
         return "running"
-    return "interrupted" if item.status == "running" else item.status
+    if item.status == "running":
+        return "running elsewhere" if _recent(item.updated_at) else "interrupted"
+    return item.status
+
+
+def _recent(stamp: str) -> bool:
+    try:
+        changed = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return (datetime.now(UTC) - changed).total_seconds() < ELSEWHERE_SECONDS
 
 
 def resumable(item: Summary) -> bool:
-    return item.status != "done" and not running(item.id)
+    """Not done, and not running here or elsewhere (two workers must not write the same debate)."""
+    return item.status != "done" and status_label(item) not in ("running", "running elsewhere")
 
 
 def label(item: Summary, width: int = 80) -> str:
@@ -123,11 +145,7 @@ def picked(items: list[Summary]) -> dict[str, Summary]:
 
 def provider_label() -> tuple[str, str]:
     """``(provider:model, "")`` for the sidebar's provider, or ``("", why it cannot be built)``."""
-    try:
-        provider = settings.build_provider()
-    except ClearSideError as exc:
-        return "", str(exc)
-    return f"{provider.name}:{provider.model}", ""
+    return settings.model_label()
 
 
 # -- callbacks ---------------------------------------------------------------------------------------------------
@@ -160,10 +178,23 @@ def filters_changed() -> None:
     st.session_state.pop("lib_pin", None)
 
 
+def filtering() -> bool:
+    """Whether any filter narrows the list."""
+    return any(st.session_state.get(key) not in (None, empty) for key, empty in FILTER_DEFAULTS.items())
+
+
 def clear_filters() -> None:
-    for key in FILTER_KEYS:
-        st.session_state.pop(key, None)
+    st.session_state.update(FILTER_DEFAULTS)
     st.session_state["lib_offset"] = 0
+    st.session_state.pop("lib_pin", None)
+
+
+def row_picked(ids: list[str]) -> None:
+    """A click on a row of the results table picks that debate for the actions below it."""
+    rows = (st.session_state.get("lib_table") or {}).get("selection", {}).get("rows", [])
+    if rows and 0 <= rows[0] < len(ids):
+        st.session_state["lib_pick"] = ids[rows[0]]
+        st.session_state.pop("lib_confirm", None)
 
 
 def turn_page(by: int) -> None:
@@ -184,7 +215,7 @@ def rename(item: Summary) -> None:
     try:
         jobs.store().rename(item.id, st.session_state.get("lib_title", ""))
     except ClearSideError as exc:
-        st.session_state["lib_error"] = str(exc)
+        st.session_state["lib_error"] = exc.for_dashboard()
         return
     st.session_state["lib_notice"] = "Renamed."
 
@@ -204,7 +235,7 @@ def delete(item: Summary) -> None:
     try:
         jobs.store().delete(item.id)
     except ClearSideError as exc:
-        st.session_state["lib_error"] = str(exc)
+        st.session_state["lib_error"] = exc.for_dashboard()
         return
     st.session_state.pop("lib_pick", None)
     st.session_state["lib_notice"] = f"Deleted “{item.title}”."
@@ -215,7 +246,7 @@ def duplicate(item: Summary) -> None:
     try:
         copy_id = jobs.store().duplicate(item.id)
     except ClearSideError as exc:
-        st.session_state["lib_error"] = str(exc)
+        st.session_state["lib_error"] = exc.for_dashboard()
         return
     st.session_state.update(lib_pick=copy_id, lib_pin=copy_id, lib_offset=0,
                             lib_notice=f"Duplicated “{item.title}”: the copy is selected below.")
@@ -263,7 +294,7 @@ def rerun(item: Summary) -> None:
         else:
             _go(LIVE, live=_rerun_live(item.id, provider))
     except ClearSideError as exc:
-        st.session_state["lib_error"] = str(exc)
+        st.session_state["lib_error"] = exc.for_dashboard()
 
 
 def resume(item: Summary) -> None:
@@ -281,6 +312,6 @@ def resume(item: Summary) -> None:
             jobs.start_static(jobs.store().load_run(item.id), settings.build_provider(),
                               temperature=settings.temperature(), debate_id=item.id)
     except ClearSideError as exc:
-        st.session_state["lib_error"] = str(exc)
+        st.session_state["lib_error"] = exc.for_dashboard()
         return
     _go(DEBATE, debate=item.id)

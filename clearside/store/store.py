@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from ..engine import SECTIONS, DebateRun
 from ..errors import InputError, NotFound, StoreError
+from ..inputs import MAX_TITLE, over_limit
 from ..schema import SCHEMA_VERSION, AgentQuality, Context, Moderator, Proposition, Side
 from .db import WRITE, database_url, make_engine, migrate, safe_url
 from .privacy import scrub
@@ -48,7 +49,9 @@ def new_id() -> str:
 def check_id(debate_id: str) -> str:
     debate_id = (debate_id or "").strip().lower()
     if len(debate_id) != 32 or any(c not in "0123456789abcdef" for c in debate_id):
-        raise NotFound(f"{debate_id!r} is not a debate id (32 hex characters, as `python -m clearside list` shows).")
+        raise NotFound(f"{debate_id!r} is not a debate id (32 hex characters, as `python -m clearside list` shows).",
+                       dashboard=f"{debate_id!r} is not a debate id: check the link, or find the debate in the "
+                                 "Library.")
     return debate_id
 
 
@@ -166,7 +169,9 @@ class Store:
         """The debate row; ``lock`` holds it for this transaction (PostgreSQL ``FOR UPDATE``)."""
         row = session.get(Debate, check_id(debate_id), with_for_update=lock or None)
         if row is None:
-            raise NotFound(f"No saved debate has the id {debate_id}. `python -m clearside list` shows the saved ones.")
+            raise NotFound(f"No saved debate has the id {debate_id}. `python -m clearside list` shows the saved ones.",
+                           dashboard=f"No saved debate has the id {debate_id}: it may have been deleted. The "
+                                     "Library lists the saved ones.")
         return row
 
     # -- creating and updating ----------------------------------------------------------------
@@ -208,7 +213,9 @@ class Store:
         title = " ".join((title or "").split())
         if not title:
             raise InputError("A debate's title cannot be empty.")
-        self.update(debate_id, title=title[:300])
+        if message := over_limit(title, MAX_TITLE, "The title"):
+            raise InputError(message)
+        self.update(debate_id, title=title)
 
     def delete(self, debate_id: str) -> None:
         """Remove a debate and all its parts (sections, challenges, turns, interventions)."""
