@@ -26,7 +26,8 @@ from .schema import (
 )
 from .wire import array, obj, one_of, string
 
-CLAIM, SENTENCE, LONG = 110, 130, 180
+# One sentence each; room for the embedded decoder, whose sentence grammar reserves the longest 3-word opening
+CLAIM, SENTENCE, LONG = 130, 150, 200
 
 
 ORCHESTRATOR_WIRE = obj(

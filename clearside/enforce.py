@@ -30,6 +30,8 @@ log = logging.getLogger("clearside.violations")
 M = TypeVar("M", bound=BaseModel)
 
 REASK_HEAT = 0.3
+# A small model (Provider.small) writes gibberish from a temperature of about 0.9: its re-asks warm up gently.
+SMALL_REASK_HEAT = 0.15
 _FENCE = re.compile(r"^\s*```(?:json)?\s*|\s*```\s*$", re.IGNORECASE)
 _SPACE = re.compile(r"\s+")
 
@@ -154,7 +156,8 @@ def run_structured(
     substance = False
     for attempt in range(1, attempts + 1):
         # each re-ask samples a little hotter: at the same temperature a small model tends to repeat its reply
-        heat = min(temperature + REASK_HEAT * (attempt - 1), 1.2) if attempt > 1 else temperature
+        step = SMALL_REASK_HEAT if provider.small else REASK_HEAT
+        heat = min(temperature + step * (attempt - 1), 1.2) if attempt > 1 else temperature
         request = ChatRequest(messages=conversation, schema=decode_schema, agent=agent, temperature=heat,
                               max_tokens=max_tokens)
         completion = provider.complete(request, on_delta)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 
-def string(limit: int = 130, low: int = 8, *, statement: bool = False) -> dict[str, Any]:
+def string(limit: int = 150, low: int = 8, *, statement: bool = False) -> dict[str, Any]:
     """A bounded string; ``statement``: a claim, never a question (constrained decoders leave out "?")."""
     schema = {"type": "string", "minLength": low, "maxLength": limit}
     return {**schema, "x-statement": True} if statement else schema
