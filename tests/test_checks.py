@@ -586,6 +586,16 @@ def test_a_duplicate_claim_is_dropped_without_a_reask(provider):
                                 "action": "dropped", "text": LEXICAL_COPY}]
 
 
+@pytest.mark.parametrize(("small", "temperatures"), [(False, [0.4, 0.7, 1.0]), (True, [0.4, 0.55, 0.7])])
+def test_each_reask_samples_a_little_hotter_and_gently_on_a_small_model(provider, small, temperatures):
+    provider.small = small
+    provider.enqueue(*[off_topic_side()] * 3, agent="pro")
+    scripted_debate(provider, orchestrator=CLEAN_ORCHESTRATOR)
+    with pytest.raises(DebateFailed):
+        engine(provider, mend=False).run(DebateRun.from_input(QUESTION))
+    assert [round(r.temperature, 2) for r in provider.requests_for("pro")] == temperatures
+
+
 def test_a_drop_that_exposes_a_new_finding_is_settled_before_the_reply_is_accepted(provider):
     """A summary point about an off-topic claim passes beside that claim; once the claim is dropped, the point is
     about nothing left, and the second look drops it too."""
