@@ -55,3 +55,17 @@ def db(store_url, monkeypatch):
 
     monkeypatch.setenv("DATABASE_URL", store_url)
     return open_store()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def embedding_model_loaded_on_the_main_thread():
+    """Load the checks' MiniLM once, here, before any test starts a worker.
+
+    Otherwise the first debate of the run loads it on a side thread (Engine.run warms it while the first agent
+    writes), and importing transformers generates thousands of methods with ``exec`` while AppTest parses a page
+    script on the main thread. CPython before 3.11.8 and 3.12.1 can then fail that parse with "SystemError: AST
+    constructor recursion depth mismatch" (gh-106905), a race in its AST validator, not in ClearSide.
+    """
+    from clearside import checks
+
+    checks.Embeddings().warm()
