@@ -61,8 +61,8 @@ def partial_object(text: str) -> dict[str, Any]:
 
 
 def tidy(value: Any, dropped: list[tuple[str, Any]] | None = None, path: str = "") -> Any:
-    """Collapse whitespace in every string and drop exact duplicates from lists (each one, with its path,
-    is added to ``dropped`` when given)."""
+    """Collapse whitespace in every string and drop blank strings and exact duplicates from lists (each
+    one, with its path, is added to ``dropped`` when given; a blank one as "")."""
     if isinstance(value, str):
         return _SPACE.sub(" ", value).strip()
     if isinstance(value, dict):
@@ -72,6 +72,10 @@ def tidy(value: Any, dropped: list[tuple[str, Any]] | None = None, path: str = "
         kept = []
         for index, item in enumerate(value):
             item = tidy(item, dropped, f"{path}/{index}")
+            if item == "":  # whitespace that passed the wire's minLength
+                if dropped is not None:
+                    dropped.append((f"{path}/{index}", item))
+                continue
             key = json.dumps(item, sort_keys=True).casefold()
             if key not in seen:
                 seen.add(key)

@@ -114,7 +114,8 @@ class Engine:
         self.provider = get_provider(provider) if isinstance(provider, str) else provider
         self.retries = retries
         self.temperature = temperature
-        self.substance = substance  # run the substance checks (off only to measure what they catch)
+        # run the substance checks (off only to measure what they catch, or to test a wire path alone)
+        self.substance = substance
         self.strategy = strategy or default_strategy(self.provider)
         self.mending = mend  # a reply that fails its checks: rewrite only its failing fields, in parts
         if self.strategy not in STRATEGIES:

@@ -627,6 +627,17 @@ def test_an_exact_repeat_is_dropped_before_the_checks_and_recorded(provider):
     assert record[0]["text"] == pro["arguments"][1]["claim"]
 
 
+def test_a_whitespace_item_is_dropped_and_recorded_not_a_failed_reply(provider):
+    # twelve spaces pass the wire's minLength and the JSON parse; tidy() leaves "" behind
+    pro = side_reply("pro")
+    pro["executive_summary"].insert(1, " " * 12)
+    scripted_debate(provider, orchestrator=CLEAN_ORCHESTRATOR, pro=pro)
+    document = debate(provider)
+    assert document.pro.dump() == side_reply("pro")
+    assert items(document.dump()["quality"], "pro") == [("blank_item", "executive_summary/1", "dropped")]
+    assert document.dump()["quality"]["agents"]["pro"]["attempts"] == 1
+
+
 def test_an_ungrounded_inferred_timeframe_is_dropped_from_the_context(provider):
     scripted_debate(provider, orchestrator=orchestrator_reply(timeframe="2015"))
     document = debate(provider)

@@ -186,10 +186,14 @@ def test_ollama_orchestrator_call_completes_a_valid_document(ollama_server) -> N
 
 
 def test_ollama_challenge_is_schema_valid_and_sends_the_wire_schema(ollama_server) -> None:
+    """The Ollama wire path for a challenge. The substance checks are off, as for the OpenAI-compatible debate
+    above: a server gets the bare schema without the embedded path's decoding hints, and SmolLM2-135M's reply
+    then fails the off-target check often enough to flake. They run on the real model in
+    tests/test_e2e_embedded.py::test_challenge_on_the_embedded_model."""
     data = fixture_dict()
     target = data["pro"]["assumptions"][0]
     ollama_server.requests.clear()
-    engine = Engine(_ollama(ollama_server), retries=2)
+    engine = Engine(_ollama(ollama_server), retries=2, substance=False)
     document = engine.challenge(data, "question_assumption", target)
     assert jsonschema_errors(document.dump()) == []
     responses = document.dump()["challenges"]["responses"]

@@ -66,8 +66,13 @@ class Review:
         self.record.reasks = self.base[1] + self.calls - (0 if self.reasking else 1)
 
     def repeats(self, dropped: list[tuple[str, Any]]) -> None:
-        """Exact repeats the enforcement loop dropped from the reply's lists before the checks ran."""
+        """Blank items and exact repeats the enforcement loop dropped from the reply's lists before the
+        checks ran."""
         for path, item in dropped:
+            if item == "":
+                self.record.items.append(QualityItem(check="blank_item", path=path, action="dropped",
+                                                     message=f"{path} held only whitespace"))
+                continue
             text = item if isinstance(item, str) else (item.get("claim") if isinstance(item, dict) else None)
             self.record.items.append(QualityItem(check="exact_repeat", path=path, action="dropped",
                                                  message=f"{path} repeats an earlier item word for word",
