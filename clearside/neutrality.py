@@ -20,7 +20,10 @@ HARD = [(name, re.compile(pattern, _I)) for name, pattern in (
     ("verdict", r"\b(wins?|won|winning) (the|this) (debate|argument)\b"),
     ("verdict", r"\b(is|are) the (clear )?winners?\b"),
     ("verdict", r"\bthe (weight|balance|preponderance) of (the )?evidence (favou?rs|supports|points)\b"),
-    ("verdict", r"\bthe (right |correct )?(answer|verdict|conclusion) is\b"),
+    # "the answer is a pause" is a verdict; "the answer is still unclear" says that there is none yet
+    ("verdict", r"\bthe (right |correct )?(answer|verdict|conclusion) is\b(?!\s+(still |yet |as yet )?"
+                r"(unclear|unknown|uncertain|open|unsettled|contested|disputed|debated|"
+                r"not (yet )?(clear|known|settled|obvious))\b)"),
     ("verdict", r"\b(pro|con|for|against)(['’]s)?( side| case| advocate)?( arguments?)? (is|are|was|were) "
                 r"(stronger|weaker|more convincing|more persuasive|more compelling|better|right|correct)\b"),
     ("verdict", r"\b(stronger|better|weaker) side\b"),

@@ -17,12 +17,16 @@ NEUTRAL = [
     "Key evidence gap: the timeline for transmission upgrades.",
     "Would a moratorium shift construction abroad?",
     "Con contends that the US must keep building to stay competitive.",
+    "The answer is still unclear because no city has measured retail footfall before and after.",
+    "The answer is not yet known for cities without a tram network.",
 ]
 VERDICTS = [
     "On balance, the moratorium is justified.",
     "Pro makes the stronger case on energy.",
     "Con wins the debate on economics.",
     "The answer is a temporary pause.",
+    "The answer is clear: ban the cars.",
+    "The answer is not to build the runway.",
     "I recommend that Congress pass the moratorium.",
     "In my view the risks outweigh the benefits.",
     "Policymakers should adopt the pause now.",
