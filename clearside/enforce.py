@@ -22,6 +22,7 @@ import pydantic_core
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel, ValidationError
 
+from . import prompts
 from .checks import Review
 from .errors import QualityCheckError, SchemaViolationError
 from .providers import ChatRequest, OnDelta, Provider, Usage
@@ -123,6 +124,16 @@ def reask_message(errors: list[str], *, substance: bool = False) -> dict[str, st
                                        "Reply again with only the corrected JSON object."}
 
 
+def with_fixes(messages: list[dict[str, str]], problems: list[str]) -> list[dict[str, str]]:
+    """``messages`` with what to fix added to their last (user) message: a re-ask that does not show the
+    model its failed reply (the global prompt's ``fix`` task)."""
+    if not problems:
+        return list(messages)
+    fix = prompts.render(prompts.load("global").tasks["fix"], problems="\n".join(f"- {p}" for p in problems[:12]))
+    *head, last = messages
+    return [*head, {**last, "content": f"{last['content']}\n{fix}"}]
+
+
 def run_structured(
     provider: Provider,
     *,
@@ -193,6 +204,11 @@ def run_structured(
                 on_retry(attempt + 1, errors)
             if substance and mend is not None and review.failing:
                 return mend(review)
-            conversation = [*messages, {"role": "assistant", "content": raw[:4000]},
-                            reask_message(errors, substance=substance)]
+            if substance and provider.small:
+                # beside its own failed reply a small model mostly writes it again, or drifts into gibberish as
+                # it warms up: it gets its prompt again, told what to fix
+                conversation = with_fixes(messages, errors)
+            else:
+                conversation = [*messages, {"role": "assistant", "content": raw[:4000]},
+                                reask_message(errors, substance=substance)]
     raise (QualityCheckError if substance else SchemaViolationError)(agent, attempts, errors, raw)

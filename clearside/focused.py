@@ -24,6 +24,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, create_model
 
 from . import agents, checks, prompts
+from .enforce import with_fixes
 from .errors import QualityCheckError
 from .schema import CATEGORY_VALUES, AgentQuality, Moderator, QualityItem, Side
 from .wire import array, obj, one_of
@@ -52,10 +53,7 @@ class Categories(BaseModel):
 
 def _ask(messages: list[dict[str, str]], instruction: str, problems: Iterable[str] = ()) -> list[dict[str, str]]:
     """The agent's prompt plus one instruction, and what to fix when the part is written again."""
-    listed = "\n".join(f"- {problem}" for problem in problems)
-    if listed:
-        instruction += "\n" + prompts.render(prompts.load("global").tasks["fix"], problems=listed)
-    return [*messages, {"role": "user", "content": instruction}]
+    return with_fixes([*messages, {"role": "user", "content": instruction}], list(problems))
 
 
 def _scoped(check, merged: dict[str, Any], fields: Iterable[str], index: int | None = None):

@@ -596,6 +596,27 @@ def test_each_reask_samples_a_little_hotter_and_gently_on_a_small_model(provider
     assert [round(r.temperature, 2) for r in provider.requests_for("pro")] == temperatures
 
 
+@pytest.mark.parametrize("small", [False, True])
+def test_a_small_model_is_reasked_without_its_failed_reply(provider, small):
+    """A large model sees its reply and the checks' messages; a small one gets its prompt again with the
+    messages added to the last user turn (beside its own reply it mostly wrote the same thing again)."""
+    provider.small = small
+    provider.enqueue(off_topic_side(), side_reply("pro"), agent="pro")
+    scripted_debate(provider, orchestrator=CLEAN_ORCHESTRATOR)
+    engine(provider, mend=False).run(DebateRun.from_input(QUESTION))
+    first, second = provider.requests_for("pro")
+    roles = [m["role"] for m in second.messages]
+    if small:
+        assert roles == [m["role"] for m in first.messages] and "assistant" not in roles
+        assert second.messages[:-1] == first.messages[:-1]
+        assert second.messages[-1]["content"].startswith(first.messages[-1]["content"])
+        added = second.messages[-1]["content"][len(first.messages[-1]["content"]):]
+    else:
+        assert roles == [*(m["role"] for m in first.messages), "assistant", "user"]
+        added = second.messages[-1]["content"]
+    assert "is not about" in added
+
+
 def test_a_drop_that_exposes_a_new_finding_is_settled_before_the_reply_is_accepted(provider):
     """A summary point about an off-topic claim passes beside that claim; once the claim is dropped, the point is
     about nothing left, and the second look drops it too."""
