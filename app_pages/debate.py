@@ -1,8 +1,9 @@
 """The Debate page: question, context, live progress, the three-column debate, challenges and exports.
 
 Every debate is saved as it is generated; ``?debate=<id>`` opens a saved one (the
-share link). Debates started or copied in this session are editable (challenges);
-anyone else's link opens read-only, with a button to make an editable copy.
+share link). Debates started, resumed or copied in this browser are editable
+(challenges), across reloads and tabs (ui/owner.py); the same link in another
+browser opens read-only, with a button to make an editable copy.
 ``?example=flagship`` (the **Example debate** button) shows spec 000's hand-written
 flagship debate, read-only and never saved.
 """
@@ -16,17 +17,13 @@ from clearside.jobs import ChallengeJob, DebateJob
 from clearside.references import flagship
 from clearside.render import render
 from clearside.schema import ACTIONS, Document
-from ui import jobs, settings, view
+from ui import jobs, owner, settings, view
 from ui.inputs import context_boxes, length_note, question_box
 from ui.quality_view import quality_view
 
 OTHER = "__other__"
 EXPORTS = {"json": ("JSON", "json", "application/json"), "md": ("Markdown report", "md", "text/markdown"),
            "quick": ("Quick View", "md", "text/markdown"), "script": ("Debate Script", "md", "text/markdown")}
-
-
-def owned() -> set[str]:
-    return st.session_state.setdefault("owned", set())
 
 
 def show(debate_id: str | None) -> None:
@@ -61,11 +58,12 @@ def start_debate() -> None:
                                    geography=st.session_state.get("geography"),
                                    timeframe=st.session_state.get("timeframe"),
                                    domain=st.session_state.get("domain"))
-        job = jobs.start_static(run, settings.build_provider(), temperature=settings.temperature())
+        job = jobs.start_static(run, settings.build_provider(), temperature=settings.temperature(),
+                                owner=owner.token())
     except ClearSideError as exc:
         st.session_state["input_error"] = exc.for_dashboard()
         return
-    owned().add(job.id)
+    owner.claim(job.id)
     st.session_state["input_error"] = ""
     show(job.id)
 
@@ -74,11 +72,11 @@ def resume(debate_id: str) -> None:
     """Complete an unfinished saved debate: only its missing sections are generated."""
     try:
         jobs.start_static(jobs.store().load_run(debate_id), settings.build_provider(),
-                          temperature=settings.temperature(), debate_id=debate_id)
+                          temperature=settings.temperature(), debate_id=debate_id, owner=owner.token())
     except ClearSideError as exc:
         st.session_state["input_error"] = exc.for_dashboard()
         return
-    owned().add(debate_id)
+    owner.claim(debate_id)
 
 
 def retry_button(debate_id: str, failed_with: str, verb: str = "Retry") -> None:
@@ -95,11 +93,11 @@ def retry_button(debate_id: str, failed_with: str, verb: str = "Retry") -> None:
 
 def copy_to_edit(debate_id: str) -> None:
     try:
-        copy_id = jobs.store().duplicate(debate_id)
+        copy_id = jobs.store().duplicate(debate_id, owner=owner.token())
     except ClearSideError as exc:
         st.session_state["input_error"] = exc.for_dashboard()
         return
-    owned().add(copy_id)
+    owner.claim(copy_id)
     show(copy_id)
 
 
@@ -196,13 +194,14 @@ def saved_debate(debate_id: str) -> None:
         return
     document = Document.model_validate(record.document)
     st.session_state["document"] = document
-    editable = record.kind == "static" and debate_id in owned()
+    editable = record.kind == "static" and owner.owns(debate_id, record.data)
     view.document_view(document)
     quality_view(document)
     if editable:
         challenge_panel(document)
     else:
-        st.caption("Read-only: this is a saved debate opened from a link. Make a copy to challenge it.")
+        st.caption("Read-only: this debate was made in another browser or on another machine. "
+                   "Make a copy to challenge it.")
         st.button("Make an editable copy", key="copy_to_edit", on_click=copy_to_edit, args=(debate_id,))
     exports(document)
 

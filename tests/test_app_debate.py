@@ -194,10 +194,13 @@ def test_hostile_text_is_escaped_not_rendered(app):
         assert not element.proto.allow_html
 
 
-def open_link(debate_id: str, provider=None) -> AppTest:
-    """A new browser session opening the share link ``?debate=<id>``."""
+def open_link(debate_id: str, provider=None, *, key: str | None = None) -> AppTest:
+    """A new browser session opening the share link ``?debate=<id>``; ``key``: the browser's ownership cookie
+    (the same browser after a reload or in a new tab), else a browser that never visited."""
     at = AppTest.from_file(APP, default_timeout=30)
     at.session_state["provider_override"] = provider or ScriptedProvider()
+    if key:
+        at.session_state["owner_key"] = key
     at.query_params["debate"] = debate_id
     at.run()
     assert not at.exception, at.exception
@@ -230,6 +233,32 @@ def test_a_generated_debate_is_saved_with_its_challenges_and_its_link_opens_it(a
     assert copy_id != debate_id and shared.query_params["debate"] in (copy_id, [copy_id])
     assert shared.button(key="challenge_question_assumption"), "the copy is editable"
     assert open_store().get(copy_id).parent_id == debate_id
+
+
+def test_the_browser_that_made_a_debate_keeps_it_editable_across_reloads_and_tabs(app):
+    from clearside.store import open_store
+
+    at, provider = app
+    scripted_debate(provider)
+    generate(at, "Should we adopt microservices?")
+    settle(at, lambda a: any("MODERATOR SYNTHESIS" in m.value for m in a.markdown))
+    debate_id, key = at.session_state["debate_id"], at.session_state["owner_key"]
+    stamp = open_store().get(debate_id).data["owner"]
+    assert len(stamp) == 32 and stamp != key, "the store keeps a hash of the browser's key, not the key"
+
+    again = open_link(debate_id, key=key)  # a reload or a new tab: the cookie brings the same key
+    assert again.button(key="challenge_question_assumption"), "still editable"
+    assert not any("Read-only" in c.value for c in again.caption)
+
+    elsewhere = open_link(debate_id)  # another browser or machine: no cookie, a new key
+    assert not [b for b in elsewhere.button if b.key.startswith("challenge_")]
+    assert any("Read-only" in c.value for c in elsewhere.caption)
+    elsewhere.button(key="copy_to_edit").click().run()
+    copy_id = elsewhere.session_state["debate_id"]
+    assert elsewhere.button(key="challenge_question_assumption"), "the copy is the copier's"
+    assert open_link(copy_id, key=elsewhere.session_state["owner_key"]).button(key="challenge_question_assumption")
+    mine = open_link(copy_id, key=key)
+    assert not [b for b in mine.button if b.key.startswith("challenge_")], "and not the original owner's"
 
 
 def test_an_unfinished_saved_debate_offers_resume_which_runs_only_what_is_missing():

@@ -75,6 +75,19 @@ def test_debate_challenge_and_escaping_in_a_real_browser(server, browser):
     expect(page.get_by_text("Challenge · Question an assumption", exact=False).first).to_be_visible(timeout=120_000)
     page.screenshot(path=str(ARTIFACTS / "challenge-1440.png"), full_page=True)
 
+    # your own debate stays yours: a reload and a new tab of this browser keep the challenge panel
+    assert any(c["name"] == "clearside_owner" for c in page.context.cookies()), "the ownership cookie is set"
+    page.reload()
+    expect(page.get_by_text("MODERATOR SYNTHESIS")).to_be_visible(timeout=60_000)
+    expect(page.get_by_role("button", name="Question an assumption")).to_be_visible()
+    assert page.get_by_text("Read-only", exact=False).count() == 0
+    tab = page.context.new_page()
+    tab.set_viewport_size({"width": 1440, "height": 900})
+    tab.goto(page.url)
+    expect(tab.get_by_text("MODERATOR SYNTHESIS")).to_be_visible(timeout=60_000)
+    expect(tab.get_by_role("button", name="Question an assumption")).to_be_visible()
+    tab.close()
+
     assert page.evaluate("window.__pwned") is None, "user text must never execute"
     assert dialogs == []
 
@@ -87,7 +100,7 @@ def test_debate_challenge_and_escaping_in_a_real_browser(server, browser):
     page.close()
     assert re.search(r"[?&]debate=[0-9a-f]{32}", link), f"the address is the share link: {link}"
 
-    shared = browser.new_page(viewport={"width": 1440, "height": 900})  # someone else opening the link
+    shared = browser.new_page(viewport={"width": 1440, "height": 900})  # another browser: a context of its own
     shared.goto(link)
     expect(shared.get_by_text("MODERATOR SYNTHESIS")).to_be_visible(timeout=60_000)
     expect(shared.get_by_text("Challenge · Question an assumption", exact=False).first).to_be_visible()

@@ -148,6 +148,15 @@ def test_rename_delete_and_duplicate(store):
         store.get("../../etc/passwd")
 
 
+def test_an_owner_token_is_kept_with_the_debate_and_a_copy_belongs_to_its_copier(store):
+    debate_id = store.start_static(_run(), provider="openai", model="gpt-4", data={"owner": "a" * 32})
+    assert store.get(debate_id).data["owner"] == "a" * 32
+    assert store.get(debate_id).data["context"] == _run().context.dump(), "the run's own data is kept too"
+    assert "owner" not in store.get(store.duplicate(debate_id)).data, "a copy never inherits the owner"
+    assert store.get(store.duplicate(debate_id, owner="b" * 32)).data["owner"] == "b" * 32
+    assert "owner" not in str(store.list().items[0].as_dict()), "the Library's rows do not carry it"
+
+
 def test_several_threads_saving_at_once_lose_nothing(store):
     shared = store.start_static(_run(), provider="scripted", model="m")
     store.finish_static(shared, fixture_dict())

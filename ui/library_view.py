@@ -21,7 +21,7 @@ from clearside.perspectives import PerspectivesRun
 from clearside.perspectives import load as load_perspectives
 from clearside.perspectives.job import PerspectivesJob
 from clearside.store import Page, Summary, load_live
-from ui import jobs, settings
+from ui import jobs, owner, settings
 
 PAGE_SIZE = 25
 STATUSES = ("running", "paused", "failed", "done")
@@ -244,7 +244,7 @@ def delete(item: Summary) -> None:
 def duplicate(item: Summary) -> None:
     _begin()
     try:
-        copy_id = jobs.store().duplicate(item.id)
+        copy_id = jobs.store().duplicate(item.id, owner=owner.token())
     except ClearSideError as exc:
         st.session_state["lib_error"] = exc.for_dashboard()
         return
@@ -287,7 +287,8 @@ def rerun(item: Summary) -> None:
         if item.kind == "static":
             saved = jobs.store().load_run(item.id)
             job = jobs.start_static(DebateRun(raw_input=saved.raw_input, context=saved.context), provider,
-                                    temperature=settings.temperature(), parent_id=item.id)
+                                    temperature=settings.temperature(), parent_id=item.id, owner=owner.token())
+            owner.claim(job.id)
             _go(DEBATE, debate=job.id)
         elif item.kind == "perspectives":
             _go(PERSPECTIVES, perspectives=_rerun_perspectives(item.id, provider))
@@ -310,7 +311,8 @@ def resume(item: Summary) -> None:
     try:
         if not running(item.id):
             jobs.start_static(jobs.store().load_run(item.id), settings.build_provider(),
-                              temperature=settings.temperature(), debate_id=item.id)
+                              temperature=settings.temperature(), debate_id=item.id, owner=owner.token())
+            owner.claim(item.id)
     except ClearSideError as exc:
         st.session_state["lib_error"] = exc.for_dashboard()
         return

@@ -28,13 +28,16 @@ class StaticRecorder:
     """Binds one run to one saved debate: a new one, or ``debate_id`` when resuming."""
 
     def __init__(self, store: Store, run: DebateRun, provider: Provider, *, debate_id: str | None = None,
-                 parent_id: str | None = None) -> None:
+                 parent_id: str | None = None, owner: str | None = None) -> None:
+        """``owner``: the token of the browser that started it (see ui/owner.py), kept in ``data["owner"]``."""
         self.store = store
+        stamp = {"owner": owner} if owner else {}
         if debate_id is None:
             debate_id = store.start_static(run, provider=provider.name, model=provider.model, parent_id=parent_id,
-                                           prompt_versions=prompts.versions(*PROMPTS))
+                                           prompt_versions=prompts.versions(*PROMPTS), data=stamp)
         else:
-            store.update(debate_id, status="running", provider=provider.name, model=provider.model)
+            store.update(debate_id, status="running", provider=provider.name, model=provider.model,
+                         **({"data": stamp} if stamp else {}))
         self.id = debate_id
 
     def on_section(self, run: DebateRun, name: str) -> None:

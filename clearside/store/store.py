@@ -225,13 +225,17 @@ class Store:
                 session.execute(delete(table).where(table.debate_id == row.id))
             session.delete(row)
 
-    def duplicate(self, debate_id: str, *, title: str | None = None) -> str:
-        """A full copy under a new id, every part included; the copy records where it came from."""
+    def duplicate(self, debate_id: str, *, title: str | None = None, owner: str | None = None) -> str:
+        """A full copy under a new id, every part included; the copy records where it came from. It belongs to
+        ``owner`` (a browser's token), never to the original's owner."""
         with self.write() as session:
             row = self._row(session, debate_id)
+            data = {key: copy.deepcopy(value) for key, value in (row.data or {}).items() if key != "owner"}
+            if owner:
+                data["owner"] = owner
             copy_id = self.create(row.kind, row.question, provider=row.provider, model=row.model,
                                   title=title or f"Copy of {row.title}", prompt_versions=row.prompt_versions,
-                                  data=copy.deepcopy(row.data), document=copy.deepcopy(row.document), status=row.status,
+                                  data=data, document=copy.deepcopy(row.document), status=row.status,
                                   parent_id=row.id, schema_version=row.schema_version, session=session)
             for table in (Section, Challenge, LiveTurn, InterventionRow):
                 for part in session.scalars(select(table).where(table.debate_id == row.id)):
@@ -253,9 +257,10 @@ class Store:
             row.updated_at = now()
 
     def start_static(self, run: DebateRun, *, provider: str, model: str, parent_id: str | None = None,
-                     prompt_versions: dict[str, str] | None = None) -> str:
-        """Save a static debate before its agents run, with any sections ``run`` already has."""
-        data = {"context": run.context.dump() if run.context else {}}
+                     prompt_versions: dict[str, str] | None = None, data: dict[str, Any] | None = None) -> str:
+        """Save a static debate before its agents run, with any sections ``run`` already has (``data``: more
+        keys for its data, e.g. its owner token)."""
+        data = {**(data or {}), "context": run.context.dump() if run.context else {}}
         with self.write() as session:
             debate_id = self.create("static", run.raw_input, provider=provider, model=model, data=data,
                                     prompt_versions=prompt_versions, parent_id=parent_id, session=session)
