@@ -17,9 +17,13 @@ def model_rows() -> None:
     rows = cv.rows()
     st.markdown(f"**Models** ({cv.MIN_MODELS} to {cv.MAX_MODELS})")
     for number, row in enumerate(rows, 1):
-        field, remove = st.columns([8, 1], vertical_alignment="bottom")
+        field, heat, remove = st.columns([6, 2, 1], vertical_alignment="bottom")
         field.text_input(f"Model {number}", key=f"cmp_model_{row}", max_chars=300, persist_state="session",
                          placeholder="provider:model, e.g. ollama:llama3.2", help=cv.SPEC_HELP)
+        cv.row_temperature(row)  # a new row starts at the sidebar's temperature
+        heat.number_input(f"Temperature {number}", min_value=0.0, max_value=1.5, step=0.05, format="%.2f",
+                          key=f"cmp_temp_{row}", persist_state="session",
+                          help="Each row is a configuration: the same model may be compared at two temperatures.")
         remove.button("Remove", key=f"cmp_remove_{row}", on_click=cv.remove_row, args=(row,), width="stretch",
                       disabled=len(rows) <= cv.MIN_MODELS, help=f"A comparison needs at least {cv.MIN_MODELS} "
                       "models.")

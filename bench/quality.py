@@ -13,13 +13,14 @@ Configurations (``--configs``):
 Every finished document is scored with the same checks (``clearside.checks.document_findings`` with
 embeddings): that is the garbage a user would read. Propositions: the flagship, the four ArgKP dev topics and
 our own (``--set dev``); ``--set heldout`` runs four more of our own that were kept aside while the checks were
-written, and ``--set heldout2`` four more that were kept aside while mending was written (``heldout`` had been
-seen by then). Wall time is measured around ``Engine.run`` in-process (the GGUF and the embedding model loaded
+written, ``--set heldout2`` four more that were kept aside while mending was written (``heldout`` had been
+seen by then), and ``--set heldout3`` four more kept aside while the small model's re-ask was changed.
+Wall time is measured around ``Engine.run`` in-process (the GGUF and the embedding model loaded
 beforehand, once), and around the whole CLI process for ``before@REV``, which therefore also counts that
 process's start and GGUF load (about 1-2 s with a warm page cache).
 
 Run from the repository root:
-    python bench/quality.py [--set dev|heldout|heldout2] [--configs before@1d59a0e,whole,focused] [--limit N]
+    python bench/quality.py [--set dev|heldout|heldout2|heldout3] [--configs before@1d59a0e,whole,focused] [--limit N]
 Writes bench/results/quality-<set>.json (rows of configurations not run this time are kept from the last run on
 the same propositions) and prints a Markdown table. Never run it beside another model job.
 """
@@ -62,6 +63,12 @@ HELD_OUT_2 = [  # kept aside while mending (clearside/focused.py mend_*) was wri
     "Should a regional airport be expanded to take long-haul flights?",
     "Should public libraries lend tools and equipment as well as books?",
 ]
+HELD_OUT_3 = [  # kept aside while the small-model re-ask (enforce.with_fixes) was written
+    "Should a city replace its bus fleet with electric buses within five years?",
+    "Should employers be allowed to monitor remote workers' screens?",
+    "Should a family farm convert to organic production?",
+    "Should a museum return artifacts acquired during colonial rule?",
+]
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
@@ -70,6 +77,8 @@ def propositions(which: str) -> list[str]:
         return list(HELD_OUT)
     if which == "heldout2":
         return list(HELD_OUT_2)
+    if which == "heldout3":
+        return list(HELD_OUT_3)
     return [flagship().proposition, *(ref.proposition for ref in argkp_dev()), *OURS]
 
 
@@ -118,7 +127,7 @@ def run_before(question: str, rev: str) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--set", choices=("dev", "heldout", "heldout2"), default="dev")
+    parser.add_argument("--set", choices=("dev", "heldout", "heldout2", "heldout3"), default="dev")
     parser.add_argument("--configs", default="before@1d59a0e,whole,focused")
     parser.add_argument("--limit", type=int, default=0)
     args = parser.parse_args()

@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
+from pathlib import PureWindowsPath
 from typing import Any
 
 from . import metrics, prompts
@@ -26,15 +27,38 @@ from .store.recorder import PROMPTS, StaticRecorder, usage_summary
 SUITE = "compare"
 SAME_POINT = 0.65  # raw cosine: ArgKP's best-F1 threshold for "this argument makes this key point" (guide §3.1)
 MAX_MODELS = 4
+LABEL_CHARS = 40  # a label longer than this is shortened in the middle (charts and column heads stay readable)
 
 
 def check_specs(specs: list[str]) -> list[str]:
+    """The non-blank specs, 2 to MAX_MODELS of them (the same model twice is refused by :class:`Comparison`,
+    unless at two temperatures)."""
     cleaned = [s.strip() for s in specs if s and s.strip()]
     if not 2 <= len(cleaned) <= MAX_MODELS:
         raise InputError(f"Compare 2 to {MAX_MODELS} provider:model choices (got {len(cleaned)}).")
-    if len(set(cleaned)) != len(cleaned):
-        raise InputError("Each provider:model may appear once in a comparison: " + ", ".join(cleaned))
     return cleaned
+
+
+def short(spec: str) -> str:
+    """A model's label: a file path (a GGUF, a script) becomes its file name, and a long name loses its middle."""
+    name, _, model = spec.partition(":")
+    if name in ("embedded", "scripted") and ("/" in model or "\\" in model):
+        spec = f"{name}:{PureWindowsPath(model).name}"  # splits at slashes and backslashes
+    if len(spec) > LABEL_CHARS:
+        half = (LABEL_CHARS - 1) // 2
+        spec = f"{spec[:half]}…{spec[-half:]}"
+    return spec
+
+
+def labels(providers: list[Provider], temperatures: list[float]) -> list[str]:
+    """One distinct label per model: its short spec, with its temperature where the temperatures differ."""
+    out = [short(p.spec) for p in providers]
+    if len(set(temperatures)) > 1:
+        out = [f"{label} · T {t:g}" for label, t in zip(out, temperatures, strict=True)]
+    for n, label in enumerate(out):  # two long names that shorten alike keep their row numbers
+        if out.count(label) > 1:
+            out[n] = f"{label} ({n + 1})"
+    return out
 
 
 def agreement(documents: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
@@ -70,40 +94,56 @@ class Comparison:
     """Runs the debates (concurrently where asked), then scores them; safe to poll from another thread."""
 
     def __init__(self, question: str, providers: list[Provider], store: Store, *, concurrency: int | None = None,
-                 retries: int = 2, temperature: float = 0.4, on_event: Callable[[str, Event], None] | None = None):
+                 retries: int = 2, temperature: float = 0.4, temperatures: list[float] | None = None,
+                 on_event: Callable[[str, Event], None] | None = None):
+        """``temperatures``: one per provider (a configuration each: the same model may then appear at two
+        temperatures); otherwise ``temperature`` for all."""
         if not 2 <= len(providers) <= MAX_MODELS:
             raise InputError(f"Compare 2 to {MAX_MODELS} provider:model choices (got {len(providers)}).")
-        specs = [p.spec for p in providers]
-        if len(set(specs)) != len(specs):  # e.g. "embedded" and "embedded:" name the same model
-            raise InputError("Each model may appear once in a comparison: " + ", ".join(specs))
+        temperatures = list(temperatures) if temperatures is not None else [temperature] * len(providers)
+        if len(temperatures) != len(providers):
+            raise InputError(f"Give one temperature per model ({len(providers)}), not {len(temperatures)}.")
+        for t in temperatures:
+            if not 0.0 <= t <= 2.0:
+                raise InputError(f"A temperature must be between 0 and 2 (got {t:g}).")
+        seen: dict[tuple[str, float], str] = {}
+        for provider, t in zip(providers, temperatures, strict=True):
+            # e.g. "embedded" and "embedded:/path/to/that.gguf" name one model
+            if (provider.identity, t) in seen:
+                raise InputError(f"{seen[provider.identity, t]} and {provider.spec} name the same model at the same "
+                                 "temperature: choose another model, or another temperature for one of them.")
+            seen[provider.identity, t] = provider.spec
         self.question = question
         self.providers = providers
+        self.temperatures = temperatures
+        self.labels = labels(providers, temperatures)
         self.store = store
         self.concurrency = concurrency or len(providers)
         self.retries, self.temperature = retries, temperature
         self.on_event = on_event or (lambda label, event: None)
         self.batch = uuid.uuid4().hex
         self.lock = threading.Lock()
-        self.results: dict[str, dict[str, Any]] = {p.spec: {"status": "waiting"} for p in providers}
+        self.results: dict[str, dict[str, Any]] = {label: {"status": "waiting"} for label in self.labels}
         self.agreement: list[dict[str, Any]] | None = None
         self.error: str | None = None
         self.state = "waiting"  # running, then done
         self.started_at = datetime.now(UTC).isoformat(timespec="microseconds")
 
-    def _data(self, label: str) -> dict[str, Any]:
-        return {"batch": self.batch, "question": self.question, "label": label, "started_at": self.started_at,
-                "planned": len(self.providers)}
+    def _data(self, index: int) -> dict[str, Any]:
+        return {"batch": self.batch, "question": self.question, "label": self.labels[index],
+                "spec": self.providers[index].spec, "temperature": self.temperatures[index],
+                "started_at": self.started_at, "planned": len(self.providers)}
 
-    def _one(self, provider: Provider) -> None:
-        label = provider.spec
+    def _one(self, index: int) -> None:
+        provider, label = self.providers[index], self.labels[index]
         run = DebateRun.from_input(self.question)
         recorder = StaticRecorder(self.store, run, provider)
         run_id = self.store.add_run(SUITE, provider=provider.name, model=provider.model, debate_id=recorder.id,
                                     prompt_versions=prompts.versions(*PROMPTS),
-                                    data=self._data(label))
+                                    data=self._data(index))
         with self.lock:
             self.results[label] = {"status": "running", "debate_id": recorder.id, "run_id": run_id}
-        engine = Engine(provider, retries=self.retries, temperature=self.temperature,
+        engine = Engine(provider, retries=self.retries, temperature=self.temperatures[index],
                         on_section=recorder.on_section, on_event=lambda event: self.on_event(label, event))
         try:
             document = engine.run(run)
@@ -116,7 +156,7 @@ class Comparison:
         recorder.finish(document, run)
         detail = metrics.compute(document.dump(), usage=usage_summary(run.usage))
         self.store.update_run(run_id, status="done", metrics=metrics.summary(detail),
-                              data={**self._data(label), "detail": detail})
+                              data={**self._data(index), "detail": detail})
         with self.lock:
             self.results[label].update(status="done", document=document.dump(), metrics=detail)
 
@@ -142,7 +182,7 @@ class Comparison:
     def run(self) -> dict[str, Any]:
         try:
             with ThreadPoolExecutor(max_workers=max(1, self.concurrency), thread_name_prefix="compare") as pool:
-                list(pool.map(self._one, self.providers))
+                list(pool.map(self._one, range(len(self.providers))))
             done = {label: r["document"] for label, r in self.results.items() if r["status"] == "done"}
             self.agreement = agreement(done) if len(done) >= 2 else []
         except ClearSideError as exc:

@@ -115,10 +115,19 @@ def cmd_bless(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     specs = compare.check_specs(args.provider or [])
+    temperatures = None
+    if args.temperatures:
+        try:
+            temperatures = [float(t) for t in args.temperatures.split(",")]
+        except ValueError:
+            raise InputError(f"--temperatures takes numbers separated by commas, e.g. 0.2,0.8 "
+                             f"(got {args.temperatures!r}).") from None
     providers = [get_provider(spec) for spec in specs]
+    for provider in providers:
+        provider.preflight()  # an unreachable server is reported before any debate starts
     job = compare.Comparison(question(args.question), providers, open_store(), concurrency=args.concurrency,
-                             retries=args.retries, temperature=args.temperature)
-    print(f"Comparing {', '.join(specs)}; batch {job.batch}", file=sys.stderr)
+                             retries=args.retries, temperature=args.temperature, temperatures=temperatures)
+    print(f"Comparing {', '.join(job.labels)}; batch {job.batch}", file=sys.stderr)
     report = job.run()
     for label, result in report["results"].items():
         print(f"{label}: {result['status']} {result.get('error', '')}".rstrip(), file=sys.stderr)
@@ -164,6 +173,9 @@ def add_parsers(sub, model_options) -> None:
     c.add_argument("--provider", action="append", metavar="PROVIDER:MODEL", required=True,
                    help="give it 2 to 4 times, e.g. --provider embedded --provider ollama:llama3.2")
     c.add_argument("--retries", type=int, default=2, help="re-asks after an invalid output (default 2)")
-    c.add_argument("--temperature", type=float, default=0.4)
+    c.add_argument("--temperature", type=float, default=0.4, help="every model's temperature (default 0.4)")
+    c.add_argument("--temperatures", metavar="T1,T2,...",
+                   help="one temperature per --provider, in order: the same model may then be compared at two "
+                        "temperatures (overrides --temperature)")
     c.add_argument("--out", metavar="FILE", help="write the report here instead of stdout")
     c.set_defaults(func=cmd_compare)

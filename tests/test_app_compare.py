@@ -18,6 +18,7 @@ from helpers import flagship_replies, flagship_script
 
 from clearside import compare
 from clearside import store as store_module
+from clearside.errors import InputError
 from clearside.providers.scripted import ScriptedProvider
 from clearside.store import open_store
 from ui import compare_view as cv
@@ -131,23 +132,25 @@ def test_two_models_side_by_side_with_metrics_charts_and_shared_arguments(store,
 
     shown = plain(at)
     assert f"Question:** {QUESTION}" in shown
-    assert shown.count("✓ done") == 2 and a in shown and b in shown
+    la, lb = compare.short(a), compare.short(b)
+    assert (la, lb) == ("scripted:a.json", "scripted:b.json"), "a path is labelled by its file name"
+    assert shown.count("✓ done") == 2 and la in shown and lb in shown
     pro_claim = flagship_replies()["pro"]["arguments"][0]["claim"]
     assert f"- {pro_claim}" in shown and f"- {other_con()['arguments'][0]['claim']}" in shown
     links = [link.proto for link in at.get("page_link")]
     rows = {r["data"]["label"]: r for r in store.runs("compare")}
     assert [p.query_string for p in links if p.label == "Open the full debate"] == [
-        f"debate={rows[a]['debate_id']}", f"debate={rows[b]['debate_id']}"], "each column links its debate"
+        f"debate={rows[la]['debate_id']}", f"debate={rows[lb]['debate_id']}"], "each column links its debate"
 
     [table] = frame_with(at, "better")
-    assert list(table.columns) == ["metric", a, b, "better", "meaning"]
-    assert table.set_index("metric").loc["schema_valid", a] == 1.0
+    assert list(table.columns) == ["metric", la, lb, "better", "meaning"]
+    assert table.set_index("metric").loc["schema_valid", la] == 1.0
     assert table.set_index("metric").loc["count_ratio", "better"] == "higher"
     charts = at.get("plotly_chart")
     assert len(charts) == 2, "quality metrics and cost"
 
     pro, con = frame_with(at, "Appears in")
-    assert list(pro.columns) == ["Point", "Appears in", "Models", a, b]
+    assert list(pro.columns) == ["Point", "Appears in", "Models", la, lb]
     shared = pro[pro["Appears in"] == "2 of 2 models"]
     assert len(shared) == len(flagship_replies()["pro"]["arguments"]), "both models made the same FOR case"
     assert set(shared["Point"]) == {arg["claim"] for arg in flagship_replies()["pro"]["arguments"]}
@@ -157,7 +160,8 @@ def test_two_models_side_by_side_with_metrics_charts_and_shared_arguments(store,
     assert {r["status"] for r in rows.values()} == {"done"} and {r["data"]["batch"] for r in rows.values()} == {batch}
     for row in rows.values():
         assert store.get(row["debate_id"]).status == "done" and store.get(row["debate_id"]).document
-    assert at.selectbox(key="cmp_full").options == [a, b], "either debate can be read in full"
+    assert at.selectbox(key="cmp_full").options == [la, lb], "either debate can be read in full"
+    assert {r["data"]["spec"] for r in rows.values()} == {a, b}, "the full spec is kept with each run"
 
 
 def test_validation_errors_are_clear_and_keep_what_was_typed(store, tmp_path):
@@ -175,7 +179,7 @@ def test_validation_errors_are_clear_and_keep_what_was_typed(store, tmp_path):
     run(at.button(key=f"cmp_remove_{at.session_state['cmp_rows'][1]}").click())
 
     at = fill(at, QUESTION, [a, a])
-    assert "may appear once" in errors(at)
+    assert "Model 1 (" in errors(at) and "and Model 2 (" in errors(at) and "same temperature (0.4)" in errors(at)
 
     long = (QUESTION + " ") * 30
     at = fill(at, long[:620], [a, b])
@@ -215,10 +219,11 @@ def test_a_failing_model_shows_its_error_beside_the_other_result(store, tmp_path
     assert [e.value for e in at.error] == ["boom"]
     assert "✓ done" in plain(at) and "✗ failed" in plain(at)
     [table] = frame_with(at, "better")
-    assert list(table.columns) == ["metric", good, "better", "meaning"], "only the finished model is scored"
+    good_label, bad_label = compare.short(good), compare.short(bad)
+    assert list(table.columns) == ["metric", good_label, "better", "meaning"], "only the finished model is scored"
     assert any("Needs at least two finished debates" in i.value for i in at.info)
     rows = {r["data"]["label"]: r["status"] for r in store.runs("compare")}
-    assert rows == {good: "done", bad: "failed"}
+    assert rows == {good_label: "done", bad_label: "failed"}
 
 
 def test_shared_arguments_count_only_the_models_that_finished(store, tmp_path):
@@ -230,7 +235,7 @@ def test_shared_arguments_count_only_the_models_that_finished(store, tmp_path):
     links = [link.proto.label for link in at.get("page_link") if link.proto.label.startswith("Open ")]
     assert links == ["Open the full debate", "Open the full debate", "Open what was saved"]
     pro, _con = frame_with(at, "Appears in")
-    assert set(pro["Appears in"]) == {"2 of 2 models"} and bad not in pro.columns
+    assert set(pro["Appears in"]) == {"2 of 2 models"} and compare.short(bad) not in pro.columns
     [caption] = [c.value for c in at.caption if c.value.startswith("FOR")]
     assert caption.replace("\\", "") == "FOR: 4 points made by both models. AGAINST: 6 points made by one model."
 
@@ -246,7 +251,7 @@ def test_a_saved_comparison_reopens_from_its_link_and_an_unknown_one_is_a_clear_
     assert other.session_state["cmp_batch"] == batch
     assert f"Question:** {QUESTION}" in plain(other) and plain(other).count("✓ done") == 2
     [table] = frame_with(other, "better")
-    assert list(table.columns) == ["metric", a, b, "better", "meaning"]
+    assert list(table.columns) == ["metric", compare.short(a), compare.short(b), "better", "meaning"]
     pro, _con = frame_with(other, "Appears in")
     assert (pro["Appears in"] == "2 of 2 models").sum() == 4
     pick = other.selectbox(key="cmp_pick")
@@ -331,7 +336,7 @@ def test_two_rows_naming_the_same_model_are_refused(store):
     at = page()
     at.session_state["compare_providers_override"] = {"one": one, "same": same}
     at = fill(at, "Should we adopt microservices architecture?", ["one", "same"])
-    assert "one and same name the same model (scripted:script)" in errors(at)
+    assert "Model 1 (one) and Model 2 (same) name the same model at the same temperature" in errors(at)
     assert not store.runs("compare")
 
 
@@ -350,3 +355,55 @@ def test_what_was_typed_and_the_comparison_shown_survive_a_visit_to_another_page
     run(at.button(key="cmp_new").click())
     assert "compare" not in at.query_params and not frame_with(at, "better")
     assert at.text_area(key="cmp_question").value == QUESTION, "a new comparison starts from the same inputs"
+
+
+def test_each_row_has_its_own_temperature_so_one_model_can_be_compared_at_two(store):
+    one, same = ScriptedProvider(), ScriptedProvider()
+    for provider in (one, same):
+        helpers.scripted_debate(provider)
+    at = page()
+    first, second = at.session_state["cmp_rows"]
+    assert at.number_input(key=f"cmp_temp_{first}").value == 0.4, "a row starts at the sidebar's temperature"
+    at.session_state["compare_providers_override"] = {"one": one, "same": same}
+    run(at.number_input(key=f"cmp_temp_{second}").set_value(0.9))
+    at = fill(at, "Should we adopt microservices architecture?", ["one", "same"])
+    assert not at.error, errors(at)
+    wait_done(at, store, batch_of(at))
+    assert {round(r.temperature, 2) for r in one.requests_for("pro")} == {0.4}
+    assert {round(r.temperature, 2) for r in same.requests_for("pro")} == {0.9}
+    runs = {r["data"]["label"]: r["data"]["temperature"] for r in store.runs("compare")}
+    assert runs == {"scripted:script · T 0.4": 0.4, "scripted:script · T 0.9": 0.9}, "labels tell them apart"
+
+
+def test_an_unreachable_model_is_refused_before_anything_starts(store, tmp_path):
+    from helpers import free_port
+
+    a, _b = two_specs(tmp_path)
+    at = page()
+    at.session_state["ollama_host"] = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    at = fill(at, "Should we adopt microservices architecture?", [a, "ollama:llama3.2"])
+    message = errors(at)
+    assert "Model 2 (ollama:llama3.2) cannot run, so nothing was started" in message
+    assert "Ollama is not reachable" in message and "--provider" not in message, "dashboard wording"
+    assert not store.runs("compare") and batch_of(at) is None, "no comparison was started"
+    assert models(at) == [a, "ollama:llama3.2"], "what was typed is kept"
+
+
+def test_the_same_gguf_by_name_and_by_its_path_is_one_model():
+    from clearside.providers import get_provider
+
+    by_name = get_provider("embedded")
+    by_path = get_provider(f"embedded:{by_name.path}")
+    assert by_name.spec != by_path.spec and by_name.identity == by_path.identity
+    with pytest.raises(InputError, match="name the same model at the same temperature"):
+        compare.Comparison("Q?", [by_name, by_path], None)
+    assert compare.Comparison("Q?", [by_name, by_path], None, temperatures=[0.2, 0.8]).labels == [
+        "embedded · T 0.2", f"embedded:{by_name.path.name} · T 0.8"]
+
+
+def test_labels_are_short_and_distinct():
+    assert compare.short("embedded:/models/deep/dir/SmolLM2-135M-Instruct.Q4_1.gguf") == \
+        "embedded:SmolLM2-135M-Instruct.Q4_1.gguf"
+    assert compare.short("ollama:llama3.2") == "ollama:llama3.2"
+    long = compare.short("openai:" + "m" * 80)
+    assert len(long) <= compare.LABEL_CHARS and "…" in long

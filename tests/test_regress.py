@@ -203,7 +203,7 @@ def test_compare_command_shows_shared_arguments(db, tmp_path, capsys):
                          "--provider", b, "--format", "json")
     assert code == 0, err
     report = json.loads(out)
-    assert report["models"] == [a.split(":", 1)[0] + ":" + a.split(":", 1)[1], b]
+    assert report["models"] == ["scripted:a.json", "scripted:b.json"], "paths are labelled by their file names"
     shared = [p for p in report["agreement"] if p["side"] == "pro"]
     assert shared and all(p["k"] == 2 and p["n"] == 2 for p in shared)  # the same pro case from both
     con_k = sorted(p["k"] for p in report["agreement"] if p["side"] == "con")

@@ -76,10 +76,21 @@ def remove_row(row: int) -> None:
     if len(state["cmp_rows"]) > MIN_MODELS and row in state["cmp_rows"]:
         state["cmp_rows"] = [r for r in state["cmp_rows"] if r != row]
         state.pop(f"cmp_model_{row}", None)
+        state.pop(f"cmp_temp_{row}", None)
 
 
 def typed_specs() -> list[str]:
     return [st.session_state.get(f"cmp_model_{row}") or "" for row in rows()]
+
+
+def row_temperature(row: int) -> float:
+    """A row's temperature (each row is a configuration); a new row starts at the sidebar's."""
+    return float(st.session_state.setdefault(f"cmp_temp_{row}", settings.temperature()))
+
+
+def typed_temperatures() -> list[float]:
+    """The temperatures of the rows that name a model, in order."""
+    return [row_temperature(row) for row in rows() if (st.session_state.get(f"cmp_model_{row}") or "").strip()]
 
 
 def provider_for(spec: str) -> Provider:
@@ -97,23 +108,33 @@ def provider_for(spec: str) -> Provider:
     return get_provider(spec)
 
 
-def providers(specs: list[str]) -> list[Provider]:
-    """Each spec's provider (``specs`` as ``compare.check_specs`` cleaned them); an error names the row."""
+def providers(specs: list[str], temperatures: list[float] | None = None) -> list[Provider]:
+    """Each spec's provider (``specs`` as ``compare.check_specs`` cleaned them), each server asked whether it
+    answers before anything starts; an error names the row. Two rows naming one model (``embedded`` and that
+    GGUF's path, say) at the same temperature are refused."""
     rows_typed = [n for n, typed in enumerate(typed_specs(), 1) if typed.strip()]
     numbers = rows_typed if len(rows_typed) == len(specs) else list(range(1, len(specs) + 1))
-    built: dict[str, str] = {}
+    temperatures = temperatures or [settings.temperature()] * len(specs)
+    built: dict[tuple[str, float], str] = {}
     out = []
-    for number, spec in zip(numbers, specs, strict=True):
+    for number, spec, temperature in zip(numbers, specs, temperatures, strict=True):
         try:
             provider = provider_for(spec)
         except ClearSideError as exc:
-            raise ConfigError(f"Model {number}: {exc}") from exc
-        if provider.spec in built:
-            raise InputError(f"{built[provider.spec]} and {spec} name the same model ({provider.spec}): "
-                             "choose different ones.")
-        built[provider.spec] = spec
-        out.append(provider)
-    return out
+            raise ConfigError(f"Model {number}: {exc.for_dashboard()}") from exc
+        if (provider.identity, temperature) in built:
+            raise InputError(f"{built[provider.identity, temperature]} and Model {number} ({spec}) name the same "
+                             f"model at the same temperature ({temperature:g}): choose another model, or give one "
+                             "of them another temperature.")
+        built[provider.identity, temperature] = f"Model {number} ({spec})"
+        out.append((number, spec, provider))
+    for number, spec, provider in out:  # only once every row is known: a typo is cheaper to report than a server
+        try:
+            provider.preflight()
+        except ClearSideError as exc:
+            raise ConfigError(f"Model {number} ({spec}) cannot run, so nothing was started: "
+                              f"{exc.for_dashboard()}") from exc
+    return [provider for _, _, provider in out]
 
 
 # -- starting, showing and watching a comparison -----------------------------------------------------------------
@@ -166,10 +187,10 @@ def start() -> None:
     st.session_state["cmp_error"] = ""
     try:
         question = inputs.question(st.session_state.get("cmp_question"))
-        chosen = providers(compare.check_specs(typed_specs()))
+        temperatures = typed_temperatures()
+        chosen = providers(compare.check_specs(typed_specs()), temperatures)
         progress = Progress()
-        job = compare.Comparison(question, chosen, jobs.store(), temperature=settings.temperature(),
-                                 on_event=progress)
+        job = compare.Comparison(question, chosen, jobs.store(), temperatures=temperatures, on_event=progress)
     except ClearSideError as exc:
         st.session_state["cmp_error"] = exc.for_dashboard()
         return

@@ -78,6 +78,17 @@ class Provider(ABC):
         """Models this backend offers; empty when it cannot list them."""
         return []
 
+    def preflight(self) -> None:
+        """Before a long run: that the backend answers, without generating anything (a server is asked for
+        its models). Raises a ProviderError whose message names the fix."""
+        self.list_models()
+
+    @property
+    def identity(self) -> str:
+        """What tells two providers apart: two specs that name one model (a GGUF by name and by its path)
+        have one identity."""
+        return self.spec
+
     def check(self) -> str:
         """Make a cheap real call and describe the result; raise a ProviderError on failure."""
         reply = self.complete(

@@ -167,6 +167,13 @@ class EmbeddedProvider(Provider):
     def spec(self) -> str:
         return f"embedded:{self.model}" if self.model != DEFAULT_GGUF else "embedded"
 
+    @property
+    def identity(self) -> str:
+        return f"embedded:{self.path.resolve()}"
+
+    def preflight(self) -> None:
+        """The GGUF was found when this provider was made; loading it is the run's first step."""
+
     def _complete(self, request: ChatRequest, on_delta: OnDelta | None) -> Completion:
         slot = request.agent if request.agent in SLOTS else "shared"
         llm, lock = load_llama(self.path, self.n_ctx, self.n_threads, slot)

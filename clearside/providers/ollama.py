@@ -54,10 +54,13 @@ class OllamaProvider(Provider):
                                  provider=self.name, status_code=exc.status_code)
         return ProviderError(f"Ollama at {self.host} failed: {exc}", provider=self.name)
 
-    def _complete(self, request: ChatRequest, on_delta: OnDelta | None) -> Completion:
+    def _need_model(self) -> None:
         if not self.model:
             raise ConfigError("Name an Ollama model: --provider ollama:MODEL (for example ollama:llama3.2).",
                               dashboard="Name an Ollama model in the sidebar's Model field (for example llama3.2).")
+
+    def _complete(self, request: ChatRequest, on_delta: OnDelta | None) -> Completion:
+        self._need_model()
         parts: list[str] = []
         last = None
         try:
@@ -84,3 +87,12 @@ class OllamaProvider(Provider):
             return sorted(m.model for m in self.client.list().models if m.model)
         except (ollama.ResponseError, ConnectionError, httpx.HTTPError) as exc:
             raise self._translate(exc) from exc
+
+    def preflight(self) -> None:
+        """The server answers and has the model (a bare name means its ``:latest`` tag)."""
+        self._need_model()
+        listed = self.list_models()
+        if self.model not in listed and f"{self.model}:latest" not in listed:
+            raise ProviderError(f"Ollama at {self.host} has no model {self.model!r} — run `ollama pull {self.model}` "
+                                f"or pick one it lists ({', '.join(listed) or 'none yet'}).",
+                                provider=self.name, status_code=404)
