@@ -17,7 +17,7 @@ from clearside.jobs import ChallengeJob, DebateJob
 from clearside.references import flagship
 from clearside.render import render
 from clearside.schema import ACTIONS, Document
-from ui import jobs, owner, settings, view
+from ui import jobs, owner, scroll, settings, view
 from ui.inputs import context_boxes, length_note, question_box
 from ui.quality_view import quality_view
 
@@ -113,7 +113,7 @@ def start_challenge(action: str, target: str) -> None:
         st.session_state["challenge_error"] = exc.for_dashboard()
         return
     jobs.registry().add(job.start())
-    st.session_state.update(challenge_job=job.id, challenge_error="")
+    st.session_state.update(challenge_job=job.id, challenge_error="", challenge_landed=None)
 
 
 @st.fragment(run_every=0.5)
@@ -127,11 +127,14 @@ def live_debate(job_id: str) -> None:
 @st.fragment(run_every=0.5)
 def live_challenge(job_id: str) -> None:
     job = jobs.registry().get(job_id)
-    state, _document, error = job.result()
+    state, document, error = job.result()
     if state == "running":
         st.info(f"Working on: {view.ACTION_LABELS[job.action]}…")
         return
-    st.session_state.update(challenge_job=None, challenge_error=error)
+    landed = None
+    if not error and document is not None and document.challenges.responses:
+        landed = (job.action, len(document.challenges.responses) - 1)
+    st.session_state.update(challenge_job=None, challenge_error=error, challenge_landed=landed)
     st.rerun()
 
 
@@ -150,6 +153,13 @@ def challenge_panel(document: Document) -> None:
                       args=(action, target), disabled=busy, width="stretch")
     if st.session_state.get("challenge_error"):
         st.error(view.esc(st.session_state["challenge_error"]))
+    landed = st.session_state.get("challenge_landed")
+    if landed and not busy:
+        action, number = landed
+        name = view.challenge_anchor(number)
+        st.success(f"{view.ACTION_LABELS[action]}: answered beside the element you challenged. "
+                   f"[Jump to the answer ↑](#{name})", icon=":material/check_circle:")
+        scroll.into_view(name, once=f"challenge:{st.session_state.get('debate_id')}:{number}")
     if busy:
         live_challenge(st.session_state["challenge_job"])
 
@@ -157,7 +167,8 @@ def challenge_panel(document: Document) -> None:
 def exports(document: Document) -> None:
     st.markdown("#### Export")
     for column, (fmt, (label, ext, mime)) in zip(st.columns(len(EXPORTS)), EXPORTS.items(), strict=True):
-        column.download_button(label, render(document, fmt), file_name=f"clearside-debate-{fmt}.{ext}",
+        stem = view.file_stem("debate", document.proposition.normalized_question, st.session_state.get("debate_id"))
+        column.download_button(label, render(document, fmt), file_name=f"{stem}-{fmt}.{ext}",
                                mime=mime, key=f"export_{fmt}", on_click="ignore", width="stretch")
 
 
@@ -195,6 +206,8 @@ def saved_debate(debate_id: str) -> None:
     document = Document.model_validate(record.document)
     st.session_state["document"] = document
     editable = record.kind == "static" and owner.owns(debate_id, record.data)
+    scroll.anchor("cs-debate")  # a finished debate starts below the fold: it is brought into view once
+    scroll.into_view("cs-debate", once=f"debate:{debate_id}")
     view.document_view(document)
     quality_view(document)
     if editable:
@@ -238,11 +251,15 @@ elif not debate_id:
 else:
     st.divider()
     if running:
+        scroll.anchor("cs-progress")  # on a phone the progress is below the buttons: it comes into view
+        scroll.into_view("cs-progress", once=f"started:{job.id}")
         st.button("Cancel", key="cancel_debate", on_click=job.cancel, icon=":material/stop_circle:",
                   help="Stop generating. Every section that finished stays saved, and Resume completes the rest.")
         live_debate(job.id)
     elif job is not None and job.snapshot().state in ("failed", "cancelled"):
         cancelled = job.snapshot().state == "cancelled"
+        scroll.anchor("cs-stopped")
+        scroll.into_view("cs-stopped", once=f"stopped:{job.id}")
         if cancelled:
             st.info("Cancelled. Every section that finished is kept (saved); Resume completes the rest.",
                     icon=":material/stop_circle:")

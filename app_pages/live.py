@@ -8,7 +8,7 @@ from clearside.live.debate import LiveDebate
 from clearside.live.job import LiveJob
 from clearside.live.protocol import LiveConfig
 from clearside.schema import Document
-from ui import jobs, live_view, settings, view
+from ui import jobs, live_view, scroll, settings, view
 from ui.inputs import context_boxes, length_note, question_box
 
 TIMELINE = "app_pages/timeline.py"
@@ -26,6 +26,10 @@ CONTROLS = {
     "direct_question": ("Ask directly", None,
                         "Answered right after the current turn, without pausing. Choose who answers."),
 }
+# the tabs' own labels are short: four long ones do not fit the controls column at 1440 px (the last was cut)
+TABS = {"pause_question": "Pause & ask", "clarification": "Clarify", "inject_evidence": "Evidence",
+        "direct_question": "Ask"}
+AFTER_THE_END = ("clarification", "direct_question")  # still answered once the last turn is over
 
 
 def attach(job_id: str) -> None:
@@ -80,10 +84,9 @@ def intervene(job: LiveJob, kind: str) -> None:
     to = state.get(f"live_iv_{kind}_to")
     to = None if to in (None, "auto") else to
     try:
-        if kind == "pause_question":
-            job.pause(text, to)
-        else:
-            job.submit(kind, text, to)
+        item = job.pause(text, to) if kind == "pause_question" else job.submit(kind, text, to)
+        if item is not None and kind != "inject_evidence":  # an answer is coming: it is brought into view
+            state.setdefault(f"live_asked_{job.id}", set()).add(item.id)
     except ClearSideError as exc:
         state[f"live_iv_error_{kind}"] = exc.for_dashboard()  # what was typed stays in the box
         return
@@ -113,9 +116,25 @@ def live_panel(job_id: str, shown: tuple[str, bool]) -> None:
     snap = jobs.registry().get(job_id).snapshot()
     if (snap.status, active(snap)) != shown:
         st.rerun()  # the controls beside this panel depend on the status
+    answered(job_id, snap.transcript)
     live_view.phase_progress(snap.transcript, snap.status)
     live_view.now_speaking(snap.speaker, snap.activity, snap.speech, snap.status, snap.raw)
     live_view.transcript_view(snap.transcript)
+
+
+def answered(job_id: str, transcript) -> None:
+    """The newest answer to a question asked in this session: a notice with a jump link, and one scroll to it."""
+    asked = st.session_state.get(f"live_asked_{job_id}") or set()
+    done = [i for i in transcript.interventions if i.id in asked and i.status in ("answered", "failed")]
+    if not done:
+        return
+    item = done[-1]
+    name = live_view.intervention_anchor(item)
+    word = "answered" if item.status == "answered" else "could not be answered"
+    when = f"after turn {item.after_turn}" if item.after_turn else "before the first turn"
+    st.success(f"Your question {when} {word}. [Jump to it ↓](#{name})",
+               icon=":material/question_answer:")
+    scroll.into_view(name, once=f"live-answer:{job_id}:{item.id}")
 
 
 def controls(job: LiveJob, snap) -> None:
@@ -139,8 +158,10 @@ def controls(job: LiveJob, snap) -> None:
 
 def intervention_controls(job: LiveJob, snap) -> None:
     st.markdown("**Intervene**")
-    kinds = [k for k in CONTROLS if not (k == "pause_question" and snap.status == "done")]
-    for tab, kind in zip(st.tabs([CONTROLS[k][0] for k in kinds]), kinds, strict=True):
+    # after the end only what can still be answered is offered, and any box the user already typed into
+    kinds = [k for k in CONTROLS if snap.status != "done" or k in AFTER_THE_END
+             or (st.session_state.get(f"live_iv_{k}") or "").strip()]
+    for tab, kind in zip(st.tabs([TABS[k] for k in kinds]), kinds, strict=True):
         label, auto, help_text = CONTROLS[kind]
         with tab:
             st.caption(help_text)
@@ -177,7 +198,8 @@ def job_view(job: LiveJob) -> None:
     side, main = st.columns([2, 3], gap="large")
     with side:
         if snap.status == "done":
-            st.success("The live debate is finished: all 21 turns and the moderator's synthesis.")
+            st.success(f"The live debate is finished: all {len(snap.transcript.turns)} turns and the moderator's "
+                       "synthesis.")
             finished_links(snap.transcript)
         elif snap.status != "failed":
             controls(job, snap)
@@ -189,6 +211,7 @@ def job_view(job: LiveJob) -> None:
         if active(snap):
             live_panel(job.id, (snap.status, True))
         else:
+            answered(job.id, snap.transcript)
             live_view.phase_progress(snap.transcript, snap.status)
             live_view.transcript_view(snap.transcript)
 

@@ -59,6 +59,10 @@ def test_generate_shows_three_sections_then_challenge_then_exports(app):
     [expander] = [e for e in at.expander if e.label.startswith("Challenge ·")]
     assert "uncertain" in expander.label
     assert provider.requests_for("challenge"), "the challenge reached the provider"
+    [notice] = [s.value for s in at.success if "Jump to the answer" in s.value]
+    assert "(#cs-challenge-0)" in notice, "the notice by the buttons links to the answer beside the assumption"
+    html = " ".join(e.proto.body for e in at.get("html"))
+    assert 'id="cs-challenge-0"' in html and "scrollIntoView" in html
 
     document = at.session_state["document"]
     assert len(document.challenges.responses) == 1 and document.challenges.responses[0].target == target
@@ -77,6 +81,19 @@ def test_export_contents_match_the_renderers(app):
     assert "## FOR the proposition" in render(document, "md")
     labels = [b.proto.label for b in at.get("download_button")]
     assert labels == ["JSON", "Markdown report", "Quick View", "Debate Script"]
+
+
+def test_export_file_names_say_which_debate_they_are():
+    from ui.view import file_stem
+
+    first = file_stem("debate", "Should cities ban cars downtown? <script>", "0123456789abcdef")
+    assert first == "clearside-debate-should-cities-ban-cars-downtown-script-01234567"
+    same_question = file_stem("debate", "Should cities ban cars downtown? <script>", "fedcba9876543210")
+    assert same_question != first, "two debates on one question do not overwrite each other"
+    question = "Sollte die Stadt Autos verbieten, überall und für immer, in jeder Straße? " * 4
+    long = file_stem("live", question, "ab" * 16)
+    assert long.startswith("clearside-live-sollte-die-stadt") and long.endswith("-abababab")
+    assert len(long) <= 80 and long.isascii() and "/" not in long
 
 
 def test_a_long_paste_is_kept_and_says_how_much_to_shorten_then_the_error_clears_once_fixed(app):

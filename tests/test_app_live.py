@@ -248,6 +248,10 @@ def test_the_four_interventions_are_recorded_with_their_outcomes_inline():
         assert item.text in page
     assert f"Clarified inline in turn {clarification.answered_in_turn}." in page
     assert f"Delivered in turns {', '.join(map(str, evidence.delivered_to))}." in page
+    # the page counts turns as the turn cards and the Timeline do: the clarification is one of them
+    assert len(t.turns) == 22 and f"all {len(t.turns)} turns" in page
+    bar = [p for p in at.get("progress")][0]
+    assert bar.proto.text.startswith("All 22 turns done") and "(with 1 clarification turn)" in bar.proto.text
     assert items["pause_question"].response in page and items["direct_question"].response in page
     order = texts(at)
     first = next(i for i, v in enumerate(order) if "Pro opening statement" in v)
@@ -293,12 +297,17 @@ def test_bad_input_shows_the_message_and_keeps_what_was_typed(data):
     assert at.text_area(key="live_iv_clarification").value == "x" * 501
     assert transcript(at).interventions == [], "refused interventions are not recorded"
 
+    at.text_area(key="live_iv_inject_evidence").set_value("Late evidence: a new benchmark.")  # typed, not sent
     at.toggle(key=f"live_step_{at.session_state['live_job']}").set_value(False).run()
     settle(at, finished)
-    intervene(at, "inject_evidence", "Late evidence: a new benchmark.")
+    assert at.text_area(key="live_iv_inject_evidence").value == "Late evidence: a new benchmark.", "still in view"
+    at.button(key="live_do_inject_evidence").click().run()
     assert any("debate has finished" in e.value for e in at.error)
     assert at.text_area(key="live_iv_inject_evidence").value == "Late evidence: a new benchmark."
     assert [b.key for b in at.button if b.key == "live_do_pause_question"] == [], "no pausing a finished debate"
+    at.text_area(key="live_iv_inject_evidence").set_value("").run()
+    offered = [b.key for b in at.button if b.key.startswith("live_do_")]
+    assert offered == ["live_do_clarification", "live_do_direct_question"], "only what still applies is offered"
 
 
 def test_hostile_text_is_shown_literally():
@@ -315,7 +324,8 @@ def test_hostile_text_is_shown_literally():
     for value in texts(at):
         assert not re.search(r"(?<!\\)<", value), f"unescaped '<' in {value!r}"
         assert "**bold**" not in value and "**too**" not in value, f"live Markdown in {value!r}"
-        assert not re.search(r"(?<!\\)\]\(", value), f"live Markdown link in {value!r}"
+        # (the page's own jump links to its anchors are the only links)
+        assert not re.search(r"(?<!\\)\]\((?!#cs-[a-z0-9-]+\))", value), f"live Markdown link in {value!r}"
     assert not any(m.proto.allow_html for m in at.markdown)
 
 

@@ -52,6 +52,7 @@ def test_debate_challenge_and_escaping_in_a_real_browser(server, browser):
     page.get_by_role("textbox", name="Question or claim").fill(HOSTILE)
     page.get_by_role("button", name="Generate Pro & Con Debate").click()
     expect(page.get_by_text("Analyzing both sides...")).to_be_visible(timeout=10_000)
+    expect(page.get_by_text("Analyzing both sides...")).to_be_in_viewport()  # the progress comes into view
     # The tiny model's output can keep failing a substance check; the page then names the checks and offers
     # Retry, which reruns only the agents that did not finish: a user presses it, and so does this test.
     synthesis, retry = page.get_by_text("MODERATOR SYNTHESIS"), page.get_by_role("button", name="Retry")
@@ -63,6 +64,7 @@ def test_debate_challenge_and_escaping_in_a_real_browser(server, browser):
         retry.click()
         page.wait_for_timeout(1000)
     expect(synthesis).to_be_visible(timeout=300_000)
+    expect(page.get_by_text("FOR", exact=True)).to_be_in_viewport()  # the finished debate is brought into view
     expect(page.get_by_text("FOR", exact=True)).to_be_visible()
     expect(page.get_by_text("AGAINST", exact=True)).to_be_visible()
     expect(page.get_by_text("<script>window.__pwned = 1</script>", exact=False).first).to_be_visible()
@@ -73,6 +75,9 @@ def test_debate_challenge_and_escaping_in_a_real_browser(server, browser):
 
     page.get_by_role("button", name="Question an assumption").click()
     expect(page.get_by_text("Challenge · Question an assumption", exact=False).first).to_be_visible(timeout=120_000)
+    # the answer lands beside the assumption, far above the buttons: the page goes there, and a link says where
+    expect(page.get_by_text("Challenge · Question an assumption", exact=False).first).to_be_in_viewport()
+    expect(page.get_by_role("link", name="Jump to the answer ↑")).to_have_attribute("href", "#cs-challenge-0")
     page.screenshot(path=str(ARTIFACTS / "challenge-1440.png"), full_page=True)
 
     # your own debate stays yours: a reload and a new tab of this browser keep the challenge panel

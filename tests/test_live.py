@@ -437,3 +437,24 @@ def test_evidence_arriving_during_the_last_turn_is_marked_not_delivered(tmp_path
     transcript = debate.run()
     [late] = transcript.interventions
     assert late.status == "failed" and "ended before" in late.error and late.delivered_to == []
+
+
+def test_the_markdown_export_reads_as_text_and_keeps_markup_and_html_inert():
+    from clearside.live.transcript import Intervention, Transcript, Turn
+
+    speech = "Costs rise 3.5% by 2026 - a well-known effect (see the R&D report)."
+    hostile = "# Heading? **bold** [link](http://x) <script>alert(1)</script> &lt;b&gt; | cell"
+    transcript = Transcript(
+        id="a" * 32, created_at="2026-11-23T00:00:00Z", updated_at="2026-11-23T00:00:00Z", question=hostile,
+        provider="scripted", model="script",
+        turns=[Turn(turn=1, step=0, phase="opening", kind="opening", speaker="pro", label="Opening", text=speech),
+               Turn(turn=2, step=1, phase="opening", kind="opening", speaker="con", label="Opening",
+                    text="1. First point - then a list marker")],
+        interventions=[Intervention(id=1, type="direct_question", text="- Why?", at="2026-11-23T00:00:00Z",
+                                    after_turn=1)])
+    markdown = to_markdown(transcript)
+    assert f"\n{speech}\n" in markdown, "full stops, hyphens and brackets stay as they are"
+    assert "1\\. First point - then a list marker" in markdown, "no list from a speech"
+    assert "\\# Heading? \\*\\*bold\\*\\* \\[link\\](http://x) &lt;script&gt;alert(1)&lt;/script&gt; " \
+           "&amp;lt;b&amp;gt; \\| cell" in markdown
+    assert "<script>" not in markdown and ": \\- Why?" in markdown

@@ -213,3 +213,17 @@ def test_compare_command_shows_shared_arguments(db, tmp_path, capsys):
     assert set(documents) == set(report["models"]) and loaded["agreement"] == report["agreement"]
     assert run(capsys, "compare", "Q?", "--provider", a)[0] == 2  # one model is not a comparison
     assert run(capsys, "compare", "Why?", "--provider", a, "--provider", a)[0] == 2
+
+
+def test_compare_command_takes_one_temperature_per_model(db, tmp_path, capsys):
+    a = flagship_script(tmp_path, 2, name="a.json")
+    code, out, err = run(capsys, "compare", "Should the US pause new AI data centers?", "--provider", a,
+                         "--provider", a, "--temperatures", "0.2,0.8", "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["models"] == ["scripted:a.json · T 0.2", "scripted:a.json · T 0.8"]
+    code, _out, err = run(capsys, "compare", "Q?", "--provider", a, "--provider", a, "--temperatures", "0.2,hot")
+    assert code == 2 and "numbers separated by commas" in err
+    code, _out, err = run(capsys, "compare", "Q?", "--provider", a, "--provider", a, "--temperatures", "0.2")
+    assert code == 2 and "one temperature per model (2), not 1" in err
+    code, _out, err = run(capsys, "compare", "Q?", "--provider", a, "--provider", a, "--temperatures", "0.5,0.5")
+    assert code == 2 and "same temperature" in err

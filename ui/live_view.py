@@ -17,7 +17,8 @@ from clearside.live.guardrails import texts_of
 from clearside.live.protocol import PHASE_LABELS, PHASES, PLAN, SPEAKER_LABELS
 from clearside.live.transcript import Intervention, Transcript, Turn
 from clearside.store import Summary, check_id, load_live, open_store
-from ui.view import esc
+from ui import scroll
+from ui.view import esc, file_stem
 
 STATUS_BADGES = {"running": ":blue-badge[:material/play_arrow: Running]",
                  "pausing": ":orange-badge[:material/pause: Pausing after this chunk]",
@@ -104,17 +105,19 @@ def phase_progress(transcript: Transcript, status: str | None = None) -> None:
         else:
             marks.append(f":gray[○ {PHASE_LABELS[phase]}]")
     st.markdown(" → ".join(marks))
+    # turns are numbered as the transcript, the turn cards and the Timeline number them: an inline clarification
+    # is a turn of its own, so the total grows with each one
+    extra = len(transcript.turns) - planned_done(transcript)
     if current is None:
-        caption = f"All {TOTAL} turns done"
+        caption = f"All {len(transcript.turns)} turns done"
         if not finished:
             caption += " · the moderator's synthesis is being assembled"
     else:
         phase_no = PHASES.index(current.phase) + 1
-        caption = (f"Phase {phase_no} of {len(PHASES)}: {PHASE_LABELS[current.phase]} · turn {cursor + 1} of {TOTAL}: "
-                   f"{esc(current.label)}")
-    extra = len(transcript.turns) - planned_done(transcript)
+        caption = (f"Phase {phase_no} of {len(PHASES)}: {PHASE_LABELS[current.phase]} · turn "
+                   f"{len(transcript.turns) + 1} of {TOTAL + extra}: {esc(current.label)}")
     if extra:
-        caption += f" · {extra} clarification turn{'s' if extra > 1 else ''}"
+        caption += f" (with {extra} clarification turn{'s' if extra > 1 else ''})"
     st.progress(cursor / TOTAL, text=caption)
     if status:
         st.markdown(STATUS_BADGES.get(status, esc(status)))
@@ -263,8 +266,13 @@ def outcome(item: Intervention) -> str:
     return "  \n".join(lines)
 
 
+def intervention_anchor(item: Intervention) -> str:
+    return f"cs-iv-{item.id}"
+
+
 def intervention_view(item: Intervention) -> None:
     target = f" → {speaker_label(item.to)}" if item.to else ""
+    scroll.anchor(intervention_anchor(item))
     with st.container(border=True):
         st.markdown(f":violet-badge[:material/person: You · {TYPE_LABELS[item.type]}{target}] "
                     f":gray[after turn {item.after_turn}]  \n{esc(item.text)}")
@@ -304,7 +312,7 @@ def transcript_view(transcript: Transcript, *, key: str = "") -> None:
 
 def exports(transcript: Transcript, key: str) -> None:
     """Markdown and JSON downloads of a transcript."""
-    stem = f"clearside-live-{transcript.id[:8]}"
+    stem = file_stem("live", transcript.question, transcript.id)
     md, js = st.columns(2)
     md.download_button("Markdown", to_markdown(transcript), file_name=f"{stem}.md", mime="text/markdown",
                        key=f"{key}export_md", on_click="ignore", width="stretch", icon=":material/download:")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import defaultdict
 from typing import Any
 
@@ -11,6 +12,7 @@ import streamlit as st
 from clearside.enforce import partial_object
 from clearside.jobs import AGENT_ORDER, Snapshot
 from clearside.schema import CATEGORY_VALUES, Document, Side
+from ui import scroll
 
 _PUNCT = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&^=\"'@%])")
 AGENT_LABELS = {"orchestrator": "Normalizing the proposition", "pro": "Writing the case FOR",
@@ -30,15 +32,33 @@ def esc(text: str) -> str:
     return _PUNCT.sub(r"\\\1", " ".join(str(text).split()))
 
 
+def file_stem(kind: str, title: str, debate_id: str | None) -> str:
+    """A download's name that says which debate it is, so two exports never overwrite each other:
+    ``clearside-debate-should-cities-ban-cars-downtown-1a2b3c4d``."""
+    words = re.findall(r"[a-z0-9]+", unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode().lower())
+    slug = ""
+    for word in words:
+        if len(slug) + len(word) + 1 > 48:
+            break
+        slug = f"{slug}-{word}" if slug else word
+    return "-".join(part for part in ("clearside", kind, slug, (debate_id or "")[:8]) if part)
+
+
 def responses_by_target(document: Document) -> dict[str, list[Any]]:
+    """Each target's challenge responses, as (position in the document's list, response)."""
     by_target: dict[str, list[Any]] = defaultdict(list)
-    for response in document.challenges.responses:
-        by_target[response.target.casefold()].append(response)
+    for number, response in enumerate(document.challenges.responses):
+        by_target[response.target.casefold()].append((number, response))
     return by_target
 
 
+def challenge_anchor(number: int) -> str:
+    return f"cs-challenge-{number}"
+
+
 def _challenge_notes(target: str, responses: dict[str, list[Any]]) -> None:
-    for response in responses.get(target.casefold(), []):
+    for number, response in responses.get(target.casefold(), []):
+        scroll.anchor(challenge_anchor(number))
         body = response.response
         with st.expander(f"Challenge · {ACTION_LABELS[response.action]} · {CLASS_LABELS[body.classification]}",
                          expanded=True):
@@ -112,11 +132,11 @@ def document_view(document: Document) -> None:
         side_view(document.con, "AGAINST", "red", responses)
     with right.container(border=True):
         moderator_view(document, responses)
-    unplaced = [r for r in document.challenges.responses
-                if not any(r.target.casefold() == t.casefold() for t in challenge_targets(document))]
-    for response in unplaced:
-        st.markdown(f"**Challenge on:** {esc(response.target)}")
-        _challenge_notes(response.target, {response.target.casefold(): [response]})
+    targets = {t.casefold() for t in challenge_targets(document)}
+    for number, response in enumerate(document.challenges.responses):
+        if response.target.casefold() not in targets:
+            st.markdown(f"**Challenge on:** {esc(response.target)}")
+            _challenge_notes(response.target, {response.target.casefold(): [(number, response)]})
 
 
 def sections_view(sections: dict[str, Any]) -> None:

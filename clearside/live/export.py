@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from .protocol import PHASE_LABELS, SPEAKER_LABELS
 from .transcript import Intervention, Transcript, Turn
 
@@ -9,12 +11,20 @@ TYPE_LABELS = {"pause_question": "Pause & question", "clarification": "Clarifica
                "inject_evidence": "Evidence", "direct_question": "Direct question"}
 
 
+_INLINE = re.compile(r"([\\`*_\[\]|~])")
+_ENTITY = re.compile(r"&(?=#?\w+;)")  # "R&D" stays as it is; "&lt;" would be read as an entity
+_BLOCK = re.compile(r"^(?:([#+=-])|(\d+)([.)]))")
+
+
 def _md(text: str) -> str:
-    """Plain text for Markdown: no markup, no HTML, no headings from user or model text."""
-    out = []
-    for ch in " ".join(str(text).split()):
-        out.append("\\" + ch if ch in "\\`*_{}[]()#+-.!|<>~" else ch)
-    return "".join(out)
+    """Plain text for Markdown: no markup, no HTML, no headings or lists from user or model text.
+
+    Only what could start markup is escaped (emphasis, code, links, tables, strikethrough, and a heading or
+    list marker at the start), and ``<``/``>`` become entities, so the file stays readable as text: a
+    sentence keeps its full stops and hyphens as they are."""
+    text = _INLINE.sub(r"\\\1", " ".join(str(text).split()))
+    text = _ENTITY.sub("&amp;", text).replace("<", "&lt;").replace(">", "&gt;")
+    return _BLOCK.sub(lambda m: f"\\{m[1]}" if m[1] else f"{m[2]}\\{m[3]}", text)
 
 
 def intervention_line(item: Intervention) -> str:
