@@ -116,7 +116,8 @@ def start_challenge(action: str, target: str) -> None:
     st.session_state.update(challenge_job=job.id, challenge_error="", challenge_landed=None)
 
 
-@st.fragment(run_every=0.5)
+# once a second: with five tabs following a debate, twice a second cost the model 15% of its speed (bench/ui_load.py)
+@st.fragment(run_every=1.0)
 def live_debate(job_id: str) -> None:
     snap = jobs.registry().get(job_id).snapshot()
     view.progress_view(snap)

@@ -40,8 +40,12 @@ def filter_bar(facets: dict[str, list[str]]) -> None:
                       placeholder="Words anywhere in the question, title or claims", icon=":material/search:")
     clear.button("Clear filters", key="lib_clear", on_click=lib.clear_filters, icon=":material/filter_alt_off:",
                  disabled=not lib.filtering(), width="stretch", help="Empty the search and reset every filter.")
-    kind, status, provider, model, dates = st.columns([1, 1.2, 1.2, 1.5, 1.6])
+    kind, origin, status, provider, model, dates = st.columns([1, 1.2, 1.2, 1.2, 1.4, 1.6])
     kind.selectbox("Kind", list(KINDS), format_func=KINDS.get, key="lib_kind", on_change=lib.filters_changed)
+    st.session_state.setdefault("lib_origin", "own")
+    origin.selectbox("Made by", list(lib.ORIGINS), format_func=lib.ORIGINS.get, key="lib_origin",
+                     on_change=lib.filters_changed, help="Debates that comparisons and regression runs made are "
+                     "kept apart from the ones people started.")
     status.selectbox("Status", list(STATUS_LABELS), format_func=STATUS_LABELS.get, key="lib_status",
                      on_change=lib.filters_changed)
     for column, name, title in ((provider, "provider", "Provider"), (model, "model", "Model")):
@@ -142,7 +146,11 @@ def library() -> None:
     page = lib.results()
     if not page.items:
         messages()
-        st.info("No saved debate matches these filters: **Clear filters** shows them all again.")
+        if lib.filtering():
+            st.info("No saved debate matches these filters: **Clear filters** shows them all again.")
+        else:
+            st.info("Every saved debate so far was made by a comparison or a regression run: choose **Made by → "
+                    "Anyone** to see them.")
         return
     results_table(page)
     options = lib.picked(page.items)

@@ -99,8 +99,9 @@ def deltas(batch, base) -> None:
         return
     failures = [c for c in checks if c["status"] == "fail"]
     if failures:
-        st.error("**REGRESSION** — " + "; ".join(f"{esc(c['metric'])}: {esc('; '.join(c['reasons']))}"
-                                                for c in failures))
+        heading = "**REGRESSION**" if base is not None else "**BELOW THE GATES** (no baseline yet)"
+        st.error(f"{heading} — " + "; ".join(f"{esc(c['metric'])}: {esc('; '.join(c['reasons']))}"
+                                             for c in failures))
     else:
         st.success(f"**PASS** — {rv.finished(batch)} finished run(s), no metric fails.")
     st.dataframe(rv.highlight(rv.deltas_table(checks)), hide_index=True, key="rg_deltas", width="stretch",

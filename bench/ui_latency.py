@@ -21,8 +21,8 @@ from playwright.sync_api import expect, sync_playwright
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
+from browser_kit import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from helpers import free_port  # noqa: E402
-from test_browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 
 def main() -> None:

@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from . import metrics, prompts, references
-from .engine import DebateRun, Engine
+from .engine import DebateRun, Engine, Event
 from .errors import DebateFailed, InputError, NotFound
 from .providers import Provider
 from .references import Reference
@@ -188,9 +188,10 @@ OnRun = Callable[[dict[str, Any]], None]
 
 def run_batch(suite: str, provider: Provider, store: Store, *, runs: int = 3, concurrency: int | None = None,
               retries: int = 2, temperature: float = 0.4, thresholds: dict[str, dict[str, float]] | None = None,
-              on_run: OnRun | None = None, batch_id: str | None = None, cancel: threading.Event | None = None
-              ) -> dict[str, Any]:
-    """Debate every item of ``suite`` ``runs`` times, save and score each as it finishes; return the report."""
+              on_run: OnRun | None = None, batch_id: str | None = None, cancel: threading.Event | None = None,
+              on_event: Callable[[str, Event], None] | None = None) -> dict[str, Any]:
+    """Debate every item of ``suite`` ``runs`` times, save and score each as it finishes; return the report.
+    ``on_event(label, event)``: each run's agent events as they happen (label ``flagship #1``), for progress."""
     if runs < 1:
         raise InputError(f"--runs must be at least 1 (got {runs}).")
     items = suite_items(suite)
@@ -211,7 +212,9 @@ def run_batch(suite: str, provider: Provider, store: Store, *, runs: int = 3, co
         recorder = StaticRecorder(store, run, provider)
         run_id = store.add_run(suite, provider=provider.name, model=provider.model, debate_id=recorder.id,
                                prompt_versions=versions, data=data)
-        engine = Engine(provider, retries=retries, temperature=temperature, on_section=recorder.on_section)
+        label = f"{item.name} #{index + 1}"
+        engine = Engine(provider, retries=retries, temperature=temperature, on_section=recorder.on_section,
+                        on_event=(lambda event: on_event(label, event)) if on_event else None)
         t0 = time.perf_counter()
         try:
             document = engine.run(run)
@@ -276,13 +279,16 @@ class RegressionJob:
     """A batch on a worker thread for the dashboard: finished runs appear as they land; ``cancel`` stops new ones."""
 
     def __init__(self, suite: str, provider: Provider, store: Store, *, runs: int = 3,
-                 concurrency: int | None = None, temperature: float = 0.4) -> None:
+                 concurrency: int | None = None, temperature: float = 0.4,
+                 on_event: Callable[[str, Event], None] | None = None) -> None:
+        """``on_event(label, event)``: every run's agent events (``run_batch``), e.g. for a progress view."""
         suite_items(suite)
         if runs < 1:
             raise InputError(f"Runs must be at least 1 (got {runs}).")
         self.id = uuid.uuid4().hex  # the batch id too
         self.suite, self.provider, self.store = suite, provider, store
         self.runs, self.concurrency, self.temperature = runs, concurrency, temperature
+        self.on_event = on_event
         self.total = runs * len(suite_items(suite))
         self.finished: list[dict[str, Any]] = []
         self.report: dict[str, Any] | None = None
@@ -300,7 +306,8 @@ class RegressionJob:
             try:
                 self.report = run_batch(self.suite, self.provider, self.store, runs=self.runs,
                                         concurrency=self.concurrency, temperature=self.temperature,
-                                        on_run=self._on_run, batch_id=self.id, cancel=self._cancel)
+                                        on_run=self._on_run, batch_id=self.id, cancel=self._cancel,
+                                        on_event=self.on_event)
             except Exception as exc:  # noqa: BLE001 - a worker must record every failure for the page
                 self.error = f"{type(exc).__name__}: {exc}"
             finally:

@@ -172,6 +172,25 @@ def test_each_filter_narrows_the_list(store):
     assert set(ids(at)) == {static, talk}, "a single day: from that day on"
 
 
+def test_debates_made_by_comparisons_and_regression_runs_are_kept_apart(store):
+    mine = finished(store)
+    compared = finished(store, "Should we compare models on this?")
+    store.add_run("compare", provider="openai", model="gpt-4", debate_id=compared, status="done")
+    at = library()
+    assert ids(at) == [mine], "the runs' debates do not mix with the user's own"
+    assert at.selectbox(key="lib_origin").value == "own"
+    run(at.selectbox(key="lib_origin").set_value("runs"))
+    assert ids(at) == [compared]
+    run(at.selectbox(key="lib_origin").set_value(""))
+    assert ids(at) == [compared, mine]
+    run(at.button(key="lib_clear").click())
+    assert ids(at) == [mine] and at.selectbox(key="lib_origin").value == "own", "Clear filters: back to the default"
+
+    store.delete(mine)
+    at = library()
+    assert "Made by → Anyone" in plain(at)
+
+
 def test_pagination_pages_through_the_results_and_a_new_filter_starts_at_page_one(store):
     for n in range(30):
         store.create("static", f"Question number {n:02d}?", provider="openai", model="gpt-4", status="done",

@@ -31,7 +31,10 @@ CONTRAST_JS = """([text]) => {
 
 @pytest.fixture(scope="module")
 def server():
-    yield from browser_kit.streamlit_server()
+    from helpers import free_port
+
+    # an Ollama host where nothing listens: the Retry test starts on a provider that fails
+    yield from browser_kit.streamlit_server({"OLLAMA_HOST": f"http://127.0.0.1:{free_port()}"})
 
 
 @pytest.fixture(scope="module")
@@ -119,3 +122,44 @@ def test_debate_challenge_and_escaping_in_a_real_browser(server, browser):
     shared.wait_for_timeout(1500)  # the table's grid draws after its frame appears
     shared.screenshot(path=str(ARTIFACTS / "library-1440.png"), full_page=True)
     shared.close()
+
+
+def finish_with_retries(page, expect) -> None:
+    """Wait for the synthesis; where the tiny model's output kept failing a check, press Retry as a user would."""
+    synthesis, retry = page.get_by_text("MODERATOR SYNTHESIS"), page.get_by_role("button", name="Retry")
+    for _ in range(3):
+        expect(synthesis.or_(retry)).to_be_visible(timeout=300_000)
+        if not retry.is_visible():
+            return
+        expect(page.get_by_text(re.compile("substance checks|ClearSide schema")).first).to_be_visible()
+        retry.click()
+        page.wait_for_timeout(1000)
+    expect(synthesis).to_be_visible(timeout=300_000)
+
+
+def test_retry_after_switching_the_provider_runs_the_new_one(server, browser):
+    expect = playwright.expect
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    page.goto(server)
+    expect(page.get_by_text("Think both sides. Decide with clarity.")).to_be_visible(timeout=30_000)
+    sidebar = page.get_by_test_id("stSidebar")
+    sidebar.get_by_role("combobox", name="Provider").click()
+    page.get_by_role("option", name="Ollama").click()
+    model = sidebar.get_by_role("textbox", name="Model")
+    model.fill("llama3.2")
+    model.press("Enter")
+    page.wait_for_timeout(500)
+    page.get_by_role("textbox", name="Question or claim").fill("Should our team adopt a four-day work week?")
+    page.get_by_role("button", name="Generate Pro & Con Debate").click()
+    expect(page.get_by_text("Ollama is not reachable", exact=False).first).to_be_visible(timeout=60_000)
+    expect(page.get_by_role("button", name="Retry with ollama:llama3.2")).to_be_visible()
+
+    sidebar.get_by_role("combobox", name="Provider").click()
+    page.get_by_role("option", name="Embedded (offline, in-process)").click()
+    retry = page.get_by_role("button", name="Retry with embedded")
+    expect(retry).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("The run that stopped used ollama:llama3.2", exact=False)).to_be_visible()
+    retry.click()
+    finish_with_retries(page, expect)
+    expect(page.get_by_text("Model: embedded", exact=False).first).to_be_visible()
+    page.close()

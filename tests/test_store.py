@@ -157,6 +157,18 @@ def test_an_owner_token_is_kept_with_the_debate_and_a_copy_belongs_to_its_copier
     assert "owner" not in str(store.list().items[0].as_dict()), "the Library's rows do not carry it"
 
 
+def test_list_keeps_the_debates_runs_made_apart_when_asked(store):
+    mine = store.create("static", "Mine?", provider="openai", model="gpt-4")
+    compared = store.create("static", "Compared?", provider="openai", model="gpt-4")
+    store.add_run("compare", provider="openai", model="gpt-4", debate_id=compared)
+    store.add_run("flagship", provider="openai", model="gpt-4")  # a run without a debate hides nothing
+    assert [s.id for s in store.list(origin="own").items] == [mine]
+    assert [s.id for s in store.list(origin="runs").items] == [compared]
+    assert {s.id for s in store.list().items} == {mine, compared}
+    with pytest.raises(InputError, match="Unknown origin"):
+        store.list(origin="robots")
+
+
 def test_several_threads_saving_at_once_lose_nothing(store):
     shared = store.start_static(_run(), provider="scripted", model="m")
     store.finish_static(shared, fixture_dict())

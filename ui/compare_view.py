@@ -159,6 +159,11 @@ class Progress:
         with self._lock:
             return dict(self._agents.get(label, {}))
 
+    def labels(self) -> dict[str, dict[str, str]]:
+        """Every label seen so far, with its agents' statuses, in the order they started."""
+        with self._lock:
+            return {label: dict(agents) for label, agents in self._agents.items()}
+
 
 @st.cache_resource
 def _progress() -> dict[str, Progress]:

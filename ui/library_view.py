@@ -35,8 +35,10 @@ LINKS = {"static": "./?debate={}", "live": "timeline?debate={}", "perspectives":
 KIND_LABELS = {"static": "Static debate", "live": "Live debate", "perspectives": "Perspectives session"}
 # Each filter widget and its empty value. Clearing assigns these (popping a widget's key would let the browser send
 # its last value back on the next change, so a cleared search came back).
+# The debates comparisons and regression runs make are kept apart from the user's own unless asked for ("Made by").
 FILTER_DEFAULTS: dict[str, Any] = {"lib_search": "", "lib_kind": "", "lib_provider": "", "lib_model": "",
-                                   "lib_status": "", "lib_dates": ()}
+                                   "lib_status": "", "lib_dates": (), "lib_origin": "own"}
+ORIGINS = {"own": "People", "runs": "Comparisons and regression runs", "": "Anyone"}
 FILTER_KEYS = tuple(FILTER_DEFAULTS)
 
 
@@ -101,7 +103,8 @@ def filters() -> dict[str, Any]:
     dates = tuple(state.get("lib_dates") or ())
     return {"search": state.get("lib_search") or "", "kind": state.get("lib_kind") or None,
             "provider": state.get("lib_provider") or None, "model": state.get("lib_model") or None,
-            "status": state.get("lib_status") or None, "since": dates[0] if dates else None,
+            "status": state.get("lib_status") or None, "origin": state.get("lib_origin", "own") or None,
+            "since": dates[0] if dates else None,
             "until": dates[1] if len(dates) > 1 else None}
 
 
@@ -122,7 +125,7 @@ def unfinished() -> dict[str, int]:
     counts: dict[str, int] = {}
     store = jobs.store()
     for status in UNFINISHED:
-        page = store.list(status=status, limit=500)
+        page = store.list(status=status, origin="own", limit=500)
         for item in page.items:
             counts[status_label(item)] = counts.get(status_label(item), 0) + 1
         if page.total > len(page.items):

@@ -15,9 +15,11 @@ import streamlit as st
 
 from clearside import metrics, references, regress
 from clearside.errors import ClearSideError
+from clearside.jobs import AGENT_ORDER
 from clearside.references import Reference
 from clearside.regress import Batch, RegressionJob
 from clearside.schema import Document
+from ui import compare_view as cv
 from ui import jobs, settings, view
 from ui.view import context_parts, esc
 
@@ -178,9 +180,10 @@ def start(suite: str) -> None:
     st.session_state["rg_start_error"] = ""
     try:
         provider = settings.build_provider()
+        progress = cv.Progress()
         job = RegressionJob(suite, provider, jobs.store(), runs=int(st.session_state.get("rg_runs", 3)),
                             concurrency=int(st.session_state.get("rg_concurrency") or provider.concurrency),
-                            temperature=settings.temperature())
+                            temperature=settings.temperature(), on_event=progress)
     except ClearSideError as exc:
         st.session_state["rg_start_error"] = exc.for_dashboard()
         return
@@ -223,8 +226,15 @@ def finished_table(results: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 def progress_view(job: RegressionJob) -> None:
+    """Runs finished, and each running one's agents: a one-run batch moves while its debate does."""
     done, count = job.progress()
-    st.progress(done / count if count else 0.0, text=f"{done} of {count} runs finished")
+    finished = {f"{r.get('item')} #{int(r.get('index', 0)) + 1}" for r in list(job.finished)}
+    progress = job.on_event if isinstance(job.on_event, cv.Progress) else cv.Progress()
+    running = {label: agents for label, agents in progress.labels().items() if label not in finished}
+    share = sum(sum(s == "done" for s in agents.values()) / len(AGENT_ORDER) for agents in running.values())
+    st.progress(min((done + share) / count, 1.0) if count else 0.0, text=f"{done} of {count} runs finished")
+    for label, agents in running.items():
+        st.caption(f"{esc(label)}: {cv.agents_line(agents)}")
     if job.finished:
         st.dataframe(finished_table(list(job.finished)), hide_index=True, key=f"rg_finished_{job.id}")
 
@@ -238,6 +248,10 @@ def verdict_view(report: dict[str, Any]) -> None:
         st.success(f"**PASS** — {report['runs']} run(s) per item, {against}.")
         return
     lines = "\n".join(f"- {esc(f)}" for f in report["failures"])
+    if not base:  # nothing to have regressed from: the batch misses an absolute gate
+        st.error(f"**BELOW THE GATES** — no baseline yet, and this batch misses an absolute gate:\n\n{lines}\n\n"
+                 "Bless a batch that passes to judge later ones against it.")
+        return
     st.error(f"**REGRESSION** — {against}.\n\n{lines}")
 
 

@@ -368,11 +368,17 @@ class Store:
 
     def list(self, search: str = "", *, kind: str | None = None, provider: str | None = None,
              model: str | None = None, since: date | datetime | None = None, until: date | datetime | None = None,
-             status: str | None = None, limit: int = 50, offset: int = 0) -> Page:
+             status: str | None = None, origin: str | None = None, limit: int = 50, offset: int = 0) -> Page:
         """Newest first. ``search`` matches every word in the question, title, claims and hinges;
-        ``until`` is inclusive of that whole day when given as a date. One query gives the page and the total
-        (a window count), reading only the summary columns."""
+        ``until`` is inclusive of that whole day when given as a date; ``origin``: ``"own"`` for the debates
+        people made, ``"runs"`` for those a comparison or regression run made (a ``runs`` row names them),
+        None for all. One query gives the page and the total (a window count), reading only the summary columns."""
+        if origin not in (None, "", "own", "runs"):
+            raise InputError(f"Unknown origin {origin!r}: use own or runs.")
         query = select(*SUMMARY_COLUMNS)
+        if origin:
+            made_by_runs = select(Run.debate_id).where(Run.debate_id.is_not(None))
+            query = query.where(Debate.id.in_(made_by_runs) if origin == "runs" else Debate.id.not_in(made_by_runs))
         words = search.lower().split()
         for word in words:
             pattern = word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
