@@ -4,9 +4,11 @@ For each tab count (``--tabs``, default 0,1,3,5) one static debate on the embedd
 Chromium tab on `streamlit run app.py`; with 0 tabs that tab closes at once (the debate keeps running on the
 server), otherwise the other tabs open its link and follow it too. The debate is over when the store says so.
 Per run: wall time (click to done), the model's completion tokens and seconds (the debate's saved usage), model
-seconds per 100 tokens (the figure to compare: the tiny model's replies differ in length from run to run), and the
-server process's CPU seconds. ``--gc on`` turns Streamlit's post-run garbage collection back on (its default,
-which this repository's .streamlit/config.toml turns off) to show what it cost.
+seconds per 100 tokens (the figure to compare: the tiny model's replies differ in length from run to run), the
+server process's CPU seconds and the Chromium processes' (the tabs run on the same machine). The server's first
+debate also loads the GGUF and the embedding model: ``--warm`` runs one unmeasured debate first. ``--gc on``
+turns Streamlit's post-run garbage collection back on (its default, which this repository's
+.streamlit/config.toml turns off) to show what it cost.
 
 Run from the repository root, on an otherwise idle machine: python bench/ui_load.py [--tabs 0,1,3,5] [--repeat 1]
 Writes bench/results/ui_load.json and prints a Markdown table with the machine's load.
@@ -44,6 +46,19 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICKS  # utime + stime
 
 
+def browser_cpu_seconds() -> float:
+    """CPU seconds of every Chromium process alive now (the tabs run on this machine too, beside the model)."""
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if "(chromium)" in (text := stat.read_text()):
+                fields = text.rsplit(")", 1)[1].split()
+                total += (int(fields[11]) + int(fields[12])) / TICKS
+        except OSError:
+            continue
+    return total
+
+
 def serve(data: Path, gc: bool) -> tuple[subprocess.Popen, str]:
     port = free_port()
     env = {**os.environ, "CLEARSIDE_DATA": str(data)}
@@ -69,7 +84,7 @@ def one(browser, url: str, store: Store, tabs: int, server_pid: int) -> dict:
     box = first.get_by_role("textbox", name="Question or claim")
     expect(box).to_be_visible(timeout=60_000)
     box.fill(QUESTION)
-    cpu0 = cpu_seconds(server_pid)
+    cpu0, browser0 = cpu_seconds(server_pid), browser_cpu_seconds()
     started = time.perf_counter()
     first.get_by_role("button", name="Generate Pro & Con Debate").click()
     first.wait_for_url("**debate=*", timeout=60_000)
@@ -85,7 +100,7 @@ def one(browser, url: str, store: Store, tabs: int, server_pid: int) -> dict:
     while (record := store.get(debate_id)).status == "running":
         time.sleep(0.5)
     wall = time.perf_counter() - started
-    cpu = cpu_seconds(server_pid) - cpu0
+    cpu, browser = cpu_seconds(server_pid) - cpu0, browser_cpu_seconds() - browser0
     for page in pages:
         page.close()
     usage = (record.data or {}).get("usage") or {}
@@ -93,7 +108,7 @@ def one(browser, url: str, store: Store, tabs: int, server_pid: int) -> dict:
     seconds = sum(u.get("seconds", 0.0) for u in usage.values())
     return {"tabs": tabs, "status": record.status, "wall": round(wall, 1), "tokens": tokens,
             "model_seconds": round(seconds, 1), "per_100_tokens": round(100 * seconds / tokens, 2) if tokens else None,
-            "server_cpu": round(cpu, 1)}
+            "server_cpu": round(cpu, 1), "browser_cpu": round(browser, 1)}
 
 
 def main() -> None:
@@ -101,6 +116,7 @@ def main() -> None:
     parser.add_argument("--tabs", default="0,1,3,5")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--gc", choices=("on", "off"), default="off")
+    parser.add_argument("--warm", action="store_true", help="one unmeasured debate first (loads the models)")
     args = parser.parse_args()
     counts = [int(n) for n in args.tabs.split(",")]
     data = Path(tempfile.mkdtemp(prefix="clearside-ui-load-"))
@@ -111,6 +127,8 @@ def main() -> None:
         store = Store(f"sqlite:///{data / 'clearside.db'}")
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+            if args.warm:
+                print("warm-up:", one(browser, url, store, 0, proc.pid), file=sys.stderr, flush=True)
             for _ in range(args.repeat):
                 for tabs in counts:
                     row = one(browser, url, store, tabs, proc.pid)
@@ -125,11 +143,12 @@ def main() -> None:
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"ui_load-gc-{args.gc}.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
     print(f"Streamlit post-run GC {args.gc}; load {load_start} → {report['load_end']} on {os.cpu_count()} cores\n")
-    print("| tabs | status | wall s | completion tokens | model s | model s / 100 tokens | server CPU s |")
-    print("|---|---|---|---|---|---|---|")
+    print("| tabs | status | wall s | completion tokens | model s | model s / 100 tokens | server CPU s | "
+          "browser CPU s |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['tabs']} | {r['status']} | {r['wall']} | {r['tokens']} | {r['model_seconds']} | "
-              f"{r['per_100_tokens']} | {r['server_cpu']} |")
+              f"{r['per_100_tokens']} | {r['server_cpu']} | {r['browser_cpu']} |")
 
 
 if __name__ == "__main__":

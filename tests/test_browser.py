@@ -44,29 +44,22 @@ def browser():
 
 def test_debate_challenge_and_escaping_in_a_real_browser(server, browser):
     ARTIFACTS.mkdir(exist_ok=True)
-    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    context = browser.new_context(viewport={"width": 1440, "height": 900})  # one browser: its tabs share cookies
+    page = context.new_page()
     dialogs: list[str] = []
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
     page.goto(server)
     expect = playwright.expect
     expect(page.get_by_text("Think both sides. Decide with clarity.")).to_be_visible(timeout=30_000)
 
-    # (the long-paste note is covered by the Debate and Compare AppTests; the box has no max_chars counter now)
+    # (a long paste is tested in tests/test_browser_pages.py; the box has no max_chars counter now)
     page.get_by_role("textbox", name="Question or claim").fill(HOSTILE)
     page.get_by_role("button", name="Generate Pro & Con Debate").click()
     expect(page.get_by_text("Analyzing both sides...")).to_be_visible(timeout=10_000)
     expect(page.get_by_text("Analyzing both sides...")).to_be_in_viewport()  # the progress comes into view
     # The tiny model's output can keep failing a substance check; the page then names the checks and offers
     # Retry, which reruns only the agents that did not finish: a user presses it, and so does this test.
-    synthesis, retry = page.get_by_text("MODERATOR SYNTHESIS"), page.get_by_role("button", name="Retry")
-    for _ in range(3):
-        expect(synthesis.or_(retry)).to_be_visible(timeout=300_000)
-        if not retry.is_visible():
-            break
-        expect(page.get_by_text(re.compile("substance checks|ClearSide schema")).first).to_be_visible()
-        retry.click()
-        page.wait_for_timeout(1000)
-    expect(synthesis).to_be_visible(timeout=300_000)
+    finish_with_retries(page, expect)
     expect(page.get_by_text("FOR", exact=True)).to_be_in_viewport()  # the finished debate is brought into view
     expect(page.get_by_text("FOR", exact=True)).to_be_visible()
     expect(page.get_by_text("AGAINST", exact=True)).to_be_visible()
@@ -89,8 +82,7 @@ def test_debate_challenge_and_escaping_in_a_real_browser(server, browser):
     expect(page.get_by_text("MODERATOR SYNTHESIS")).to_be_visible(timeout=60_000)
     expect(page.get_by_role("button", name="Question an assumption")).to_be_visible()
     assert page.get_by_text("Read-only", exact=False).count() == 0
-    tab = page.context.new_page()
-    tab.set_viewport_size({"width": 1440, "height": 900})
+    tab = context.new_page()
     tab.goto(page.url)
     expect(tab.get_by_text("MODERATOR SYNTHESIS")).to_be_visible(timeout=60_000)
     expect(tab.get_by_role("button", name="Question an assumption")).to_be_visible()
@@ -105,7 +97,7 @@ def test_debate_challenge_and_escaping_in_a_real_browser(server, browser):
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 400, f"no horizontal scrolling at 390 px (page is {width} px wide)"
     link = page.url
-    page.close()
+    context.close()
     assert re.search(r"[?&]debate=[0-9a-f]{32}", link), f"the address is the share link: {link}"
 
     shared = browser.new_page(viewport={"width": 1440, "height": 900})  # another browser: a context of its own
@@ -133,7 +125,7 @@ def finish_with_retries(page, expect) -> None:
             return
         expect(page.get_by_text(re.compile("substance checks|ClearSide schema")).first).to_be_visible()
         retry.click()
-        page.wait_for_timeout(1000)
+        expect(retry).to_be_hidden(timeout=30_000)  # the rerun has started
     expect(synthesis).to_be_visible(timeout=300_000)
 
 
@@ -160,6 +152,7 @@ def test_retry_after_switching_the_provider_runs_the_new_one(server, browser):
     expect(retry).to_be_visible(timeout=30_000)
     expect(page.get_by_text("The run that stopped used ollama:llama3.2", exact=False)).to_be_visible()
     retry.click()
+    expect(retry).to_be_hidden(timeout=30_000)  # the rerun has started
     finish_with_retries(page, expect)
     expect(page.get_by_text("Model: embedded", exact=False).first).to_be_visible()
     page.close()
