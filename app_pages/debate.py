@@ -116,7 +116,8 @@ def start_challenge(action: str, target: str) -> None:
     st.session_state.update(challenge_job=job.id, challenge_error="", challenge_landed=None)
 
 
-# once a second: with five tabs following a debate, twice a second cost the model 15% of its speed (bench/ui_load.py)
+# once a second is often enough for streamed text, and every run costs the server's CPU once per tab following the
+# debate, beside the model (bench/ui_load.py measures it)
 @st.fragment(run_every=1.0)
 def live_debate(job_id: str) -> None:
     snap = jobs.registry().get(job_id).snapshot()
@@ -167,8 +168,8 @@ def challenge_panel(document: Document) -> None:
 
 def exports(document: Document) -> None:
     st.markdown("#### Export")
+    stem = view.file_stem("debate", document.proposition.normalized_question, st.session_state.get("debate_id"))
     for column, (fmt, (label, ext, mime)) in zip(st.columns(len(EXPORTS)), EXPORTS.items(), strict=True):
-        stem = view.file_stem("debate", document.proposition.normalized_question, st.session_state.get("debate_id"))
         column.download_button(label, render(document, fmt), file_name=f"{stem}-{fmt}.{ext}",
                                mime=mime, key=f"export_{fmt}", on_click="ignore", width="stretch")
 

@@ -6,7 +6,10 @@ server), otherwise the other tabs open its link and follow it too. The debate is
 Per run: wall time (click to done), the model's completion tokens and seconds (the debate's saved usage), model
 seconds per 100 tokens (the figure to compare: the tiny model's replies differ in length from run to run), the
 server process's CPU seconds and the Chromium processes' (the tabs run on the same machine). The server's first
-debate also loads the GGUF and the embedding model: ``--warm`` runs one unmeasured debate first. ``--gc on``
+debate also loads the GGUF and the embedding model, so each tab count gets a server of its own that first runs one
+unmeasured debate; the measured one is then the server's second. The embedded model samples from a fixed seed, so
+the n-th debate of a fresh server writes the same text whatever the tabs do (the completion tokens show it), and
+the model seconds of the rows compare like for like. ``--gc on``
 turns Streamlit's post-run garbage collection back on (its default, which this repository's
 .streamlit/config.toml turns off) to show what it cost.
 
@@ -116,28 +119,27 @@ def main() -> None:
     parser.add_argument("--tabs", default="0,1,3,5")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--gc", choices=("on", "off"), default="off")
-    parser.add_argument("--warm", action="store_true", help="one unmeasured debate first (loads the models)")
     args = parser.parse_args()
     counts = [int(n) for n in args.tabs.split(",")]
-    data = Path(tempfile.mkdtemp(prefix="clearside-ui-load-"))
     load_start = [round(x, 2) for x in os.getloadavg()]
-    proc, url = serve(data, args.gc == "on")
     rows = []
-    try:
-        store = Store(f"sqlite:///{data / 'clearside.db'}")
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-            if args.warm:
-                print("warm-up:", one(browser, url, store, 0, proc.pid), file=sys.stderr, flush=True)
-            for _ in range(args.repeat):
-                for tabs in counts:
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        for _ in range(args.repeat):
+            for tabs in counts:
+                data = Path(tempfile.mkdtemp(prefix="clearside-ui-load-"))
+                proc, url = serve(data, args.gc == "on")
+                try:
+                    store = Store(f"sqlite:///{data / 'clearside.db'}")
+                    one(browser, url, store, 0, proc.pid)  # loads the models; not measured
                     row = one(browser, url, store, tabs, proc.pid)
-                    print(row, file=sys.stderr, flush=True)
-                    rows.append(row)
-            browser.close()
-    finally:
-        proc.terminate()
-        proc.wait(15)
+                    store.close()
+                finally:
+                    proc.terminate()
+                    proc.wait(30)
+                print(row, file=sys.stderr, flush=True)
+                rows.append(row)
+        browser.close()
     report = {"gc": args.gc, "load_start": load_start, "load_end": [round(x, 2) for x in os.getloadavg()],
               "cpu_count": os.cpu_count(), "rows": rows}
     RESULTS.mkdir(exist_ok=True)

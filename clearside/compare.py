@@ -55,10 +55,18 @@ def labels(providers: list[Provider], temperatures: list[float]) -> list[str]:
     out = [short(p.spec) for p in providers]
     if len(set(temperatures)) > 1:
         out = [f"{label} · T {t:g}" for label, t in zip(out, temperatures, strict=True)]
-    for n, label in enumerate(out):  # two long names that shorten alike keep their row numbers
-        if out.count(label) > 1:
-            out[n] = f"{label} ({n + 1})"
-    return out
+    alike = {label for label in out if out.count(label) > 1}  # two long names that shorten alike
+    return [f"{label} ({n + 1})" if label in alike else label for n, label in enumerate(out)]
+
+
+def same_model(providers: list[Provider], temperatures: list[float]) -> tuple[int, int] | None:
+    """The first two positions that run one model at one temperature (``embedded`` and that GGUF's path, say)."""
+    seen: dict[tuple[str, float], int] = {}
+    for n, (provider, t) in enumerate(zip(providers, temperatures, strict=True)):
+        if (provider.identity, t) in seen:
+            return seen[provider.identity, t], n
+        seen[provider.identity, t] = n
+    return None
 
 
 def agreement(documents: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
@@ -106,13 +114,10 @@ class Comparison:
         for t in temperatures:
             if not 0.0 <= t <= 2.0:
                 raise InputError(f"A temperature must be between 0 and 2 (got {t:g}).")
-        seen: dict[tuple[str, float], str] = {}
-        for provider, t in zip(providers, temperatures, strict=True):
-            # e.g. "embedded" and "embedded:/path/to/that.gguf" name one model
-            if (provider.identity, t) in seen:
-                raise InputError(f"{seen[provider.identity, t]} and {provider.spec} name the same model at the same "
-                                 "temperature: choose another model, or another temperature for one of them.")
-            seen[provider.identity, t] = provider.spec
+        if (pair := same_model(providers, temperatures)) is not None:
+            first, second = (providers[n].spec for n in pair)
+            raise InputError(f"{first} and {second} name the same model at the same temperature: choose another "
+                             "model, or another temperature for one of them.")
         self.question = question
         self.providers = providers
         self.temperatures = temperatures

@@ -118,7 +118,7 @@ def test_the_address_opens_the_saved_debate_and_exports_it(saved, downloads):
     assert any("Should we adopt microservices?" in o and o.endswith("· finished") for o in labels), labels
     assert any("Should we rewrite it in Rust?" in o and o.endswith("· unfinished") for o in labels), labels
     page = plain(at)
-    assert NORMALIZED in page and at.get("progress")[0].proto.text == "All 21 turns done · 1 clarification turn"
+    assert NORMALIZED in page and at.get("progress")[0].proto.text == "All 22 turns done (with 1 clarification turn)"
     assert [b.proto.label for b in at.get("download_button")] == ["Markdown", "JSON"]
     assert download(at, downloads, "Markdown") == to_markdown(stored(saved.id))
     assert Transcript.model_validate(json.loads(download(at, downloads, "JSON"))) == stored(saved.id)

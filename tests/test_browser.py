@@ -156,3 +156,35 @@ def test_retry_after_switching_the_provider_runs_the_new_one(server, browser):
     finish_with_retries(page, expect)
     expect(page.get_by_text("Model: embedded", exact=False).first).to_be_visible()
     page.close()
+
+
+def test_the_perspectives_gate_refuses_a_blank_answer_and_marks_it(server, browser):
+    expect = playwright.expect
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    page.goto(f"{server}/perspectives")
+    box = page.get_by_role("textbox", name="Your question or situation")
+    expect(box).to_be_visible(timeout=30_000)
+    box.fill("Should I leave my stable job to join a friend's startup?")
+    box.press("Control+Enter")
+    page.get_by_role("button", name="Ask clarifying questions").click()
+    answers = page.get_by_placeholder("Your answer (what you know", exact=False)
+    retry = page.get_by_role("button", name="Retry")
+    for _ in range(3):  # the tiny model may fail to write its questions: a user presses Retry
+        expect(answers.first.or_(retry)).to_be_visible(timeout=300_000)
+        if not retry.is_visible():
+            break
+        retry.click()
+        expect(retry).to_be_hidden(timeout=30_000)
+    count = answers.count()
+    assert count >= 1
+    for n in range(count):  # the first answer is only spaces; the others are real answers
+        answers.nth(n).fill("   " if n == 0 else "not sure")
+        answers.nth(n).press("Control+Enter")
+        page.wait_for_timeout(300)
+    page.get_by_role("button", name="Continue").click()
+    expect(page.get_by_text("Question 1 needs an answer", exact=False)).to_be_visible(timeout=30_000)
+    expect(answers.first).to_be_visible()  # still at the gate: nothing started
+    if count > 1:
+        expect(answers.nth(1)).to_have_value("not sure")  # what was typed is kept
+    assert page.get_by_text("Question 2 needs an answer", exact=False).count() == 0
+    page.close()

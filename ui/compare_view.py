@@ -115,26 +115,24 @@ def providers(specs: list[str], temperatures: list[float] | None = None) -> list
     rows_typed = [n for n, typed in enumerate(typed_specs(), 1) if typed.strip()]
     numbers = rows_typed if len(rows_typed) == len(specs) else list(range(1, len(specs) + 1))
     temperatures = temperatures or [settings.temperature()] * len(specs)
-    built: dict[tuple[str, float], str] = {}
     out = []
-    for number, spec, temperature in zip(numbers, specs, temperatures, strict=True):
+    for number, spec in zip(numbers, specs, strict=True):
         try:
-            provider = provider_for(spec)
+            out.append(provider_for(spec))
         except ClearSideError as exc:
             raise ConfigError(f"Model {number}: {exc.for_dashboard()}") from exc
-        if (provider.identity, temperature) in built:
-            raise InputError(f"{built[provider.identity, temperature]} and Model {number} ({spec}) name the same "
-                             f"model at the same temperature ({temperature:g}): choose another model, or give one "
-                             "of them another temperature.")
-        built[provider.identity, temperature] = f"Model {number} ({spec})"
-        out.append((number, spec, provider))
-    for number, spec, provider in out:  # only once every row is known: a typo is cheaper to report than a server
+    if (pair := compare.same_model(out, temperatures)) is not None:
+        first, second = (f"Model {numbers[n]} ({specs[n]})" for n in pair)
+        raise InputError(f"{first} and {second} name the same model at the same temperature "
+                         f"({temperatures[pair[0]]:g}): choose another model, or give one of them another "
+                         "temperature.")
+    for number, spec, provider in zip(numbers, specs, out, strict=True):  # a typo is cheaper to report than a server
         try:
             provider.preflight()
         except ClearSideError as exc:
             raise ConfigError(f"Model {number} ({spec}) cannot run, so nothing was started: "
                               f"{exc.for_dashboard()}") from exc
-    return [provider for _, _, provider in out]
+    return out
 
 
 # -- starting, showing and watching a comparison -----------------------------------------------------------------
