@@ -31,7 +31,8 @@ def model_rows() -> None:
               disabled=len(rows) >= cv.MAX_MODELS, help=f"Up to {cv.MAX_MODELS} models.")
 
 
-def inputs(batch: str | None, busy: bool) -> None:
+def inputs(batch: str | None, job) -> None:
+    busy = job is not None and job.state != "done"
     question_box("cmp_question", error_key="cmp_error",
                  placeholder="e.g. Should the U.S. impose a temporary moratorium on new AI data centers?")
     model_rows()
@@ -39,6 +40,10 @@ def inputs(batch: str | None, busy: bool) -> None:
     go.button("Compare", key="cmp_start", type="primary", on_click=cv.start, disabled=busy,
               icon=":material/view_column:", help="Runs every model's debate at once; each is saved as it goes.")
     new.button("New comparison", key="cmp_new", on_click=cv.show, args=(None,), disabled=not batch, width="stretch")
+    if busy:
+        st.button("Cancel", key="cmp_cancel", on_click=job.cancel, icon=":material/stop_circle:",
+                  help="Stop every model's debate. Finished debates and sections stay saved; each unfinished one "
+                       "can be resumed from the Library.")
     if st.session_state.get("cmp_error"):
         st.error(esc(st.session_state["cmp_error"]))
 
@@ -61,6 +66,9 @@ def model_column(label: str, result: dict, document: dict | None) -> None:
     st.caption(cv.status_label(result))
     if result["status"] == "failed":
         st.error(esc(result.get("error") or "This model's debate failed."))
+    elif result["status"] == "cancelled":
+        st.info("Cancelled. Whatever finished is saved: open it to resume it." if result.get("debate_id")
+                else "Cancelled before it started.")
     elif result["status"] == "done" and document is None:
         st.warning("This debate is no longer in the store (deleted from the Library?).")
     if document is not None:
@@ -69,7 +77,7 @@ def model_column(label: str, result: dict, document: dict | None) -> None:
             st.markdown(f"**:{colour}[{title}]**\n\n" + "\n".join(f"- {esc(a.claim)}" for a in side.arguments))
         st.markdown("**Decision hinges**\n\n" + "\n".join(f"- {esc(h)}" for h in doc.moderator.decision_hinges))
     if result.get("debate_id"):
-        text = "Open what was saved" if result["status"] == "failed" else "Open the full debate"
+        text = "Open what was saved" if result["status"] in ("failed", "cancelled") else "Open the full debate"
         st.page_link(cv.DEBATE, label=text, icon=":material/open_in_new:", query_params={"debate": result["debate_id"]})
 
 
@@ -151,7 +159,7 @@ st.caption("The same question debated by 2 to 4 models side by side: their cases
 try:
     batch = cv.current()
     job = cv.find(batch)
-    inputs(batch, busy=job is not None and job.state != "done")
+    inputs(batch, job)
     if batch:
         try:
             comparison(batch)

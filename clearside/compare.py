@@ -18,7 +18,7 @@ from typing import Any
 
 from . import metrics, prompts
 from .engine import DebateRun, Engine, Event
-from .errors import ClearSideError, DebateFailed, InputError
+from .errors import Cancelled, ClearSideError, DebateFailed, InputError
 from .metrics import embed
 from .providers import Provider
 from .store import Store
@@ -133,6 +133,16 @@ class Comparison:
         self.error: str | None = None
         self.state = "waiting"  # running, then done
         self.started_at = datetime.now(UTC).isoformat(timespec="microseconds")
+        self._cancel = threading.Event()
+
+    def cancel(self) -> None:
+        """Stop every debate at its next token or call, and start no more; finished debates and sections stay."""
+        self._cancel.set()
+
+    def _event(self, label: str, event: Event) -> None:
+        if self._cancel.is_set() and event.kind in ("start", "delta", "part", "retry"):
+            raise Cancelled("Cancelled by the user.")
+        self.on_event(label, event)
 
     def _data(self, index: int) -> dict[str, Any]:
         return {"batch": self.batch, "question": self.question, "label": self.labels[index],
@@ -141,6 +151,10 @@ class Comparison:
 
     def _one(self, index: int) -> None:
         provider, label = self.providers[index], self.labels[index]
+        if self._cancel.is_set():  # cancelled before its turn came (fewer workers than models)
+            with self.lock:
+                self.results[label] = {"status": "cancelled"}
+            return
         run = DebateRun.from_input(self.question)
         recorder = StaticRecorder(self.store, run, provider)
         run_id = self.store.add_run(SUITE, provider=provider.name, model=provider.model, debate_id=recorder.id,
@@ -149,10 +163,16 @@ class Comparison:
         with self.lock:
             self.results[label] = {"status": "running", "debate_id": recorder.id, "run_id": run_id}
         engine = Engine(provider, retries=self.retries, temperature=self.temperatures[index],
-                        on_section=recorder.on_section, on_event=lambda event: self.on_event(label, event))
+                        on_section=recorder.on_section, on_event=lambda event: self._event(label, event))
         try:
             document = engine.run(run)
         except DebateFailed as exc:
+            if isinstance(exc.cause, Cancelled):
+                recorder.pause("Cancelled: every finished section is kept; Resume completes the rest.")
+                self.store.update_run(run_id, status="cancelled")
+                with self.lock:
+                    self.results[label].update(status="cancelled")
+                return
             recorder.fail(str(exc.cause))
             self.store.update_run(run_id, status="failed", metrics={"schema_valid": 0.0})
             with self.lock:
@@ -226,7 +246,8 @@ def load(store: Store, batch: str) -> tuple[dict[str, Any], dict[str, dict[str, 
         results[label] = result
     report = {"question": (rows[0].get("data") or {}).get("question", ""), "batch": batch, "models": list(results),
               "results": results, "agreement": agreement(documents) if len(documents) >= 2 else [], "error": None,
-              "state": "done" if all(r["status"] in ("done", "failed") for r in results.values()) else "running"}
+              "state": "done" if all(r["status"] in ("done", "failed", "cancelled") for r in results.values())
+              else "running"}
     return report, documents
 
 

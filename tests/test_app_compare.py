@@ -331,6 +331,33 @@ def test_while_running_each_model_shows_its_status_and_finished_debates_appear_f
     assert not at.button(key="cmp_start").proto.disabled
 
 
+def test_a_running_comparison_can_be_cancelled_keeping_what_finished(store):
+    gate = threading.Event()
+    fast, slow = ScriptedProvider(), ScriptedProvider()
+    fast.model, slow.model = "fast", "slow"
+    helpers.scripted_debate(fast)
+    helpers.scripted_debate(slow, moderator=lambda request: (gate.wait(60), helpers.moderator_reply())[1])
+    at = page()
+    at.session_state["compare_providers_override"] = {"fast": fast, "slow": slow}
+    try:
+        at = fill(at, "Should we adopt microservices architecture?", ["fast", "slow"])
+        batch = batch_of(at)
+        helpers.settle(at, lambda a: "✓ **scripted:fast**: done" in plain(a), describe=plain, timeout=90)
+        run(at.button(key="cmp_cancel").click())
+    finally:
+        gate.set()  # the moderator's call returns; its first token meets the cancel
+    helpers.settle(at, lambda a: not any(b.key == "cmp_cancel" for b in a.button) and "■ cancelled" in plain(a),
+                   describe=plain, timeout=90)
+    rows = {r["data"]["label"]: r for r in store.runs("compare") if r["data"]["batch"] == batch}
+    assert rows["scripted:fast"]["status"] == "done" and rows["scripted:slow"]["status"] == "cancelled"
+    slow_debate = store.get(rows["scripted:slow"]["debate_id"])
+    assert slow_debate.status == "paused" and set(store.sections(slow_debate.id)) >= {"proposition", "pro", "con"}
+    assert "Cancelled. Whatever finished is saved" in plain(at)
+    report, _documents = compare.load(store, batch)
+    assert report["state"] == "done", "a cancelled comparison is over, and reopens as such"
+    assert not at.button(key="cmp_start").proto.disabled
+
+
 def test_two_rows_naming_the_same_model_are_refused(store):
     one, same = ScriptedProvider(), ScriptedProvider()
     at = page()

@@ -33,7 +33,8 @@ QUALITY = ("count_ratio", "length_ratio", "assumption_linkage", "conflicts_two_s
 COST = {"seconds": "Model time (s)", "completion_tokens": "Completion tokens"}
 SIDES = {"pro": "FOR", "con": "AGAINST"}
 AGENTS = {"orchestrator": "proposition", "pro": "FOR", "con": "AGAINST", "moderator": "moderator"}
-ICONS = {"waiting": "○", "pending": "○", "running": "◐", "retrying": "↻", "done": "✓", "failed": "✗"}
+ICONS = {"waiting": "○", "pending": "○", "running": "◐", "retrying": "↻", "done": "✓", "failed": "✗",
+         "cancelled": "■"}
 SPEC_HELP = ("A provider:model string, for example `embedded` (the built-in model), `embedded:/path/model.gguf`, "
              "`ollama:llama3.2` or `openai:gpt-4o-mini`. OpenAI uses the sidebar's base URL and the OPENAI_API_KEY "
              "secret; Ollama uses the sidebar's host.")
