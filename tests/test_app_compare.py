@@ -305,18 +305,24 @@ def test_compare_rows_use_injected_providers_first(store):
     assert set(documents) == {"scripted:script", "scripted:second"} and report["state"] == "done"
 
 
-def test_while_running_each_model_shows_its_status_and_finished_debates_appear_first(store):
-    gate = threading.Event()
+def fast_done_slow_waiting(gate: threading.Event) -> tuple[AppTest, str]:
+    """A comparison of two scripted models: "fast" has finished, "slow"'s moderator waits for ``gate``."""
     fast, slow = ScriptedProvider(), ScriptedProvider()
     fast.model, slow.model = "fast", "slow"
     helpers.scripted_debate(fast)
     helpers.scripted_debate(slow, moderator=lambda request: (gate.wait(60), helpers.moderator_reply())[1])
     at = page()
     at.session_state["compare_providers_override"] = {"fast": fast, "slow": slow}
+    at = fill(at, "Should we adopt microservices architecture?", ["fast", "slow"])
+    batch = batch_of(at)
+    helpers.settle(at, lambda a: "✓ **scripted:fast**: done" in plain(a), describe=plain, timeout=90)
+    return at, batch
+
+
+def test_while_running_each_model_shows_its_status_and_finished_debates_appear_first(store):
+    gate = threading.Event()
     try:
-        at = fill(at, "Should we adopt microservices architecture?", ["fast", "slow"])
-        batch = batch_of(at)
-        helpers.settle(at, lambda a: "✓ **scripted:fast**: done" in plain(a), describe=plain, timeout=90)
+        at, batch = fast_done_slow_waiting(gate)
         shown = plain(at)
         assert "Debating…" in shown and "◐ **scripted:slow**: running" in shown
         assert "✓ proposition · ✓ FOR · ✓ AGAINST · ◐ moderator" in shown, "the slow model's agents"
@@ -333,16 +339,8 @@ def test_while_running_each_model_shows_its_status_and_finished_debates_appear_f
 
 def test_a_running_comparison_can_be_cancelled_keeping_what_finished(store):
     gate = threading.Event()
-    fast, slow = ScriptedProvider(), ScriptedProvider()
-    fast.model, slow.model = "fast", "slow"
-    helpers.scripted_debate(fast)
-    helpers.scripted_debate(slow, moderator=lambda request: (gate.wait(60), helpers.moderator_reply())[1])
-    at = page()
-    at.session_state["compare_providers_override"] = {"fast": fast, "slow": slow}
     try:
-        at = fill(at, "Should we adopt microservices architecture?", ["fast", "slow"])
-        batch = batch_of(at)
-        helpers.settle(at, lambda a: "✓ **scripted:fast**: done" in plain(a), describe=plain, timeout=90)
+        at, batch = fast_done_slow_waiting(gate)
         run(at.button(key="cmp_cancel").click())
     finally:
         gate.set()  # the moderator's call returns; its first token meets the cancel
