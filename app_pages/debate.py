@@ -59,7 +59,7 @@ def start_debate() -> None:
                                    timeframe=st.session_state.get("timeframe"),
                                    domain=st.session_state.get("domain"))
         job = jobs.start_static(run, settings.build_provider(), temperature=settings.temperature(),
-                                owner=owner.token())
+                                strategy=settings.strategy(), owner=owner.token())
     except ClearSideError as exc:
         st.session_state["input_error"] = exc.for_dashboard()
         return
@@ -72,7 +72,8 @@ def resume(debate_id: str) -> None:
     """Complete an unfinished saved debate: only its missing sections are generated."""
     try:
         jobs.start_static(jobs.store().load_run(debate_id), settings.build_provider(),
-                          temperature=settings.temperature(), debate_id=debate_id, owner=owner.token())
+                          temperature=settings.temperature(), strategy=settings.strategy(),
+                          debate_id=debate_id, owner=owner.token())
     except ClearSideError as exc:
         st.session_state["input_error"] = exc.for_dashboard()
         return

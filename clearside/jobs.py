@@ -56,13 +56,14 @@ class DebateJob:
     """One debate generated on a worker thread."""
 
     def __init__(self, run: DebateRun, provider: Provider, *, retries: int = 2, temperature: float = 0.4,
-                 recorder: StaticRecorder | None = None) -> None:
-        """With a ``recorder`` the debate is saved as it is generated and the job's id is the saved debate's id."""
+                 recorder: StaticRecorder | None = None, strategy: str | None = None) -> None:
+        """With a ``recorder`` the debate is saved as it is generated and the job's id is the saved debate's id;
+        ``strategy``: ``whole`` or ``focused`` generation (``None``: the one measured best for the provider)."""
         self.recorder = recorder
         self.id = recorder.id if recorder is not None else uuid.uuid4().hex
         self.run = run
         self.engine = Engine(provider, retries=retries, temperature=temperature, on_event=self._on_event,
-                             on_section=recorder.on_section if recorder is not None else None)
+                             on_section=recorder.on_section if recorder is not None else None, strategy=strategy)
         self._lock = threading.Lock()
         self._agents = {name: AgentProgress() for name in AGENT_ORDER}
         self._state = "running"

@@ -307,3 +307,26 @@ def argkp_debate(topic: str) -> dict[str, dict[str, Any]]:
                                                                            ("economic", "social", "ethical"),
                                                                            strict=True)]
     return replies
+
+
+def focused_answers() -> Any:
+    """A scripted provider's ``fallback`` that answers the focused strategy's small calls from the same valid
+    replies as :func:`scripted_debate`: categories, one argument per call (in the category the call allows),
+    summary fields, and the synthesis one field per call. Each side's arguments are handed out in order."""
+    replies = {"orchestrator": orchestrator_reply(), "pro": side_reply("pro", arguments=4),
+               "con": side_reply("con", arguments=4), "moderator": moderator_reply()}
+    handed: dict[str, int] = {}
+
+    def answer(request: Any) -> dict[str, Any]:
+        reply = replies[request.agent]
+        wanted = list((request.schema or {}).get("properties", {}))
+        if wanted == ["categories"]:
+            return {"categories": [a["category"] for a in reply["arguments"][:3]]}
+        if wanted == ["arguments"]:
+            allowed = request.schema["properties"]["arguments"]["items"]["properties"]["category"]["enum"]
+            n = handed.get(request.agent, 0)
+            handed[request.agent] = n + 1
+            return {"arguments": [{**reply["arguments"][n], "category": allowed[0]}]}
+        return {name: copy.deepcopy(reply[name]) for name in wanted} if wanted else copy.deepcopy(reply)
+
+    return answer

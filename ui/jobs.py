@@ -21,12 +21,14 @@ def store() -> Store:
     return open_store()
 
 
-def start_static(run: DebateRun, provider: Provider, *, temperature: float, debate_id: str | None = None,
-                 parent_id: str | None = None, owner: str | None = None) -> DebateJob:
+def start_static(run: DebateRun, provider: Provider, *, temperature: float, strategy: str | None = None,
+                 debate_id: str | None = None, parent_id: str | None = None, owner: str | None = None) -> DebateJob:
     """Generate (or, with ``debate_id``, complete) a static debate on a worker, saving it as it goes;
-    ``owner``: the starting browser's token (ui/owner.py)."""
+    ``strategy``: the sidebar's generation strategy (``None``: automatic); ``owner``: the starting browser's
+    token (ui/owner.py)."""
     recorder = StaticRecorder(store(), run, provider, debate_id=debate_id, parent_id=parent_id, owner=owner)
-    return registry().add(DebateJob(run, provider, temperature=temperature, recorder=recorder).start())
+    job = DebateJob(run, provider, temperature=temperature, recorder=recorder, strategy=strategy)
+    return registry().add(job.start())
 
 
 def running(debate_id: str | None) -> bool:

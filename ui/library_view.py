@@ -290,7 +290,8 @@ def rerun(item: Summary) -> None:
         if item.kind == "static":
             saved = jobs.store().load_run(item.id)
             job = jobs.start_static(DebateRun(raw_input=saved.raw_input, context=saved.context), provider,
-                                    temperature=settings.temperature(), parent_id=item.id, owner=owner.token())
+                                    temperature=settings.temperature(), strategy=settings.strategy(),
+                                    parent_id=item.id, owner=owner.token())
             owner.claim(job.id)
             _go(DEBATE, debate=job.id)
         elif item.kind == "perspectives":
@@ -314,7 +315,8 @@ def resume(item: Summary) -> None:
     try:
         if not running(item.id):
             jobs.start_static(jobs.store().load_run(item.id), settings.build_provider(),
-                              temperature=settings.temperature(), debate_id=item.id, owner=owner.token())
+                              temperature=settings.temperature(), strategy=settings.strategy(),
+                              debate_id=item.id, owner=owner.token())
             owner.claim(item.id)
     except ClearSideError as exc:
         st.session_state["lib_error"] = exc.for_dashboard()

@@ -25,6 +25,15 @@ USING = {"ollama": "Using Ollama", "openai": "Using the OpenAI-compatible server
 DEFAULT_HOSTS = {"ollama": ("OLLAMA_HOST", DEFAULT_OLLAMA),
                  "openai": ("OPENAI_BASE_URL", "https://api.openai.com/v1")}
 DETECTED = "detected_servers"
+STRATEGIES = {"auto": "Automatic", "whole": "Whole: one call per agent",
+              "focused": "Focused: smaller calls per agent"}
+STRATEGY_HELP = (
+    "How each agent writes its section. Whole: one call per agent. Focused: the categories first, one argument "
+    "per call, the synthesis field by field (slower; meant for small models). Automatic: the one measured best "
+    "for the model (whole today, for small and large models alike).")
+SMALL_HELP = (
+    "Treat this model as small, as the embedded default always is: a reply that fails its checks is asked again "
+    "with the prompt and the fixes (the model does not see its failed reply), at a gentler rise in temperature.")
 DEMO_NOTE = (
     "**You are using the tiny demonstration model.** The embedded default, SmolLM2-135M, runs offline on this "
     "machine: its debates show ClearSide's pipeline, not expert reasoning. For real debates connect a real model: "
@@ -120,6 +129,11 @@ def sidebar() -> None:
             _model_field("openai", "gpt-4o-mini")
             st.caption("API key: taken from OPENAI_API_KEY in the environment or secrets, never stored.")
         st.slider("Temperature", 0.0, 1.5, 0.4, 0.05, key="temperature")
+        with st.expander("Generation"):
+            st.selectbox("Strategy", list(STRATEGIES), format_func=STRATEGIES.get, key="strategy",
+                         help=STRATEGY_HELP)
+            if name != "embedded":
+                st.checkbox("Small model", key="small_model", help=SMALL_HELP)
         if st.button("Test connection", key="test_connection"):
             try:
                 provider = build_provider()
@@ -137,11 +151,12 @@ def build_provider() -> Provider:
     if override is not None:
         return override
     name = st.session_state.get("provider_name", "embedded")
+    small = True if st.session_state.get("small_model") else None  # None: what the provider says of itself
     if name == "ollama":
-        return get_provider(f"ollama:{st.session_state.get('ollama_model', '')}",
+        return get_provider(f"ollama:{st.session_state.get('ollama_model', '')}", small=small,
                             host=st.session_state.get("ollama_host") or None)
     if name == "openai":
-        return get_provider(f"openai:{st.session_state.get('openai_model', '')}",
+        return get_provider(f"openai:{st.session_state.get('openai_model', '')}", small=small,
                             base_url=st.session_state.get("openai_base_url") or None,
                             api_key=_secret("OPENAI_API_KEY"))
     return get_provider(f"embedded:{st.session_state.get('embedded_model', '')}")
@@ -168,6 +183,12 @@ def using_demo_model() -> bool:
 def demo_model_notice() -> None:
     if using_demo_model():
         st.info(DEMO_NOTE, icon=":material/info:")
+
+
+def strategy() -> str | None:
+    """The sidebar's generation strategy; ``None`` for Automatic (``engine.default_strategy``)."""
+    chosen = st.session_state.get("strategy", "auto")
+    return None if chosen == "auto" else chosen
 
 
 def temperature() -> float:
