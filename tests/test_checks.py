@@ -149,6 +149,24 @@ def test_inferred_timeframe_must_look_ahead_or_be_the_users(timeframe, raw, flag
     assert found(findings) == ([("ungrounded_timeframe", ("context", "timeframe"))] if flagged else [])
 
 
+@pytest.mark.parametrize(("context", "raw", "flagged"), [
+    ({"domain": "Urban planning"}, CITY, False),
+    ({"domain": "Transport policy 2015"}, CITY, True),  # a year the question lacks
+    ({"domain": "Transport policy 2019"}, CITY.replace("?", " by 2019?"), False),  # the user's own year
+    ({"domain": "UK transport policy"}, CITY, True),  # a known place the question lacks
+    ({"domain": "British transport policy"}, "Should the UK ban private cars from city centres?", False),  # alias
+    ({"geography": "The City of London", "domain": "London transport"}, CITY, True),  # the invented place again
+    ({"geography": "Mid-sized city", "domain": "City transport"}, CITY, False),
+])
+def test_an_inferred_domain_names_a_field_not_an_invented_place_or_year(context, raw, flagged):
+    findings = [f for f in orchestrator_findings(context, question=raw, raw=raw) if f.path == ("context", "domain")]
+    assert found(findings) == ([("ungrounded_domain", ("context", "domain"))] if flagged else [])
+    if flagged:
+        assert findings[0].repair == "drop" and "field of knowledge" in findings[0].message
+    typed = {"domain": context["domain"]}
+    assert orchestrator_findings(typed, question=raw, raw=raw, user=typed) == [], "typed context is never flagged"
+
+
 def test_a_past_year_is_named_in_the_message():
     (finding,) = orchestrator_findings({"timeframe": "2015"})
     assert "2015" in finding.message and "past year" in finding.message

@@ -2,7 +2,8 @@
 
 ``geography`` and ``timeframe`` that the user did not type must either be supported
 by the user's text or be a generic scope ("Global", "the next few years"). A past
-year is never a scope for a question about what to do. ``normalized_question``
+year is never a scope for a question about what to do. An inferred ``domain`` names a
+field of knowledge, never a year or a place the user's text lacks. ``normalized_question``
 must stay close to the user's question and add no loaded words.
 """
 
@@ -79,6 +80,25 @@ def timeframe(value: str, source: str, year_now: int) -> str | None:
             "as \"the next few years\", or the period the user named")
 
 
+def domain(value: str, source: str, places: list[str]) -> str | None:
+    """A domain is a field of knowledge ("Urban planning"): it names no year and no place the user's text lacks.
+    ``places``: names the model used elsewhere without grounding (its ungrounded geography), and known places."""
+    stated = set(t.years(source))
+    if invented := [year for year in t.years(value) if year not in stated]:
+        return (f"domain {value!r} names {invented[0]}, a year the user's text does not mention: name the field "
+                "of knowledge only")
+    folded = f" {t.folded(value)} "
+    named = [name for group in PLACE_GROUPS for name in group
+             if f" {name} " in folded and not _grounded_words(name, source)]
+    # the words of an ungrounded place the source lacks ("london" of "The City of London" for "a city")
+    invented_words = set().union(*(_place_words(place) - _place_words(source) for place in places))
+    named += sorted(invented_words & _place_words(value))
+    if named:
+        return (f"domain {value!r} names {named[0]!r}, a place the user's text does not mention: name the field "
+                "of knowledge only")
+    return None
+
+
 def check(data: dict[str, Any], *, raw_input: str, user_context: dict[str, str], year_now: int,
           embeddings: Embeddings = LEXICAL_ONLY) -> list[Finding]:
     """Findings on a proposition dict (``normalized_question``, ``context``)."""
@@ -90,6 +110,10 @@ def check(data: dict[str, Any], *, raw_input: str, user_context: dict[str, str],
         value = context.get(name)
         if value and name not in user_context and (problem := test(value)):
             findings.append(Finding(f"ungrounded_{name}", ("context", name), problem, value))
+    ungrounded = [f.text for f in findings if f.check == "ungrounded_geography"]
+    if (value := context.get("domain")) and "domain" not in user_context and (
+            problem := domain(value, source, ungrounded)):
+        findings.append(Finding("ungrounded_domain", ("context", "domain"), problem, value))
     for name, value in context.items():  # a timeframe may be years alone: its own check judges those
         if value and name != "timeframe" and name not in user_context and (
                 problem := t.label_problem(value, max_words=5)):
