@@ -2,12 +2,13 @@
 
 import streamlit as st
 
-from ui import owner, settings
+from ui import owner, phone, settings
 
 st.set_page_config(page_title="ClearSide", page_icon=":material/balance:", layout="wide")
 settings.sidebar()
 with st.sidebar:
     owner.keep()  # the browser's ownership cookie: debates made here stay editable across reloads and tabs
+    phone.close_sidebar_after_navigation()
 st.navigation([st.Page("app_pages/debate.py", title="Debate", icon=":material/balance:", default=True),
                st.Page("app_pages/live.py", title="Live debate", icon=":material/record_voice_over:"),
                st.Page("app_pages/perspectives.py", title="Perspectives", icon=":material/diversity_3:"),

@@ -17,7 +17,7 @@ def model_rows() -> None:
     rows = cv.rows()
     st.markdown(f"**Models** ({cv.MIN_MODELS} to {cv.MAX_MODELS})")
     for number, row in enumerate(rows, 1):
-        field, heat, remove = st.columns([6, 2, 1], vertical_alignment="bottom")
+        field, heat, remove = st.columns([5, 2, 2], vertical_alignment="bottom")
         field.text_input(f"Model {number}", key=f"cmp_model_{row}", max_chars=300, persist_state="session",
                          placeholder="provider:model, e.g. ollama:llama3.2", help=cv.SPEC_HELP)
         cv.row_temperature(row)  # a new row starts at the sidebar's temperature
@@ -36,10 +36,10 @@ def inputs(batch: str | None, job) -> None:
     question_box("cmp_question", error_key="cmp_error",
                  placeholder="e.g. Should the U.S. impose a temporary moratorium on new AI data centers?")
     model_rows()
-    go, new = st.columns([3, 1])
-    go.button("Compare", key="cmp_start", type="primary", on_click=cv.start, disabled=busy,
-              icon=":material/view_column:", help="Runs every model's debate at once; each is saved as it goes.")
-    new.button("New comparison", key="cmp_new", on_click=cv.show, args=(None,), disabled=not batch, width="stretch")
+    with st.container(horizontal=True):  # at their own width, wrapping on a narrow screen: never cut off
+        st.button("Compare", key="cmp_start", type="primary", on_click=cv.start, disabled=busy,
+                  icon=":material/view_column:", help="Runs every model's debate at once; each is saved as it goes.")
+        st.button("New comparison", key="cmp_new", on_click=cv.show, args=(None,), disabled=not batch)
     if busy:
         st.button("Cancel", key="cmp_cancel", on_click=job.cancel, icon=":material/stop_circle:",
                   help="Stop every model's debate. Finished debates and sections stay saved; each unfinished one "

@@ -27,7 +27,9 @@ EXPORTS = {"json": ("JSON", "json", "application/json"), "md": ("Markdown report
 
 
 def show(debate_id: str | None) -> None:
-    st.session_state.update(debate_id=debate_id, challenge_job=None, challenge_error="")
+    # a challenge's notices belong to the debate they were asked on
+    st.session_state.update(debate_id=debate_id, challenge_job=None, challenge_error="", challenge_landed=None,
+                            challenge_cancelled=None)
     st.query_params.pop("example", None)
     if debate_id:
         st.query_params["debate"] = debate_id
@@ -114,7 +116,13 @@ def start_challenge(action: str, target: str) -> None:
         st.session_state["challenge_error"] = exc.for_dashboard()
         return
     jobs.registry().add(job.start())
-    st.session_state.update(challenge_job=job.id, challenge_error="", challenge_landed=None)
+    st.session_state.update(challenge_job=job.id, challenge_error="", challenge_landed=None, challenge_cancelled=None)
+
+
+def cancel_challenge() -> None:
+    job = jobs.registry().get(st.session_state.get("challenge_job"))
+    if isinstance(job, ChallengeJob):
+        job.cancel()
 
 
 # once a second is often enough for streamed text, and every run costs the server's CPU once per tab following the
@@ -137,7 +145,9 @@ def live_challenge(job_id: str) -> None:
     landed = None
     if not error and document is not None and document.challenges.responses:
         landed = (job.action, len(document.challenges.responses) - 1)
-    st.session_state.update(challenge_job=None, challenge_error=error, challenge_landed=landed)
+    cancelled = (st.session_state.get("debate_id"), job.action) if state == "cancelled" else None
+    st.session_state.update(challenge_job=None, challenge_error=error, challenge_landed=landed,
+                            challenge_cancelled=cancelled)
     st.rerun()
 
 
@@ -151,9 +161,10 @@ def challenge_panel(document: Document) -> None:
         length_note("challenge_typed", MAX_TARGET, "Challenge target")
     target = typed if choice == OTHER else choice
     busy = bool(st.session_state.get("challenge_job"))
-    for column, action in zip(st.columns(3), ACTIONS, strict=True):
-        column.button(view.ACTION_LABELS[action], key=f"challenge_{action}", on_click=start_challenge,
-                      args=(action, target), disabled=busy, width="stretch")
+    with st.container(horizontal=True):  # at their own width, wrapping on a narrow screen: never cut off
+        for action in ACTIONS:
+            st.button(view.ACTION_LABELS[action], key=f"challenge_{action}", on_click=start_challenge,
+                      args=(action, target), disabled=busy)
     if st.session_state.get("challenge_error"):
         st.error(view.esc(st.session_state["challenge_error"]))
     landed = st.session_state.get("challenge_landed")
@@ -163,16 +174,24 @@ def challenge_panel(document: Document) -> None:
         st.success(f"{view.ACTION_LABELS[action]}: answered beside the element you challenged. "
                    f"[Jump to the answer ↑](#{name})", icon=":material/check_circle:")
         scroll.into_view(name, once=f"challenge:{st.session_state.get('debate_id')}:{number}")
+    cancelled = st.session_state.get("challenge_cancelled")
+    if cancelled and not busy and cancelled[0] == st.session_state.get("debate_id"):
+        st.info(f"Challenge cancelled (“{view.ACTION_LABELS[cancelled[1]]}”): nothing was added to the debate. "
+                "The element you chose is still selected; press a button above to ask the challenge again.",
+                icon=":material/stop_circle:")
     if busy:
+        st.button("Cancel", key="cancel_challenge", on_click=cancel_challenge, icon=":material/stop_circle:",
+                  help="Stop generating this answer. Nothing is added to the debate; you can ask again.")
         live_challenge(st.session_state["challenge_job"])
 
 
 def exports(document: Document) -> None:
     st.markdown("#### Export")
     stem = view.file_stem("debate", document.proposition.normalized_question, st.session_state.get("debate_id"))
-    for column, (fmt, (label, ext, mime)) in zip(st.columns(len(EXPORTS)), EXPORTS.items(), strict=True):
-        column.download_button(label, render(document, fmt), file_name=f"{stem}-{fmt}.{ext}",
-                               mime=mime, key=f"export_{fmt}", on_click="ignore", width="stretch")
+    with st.container(horizontal=True):
+        for fmt, (label, ext, mime) in EXPORTS.items():
+            st.download_button(label, render(document, fmt), file_name=f"{stem}-{fmt}.{ext}",
+                               mime=mime, key=f"export_{fmt}", on_click="ignore")
 
 
 def unfinished_hint() -> None:
@@ -237,12 +256,11 @@ job = jobs.registry().get(debate_id)
 job = job if isinstance(job, DebateJob) else None
 running = job is not None and not job.snapshot().finished
 example = st.query_params.get("example")
-generate, new, sample = st.columns([3, 1, 1])
-generate.button("Generate Pro & Con Debate", type="primary", key="generate", on_click=start_debate,
-                disabled=running)
-new.button("New debate", key="new_debate", on_click=show, args=(None,),
-           disabled=not (debate_id or example) or running)
-sample.button("Example debate", key="example_debate", on_click=open_example, disabled=running or bool(example))
+with st.container(horizontal=True):  # buttons at their own width, wrapping on a narrow screen: never cut off
+    st.button("Generate Pro & Con Debate", type="primary", key="generate", on_click=start_debate, disabled=running)
+    st.button("New debate", key="new_debate", on_click=show, args=(None,),
+              disabled=not (debate_id or example) or running)
+    st.button("Example debate", key="example_debate", on_click=open_example, disabled=running or bool(example))
 if st.session_state.get("input_error"):
     st.error(view.esc(st.session_state["input_error"]))
 

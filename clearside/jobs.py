@@ -197,14 +197,26 @@ class ChallengeJob:
         self.action, self.target = action, target
         self._document = document
         self.store, self.debate_id = store, debate_id
-        self.engine = Engine(provider, temperature=temperature)
+        self.engine = Engine(provider, temperature=temperature, on_event=self._on_event)
         self._lock = threading.Lock()
-        self._state, self._error, self._result = "running", "", None
+        self._state, self._error, self._result = "running", "", None  # running, done, failed, cancelled
+        self._cancelling = False
         self._thread = threading.Thread(target=self._work, name=f"challenge-{self.id[:8]}", daemon=True)
 
     def start(self) -> ChallengeJob:
         self._thread.start()
         return self
+
+    def cancel(self) -> None:
+        """Stop at the next token: nothing is added to the debate, and the challenge can be asked again."""
+        with self._lock:
+            if self._state == "running":
+                self._cancelling = True
+
+    def _on_event(self, event: Event) -> None:
+        with self._lock:
+            if self._cancelling and event.kind in ("start", "delta", "part", "retry"):
+                raise Cancelled("Cancelled by the user.")
 
     def _work(self) -> None:
         try:
@@ -214,6 +226,10 @@ class ChallengeJob:
                 self.store.add_challenge(self.debate_id, result.challenges.responses[-1].dump(),
                                          provider=provider.name, model=provider.model,
                                          prompt_version=prompts.load("challenge").version)
+        except Cancelled:  # raised before the answer was complete: nothing was saved or added
+            with self._lock:
+                self._state = "cancelled"
+            return
         except ClearSideError as exc:
             with self._lock:
                 self._state, self._error = "failed", exc.for_dashboard()
@@ -226,6 +242,6 @@ class ChallengeJob:
         return self.result()
 
     def result(self) -> tuple[str, Document | None, str]:
-        """``(state, updated document or None, error message)``."""
+        """``(state, updated document or None, error message)``; state: running, done, failed or cancelled."""
         with self._lock:
             return self._state, self._result, self._error

@@ -60,3 +60,16 @@ def chromium(playwright) -> Iterator:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         yield browser
         browser.close()
+
+
+# Visible buttons whose label does not fit (a cut label, "Exampl…"); a collapsed sidebar's are off-screen, not cut.
+CUT_OFF_BUTTONS_JS = """() => [...document.querySelectorAll('button')]
+  .filter(b => b.offsetParent && b.clientWidth > 0 && b.getBoundingClientRect().left >= 0)
+  .filter(b => b.scrollWidth > b.clientWidth + 1
+               || [...b.querySelectorAll('p, div, span')].some(e => e.scrollWidth > e.clientWidth + 1))
+  .map(b => b.innerText.trim()).filter(Boolean)"""
+
+
+def cut_off_buttons(page) -> list[str]:
+    """The labels of the buttons on screen that are cut off at the page's width."""
+    return page.evaluate(CUT_OFF_BUTTONS_JS)

@@ -66,6 +66,12 @@ def test_generate_shows_three_sections_then_challenge_then_exports(app):
 
     document = at.session_state["document"]
     assert len(document.challenges.responses) == 1 and document.challenges.responses[0].target == target
+    # the notice belongs to that debate: the next one opens without it
+    scripted_debate(provider)
+    generate(at, "Should we adopt microservices?")
+    settle(at, lambda a: a.session_state["document"] is not None and a.session_state["document"] != document)
+    assert at.button(key="challenge_question_assumption")  # the next debate's own challenge panel
+    assert not [s for s in at.success if "Jump to the answer" in s.value]
 
 
 def test_export_contents_match_the_renderers(app):

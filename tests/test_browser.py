@@ -91,6 +91,10 @@ def test_debate_challenge_and_escaping_in_a_real_browser(server, browser):
     assert page.evaluate("window.__pwned") is None, "user text must never execute"
     assert dialogs == []
 
+    page.set_viewport_size({"width": 780, "height": 900})  # the sidebar and the page side by side, both narrow
+    page.wait_for_timeout(500)
+    assert browser_kit.cut_off_buttons(page) == [], "every button of a finished debate shows its whole label"
+
     page.set_viewport_size({"width": 390, "height": 844})
     page.wait_for_timeout(500)
     page.screenshot(path=str(ARTIFACTS / "debate-390.png"), full_page=True)

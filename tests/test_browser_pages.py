@@ -1,11 +1,14 @@
-"""Real browser, no model: the dashboard's input policy, the Library's filters and Compare's preflight.
+"""Real browser, no model: the dashboard's input policy, the Library's filters, Compare's preflight, narrow
+screens, and a bare URL in a question.
 
-Debian's Chromium under Playwright against `streamlit run app.py` with a store of its own that holds one
-imported debate (the Library needs one to show its filters) and an Ollama host where nothing listens.
+Debian's Chromium under Playwright against `streamlit run app.py` with a store of its own that holds two
+imported debates (the Library needs one to show its filters; the other's question holds a bare URL) and an
+Ollama host where nothing listens.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -20,6 +23,9 @@ pytestmark = pytest.mark.browser
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "microservices.json"
 QUESTION = "Should we adopt microservices?"
+URL_QUESTION = "Should we adopt microservices as https://example.org/report argues?"
+IMPORTED: dict[str, str] = {}  # the imported debates' ids, by name
+PAGES = ("", "live", "perspectives", "timeline", "library", "compare", "regression")
 
 
 @pytest.fixture(scope="module")
@@ -27,9 +33,14 @@ def server(tmp_path_factory):
     data = tmp_path_factory.mktemp("clearside-data")
     env = {**os.environ, "CLEARSIDE_DATA": str(data)}
     env.pop("DATABASE_URL", None)
-    done = subprocess.run([sys.executable, "-m", "clearside", "import", str(FIXTURE)], cwd=browser_kit.ROOT,
-                          env=env, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
+    linked = json.loads(FIXTURE.read_text(encoding="utf-8"))
+    linked["proposition"]["raw_input"] = linked["proposition"]["normalized_question"] = URL_QUESTION
+    (data / "linked.json").write_text(json.dumps(linked), encoding="utf-8")
+    for name, path in (("plain", FIXTURE), ("linked", data / "linked.json")):
+        done = subprocess.run([sys.executable, "-m", "clearside", "import", str(path)], cwd=browser_kit.ROOT,
+                              env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        IMPORTED[name] = done.stdout.strip()
     yield from browser_kit.streamlit_server({"CLEARSIDE_DATA": str(data),
                                              "OLLAMA_HOST": f"http://127.0.0.1:{free_port()}"})
 
@@ -102,3 +113,60 @@ def test_compare_refuses_an_unreachable_model_before_starting(server, page):
     expect(page.get_by_text("Ollama is not reachable", exact=False).first).to_be_visible()
     assert "compare=" not in page.url, "no comparison was started"
     expect(second).to_have_value("ollama:llama3.2")
+
+
+def test_a_bare_url_in_a_question_stays_text_on_the_debate_page_and_in_the_library(server, page):
+    expect = playwright.expect
+    page.goto(f"{server}/?debate={IMPORTED['linked']}")
+    expect(page.get_by_text("MODERATOR SYNTHESIS")).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("https://example.org/report", exact=False).first).to_be_visible()
+    assert page.locator("a[href*='example.org']").count() == 0, "the URL in the question is not a link"
+    page.goto(f"{server}/library")
+    search = page.get_by_role("textbox", name="Search")
+    expect(search).to_be_visible(timeout=30_000)
+    search.fill("example.org")
+    search.press("Enter")
+    expect(page.get_by_text("1 saved debate", exact=False).first).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("https://example.org/report", exact=False).first).to_be_visible(timeout=30_000)
+    assert page.locator("a[href*='example.org']").count() == 0, "the URL in the Library is not a link"
+
+
+def test_on_a_phone_the_sidebar_closes_after_picking_a_page(server, browser):
+    expect = playwright.expect
+    phone = browser.new_page(viewport={"width": 390, "height": 844})
+    phone.goto(server)
+    sidebar = phone.locator("section[data-testid='stSidebar']")
+    expect(sidebar).to_have_attribute("data-collapsed", "true", timeout=30_000)  # a phone starts with it closed
+    phone.locator("[data-testid='stExpandSidebarButton']").click()
+    expect(sidebar).to_have_attribute("data-collapsed", "false")
+    phone.get_by_role("button", name="Look again").click()  # using the sidebar's own controls keeps it open
+    settled(phone)
+    expect(sidebar).to_have_attribute("data-collapsed", "false")
+    phone.locator("[data-testid='stSidebarNav'] a", has_text="Library").click()
+    expect(sidebar).to_have_attribute("data-collapsed", "true", timeout=10_000)
+    expect(phone.get_by_role("textbox", name="Search")).to_be_in_viewport(timeout=30_000)
+    phone.close()
+    desktop = browser.new_page(viewport={"width": 1440, "height": 900})  # side by side, it stays where it is
+    desktop.goto(server)
+    desktop.locator("[data-testid='stSidebarNav'] a", has_text="Library").click()
+    expect(desktop.get_by_role("textbox", name="Search")).to_be_visible(timeout=30_000)
+    expect(desktop.locator("section[data-testid='stSidebar']")).to_have_attribute("data-collapsed", "false")
+    desktop.close()
+
+
+@pytest.mark.parametrize("width", [700, 780, 900])
+def test_no_button_is_cut_off_on_a_narrow_screen(server, browser, width):
+    narrow = browser.new_page(viewport={"width": width, "height": 900})
+    cut = {}
+    for path in PAGES:
+        narrow.goto(f"{server}/{path}")
+        narrow.wait_for_selector("[data-testid='stMain'] [data-testid='stMarkdownContainer']", timeout=30_000)
+        settled(narrow)
+        if found := browser_kit.cut_off_buttons(narrow):
+            cut[path or "debate"] = found
+    narrow.goto(f"{server}/?debate={IMPORTED['plain']}")  # a saved debate's exports and buttons
+    playwright.expect(narrow.get_by_text("MODERATOR SYNTHESIS")).to_be_visible(timeout=30_000)
+    if found := browser_kit.cut_off_buttons(narrow):
+        cut["saved debate"] = found
+    narrow.close()
+    assert cut == {}, f"buttons cut off at {width} px: {cut}"

@@ -204,6 +204,13 @@ def retry(session_id: str) -> None:
         resume_saved(session_id)
 
 
+def cancel(session_id: str) -> None:
+    """Stop the step in flight at its next token; finished steps and the answers stay saved."""
+    job = jobs.registry().get(session_id)
+    if isinstance(job, PerspectivesJob):
+        job.cancel()
+
+
 def resume_saved(session_id: str) -> None:
     """Continue a saved session that this server is not running, with the sidebar's model."""
     st.session_state["persp_saved_error"] = ""
@@ -505,16 +512,34 @@ def failure(session_id: str, message: str, state: str) -> None:
               icon=":material/refresh:")
 
 
+def cancelled_view(session_id: str, state: str) -> None:
+    """A step the user cancelled: what finished is kept, and the button runs the stopped step again, then the rest."""
+    if state == "INIT":
+        st.info("Cancelled while the clarifying questions were being prepared. Your question is saved; "
+                "Ask again requests the questions.", icon=":material/stop_circle:")
+    else:
+        st.info(f"Cancelled during {esc(step_name(state))}. Every finished step is kept (saved), and so are your "
+                "answers; Continue runs the rest from where it stopped.", icon=":material/stop_circle:")
+    st.button("Ask again" if state == "INIT" else "Continue", key="persp_retry", on_click=retry, args=(session_id,),
+              type="primary", icon=":material/play_arrow:")
+
+
 def job_view(job: PerspectivesJob) -> None:
     snap = job.snapshot()
     session = snap.session
     header(session, running=snap.busy)
     if snap.busy:
+        st.button("Cancel", key="persp_cancel", on_click=cancel, args=(job.id,), icon=":material/stop_circle:",
+                  help="Stop at the next token. Every finished step and your answers stay saved; Continue runs "
+                       "the rest.")
         running_panel(job.id)
     elif session.state == "CLARIFICATION_PENDING":
         questions_view(session)
     elif session.state != "COMPLETE":
-        failure(job.id, snap.error, session.state)
+        if session.cancelled:
+            cancelled_view(job.id, session.state)
+        else:
+            failure(job.id, snap.error, session.state)
         if session.state != "INIT":
             outcome_view(session, key=job.id)
     else:
@@ -544,6 +569,9 @@ def saved_view(session_id: str) -> bool:
             st.error(esc(session.error))
         if session.state == "INIT":
             st.info("This session has no clarifying questions yet. Resume asks for them with the sidebar's model.")
+        elif session.cancelled:
+            st.info(f"This session was cancelled during {esc(step_name(session.state))}. Every finished step and "
+                    "your answers are kept; Resume continues from there with the model chosen in the sidebar.")
         else:
             st.info("This session is saved but not running on this server (it failed, or the server restarted). "
                     "Resume continues it from its last finished step with the model chosen in the sidebar.")

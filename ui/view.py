@@ -27,9 +27,24 @@ ACTION_LABELS = {"question_assumption": "Question an assumption",
 CLASS_LABELS = {"factual": "factual", "uncertain": "uncertain", "values_dependent": "values-dependent"}
 
 
+# GitHub-flavoured Markdown links a bare "https://...", "www..." or "name@host" after parsing, whatever was
+# escaped. Shown as inline code, an address stays text (code is never linked), reads and copies as typed.
+_ADDRESS = re.compile(r"(?i)\b(?:(?:https?|ftp)://|www\.|mailto:)[^\s`<>]+|[-.\w+]+@[-\w]+(?:\.[-\w]+)+")
+
+
+def _literal(text: str) -> str:
+    return _PUNCT.sub(r"\\\1", text)
+
+
 def esc(text: str) -> str:
-    """Text shown literally: Markdown, Streamlit directives, HTML and LaTeX are all neutralised."""
-    return _PUNCT.sub(r"\\\1", " ".join(str(text).split()))
+    """Text shown literally: Markdown, Streamlit directives, HTML, LaTeX and bare links are all neutralised."""
+    text = " ".join(str(text).split())
+    parts, start = [], 0
+    for match in _ADDRESS.finditer(text):
+        address = match.group(0).rstrip(".,:;!?)]'\"")  # a sentence's own punctuation is not the address's
+        parts += [_literal(text[start:match.start()]), f"`{address}`"]
+        start = match.start() + len(address)
+    return "".join([*parts, _literal(text[start:])])
 
 
 def file_stem(kind: str, title: str, debate_id: str | None) -> str:

@@ -1,7 +1,8 @@
 """A perspectives session on a worker thread for the dashboard: the page polls ``snapshot()``.
 
 ``ask`` runs the clarifier; ``answer`` merges the answers and runs the rounds and the synthesis;
-``retry`` continues a failed session from its saved state. Only one step runs at a time.
+``retry`` continues a failed or cancelled session from its saved state; ``cancel`` stops the step in flight at
+its next token (every finished step, and the answers, stay saved). Only one step runs at a time.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..errors import ClearSideError
+from ..errors import Cancelled, ClearSideError
 from .runner import PerspectivesEvent, PerspectivesRun
 from .session import Session
 
@@ -37,11 +38,14 @@ class PerspectivesJob:
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._streaming, self._error = "", ""
+        self._cancelling = False
         outer = run.on_event
         run.on_event = lambda event: (self._on_event(event), outer(event))
 
     def _on_event(self, event: PerspectivesEvent) -> None:
         with self._lock:
+            if self._cancelling and event.type == "delta":
+                raise Cancelled("Cancelled by the user.")
             if event.type == "delta":
                 self._streaming += event.content
             elif event.type in ("state", "agent_output", "synthesis", "clarification_questions"):
@@ -51,11 +55,13 @@ class PerspectivesJob:
         with self._lock:
             if self._thread is not None and self._thread.is_alive():
                 return self
-            self._error, self._streaming = "", ""
+            self._error, self._streaming, self._cancelling = "", "", False
 
             def target() -> None:
                 try:
                     work()
+                except Cancelled:  # the session records it (``cancelled``): not an error
+                    pass
                 except ClearSideError as exc:
                     with self._lock:
                         self._error = exc.for_dashboard()
@@ -77,6 +83,12 @@ class PerspectivesJob:
 
     def retry(self) -> PerspectivesJob:
         return self._start(self.run.run)
+
+    def cancel(self) -> None:
+        """Stop the step in flight at its next token; ``retry`` runs it again, and the rest."""
+        with self._lock:
+            if self.busy:
+                self._cancelling = True
 
     @property
     def busy(self) -> bool:

@@ -22,7 +22,7 @@ from typing import Any
 
 from .. import prompts
 from ..enforce import run_structured
-from ..errors import ClearSideError, ConfigError, InputError
+from ..errors import Cancelled, ClearSideError, ConfigError, InputError
 from ..inputs import question as clean_question
 from ..providers import Provider, Usage
 from ..store import Store
@@ -129,6 +129,10 @@ class PerspectivesRun:
                 self.provider, agent=f"perspectives-{agent}", messages=messages, model=model, schema=wire,
                 retries=self.retries, temperature=self.temperature, max_tokens=max_tokens, usage=usage,
                 on_delta=lambda text: self.on_event(PerspectivesEvent("delta", text, round_, shown)))
+        except Cancelled:  # stopped by the user mid-reply: nothing of this step is kept, every earlier one is
+            self.session.cancelled, self.session.error = True, ""
+            self.save()
+            raise
         except ClearSideError as exc:
             self.session.error = str(exc)
             self.save()
@@ -225,7 +229,8 @@ class PerspectivesRun:
     def run(self) -> Session:
         """From the saved state to COMPLETE (from INIT: only to the questions); a step done is never repeated."""
         s = self.session
-        if s.state == "INIT":  # the clarifier had failed: ask again, then wait for the answers
+        s.cancelled = False
+        if s.state == "INIT":  # the clarifier had failed or was cancelled: ask again, then wait for the answers
             self.clarify()
             return s
         s.error = ""

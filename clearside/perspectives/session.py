@@ -4,7 +4,7 @@ INIT → CLARIFICATION_PENDING → CLARIFICATION_COMPLETE → ROUND_1_A → ROUN
 SYNTHESIS → COMPLETE. ``enter`` refuses any other move, so the clarification gate cannot be
 skipped, and ``merge`` fixes the merged prompt once: it can never change afterwards. Every state
 entered is appended to ``state_history``. A failed step leaves the state where it was (with
-``error`` set), so resuming reruns exactly that step.
+``error`` set), so resuming reruns exactly that step; so does a cancelled one (``cancelled`` set).
 """
 
 from __future__ import annotations
@@ -97,6 +97,7 @@ class Session(BaseModel):
     calls: list[dict[str, Any]] = Field(default_factory=list)  # per model call: step, tokens, seconds
     provider: str = ""
     error: str = ""
+    cancelled: bool = False  # the user stopped the step in flight; resuming runs that step again
     created_at: str = Field(default_factory=_now)
 
     def enter(self, state: str) -> None:
@@ -152,12 +153,12 @@ class Session(BaseModel):
         return self.state == "COMPLETE"
 
     def status(self) -> str:
-        """The store's status: paused while it waits for answers, failed, done or running."""
+        """The store's status: paused while it waits for answers or after a cancel, failed, done or running."""
         if self.state == "COMPLETE":
             return "done"
         if self.error:
             return "failed"
-        return "paused" if self.state in ("INIT", "CLARIFICATION_PENDING") else "running"
+        return "paused" if self.cancelled or self.state in ("INIT", "CLARIFICATION_PENDING") else "running"
 
     def file(self) -> dict[str, Any]:
         """What ``perspectives --out FILE`` writes."""
