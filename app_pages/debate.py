@@ -125,9 +125,9 @@ def cancel_challenge() -> None:
         job.cancel()
 
 
-# once a second is often enough for streamed text, and every run costs the server's CPU once per tab following the
-# debate, beside the model (bench/ui_load.py measures it)
-@st.fragment(run_every=1.0)
+# every run costs each tab following the debate a redraw, and the server a run, beside the model: streamed text
+# is redrawn every POLL_SECONDS (bench/ui_load.py measures the cost; CLEARSIDE_POLL_SECONDS sets it)
+@st.fragment(run_every=view.POLL_SECONDS)
 def live_debate(job_id: str) -> None:
     snap = jobs.registry().get(job_id).snapshot()
     view.progress_view(snap)

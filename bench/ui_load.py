@@ -13,7 +13,8 @@ the model seconds of the rows compare like for like. ``--gc on``
 turns Streamlit's post-run garbage collection back on (its default, which this repository's
 .streamlit/config.toml turns off) to show what it cost.
 
-Run from the repository root, on an otherwise idle machine: python bench/ui_load.py [--tabs 0,1,3,5] [--repeat 1]
+Run from the repository root, on an otherwise idle machine:
+python bench/ui_load.py [--tabs 0,1,3,5] [--repeat 1] [--poll SECONDS]
 Writes bench/results/ui_load.json and prints a Markdown table with the machine's load.
 """
 
@@ -62,9 +63,9 @@ def browser_cpu_seconds() -> float:
     return total
 
 
-def serve(data: Path, gc: bool) -> tuple[subprocess.Popen, str]:
+def serve(data: Path, gc: bool, poll: str | None) -> tuple[subprocess.Popen, str]:
     port = free_port()
-    env = {**os.environ, "CLEARSIDE_DATA": str(data)}
+    env = {**os.environ, "CLEARSIDE_DATA": str(data), **({"CLEARSIDE_POLL_SECONDS": poll} if poll else {})}
     env.pop("DATABASE_URL", None)
     proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
                              "--server.address", "127.0.0.1", "--server.port", str(port),
@@ -119,6 +120,8 @@ def main() -> None:
     parser.add_argument("--tabs", default="0,1,3,5")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--gc", choices=("on", "off"), default="off")
+    parser.add_argument("--poll", default=None, help="seconds between the Debate page's redraws "
+                        "(CLEARSIDE_POLL_SECONDS; default: the page's own)")
     args = parser.parse_args()
     counts = [int(n) for n in args.tabs.split(",")]
     load_start = [round(x, 2) for x in os.getloadavg()]
@@ -128,7 +131,7 @@ def main() -> None:
         for _ in range(args.repeat):
             for tabs in counts:
                 data = Path(tempfile.mkdtemp(prefix="clearside-ui-load-"))
-                proc, url = serve(data, args.gc == "on")
+                proc, url = serve(data, args.gc == "on", args.poll)
                 try:
                     store = Store(f"sqlite:///{data / 'clearside.db'}")
                     one(browser, url, store, 0, proc.pid)  # loads the models; not measured
@@ -140,11 +143,13 @@ def main() -> None:
                 print(row, file=sys.stderr, flush=True)
                 rows.append(row)
         browser.close()
-    report = {"gc": args.gc, "load_start": load_start, "load_end": [round(x, 2) for x in os.getloadavg()],
-              "cpu_count": os.cpu_count(), "rows": rows}
+    report = {"gc": args.gc, "poll": args.poll, "load_start": load_start,
+              "load_end": [round(x, 2) for x in os.getloadavg()], "cpu_count": os.cpu_count(), "rows": rows}
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"ui_load-gc-{args.gc}.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
-    print(f"Streamlit post-run GC {args.gc}; load {load_start} → {report['load_end']} on {os.cpu_count()} cores\n")
+    name = f"ui_load-gc-{args.gc}-poll-{args.poll or 'default'}.json"
+    (RESULTS / name).write_text(json.dumps(report, indent=2), encoding="utf-8")
+    print(f"Streamlit post-run GC {args.gc}; poll {args.poll or 'default'} s; load {load_start} → "
+          f"{report['load_end']} on {os.cpu_count()} cores\n")
     print("| tabs | status | wall s | completion tokens | model s | model s / 100 tokens | server CPU s | "
           "browser CPU s |")
     print("|---|---|---|---|---|---|---|---|")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
 from collections import defaultdict
@@ -14,6 +15,9 @@ from clearside.jobs import AGENT_ORDER, Snapshot
 from clearside.schema import CATEGORY_VALUES, Document, Side
 from ui import scroll
 
+# How often a page following a running debate redraws it (seconds). Each redraw costs every following tab a few
+# hundredths of a CPU-second, on the viewer's machine, and the server one fragment run (bench/ui_load.py).
+POLL_SECONDS = max(0.5, float(os.environ.get("CLEARSIDE_POLL_SECONDS") or 2.0))
 _PUNCT = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&^=\"'@%])")
 AGENT_LABELS = {"orchestrator": "Normalizing the proposition", "pro": "Writing the case FOR",
                 "con": "Writing the case AGAINST", "moderator": "Mapping the disagreement"}
