@@ -11,13 +11,26 @@ from typing import Any
 import streamlit as st
 
 from clearside.enforce import partial_object
+from clearside.errors import ConfigError
 from clearside.jobs import AGENT_ORDER, Snapshot
 from clearside.schema import CATEGORY_VALUES, Document, Side
 from ui import scroll
 
+
 # How often a page following a running debate redraws it (seconds). Each redraw costs every following tab a few
 # hundredths of a CPU-second, on the viewer's machine, and the server one fragment run (bench/ui_load.py).
-POLL_SECONDS = max(0.5, float(os.environ.get("CLEARSIDE_POLL_SECONDS") or 2.0))
+def _poll_seconds(value: str | None) -> float:
+    try:
+        seconds = float(value or 2.0)
+    except ValueError:
+        seconds = 0.0
+    if not 0.5 <= seconds <= 60:
+        raise ConfigError(f"CLEARSIDE_POLL_SECONDS is {value!r}: set it to a number of seconds from 0.5 to 60 "
+                          "(default 2), or unset it.")
+    return seconds
+
+
+POLL_SECONDS = _poll_seconds(os.environ.get("CLEARSIDE_POLL_SECONDS"))
 _PUNCT = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&^=\"'@%])")
 AGENT_LABELS = {"orchestrator": "Normalizing the proposition", "pro": "Writing the case FOR",
                 "con": "Writing the case AGAINST", "moderator": "Mapping the disagreement"}
