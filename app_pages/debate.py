@@ -219,10 +219,14 @@ def saved_debate(debate_id: str) -> None:
         st.page_link("app_pages/timeline.py", label="Open in Timeline", icon=":material/timeline:",
                      query_params={"debate": debate_id})
     if record.document is None:
-        if record.kind == "static":
+        if record.kind == "static" and owner.may_change(debate_id, record.data):
             st.warning(f"This debate was not finished ({record.status}). The sections that did finish are kept; "
                        "Resume generates only the missing ones with the model chosen in the sidebar.")
             st.button("Resume", key="resume_saved", type="primary", on_click=resume, args=(debate_id,))
+            view.sections_view(jobs.store().sections(debate_id))
+        elif record.kind == "static":
+            st.warning(f"This debate was not finished ({record.status}). Read-only: it was started in another "
+                       "browser or on another machine, and only that browser can resume it.")
             view.sections_view(jobs.store().sections(debate_id))
         return
     document = Document.model_validate(record.document)

@@ -101,7 +101,9 @@ def actions(item) -> None:
         st.button("Open", key="lib_open", on_click=lib.open_debate, args=(item,), type="primary",
                   icon=":material/open_in_new:", help="Debate page for static debates, Timeline for live ones, "
                   "the Perspectives page for perspectives sessions.")
-        if lib.resumable(item):
+        if lib.resumable(item) and not lib.yours(item):
+            st.caption(esc(lib.READ_ONLY))
+        elif lib.resumable(item):
             st.button("Resume", key="lib_resume", on_click=lib.resume, args=(item,), icon=":material/play_arrow:",
                       help=RESUME_HELP.get(item.kind))
         elif item.kind in WATCH and lib.running(item.id):

@@ -8,7 +8,7 @@ from clearside.live.debate import LiveDebate
 from clearside.live.job import LiveJob
 from clearside.live.protocol import LiveConfig
 from clearside.schema import Document
-from ui import jobs, live_view, scroll, settings, view
+from ui import jobs, live_view, owner, scroll, settings, view
 from ui.inputs import context_boxes, length_note, question_box
 
 TIMELINE = "app_pages/timeline.py"
@@ -52,20 +52,37 @@ def start_live(from_document: bool = False) -> None:
             if not isinstance(document, Document):
                 raise InputError("There is no debate on the Debate page to run live; generate one there first.")
             debate = LiveDebate.create("", provider, config=config, document=document, store=jobs.store(),
-                                       source_debate=state.get("debate_id"))
+                                       source_debate=state.get("debate_id"), owner=owner.token())
         else:
             debate = LiveDebate.create(state.get("live_question", ""), provider, config=config, store=jobs.store(),
                                        context_fields={name: state.get(f"live_{name}")
-                                                       for name in ("geography", "timeframe", "domain")})
+                                                       for name in ("geography", "timeframe", "domain")},
+                                       owner=owner.token())
     except ClearSideError as exc:
         state["live_error"] = exc.for_dashboard()
         return
     job = jobs.registry().add(LiveJob(debate, step_mode=bool(state.get("live_step_start"))).start())
+    owner.claim(job.id)
     attach(job.id)
+
+
+def steerable(debate_id: str) -> bool:
+    """Only the browser that started a live debate steers it; a link opened elsewhere follows it read-only."""
+    try:
+        return owner.may_change(debate_id, jobs.store().get(debate_id).data)
+    except ClearSideError:  # not saved (yet): this session made it
+        return True
+
+
+READ_ONLY = ("Read-only: this live debate was started in another browser or on another machine. You can follow "
+             "it and download it; only the browser that started it can pause, step, intervene or resume it.")
 
 
 def resume_saved(transcript_id: str) -> None:
     """Continue a saved debate: re-attach when this server still runs it, else resume it from the store."""
+    if not steerable(transcript_id):
+        st.session_state["live_error"] = READ_ONLY
+        return
     job = jobs.registry().get(transcript_id)
     if not isinstance(job, LiveJob):
         try:
@@ -188,11 +205,13 @@ def finished_links(transcript) -> None:
 
 def job_view(job: LiveJob) -> None:
     snap = job.snapshot()
+    mine = steerable(job.id)
     live_view.header(snap.transcript)
     if snap.status == "failed":
         st.error(view.esc(snap.error or "The live debate stopped."))
-        st.caption("Every finished turn is saved; Retry continues from the turn that failed.")
-        st.button("Retry", key="live_retry", on_click=job.retry, type="primary")
+        if mine:
+            st.caption("Every finished turn is saved; Retry continues from the turn that failed.")
+            st.button("Retry", key="live_retry", on_click=job.retry, type="primary")
     # the controls come first: on a phone the columns stack, and Pause and Next turn stay at the top of the
     # page instead of drifting below a transcript that grows with every turn
     side, main = st.columns([2, 3], gap="large")
@@ -201,9 +220,11 @@ def job_view(job: LiveJob) -> None:
             st.success(f"The live debate is finished: all {len(snap.transcript.turns)} turns and the moderator's "
                        "synthesis.")
             finished_links(snap.transcript)
+        elif not mine:
+            st.caption(READ_ONLY)
         elif snap.status != "failed":
             controls(job, snap)
-        if snap.status != "failed":  # an intervention would restart the worker: that is what Retry is for
+        if mine and snap.status != "failed":  # an intervention would restart the worker: that is what Retry is for
             intervention_controls(job, snap)
         st.divider()
         st.button("New live debate", key="live_new", on_click=detach, icon=":material/add:")
@@ -227,6 +248,9 @@ def saved_view(transcript_id: str) -> bool:
     if transcript.state == "done":
         st.success("This live debate is finished.")
         finished_links(transcript)
+    elif not steerable(transcript_id):
+        st.info("This live debate is saved but not running on this server.")
+        st.caption(READ_ONLY)
     else:
         st.info("This live debate is saved but not running on this server (it may have been restarted). "
                 "Resume continues it from its last finished turn with the model chosen in the sidebar.")
@@ -260,7 +284,7 @@ def start_view() -> None:
     if st.session_state.get("live_error"):
         st.error(view.esc(st.session_state["live_error"]))
     try:
-        unfinished = live_view.saved_summaries(unfinished=True)
+        unfinished = [s for s in live_view.saved_summaries(unfinished=True) if steerable(s.id)]  # only yours
     except ClearSideError as exc:
         st.error(view.esc(exc.for_dashboard()))
         unfinished = []

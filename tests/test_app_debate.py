@@ -308,6 +308,14 @@ def test_an_unfinished_saved_debate_offers_resume_which_runs_only_what_is_missin
     assert [r.agent for r in provider.requests] == ["con", "moderator"]
     assert open_store().get(debate_id).status == "done"
 
+    # another browser's unfinished debate is shown, read-only: only the browser that started it resumes it
+    theirs = store.start_static(run, provider="scripted", model="script")
+    store.update(theirs, data={"owner": "f" * 32})
+    store.save_section(theirs, "pro", Side.model_validate(side_reply("pro")).dump())
+    at = open_link(theirs, ScriptedProvider())
+    assert any("only that browser can resume it" in w.value for w in at.warning)
+    assert ":green[FOR]" in text_of(at) and not [b for b in at.button if b.key == "resume_saved"]
+
 
 def test_a_link_to_nothing_says_so():
     at = open_link("0123456789abcdef0123456789abcdef")

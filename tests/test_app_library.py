@@ -339,6 +339,15 @@ def test_an_interrupted_static_debate_is_announced_and_resume_generates_only_the
     assert "Unfinished debates" not in plain(at) and not has(at, "lib_resume")
 
 
+def test_another_browsers_interrupted_debate_is_read_only_and_rerun_is_still_offered(store):
+    debate_id = killed(store)
+    store.update(debate_id, data={"owner": "f" * 32})  # started in another browser
+    stale(store, debate_id)
+    at = pick(library(), debate_id)
+    assert not has(at, "lib_resume") and "only that browser can resume it" in plain(at)
+    assert has(at, "lib_rerun"), "a re-run makes the user's own debate"
+
+
 def test_a_debate_running_on_this_server_offers_no_resume_and_no_delete(store):
     gate = threading.Event()
     provider = ScriptedProvider()

@@ -54,9 +54,14 @@ def paced(delay: float = 0.02) -> PacedProvider:
     return PacedProvider(delay=delay, chunk_size=4, fallback=LiveResponder(speech_words=80))
 
 
-def open_live(provider, *, live: str | None = None, document: Document | None = None) -> AppTest:
+def open_live(provider, *, live: str | None = None, document: Document | None = None,
+              key: str | None = None) -> AppTest:
+    """The Live page in a new session; ``key``: the browser's ownership cookie (the same browser after a reload),
+    else a browser of its own."""
     at = AppTest.from_file(APP, default_timeout=30)
     at.session_state["provider_override"] = provider
+    if key:
+        at.session_state["owner_key"] = key
     if document is not None:
         at.session_state["document"] = document
     if live is not None:
@@ -75,8 +80,9 @@ def texts(at: AppTest) -> list[str]:
 
 
 def plain(at: AppTest) -> str:
-    """The page's text with Markdown escapes removed (what a reader sees)."""
-    return "\n".join(texts(at)).replace("\\", "")
+    """The page's text with Markdown escapes and code marks removed (what a reader sees: a bare address is
+    shown as code, so that it is never a link)."""
+    return "\n".join(texts(at)).replace("\\", "").replace("`", "")
 
 
 def settle(at: AppTest, until, timeout: float = 30) -> AppTest:
@@ -350,7 +356,7 @@ def test_the_address_reattaches_a_running_job_and_reopens_a_saved_one():
     settle(first, lambda a: status(a, "waiting"))
     job_id = first.session_state["live_job"]
 
-    reloaded = open_live(fast(), live=job_id)  # a browser reload: same server, new session
+    reloaded = open_live(fast(), live=job_id, key=first.session_state["owner_key"])  # a reload: same cookie
     assert status(reloaded, "waiting") and reloaded.session_state["live_job"] == job_id
     reloaded.button(key="live_next").click().run()
     settle(reloaded, lambda a: planned(transcript(a)) == 1 and status(a, "waiting"))
@@ -364,6 +370,42 @@ def test_the_address_reattaches_a_running_job_and_reopens_a_saved_one():
     saved.button(key="live_resume_saved").click().run()
     settle(saved, finished)
     assert planned(transcript(saved)) == 21
+
+
+def test_a_live_debate_is_steered_only_from_the_browser_that_started_it():
+    first = open_live(fast())
+    start(first, step_mode=True)
+    settle(first, lambda a: status(a, "waiting"))
+    job_id = first.session_state["live_job"]
+    assert stored_row(job_id).data.get("owner"), "the starting browser's token is saved with the debate"
+
+    other = open_live(fast(), live=job_id)  # the link opened in another browser: it follows, it does not steer
+    assert status(other, "waiting") and "Read-only: this live debate was started in another browser" in plain(other)
+    for key in ("live_pause", "live_resume", "live_next", "live_do_direct_question", "live_retry"):
+        assert not [b for b in other.button if b.key == key], f"{key} is not offered to another browser"
+    assert "Unfinished live debates" not in plain(open_live(fast())), "another browser's debate is not offered"
+
+    first.button(key="live_next").click().run()  # the starting browser still steers it
+    settle(first, lambda a: planned(transcript(a)) == 1 and status(a, "waiting"))
+    assert stored_row(job_id).data.get("owner") == token_of(first), "later saves keep the owner"
+
+    saved = LiveDebate.create(QUESTION, fast(), owner="f" * 32)  # another browser's, not running on this server
+    page = open_live(fast(), live=saved.transcript.id)
+    assert "Read-only" in plain(page) and not [b for b in page.button if b.key == "live_resume_saved"]
+    legacy = LiveDebate.create(QUESTION, fast())  # made by the command line: nobody's, so anyone may resume it
+    assert [b for b in open_live(fast(), live=legacy.transcript.id).button if b.key == "live_resume_saved"]
+
+
+def stored_row(debate_id: str):
+    from clearside.store import open_store
+
+    return open_store().get(debate_id)
+
+
+def token_of(at: AppTest) -> str:
+    import hashlib
+
+    return hashlib.sha256(f"clearside-owner:{at.session_state['owner_key']}".encode()).hexdigest()[:32]
 
 
 @pytest.mark.parametrize(("live", "message"), [("0123456789abcdef0123456789abcdef", "No saved live debate"),

@@ -119,9 +119,11 @@ def complete(at: AppTest) -> AppTest:
 
 
 def saved(rounds: int = 1, *, answered: bool = True, finish: bool = True, provider=None,
-          question: str = kit.QUESTION) -> str:
-    """A session made and saved outside the dashboard (no job for it in the registry)."""
-    run_ = PerspectivesRun.create(question, provider or scripted(rounds), rounds=rounds, store=open_store())
+          question: str = kit.QUESTION, owner: str | None = None) -> str:
+    """A session made and saved outside the dashboard (no job for it in the registry); ``owner``: the token of
+    the browser that started it (none: made on the command line)."""
+    run_ = PerspectivesRun.create(question, provider or scripted(rounds), rounds=rounds, store=open_store(),
+                                  owner=owner)
     run_.clarify()
     if answered:
         run_.answer(kit.ANSWERS)
@@ -399,6 +401,27 @@ def test_a_failed_saved_session_shows_what_it_has_and_resume_continues_it():
     session = stored(item.id)
     assert session.state == "COMPLETE" and provider.requests_for("perspectives-A") == []
     assert session.provider == "scripted:script"
+
+
+def test_a_session_is_answered_and_steered_only_from_the_browser_that_started_it():
+    first = open_page(scripted(1))
+    session_id = ask(first, rounds=1)
+    assert open_store().get(session_id).data.get("owner"), "the starting browser's token is saved"
+    other = open_page(scripted(1), session=session_id)  # the link in another browser
+    text = plain(other)
+    assert "Read-only: this session was started in another browser" in text
+    assert kit.clarifier_reply()["questions"][0] in text, "the questions are shown"
+    assert not has(other, "persp_continue") and not [t for t in other.text_area if t.key.startswith("persp_ans_")]
+    same = open_page(scripted(1), session=session_id)  # the same browser after a reload: its cookie
+    same.session_state["owner_key"] = first.session_state["owner_key"]
+    run(same)
+    assert has(same, "persp_continue") and "Read-only" not in plain(same)
+
+    theirs = saved(1, finish=False, owner="f" * 32)  # answered elsewhere, stopped before its rounds
+    page = open_page(scripted(1), session=theirs)
+    assert "Read-only" in plain(page) and not has(page, "persp_resume")
+    mine = saved(1, finish=False)  # made on the command line: nobody's, so this browser may resume it
+    assert has(open_page(scripted(1), session=mine), "persp_resume")
 
 
 def test_unknown_or_wrong_ids_are_clear_errors():

@@ -263,9 +263,10 @@ def _rerun_live(debate_id: str, provider) -> str:
     config = LiveConfig(**{**{k: v for k, v in saved.config.items() if k in known},
                            "temperature": settings.temperature()})
     debate = LiveDebate.create(saved.question, provider, config=config, context_fields=saved.context, store=store,
-                               parent_id=debate_id)
+                               parent_id=debate_id, owner=owner.token())
     new_id = debate.transcript.id
     jobs.registry().add(LiveJob(debate).start())
+    owner.claim(new_id)
     return new_id
 
 
@@ -276,9 +277,10 @@ def _rerun_perspectives(debate_id: str, provider) -> str:
     saved = load_perspectives(store, debate_id)
     run = PerspectivesRun.create(saved.original_user_prompt, provider, rounds=saved.max_rounds, store=store,
                                  observability=saved.observability, temperature=settings.temperature(),
-                                 parent_id=debate_id)
+                                 parent_id=debate_id, owner=owner.token())
     job = jobs.registry().add(PerspectivesJob(run))
     job.ask()
+    owner.claim(job.id)
     return job.id
 
 
@@ -302,6 +304,18 @@ def rerun(item: Summary) -> None:
         st.session_state["lib_error"] = exc.for_dashboard()
 
 
+def yours(item: Summary) -> bool:
+    """Whether this browser may resume the debate (ui/owner.py): its own, or nobody's."""
+    try:
+        return owner.may_change(item.id, jobs.store().get(item.id).data)
+    except ClearSideError:
+        return False
+
+
+READ_ONLY = ("Read-only: this debate was started in another browser or on another machine, and only that browser "
+             "can resume it. Re-run makes your own.")
+
+
 def resume(item: Summary) -> None:
     """Static: complete only the missing sections here, then watch on the Debate page. Live: the Live page resumes.
     Perspectives: the Perspectives page shows the saved session, with its questions to answer or Resume."""
@@ -313,6 +327,9 @@ def resume(item: Summary) -> None:
         _go(PERSPECTIVES, perspectives=item.id)
         return
     try:
+        if not yours(item):
+            st.session_state["lib_error"] = READ_ONLY
+            return
         if not running(item.id):
             jobs.start_static(jobs.store().load_run(item.id), settings.build_provider(),
                               temperature=settings.temperature(), strategy=settings.strategy(),

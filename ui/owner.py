@@ -60,3 +60,9 @@ def claim(debate_id: str) -> None:
 def owns(debate_id: str, data: dict | None) -> bool:
     """Whether this browser may change the debate: made in this session, or stamped with our token."""
     return debate_id in st.session_state.get("owned", set()) or (data or {}).get("owner") == token()
+
+
+def may_change(debate_id: str, data: dict | None) -> bool:
+    """Whether this browser may steer or resume the debate: it is ours, or nobody's (made by the command line or
+    before owners were recorded); a debate another browser made stays read-only here."""
+    return owns(debate_id, data) or not (data or {}).get("owner")

@@ -28,7 +28,7 @@ from clearside.perspectives import (
 from clearside.perspectives.job import PerspectivesJob, PerspectivesSnapshot
 from clearside.perspectives.session import blank_answers
 from clearside.store import check_id
-from ui import jobs, settings
+from ui import jobs, owner, settings
 from ui.inputs import question_box
 from ui.view import esc
 
@@ -160,17 +160,33 @@ def start() -> None:
         run = PerspectivesRun.create(state.get("persp_question", ""), settings.build_provider(),
                                      rounds=int(state.get("persp_rounds", DEFAULT_ROUNDS)), store=jobs.store(),
                                      observability=bool(state.get("persp_observe", True)),
-                                     temperature=settings.temperature())
+                                     temperature=settings.temperature(), owner=owner.token())
     except ClearSideError as exc:
         state["persp_error"] = exc.for_dashboard()  # the question stays in its box
         return
     job = jobs.registry().add(PerspectivesJob(run))
     job.ask()
+    owner.claim(job.id)
     attach(job.id)
+
+
+READ_ONLY = ("Read-only: this session was started in another browser or on another machine. Only that browser "
+             "can answer its questions, cancel, retry or resume it.")
+
+
+def steerable(session_id: str) -> bool:
+    """Only the browser that started a session answers and steers it; a link opened elsewhere shows it read-only."""
+    try:
+        return owner.may_change(session_id, jobs.store().get(session_id).data)
+    except ClearSideError:
+        return True  # not saved: nothing to protect, and nothing to steer either
 
 
 def submit_answers(session_id: str, count: int) -> None:
     """Merge the answers (refused when empty: the gate cannot be skipped), then run the rounds and the synthesis."""
+    if not steerable(session_id):
+        st.session_state[gate_error_key(session_id)] = READ_ONLY
+        return
     state = st.session_state
     answers = [state.get(answer_key(session_id, n)) or "" for n in range(1, count + 1)]
     state[gate_error_key(session_id)] = ""
@@ -197,6 +213,8 @@ def _continue(job: PerspectivesJob) -> None:
 
 def retry(session_id: str) -> None:
     """Continue a failed session from its last saved step, with the model it was running with."""
+    if not steerable(session_id):
+        return
     job = jobs.registry().get(session_id)
     if isinstance(job, PerspectivesJob):
         _continue(job)
@@ -206,6 +224,8 @@ def retry(session_id: str) -> None:
 
 def cancel(session_id: str) -> None:
     """Stop the step in flight at its next token; finished steps and the answers stay saved."""
+    if not steerable(session_id):
+        return
     job = jobs.registry().get(session_id)
     if isinstance(job, PerspectivesJob):
         job.cancel()
@@ -213,6 +233,9 @@ def cancel(session_id: str) -> None:
 
 def resume_saved(session_id: str) -> None:
     """Continue a saved session that this server is not running, with the sidebar's model."""
+    if not steerable(session_id):
+        st.session_state["persp_saved_error"] = READ_ONLY
+        return
     st.session_state["persp_saved_error"] = ""
     job = jobs.registry().get(session_id)
     if not isinstance(job, PerspectivesJob):
@@ -432,9 +455,13 @@ def header(session: Session, *, running: bool = False) -> None:
     st.caption(" · ".join(parts))
 
 
-def questions_view(session: Session) -> None:
-    """The clarification gate: one answer box per question, and Continue."""
+def questions_view(session: Session, *, answerable: bool = True) -> None:
+    """The clarification gate: one answer box per question, and Continue (only the questions, read-only)."""
     sid, questions = session.session_id, session.clarification_questions
+    if not answerable:
+        st.markdown("#### Clarifying questions (waiting for the author's answers)")
+        st.markdown("\n".join(f"{number}\\. {esc(question)}" for number, question in enumerate(questions, 1)))
+        return
     with st.container(border=True, key="persp_gate"):
         st.markdown("#### A few questions first")
         st.caption("Your answers are merged with your question and fixed for every round. The perspectives start "
@@ -528,15 +555,22 @@ def job_view(job: PerspectivesJob) -> None:
     snap = job.snapshot()
     session = snap.session
     header(session, running=snap.busy)
-    if snap.busy:
+    mine = steerable(job.id)
+    if not mine:
+        st.caption(READ_ONLY)
+    if snap.busy and not mine:
+        running_panel(job.id)
+    elif snap.busy:
         st.button("Cancel", key="persp_cancel", on_click=cancel, args=(job.id,), icon=":material/stop_circle:",
                   help="Stop at the next token. Every finished step and your answers stay saved; Continue runs "
                        "the rest.")
         running_panel(job.id)
     elif session.state == "CLARIFICATION_PENDING":
-        questions_view(session)
+        questions_view(session, answerable=mine)
     elif session.state != "COMPLETE":
-        if session.cancelled:
+        if not mine:
+            st.info(f"This session stopped during {esc(step_name(session.state))}.")
+        elif session.cancelled:
             cancelled_view(job.id, session.state)
         else:
             failure(job.id, snap.error, session.state)
@@ -556,14 +590,23 @@ def saved_view(session_id: str) -> bool:
         st.error(esc(exc.for_dashboard()))
         return False
     header(session)
+    mine = steerable(session_id)
+    if not mine:
+        st.caption(READ_ONLY)
     if st.session_state.get("persp_saved_error"):
         st.error(esc(st.session_state["persp_saved_error"]))
     if session.state == "COMPLETE":
         st.success("This saved session is complete.", icon=":material/check:")
         outcome_view(session, key=session_id)
     elif session.state == "CLARIFICATION_PENDING":
-        st.caption("This session is saved and waits for your answers; Continue runs it with the sidebar's model.")
-        questions_view(session)
+        if mine:
+            st.caption("This session is saved and waits for your answers; Continue runs it with the sidebar's "
+                       "model.")
+        questions_view(session, answerable=mine)
+    elif not mine:
+        st.info(f"This session is saved, stopped at {esc(step_name(session.state))}.")
+        if session.state != "INIT":
+            outcome_view(session, key=session_id)
     else:
         if session.error:
             st.error(esc(session.error))

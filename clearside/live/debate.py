@@ -103,8 +103,9 @@ class LiveDebate:
     def create(cls, question: str, provider: Provider, *, config: LiveConfig | None = None,
                context_fields: dict[str, str | None] | None = None, document: Document | None = None,
                source_debate: str | None = None, store: Store | None = None, parent_id: str | None = None,
-               on_event: OnLiveEvent | None = None) -> LiveDebate:
-        """A new live debate from a question (input rules apply) or from an existing v1 document."""
+               on_event: OnLiveEvent | None = None, owner: str | None = None) -> LiveDebate:
+        """A new live debate from a question (input rules apply) or from an existing v1 document; ``owner``: the
+        starting browser's token (only that browser may steer it from the dashboard)."""
         config = config or LiveConfig()
         config.check()
         if document is not None:
@@ -117,7 +118,8 @@ class LiveDebate:
             proposition=document.proposition.dump() if document is not None else None,
             source_debate=source_debate, provider=provider.name, model=provider.model, config=config.as_dict(),
             prompt_versions=prompts.versions("live", "orchestrator"))
-        writer = LiveWriter(store or open_store(), transcript.id, parent_id=parent_id)  # parent: a re-run's original
+        writer = LiveWriter(store or open_store(), transcript.id, parent_id=parent_id,  # parent: a re-run's original
+                            owner=owner)
         debate = cls(transcript, provider, config=config, writer=writer, on_event=on_event)
         debate.save()
         return debate

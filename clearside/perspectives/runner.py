@@ -83,13 +83,16 @@ class PerspectivesRun:
 
     @classmethod
     def create(cls, question: str, provider: Provider, *, rounds: int = 4, store: Store | None = None,
-               observability: bool = True, parent_id: str | None = None, **options: Any) -> PerspectivesRun:
+               observability: bool = True, parent_id: str | None = None, owner: str | None = None,
+               **options: Any) -> PerspectivesRun:
+        """A new session, saved at once; ``owner``: the starting browser's token (only it answers and steers)."""
         session = Session(original_user_prompt=clean_question(question, label="Situation", limit=MAX_SITUATION),
                           max_rounds=check_rounds(rounds), observability=observability)
         run = cls(session, provider, store=store, **options)
         if store is not None:
             store.create(KIND, session.original_user_prompt, provider=provider.name, model=provider.model,
-                         prompt_versions=prompts.versions("perspectives"), data={"session": run._dump()},
+                         prompt_versions=prompts.versions("perspectives"),
+                         data={"session": run._dump(), **({"owner": owner} if owner else {})},
                          status=session.status(), debate_id=session.session_id, parent_id=parent_id)
         return run
 

@@ -37,11 +37,14 @@ def _texts(transcript: Transcript) -> list[str]:
 class LiveWriter:
     """Saves one live transcript; keeps digests of what it wrote so unchanged rows are skipped."""
 
-    def __init__(self, store: Store, debate_id: str, *, title: str = "", parent_id: str | None = None) -> None:
+    def __init__(self, store: Store, debate_id: str, *, title: str = "", parent_id: str | None = None,
+                 owner: str | None = None) -> None:
+        """``owner``: the starting browser's token, written with the row (later saves keep it)."""
         self.store = store
         self.debate_id = check_id(debate_id)
         self.title = title
         self.parent_id = parent_id
+        self.owner = owner
         self.imported: dict[str, Any] | None = None  # set by an import: where the transcript came from
         self._written: dict[tuple[str, int], str] = {}
 
@@ -55,8 +58,9 @@ class LiveWriter:
         with self.store.write() as session:
             row = session.get(Debate, self.debate_id)
             if row is None:
+                data = {**header, "owner": self.owner} if self.owner else header
                 self.store.create("live", transcript.question, provider=transcript.provider, model=transcript.model,
-                                  title=self.title, prompt_versions=transcript.prompt_versions, data=header,
+                                  title=self.title, prompt_versions=transcript.prompt_versions, data=data,
                                   document=transcript.document, status=transcript.state, parent_id=self.parent_id,
                                   debate_id=self.debate_id, session=session)
                 session.flush()
