@@ -10,7 +10,7 @@ from clearside.errors import ClearSideError, InputError
 from clearside.schema import Document
 from ui import compare_view as cv
 from ui.inputs import question_box
-from ui.view import document_view, esc
+from ui.view import POLL_SECONDS, document_view, esc
 
 
 def model_rows() -> None:
@@ -48,7 +48,7 @@ def inputs(batch: str | None, job) -> None:
         st.error(esc(st.session_state["cmp_error"]))
 
 
-@st.fragment(run_every=1.0)
+@st.fragment(run_every=POLL_SECONDS)  # each redraw costs every following tab (bench/ui_load.py)
 def watch(batch: str, shown: tuple) -> None:
     """While the debates run: each model's status; the whole page redraws when one changes."""
     if cv.signature(batch) != shown:

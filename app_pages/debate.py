@@ -135,7 +135,7 @@ def live_debate(job_id: str) -> None:
         st.rerun()
 
 
-@st.fragment(run_every=0.5)
+@st.fragment(run_every=1.0)
 def live_challenge(job_id: str) -> None:
     job = jobs.registry().get(job_id)
     state, document, error = job.result()

@@ -128,7 +128,8 @@ def active(snap) -> bool:
                                         for i in snap.transcript.interventions)
 
 
-@st.fragment(run_every=0.5)
+# the speech streams at the debate's pace: redrawn each second (each redraw costs every following tab)
+@st.fragment(run_every=1.0)
 def live_panel(job_id: str, shown: tuple[str, bool]) -> None:
     snap = jobs.registry().get(job_id).snapshot()
     if (snap.status, active(snap)) != shown:

@@ -9,7 +9,7 @@ from clearside import metrics, regress
 from clearside.errors import ClearSideError
 from ui import jobs
 from ui import regression_view as rv
-from ui.view import esc
+from ui.view import POLL_SECONDS, esc
 
 
 def suite_picker() -> str:
@@ -22,7 +22,7 @@ def suite_picker() -> str:
     return suite
 
 
-@st.fragment(run_every=0.5)
+@st.fragment(run_every=POLL_SECONDS)  # each redraw costs every following tab (bench/ui_load.py)
 def job_panel(job_id: str) -> None:
     job = jobs.registry().get(job_id)
     if job.state != "running":

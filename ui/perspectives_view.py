@@ -36,7 +36,7 @@ PARAM = "perspectives"  # ?perspectives=<session id>: the share link
 AGENT_NAMES = {"A": "expansion", "B": "compression"}
 WHERE = {"situation": "in the situation", "other_perspective": "in the other perspective's reasoning"}
 CHECKLIST = (("boundary", "Boundary"), ("insecurity", "Insecurity"), ("values_mismatch", "Values mismatch"))
-POLL_SECONDS = 0.5
+POLL_SECONDS = 1.0  # streamed rounds: each redraw costs every following tab (bench/ui_load.py)
 
 
 # -- small helpers -----------------------------------------------------------------------------------------------
