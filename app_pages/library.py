@@ -35,11 +35,11 @@ def unfinished_notice() -> None:
 
 
 def filter_bar(facets: dict[str, list[str]]) -> None:
-    search, clear = st.columns([5, 1], vertical_alignment="bottom")
-    search.text_input("Search", key="lib_search", on_change=lib.filters_changed,
+    with st.container(horizontal=True, vertical_alignment="bottom"):  # the button keeps its whole label
+        st.text_input("Search", key="lib_search", on_change=lib.filters_changed,
                       placeholder="Words anywhere in the question, title or claims", icon=":material/search:")
-    clear.button("Clear filters", key="lib_clear", on_click=lib.clear_filters, icon=":material/filter_alt_off:",
-                 disabled=not lib.filtering(), width="stretch", help="Empty the search and reset every filter.")
+        st.button("Clear filters", key="lib_clear", on_click=lib.clear_filters, icon=":material/filter_alt_off:",
+                  disabled=not lib.filtering(), help="Empty the search and reset every filter.")
     kind, origin, status, provider, model, dates = st.columns([1, 1.2, 1.2, 1.2, 1.4, 1.6])
     kind.selectbox("Kind", list(KINDS), format_func=KINDS.get, key="lib_kind", on_change=lib.filters_changed)
     st.session_state.setdefault("lib_origin", "own")
@@ -118,8 +118,9 @@ def actions(item) -> None:
     with right:
         st.button("Duplicate", key="lib_duplicate", on_click=lib.duplicate, args=(item,),
                   icon=":material/content_copy:")
-        st.button("Re-run with another model", key="lib_rerun", on_click=lib.rerun, args=(item,), disabled=not use,
-                  icon=":material/replay:")
+        st.button("Re-run", key="lib_rerun", on_click=lib.rerun, args=(item,), disabled=not use,
+                  icon=":material/replay:", help="Generate it again as a new debate, with the model chosen in the "
+                  "sidebar (the caption below names it).")
         if use:
             st.caption(RERUN_NOTE.get(item.kind, RERUN_DEBATE).format(kind=item.kind, use=esc(use)))
         else:

@@ -16,6 +16,7 @@ from ui.view import _poll_seconds, esc
                                                              "`mailto:me@example.org`"),
     ("https://x.org/<script>alert(1)</script>", r"`https://x.org/`\<script\>alert\(1\)\</script\>"),
     ("a `tick` https://x.org/a`b", r"a \`tick\` `https://x.org/a`\`b"),
+    ("it must start with http:// or https://, not ftp", r"it must start with http\:// or https\://, not ftp"),
 ])
 def test_a_bare_address_is_shown_as_code_which_markdown_never_links(text, shown):
     assert esc(text) == shown

@@ -46,7 +46,7 @@ CLASS_LABELS = {"factual": "factual", "uncertain": "uncertain", "values_dependen
 
 # GitHub-flavoured Markdown links a bare "https://...", "www..." or "name@host" after parsing, whatever was
 # escaped. Shown as inline code, an address stays text (code is never linked), reads and copies as typed.
-_ADDRESS = re.compile(r"(?i)\b(?:(?:https?|ftp)://|www\.|mailto:)[^\s`<>]+|[-.\w+]+@[-\w]+(?:\.[-\w]+)+")
+_ADDRESS = re.compile(r"(?i)\b(?:(?:https?|ftp)://|www\.|mailto:)[^\s`<>]*\w[^\s`<>]*|[-.\w+]+@[-\w]+(?:\.[-\w]+)+")
 
 
 def _literal(text: str) -> str:
