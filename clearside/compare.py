@@ -16,13 +16,13 @@ from datetime import UTC, datetime
 from pathlib import PureWindowsPath
 from typing import Any
 
-from . import metrics, prompts
-from .engine import DebateRun, Engine, Event
-from .errors import Cancelled, ClearSideError, DebateFailed, InputError
+from . import metrics
+from .engine import Event
+from .errors import Cancelled, ClearSideError, InputError
 from .metrics import embed
 from .providers import Provider
+from .scored import run_scored
 from .store import Store
-from .store.recorder import PROMPTS, StaticRecorder, usage_summary
 
 SUITE = "compare"
 SAME_POINT = 0.65  # raw cosine: ArgKP's best-F1 threshold for "this argument makes this key point" (guide §3.1)
@@ -34,9 +34,13 @@ def check_specs(specs: list[str]) -> list[str]:
     """The non-blank specs, 2 to MAX_MODELS of them (the same model twice is refused by :class:`Comparison`,
     unless at two temperatures)."""
     cleaned = [s.strip() for s in specs if s and s.strip()]
-    if not 2 <= len(cleaned) <= MAX_MODELS:
-        raise InputError(f"Compare 2 to {MAX_MODELS} provider:model choices (got {len(cleaned)}).")
+    _check_count(len(cleaned))
     return cleaned
+
+
+def _check_count(n: int) -> None:
+    if not 2 <= n <= MAX_MODELS:
+        raise InputError(f"Compare 2 to {MAX_MODELS} provider:model choices (got {n}).")
 
 
 def short(spec: str) -> str:
@@ -106,8 +110,7 @@ class Comparison:
                  on_event: Callable[[str, Event], None] | None = None):
         """``temperatures``: one per provider (a configuration each: the same model may then appear at two
         temperatures); otherwise ``temperature`` for all."""
-        if not 2 <= len(providers) <= MAX_MODELS:
-            raise InputError(f"Compare 2 to {MAX_MODELS} provider:model choices (got {len(providers)}).")
+        _check_count(len(providers))
         temperatures = list(temperatures) if temperatures is not None else [temperature] * len(providers)
         if len(temperatures) != len(providers):
             raise InputError(f"Give one temperature per model ({len(providers)}), not {len(temperatures)}.")
@@ -155,35 +158,21 @@ class Comparison:
             with self.lock:
                 self.results[label] = {"status": "cancelled"}
             return
-        run = DebateRun.from_input(self.question)
-        recorder = StaticRecorder(self.store, run, provider)
-        run_id = self.store.add_run(SUITE, provider=provider.name, model=provider.model, debate_id=recorder.id,
-                                    prompt_versions=prompts.versions(*PROMPTS),
-                                    data=self._data(index))
-        with self.lock:
-            self.results[label] = {"status": "running", "debate_id": recorder.id, "run_id": run_id}
-        engine = Engine(provider, retries=self.retries, temperature=self.temperatures[index],
-                        on_section=recorder.on_section, on_event=lambda event: self._event(label, event))
-        try:
-            document = engine.run(run)
-        except DebateFailed as exc:
-            if isinstance(exc.cause, Cancelled):
-                recorder.pause("Cancelled: every finished section is kept; Resume completes the rest.")
-                self.store.update_run(run_id, status="cancelled")
-                with self.lock:
-                    self.results[label].update(status="cancelled")
-                return
-            recorder.fail(str(exc.cause))
-            self.store.update_run(run_id, status="failed", metrics={"schema_valid": 0.0})
+
+        def started(debate_id: str, run_id: str) -> None:
             with self.lock:
-                self.results[label].update(status="failed", error=str(exc.cause))
-            return
-        recorder.finish(document, run)
-        detail = metrics.compute(document.dump(), usage=usage_summary(run.usage))
-        self.store.update_run(run_id, status="done", metrics=metrics.summary(detail),
-                              data={**self._data(index), "detail": detail})
+                self.results[label] = {"status": "running", "debate_id": debate_id, "run_id": run_id}
+
+        scored = run_scored(self.question, provider, self.store, suite=SUITE, data=self._data(index),
+                            retries=self.retries, temperature=self.temperatures[index],
+                            on_event=lambda event: self._event(label, event), on_start=started)
         with self.lock:
-            self.results[label].update(status="done", document=document.dump(), metrics=detail)
+            if scored.status == "done":
+                self.results[label].update(status="done", document=scored.document, metrics=scored.detail)
+            elif scored.status == "failed":
+                self.results[label].update(status="failed", error=scored.error)
+            else:
+                self.results[label].update(status="cancelled")
 
     @property
     def id(self) -> str:

@@ -22,12 +22,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from . import metrics, prompts, references
-from .engine import DebateRun, Engine, Event
-from .errors import DebateFailed, InputError, NotFound
+from .engine import Event
+from .errors import InputError, NotFound
 from .providers import Provider
 from .references import Reference
+from .scored import run_scored
 from .store import Store
-from .store.recorder import PROMPTS, StaticRecorder, usage_summary
+from .store.recorder import PROMPTS
 
 SUITES: dict[str, Callable[[], list[Reference]]] = {
     "flagship": lambda: [references.flagship()],
@@ -208,27 +209,16 @@ def run_batch(suite: str, provider: Provider, store: Store, *, runs: int = 3, co
                 "started_at": started_at, "planned": len(tasks)}
         if cancel is not None and cancel.is_set():
             return {"status": "cancelled", **data}
-        run = DebateRun.from_input(item.proposition)
-        recorder = StaticRecorder(store, run, provider)
-        run_id = store.add_run(suite, provider=provider.name, model=provider.model, debate_id=recorder.id,
-                               prompt_versions=versions, data=data)
         label = f"{item.name} #{index + 1}"
-        engine = Engine(provider, retries=retries, temperature=temperature, on_section=recorder.on_section,
-                        on_event=(lambda event: on_event(label, event)) if on_event else None)
-        t0 = time.perf_counter()
-        try:
-            document = engine.run(run)
-        except DebateFailed as exc:
-            recorder.fail(str(exc.cause))
-            result = {"id": run_id, "status": "failed", "error": str(exc.cause),
-                      "metrics": {"schema_valid": 0.0}, **data}
-        else:
-            recorder.finish(document, run)
-            detail = metrics.compute(document.dump(), reference=item, usage=usage_summary(run.usage))
-            result = {"id": run_id, "status": "done", "metrics": metrics.summary(detail), "detail": detail, **data}
-        result.update(debate_id=recorder.id, wall_seconds=round(time.perf_counter() - t0, 2))
-        store.update_run(run_id, status=result["status"], metrics=result["metrics"],
-                         data={**data, **{k: result[k] for k in ("wall_seconds", "error", "detail") if k in result}})
+        scored = run_scored(item.proposition, provider, store, suite=suite, data=data, retries=retries,
+                            temperature=temperature, reference=item,
+                            on_event=(lambda event: on_event(label, event)) if on_event else None)
+        result: dict[str, Any] = {"id": scored.run_id, "status": scored.status, "metrics": scored.metrics, **data}
+        if scored.status == "failed":
+            result["error"] = scored.error
+        elif scored.status == "done":
+            result["detail"] = scored.detail
+        result.update(debate_id=scored.debate_id, wall_seconds=scored.wall_seconds)
         if on_run:
             on_run(result)
         return result

@@ -257,13 +257,15 @@ class Store:
             row.updated_at = now()
 
     def start_static(self, run: DebateRun, *, provider: str, model: str, parent_id: str | None = None,
-                     prompt_versions: dict[str, str] | None = None, data: dict[str, Any] | None = None) -> str:
+                     prompt_versions: dict[str, str] | None = None, data: dict[str, Any] | None = None,
+                     debate_id: str | None = None) -> str:
         """Save a static debate before its agents run, with any sections ``run`` already has (``data``: more
-        keys for its data, e.g. its owner token)."""
+        keys for its data, e.g. its owner token; ``debate_id``: the id to save it under, else a new one)."""
         data = {**(data or {}), "context": run.context.dump() if run.context else {}}
         with self.write() as session:
             debate_id = self.create("static", run.raw_input, provider=provider, model=model, data=data,
-                                    prompt_versions=prompt_versions, parent_id=parent_id, session=session)
+                                    prompt_versions=prompt_versions, parent_id=parent_id, session=session,
+                                    debate_id=check_id(debate_id) if debate_id is not None else None)
             for name in SECTIONS:
                 if getattr(run, name) is not None:
                     session.add(Section(debate_id=debate_id, name=name, body=scrub(getattr(run, name).dump()),
@@ -418,14 +420,24 @@ class Store:
 
     def add_run(self, suite: str, *, provider: str, model: str, debate_id: str | None = None,
                 prompt_versions: dict[str, str] | None = None, status: str = "running",
-                metrics: dict[str, Any] | None = None, data: dict[str, Any] | None = None) -> str:
+                metrics: dict[str, Any] | None = None, data: dict[str, Any] | None = None,
+                run_id: str | None = None) -> str:
+        """A new run row; with ``run_id``, that row, written afresh if it exists (a re-run after a crash
+        rewrites its run rather than adding a second; its baseline mark and creation time stay)."""
         stamp = now()
-        row = Run(id=new_id(), suite=suite, debate_id=debate_id, provider=provider, model=scrub(model),
-                  prompt_versions=prompt_versions or {}, status=status, baseline=False, metrics=metrics or {},
-                  data=scrub(data or {}), created_at=stamp, updated_at=stamp)
+        values = {"suite": suite, "debate_id": debate_id, "provider": provider, "model": scrub(model),
+                  "prompt_versions": prompt_versions or {}, "status": status, "metrics": metrics or {},
+                  "data": scrub(data or {}), "updated_at": stamp}
         with self.write() as session:
-            session.add(row)
-        return row.id
+            row = session.get(Run, check_id(run_id)) if run_id is not None else None
+            if row is None:
+                row = Run(id=check_id(run_id) if run_id is not None else new_id(), baseline=False, created_at=stamp,
+                          **values)
+                session.add(row)
+            else:
+                for name, value in values.items():
+                    setattr(row, name, value)
+            return row.id
 
     def update_run(self, run_id: str, **changes: Any) -> None:
         with self.write() as session:

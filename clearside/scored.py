@@ -1,0 +1,117 @@
+"""Run one debate into the store and score it: the unit of work of a comparison or a regression batch.
+
+``run_scored`` is the one place that does it: save the debate as its agents
+write it, give it a row in ``runs``, and on the way out record how it ended
+(done with its metrics, failed with ``schema_valid`` 0, or cancelled and
+resumable). It takes its provider and store explicitly and, given a debate id,
+is safe to run again for the same item: a re-run after a crash resumes that
+debate and rewrites that run row instead of starting a second one.
+
+``run_recorded`` is the smaller piece the dashboard's debate worker and the
+command line share: run the engine into a recorder, then finish, fail or pause.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import metrics, prompts
+from .engine import DebateRun, Engine, Event
+from .errors import Cancelled, ClearSideError, DebateFailed
+from .providers import Provider
+from .references import Reference
+from .schema import Document
+from .store import Store
+from .store.recorder import PROMPTS, StaticRecorder, usage_summary
+
+PAUSED = "Cancelled: every finished section is kept; Resume completes the rest."
+
+
+def run_recorded(engine: Engine, run: DebateRun, recorder: StaticRecorder | None, *,
+                 error: Callable[[ClearSideError], str] = str) -> Document:
+    """``engine.run(run)``, saved through ``recorder`` (if any): finished on success; on ``DebateFailed`` paused
+    when the cause is a cancel, else failed with ``error(cause)``, and the exception raised again. A store that
+    cannot take the failure note does not hide the failure itself (what it saved before stays)."""
+    try:
+        document = engine.run(run)
+    except DebateFailed as exc:
+        if recorder is not None:
+            with contextlib.suppress(ClearSideError):
+                if isinstance(exc.cause, Cancelled):
+                    recorder.pause(PAUSED)
+                else:
+                    recorder.fail(error(exc.cause))
+        raise
+    if recorder is not None:
+        recorder.finish(document, run)
+    return document
+
+
+@dataclass(frozen=True)
+class Scored:
+    """How one scored debate ended. ``status``: done, failed or cancelled; ``metrics``: the headline metrics
+    (``metrics.summary``), ``detail`` the full ones; ``document`` the finished document (done only)."""
+
+    debate_id: str
+    run_id: str
+    status: str
+    metrics: dict[str, Any] = field(default_factory=dict)
+    detail: dict[str, Any] = field(default_factory=dict)
+    error: str = ""
+    wall_seconds: float = 0.0
+    document: dict[str, Any] | None = None
+
+
+def _bind(store: Store, question: str, provider: Provider, debate_id: str | None) -> tuple[DebateRun, StaticRecorder]:
+    """The run and its recorder: a new debate, that id's saved debate resumed, or a new debate under that id."""
+    if debate_id is not None and store.exists(debate_id):
+        run = store.load_run(debate_id)
+        return run, StaticRecorder(store, run, provider, debate_id=debate_id)
+    run = DebateRun.from_input(question)
+    if debate_id is not None:
+        store.start_static(run, provider=provider.name, model=provider.model, debate_id=debate_id,
+                           prompt_versions=prompts.versions(*PROMPTS))
+    return run, StaticRecorder(store, run, provider, debate_id=debate_id)
+
+
+def run_scored(question: str, provider: Provider, store: Store, *, suite: str, data: dict[str, Any],
+               retries: int = 2, temperature: float = 0.4, reference: Reference | None = None,
+               on_event: Callable[[Event], None] | None = None,
+               on_start: Callable[[str, str], None] | None = None,
+               debate_id: str | None = None, run_id: str | None = None) -> Scored:
+    """Debate ``question`` on ``provider``, saving it in ``store`` with a ``runs`` row of ``suite`` that keeps
+    ``data`` (the batch id, the item...), then score it (against ``reference`` where given).
+
+    ``on_event``: the agents' events (raise ``Cancelled`` from it to stop: the debate is paused, the run
+    cancelled). ``on_start(debate_id, run_id)``: once both rows exist. ``debate_id``: make the call idempotent
+    for one batch item; the run row then takes the same id unless ``run_id`` names another."""
+    run, recorder = _bind(store, question, provider, debate_id)
+    run_id = store.add_run(suite, provider=provider.name, model=provider.model, debate_id=recorder.id,
+                           prompt_versions=prompts.versions(*PROMPTS), data=data,
+                           run_id=run_id or debate_id)
+    if on_start is not None:
+        on_start(recorder.id, run_id)
+    engine = Engine(provider, retries=retries, temperature=temperature, on_section=recorder.on_section,
+                    on_event=on_event)
+    t0 = time.perf_counter()
+    try:
+        document = run_recorded(engine, run, recorder)
+    except DebateFailed as exc:
+        seconds = round(time.perf_counter() - t0, 2)
+        if isinstance(exc.cause, Cancelled):
+            store.update_run(run_id, status="cancelled")
+            return Scored(recorder.id, run_id, "cancelled", error=str(exc.cause), wall_seconds=seconds)
+        failed = {"schema_valid": 0.0}
+        store.update_run(run_id, status="failed", metrics=failed,
+                         data={**data, "wall_seconds": seconds, "error": str(exc.cause)})
+        return Scored(recorder.id, run_id, "failed", metrics=failed, error=str(exc.cause), wall_seconds=seconds)
+    detail = metrics.compute(document.dump(), reference=reference, usage=usage_summary(run.usage))
+    seconds = round(time.perf_counter() - t0, 2)
+    summary = metrics.summary(detail)
+    store.update_run(run_id, status="done", metrics=summary, data={**data, "wall_seconds": seconds, "detail": detail})
+    return Scored(recorder.id, run_id, "done", metrics=summary, detail=detail, wall_seconds=seconds,
+                  document=document.dump())
