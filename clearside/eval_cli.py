@@ -91,6 +91,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
     suites = [args.suite] if args.suite else [*regress.SUITES, compare.SUITE]
     listed = [{"batch": b.id, "suite": b.suite, "provider": b.spec, "created_at": b.created_at,
                "runs": len(b.rows), "done": sum(r["status"] == "done" for r in b.rows), "baseline": b.baseline,
+               "state": b.state(),
                "means": {k: v.get("mean") for k, v in b.aggregate().items()}}
               for suite in suites for b in regress.batches(store, suite)]
     if args.format == "json":
@@ -102,7 +103,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
             flag = " (baseline)" if b["baseline"] else ""
             means = b["means"]
             print(f"{b['batch']}  {b['created_at'][:16]}  {b['suite']:<9}  {b['provider']:<30}  "
-                  f"{b['done']}/{b['runs']} done  coverage {means.get('coverage', '—')}  "
+                  f"{b['done']}/{b['runs']} done  {b['state']:<11}  coverage {means.get('coverage', '—')}  "
                   f"neutrality {means.get('neutrality_violations', '—')}{flag}")
     return 0
 

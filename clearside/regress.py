@@ -15,13 +15,13 @@ import statistics
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from . import metrics, prompts, references
+from . import metrics, prompts, references, status
 from .engine import Event
 from .errors import InputError, NotFound
 from .providers import Provider
@@ -146,6 +146,10 @@ class Batch:
     def planned(self) -> int:
         """How many runs the batch was started with (older batches: how many it saved)."""
         return int((self.rows[0].get("data") or {}).get("planned") or len(self.rows))
+
+    def state(self, running_ids: Collection[str] = ()) -> str:
+        """running (a job in ``running_ids`` runs it), interrupted or done: see :mod:`clearside.status`."""
+        return status.batch_state(self.id, self.rows, running_ids)
 
     def aggregate(self) -> dict[str, dict[str, Any]]:
         return aggregate([r for r in self.rows if r["status"] in ("done", "failed")])

@@ -7,7 +7,6 @@ what was typed), and a page switch is queued in ``lib_goto`` for the page body t
 from __future__ import annotations
 
 import dataclasses
-from datetime import UTC, datetime
 from typing import Any
 
 import streamlit as st
@@ -20,6 +19,8 @@ from clearside.live.protocol import LiveConfig
 from clearside.perspectives import PerspectivesRun
 from clearside.perspectives import load as load_perspectives
 from clearside.perspectives.job import PerspectivesJob
+from clearside.status import ELSEWHERE_SECONDS as CORE_ELSEWHERE_SECONDS
+from clearside.status import debate_status
 from clearside.store import Page, Summary, load_live
 from ui import jobs, owner, settings
 
@@ -54,25 +55,14 @@ def running(debate_id: str) -> bool:
 
 # A debate saved as running that no worker here runs, but whose store row changed this recently, is taken to be
 # running in another process (another dashboard, the command line): each finished section touches the row.
-ELSEWHERE_SECONDS = 120
+ELSEWHERE_SECONDS = CORE_ELSEWHERE_SECONDS
 
 
 def status_label(item: Summary) -> str:
     """The stored status; a debate saved as running that no worker here runs is running elsewhere (its row
-    changed in the last ELSEWHERE_SECONDS) or was interrupted."""
-    if item.status in ("running", "paused") and running(item.id):
-        return "running"
-    if item.status == "running":
-        return "running elsewhere" if _recent(item.updated_at) else "interrupted"
-    return item.status
-
-
-def _recent(stamp: str) -> bool:
-    try:
-        changed = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except ValueError:
-        return False
-    return (datetime.now(UTC) - changed).total_seconds() < ELSEWHERE_SECONDS
+    changed in the last ELSEWHERE_SECONDS) or was interrupted (the core's rule: :mod:`clearside.status`)."""
+    here = {item.id} if item.status in ("running", "paused") and running(item.id) else set()
+    return debate_status(item.status, item.id, item.updated_at, here, elsewhere_seconds=ELSEWHERE_SECONDS)
 
 
 def resumable(item: Summary) -> bool:

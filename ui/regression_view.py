@@ -19,6 +19,7 @@ from clearside.jobs import AGENT_ORDER
 from clearside.references import Reference
 from clearside.regress import Batch, RegressionJob
 from clearside.schema import Document
+from clearside.status import run_status as stored_run_status
 from ui import compare_view as cv
 from ui import jobs, settings, view
 from ui.view import context_parts, esc
@@ -68,6 +69,12 @@ def job_here(batch_id: str) -> RegressionJob | None:
     return job if isinstance(job, RegressionJob) else None
 
 
+def running_here(batch_id: str) -> set[str]:
+    """``{batch_id}`` while a job of this server runs that batch, else nothing (for the core's status rules)."""
+    job = job_here(batch_id)
+    return {batch_id} if job is not None and job.state == "running" else set()
+
+
 def finished(batch: Batch) -> int:
     return sum(r["status"] in ("done", "failed") for r in batch.rows)
 
@@ -78,10 +85,7 @@ def total(batch: Batch) -> int:
 
 def state(batch: Batch) -> str:
     """running (on this server), interrupted (runs a stopped server left unfinished) or done."""
-    job = job_here(batch.id)
-    if job is not None and job.state == "running":
-        return "running"
-    return "interrupted" if any(r["status"] == "running" for r in batch.rows) else "done"
+    return batch.state(running_here(batch.id))
 
 
 def label(batch: Batch, baseline_id: str | None) -> str:
@@ -367,10 +371,7 @@ def trend_figure(rows: pd.DataFrame, metric: str, selected: str | None = None) -
 
 def run_status(row: dict[str, Any]) -> str:
     """The stored status, except that a run saved as running which no job here runs was interrupted."""
-    if row["status"] != "running":
-        return row["status"]
-    job = job_here((row.get("data") or {}).get("batch", ""))
-    return "running" if job is not None and job.state == "running" else "interrupted"
+    return stored_run_status(row, running_here((row.get("data") or {}).get("batch", "")))
 
 
 def runs_of(batch: Batch) -> dict[str, dict[str, Any]]:

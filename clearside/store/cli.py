@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 from ..errors import InputError
+from ..status import debate_status
 from . import open_store, safe_url
 from .exchange import export_data, import_file
 from .store import Summary
@@ -23,7 +24,8 @@ def _table(items: list[Summary]) -> str:
     if not items:
         return "No saved debates match."
     rows = [("ID", "CREATED", "KIND", "STATUS", "PROVIDER:MODEL", "TITLE")]
-    rows += [(s.id, s.created_at.replace("T", " ").rstrip("Z")[:16], s.kind, s.status,
+    rows += [(s.id, s.created_at.replace("T", " ").rstrip("Z")[:16], s.kind,
+              debate_status(s.status, s.id, s.updated_at),
               f"{s.provider}:{s.model}"[:40], " ".join(s.title.split())[:60]) for s in items]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
     return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)) + "  " + row[-1]
@@ -34,7 +36,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     page = open_store().list(args.search or "", kind=args.kind, provider=args.provider_filter, model=args.model,
                              status=args.status, limit=args.limit)
     if args.format == "json":
-        print(json.dumps([s.as_dict() for s in page.items], indent=2, ensure_ascii=False))
+        print(json.dumps([{**s.as_dict(), "state": debate_status(s.status, s.id, s.updated_at)} for s in page.items],
+                         indent=2, ensure_ascii=False))
     else:
         print(_table(page.items))
         if page.total > len(page.items):
