@@ -23,6 +23,7 @@ from .live import cli as live_cli
 from .providers import DEFAULT_PROVIDER, get_provider
 from .render import FORMATS, render
 from .schema import ACTIONS
+from .scored import run_recorded
 from .store import cli as store_cli
 from .store import open_store, safe_url
 from .store.recorder import StaticRecorder
@@ -120,17 +121,15 @@ def cmd_debate(args: argparse.Namespace) -> int:
                                    domain=args.domain)
     engine = _engine(args)
     recorder = _recorder(args, engine, run)
-    try:
-        document = engine.run(run)
+    try:  # saved as it goes; run_recorded marks the saved debate done or failed
+        document = run_recorded(engine, run, recorder)
     except DebateFailed as exc:
         _save_partial(exc.run, args.out)
         if recorder is not None:
-            recorder.fail(str(exc.cause))
             print(f"The finished sections are saved. Resume with: python -m clearside debate --resume {recorder.id}",
                   file=sys.stderr)
         raise exc.cause from None
     if recorder is not None:
-        recorder.finish(document, run)
         print(f"Saved debate {recorder.id}", file=sys.stderr)
     _write(render(document, args.format), args.out)
     return 0

@@ -20,6 +20,7 @@ from .engine import DebateRun, Engine, Event
 from .errors import Cancelled, ClearSideError, DebateFailed
 from .providers import Provider
 from .schema import Document
+from .scored import run_recorded
 from .store import Store
 from .store.recorder import StaticRecorder
 
@@ -102,15 +103,13 @@ class DebateJob:
         return self.snapshot()
 
     def _work(self) -> None:
-        try:
-            document = self.engine.run(self.run)
-            if self.recorder is not None:
-                self.recorder.finish(document, self.run)
+        try:  # the recorder is finished, paused or failed by run_recorded
+            document = run_recorded(self.engine, self.run, self.recorder, error=lambda cause: cause.for_dashboard())
         except DebateFailed as exc:
             if isinstance(exc.cause, Cancelled):
                 self._cancelled()
             else:
-                self._failed(exc.cause.for_dashboard(), exc.exit_code)
+                self._failed(exc.cause.for_dashboard(), exc.exit_code, record=False)
             return
         except ClearSideError as exc:  # e.g. a provider that cannot even be built, or the store refusing a write
             self._failed(exc.for_dashboard(), exc.exit_code)
@@ -122,17 +121,15 @@ class DebateJob:
             self._document, self._state = document, "done"
 
     def _cancelled(self) -> None:
-        if self.recorder is not None:
-            with contextlib.suppress(ClearSideError):
-                self.recorder.pause("Cancelled: every finished section is kept; Resume completes the rest.")
         with self._lock:
             self._state, self._error, self._exit_code = "cancelled", "Cancelled.", Cancelled.exit_code
             for progress in self._agents.values():
                 if progress.status not in ("done", "pending"):
                     progress.status = "pending"
 
-    def _failed(self, error: str, exit_code: int) -> None:
-        if self.recorder is not None:
+    def _failed(self, error: str, exit_code: int, *, record: bool = True) -> None:
+        """``record``: mark the saved debate failed too (``run_recorded`` already did for a failed debate)."""
+        if record and self.recorder is not None:
             with contextlib.suppress(ClearSideError):  # the store is down too; what it took is still there
                 self.recorder.fail(error)
         with self._lock:
