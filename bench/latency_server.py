@@ -21,6 +21,7 @@ import argparse
 import contextlib
 import json
 import re
+import signal
 import sys
 import threading
 import time
@@ -230,6 +231,10 @@ def start(port: int = 0, ttft: float = 0.3, tps: float = 60.0, **options: Any) -
     return LatencyServer(port, ttft=ttft, tps=tps, **options).start()
 
 
+def _stop(*_: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--port", type=int, default=8089)
@@ -243,6 +248,7 @@ def main(argv: list[str] | None = None) -> int:
                            fail_status=args.fail_status, retry_after=args.retry_after)
     print(f"Serving {MODEL} at {server.base_url} (OpenAI-compatible) and {server.url} (Ollama); "
           f"ttft {args.ttft} s, {args.tps} tokens/s. Ctrl-C stops.", file=sys.stderr, flush=True)
+    signal.signal(signal.SIGTERM, _stop)  # a benchmark running it as a subprocess stops it with terminate()
     try:
         server.serve_forever()
     except KeyboardInterrupt:
