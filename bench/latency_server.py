@@ -244,8 +244,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fail-status", type=int, default=429, help="that error's HTTP status (default 429)")
     parser.add_argument("--retry-after", type=float, help="send this Retry-After (seconds) with those errors")
     args = parser.parse_args(argv)
-    server = LatencyServer(args.port, ttft=args.ttft, tps=args.tps, fail_first=args.fail_first,
-                           fail_status=args.fail_status, retry_after=args.retry_after)
+    try:
+        server = LatencyServer(args.port, ttft=args.ttft, tps=args.tps, fail_first=args.fail_first,
+                               fail_status=args.fail_status, retry_after=args.retry_after)
+    except (ValueError, OSError) as exc:  # a bad pace, or the port is taken
+        parser.error(f"{exc}: pick other values, or another --port")
     print(f"Serving {MODEL} at {server.base_url} (OpenAI-compatible) and {server.url} (Ollama); "
           f"ttft {args.ttft} s, {args.tps} tokens/s. Ctrl-C stops.", file=sys.stderr, flush=True)
     signal.signal(signal.SIGTERM, _stop)  # a benchmark running it as a subprocess stops it with terminate()

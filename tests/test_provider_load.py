@@ -166,7 +166,7 @@ def test_bad_attempts_and_backoff_name_the_fix(server) -> None:
         provider("ollama", server, backoff=-1)
 
 
-def test_a_call_that_already_streamed_is_not_asked_again(server) -> None:
+def test_a_call_that_already_streamed_is_not_asked_again() -> None:
     """Text reached on_delta, then the server said 429: asking again would send that text twice."""
     from clearside.providers.retry import RetryPolicy
 
@@ -182,6 +182,19 @@ def test_a_call_that_already_streamed_is_not_asked_again(server) -> None:
         RetryPolicy(attempts=5, backoff=0).call(attempt, deltas.append, overload=lambda exc: (429, None),
                                                 server="test server", provider="openai")
     assert tries == [1] and deltas == ["partial "]
+
+
+def test_backoff_doubles_with_jitter_up_to_its_cap_and_retry_after_is_capped() -> None:
+    from clearside.providers.limits import BACKOFF_CAP_S, RETRY_AFTER_CAP_S
+    from clearside.providers.retry import RetryPolicy, retry_after
+
+    policy = RetryPolicy(attempts=5, backoff=0.5)
+    for failures, full in ((1, 0.5), (2, 1.0), (3, 2.0), (4, 4.0), (10, BACKOFF_CAP_S)):
+        waits = [policy.wait(failures, None) for _ in range(50)]
+        assert all(full / 2 <= w <= full for w in waits) and len(set(waits)) > 1  # jittered, never above
+    assert policy.wait(1, 2.5) == 2.5 and policy.wait(1, 3600) == RETRY_AFTER_CAP_S
+    assert retry_after({"retry-after": "3"}) == 3.0
+    assert retry_after({"retry-after": "Wed, 21 Oct 2026 07:28:00 GMT"}) is None and retry_after({}) is None
 
 
 # -- a debate against the latency server ------------------------------------------------------------
