@@ -58,8 +58,16 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
         self.wfile.flush()
 
+    def _overloaded(self, ollama: bool) -> None:
+        headers = {} if self.server.retry_after is None else {"Retry-After": f"{self.server.retry_after:g}"}
+        message = f"overloaded (benchmark server, HTTP {self.server.fail_status})"
+        self._send_json(self.server.fail_status,
+                        {"error": message} if ollama else {"error": {"message": message, "type": "busy"}}, headers)
+
     def do_GET(self) -> None:
-        if self.path.rstrip("/") == "/v1/models":
+        if self.path.rstrip("/") in ("/v1/models", "/api/tags") and self.server.listing():
+            self._overloaded(self.path.startswith("/api/"))
+        elif self.path.rstrip("/") == "/v1/models":
             self._send_json(200, {"object": "list", "data": [{"id": MODEL, "object": "model", "created": 0,
                                                               "owned_by": "clearside-bench"}]})
         elif self.path == "/api/tags":
@@ -76,11 +84,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         with self.server.counting() as failing, contextlib.suppress(BrokenPipeError, ConnectionResetError):
             if failing:
-                headers = {} if self.server.retry_after is None else {"Retry-After": f"{self.server.retry_after:g}"}
-                message = f"overloaded (benchmark server, HTTP {self.server.fail_status})"
-                self._send_json(self.server.fail_status,
-                                {"error": message} if ollama else {"error": {"message": message, "type": "busy"}},
-                                headers)
+                self._overloaded(ollama)
                 return
             schema = body.get("format") if ollama else _schema(body.get("response_format"))
             text = json.dumps(reply_for(schema if isinstance(schema, dict) else None, body.get("messages") or []))
@@ -156,12 +160,14 @@ class LatencyServer(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self, port: int = 0, *, ttft: float = 0.3, tps: float = 60.0, fail_first: int = 0,
-                 fail_status: int = 429, retry_after: float | None = None, host: str = "127.0.0.1") -> None:
-        if ttft < 0 or tps <= 0 or fail_first < 0:
-            raise ValueError("ttft must be 0 or more seconds, tps more than 0 and fail_first 0 or more")
+                 fail_status: int = 429, retry_after: float | None = None, fail_lists: int = 0,
+                 host: str = "127.0.0.1") -> None:
+        if ttft < 0 or tps <= 0 or fail_first < 0 or fail_lists < 0:
+            raise ValueError("ttft must be 0 or more seconds, tps more than 0, fail_first and fail_lists 0 or more")
         super().__init__((host, port), _Handler)
         self.ttft, self.tps = ttft, tps
         self.fail_first, self.fail_status, self.retry_after = fail_first, fail_status, retry_after
+        self.fail_lists = fail_lists  # model-list requests (GET /v1/models, /api/tags) to turn away first
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self.reset()
@@ -169,8 +175,14 @@ class LatencyServer(ThreadingHTTPServer):
     def reset(self) -> None:
         """Start counting afresh (the first ``fail_first`` requests from now on fail again)."""
         with self._lock:
-            self.requests = self.failed = self.in_flight = self.max_in_flight = 0
+            self.requests = self.failed = self.in_flight = self.max_in_flight = self.list_requests = 0
             self.spans: list[tuple[float, float]] = []  # (start, end) of each chat request, time.monotonic()
+
+    def listing(self) -> bool:
+        """One model-list request; whether it is to be answered with ``fail_status``."""
+        with self._lock:
+            self.list_requests += 1
+            return self.list_requests <= self.fail_lists
 
     @contextlib.contextmanager
     def counting(self):
@@ -195,7 +207,8 @@ class LatencyServer(ThreadingHTTPServer):
 
     def stats(self) -> dict[str, Any]:
         with self._lock:
-            return {"requests": self.requests, "failed": self.failed, "in_flight": self.in_flight,
+            return {"requests": self.requests, "failed": self.failed, "list_requests": self.list_requests,
+                    "in_flight": self.in_flight,
                     "max_in_flight": self.max_in_flight, "ttft": self.ttft, "tps": self.tps}
 
     @property
@@ -227,7 +240,8 @@ class LatencyServer(ThreadingHTTPServer):
 
 
 def start(port: int = 0, ttft: float = 0.3, tps: float = 60.0, **options: Any) -> LatencyServer:
-    """A running server on 127.0.0.1:``port`` (0: a free port); options: fail_first, fail_status, retry_after."""
+    """A running server on 127.0.0.1:``port`` (0: a free port); options: fail_first, fail_status, retry_after,
+    fail_lists (see :class:`LatencyServer`)."""
     return LatencyServer(port, ttft=ttft, tps=tps, **options).start()
 
 

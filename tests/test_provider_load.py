@@ -159,6 +159,17 @@ def test_a_server_that_stays_overloaded_fails_with_a_typed_error_naming_the_fix(
         assert "lower --concurrency" in str(error) and "sidebar's Concurrency" in error.for_dashboard()
 
 
+@pytest.mark.parametrize("kind", ["openai", "ollama"])
+def test_the_model_list_is_asked_again_too(kind) -> None:
+    with start(0, ttft=0.0, tps=5000, fail_lists=2, fail_status=503) as server:
+        assert provider(kind, server, backoff=0.01).list_models() == [MODEL]
+        assert server.stats()["list_requests"] == 3
+    with start(0, ttft=0.0, tps=5000, fail_lists=100) as server:
+        with pytest.raises(ProviderError, match=r"overloaded \(HTTP 429\) after 2 attempts"):
+            provider(kind, server, attempts=2, backoff=0.01).list_models()
+        assert server.stats()["list_requests"] == 2
+
+
 def test_bad_attempts_and_backoff_name_the_fix(server) -> None:
     with pytest.raises(ConfigError, match="attempts must be a whole number of 1 or more"):
         provider("openai", server, attempts=0)

@@ -78,14 +78,16 @@ class OllamaProvider(Provider):
             return exc.status_code, retry_after(getattr(response, "headers", None))
         return None
 
-    def _complete(self, request: ChatRequest, on_delta: OnDelta | None) -> Completion:
-        self._need_model()
+    def _retrying(self, attempt, on_delta: OnDelta | None = None):
         try:
-            return self.retry.call(lambda forward: self._attempt(request, forward), on_delta,
-                                   overload=self._overload, server=f"Ollama server at {self.host}",
+            return self.retry.call(attempt, on_delta, overload=self._overload, server=f"Ollama server at {self.host}",
                                    provider=self.name)
         except (ollama.ResponseError, ConnectionError, httpx.HTTPError) as exc:
             raise self._translate(exc) from exc
+
+    def _complete(self, request: ChatRequest, on_delta: OnDelta | None) -> Completion:
+        self._need_model()
+        return self._retrying(lambda forward: self._attempt(request, forward), on_delta)
 
     def _attempt(self, request: ChatRequest, on_delta: OnDelta) -> Completion:
         parts: list[str] = []
@@ -106,10 +108,7 @@ class OllamaProvider(Provider):
         )
 
     def list_models(self) -> list[str]:
-        try:
-            return sorted(m.model for m in self.client.list().models if m.model)
-        except (ollama.ResponseError, ConnectionError, httpx.HTTPError) as exc:
-            raise self._translate(exc) from exc
+        return self._retrying(lambda _: sorted(m.model for m in self.client.list().models if m.model))
 
     def preflight(self) -> None:
         """The server answers and has the model (a bare name means its ``:latest`` tag)."""

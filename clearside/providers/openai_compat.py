@@ -135,16 +135,15 @@ class OpenAIProvider(Provider):
             return exc.status_code, retry_after(exc.response.headers)
         return None
 
-    def _complete(self, request: ChatRequest, on_delta: OnDelta | None) -> Completion:
+    def _retrying(self, attempt, on_delta: OnDelta | None = None):
         try:
-            return self.retry.call(lambda forward: self._attempt(request, forward), on_delta,
-                                   overload=self._overload, server=f"OpenAI-compatible server at {self.base_url}",
-                                   provider=self.name)
+            return self.retry.call(attempt, on_delta, overload=self._overload, provider=self.name,
+                                   server=f"OpenAI-compatible server at {self.base_url}")
         except self._openai.OpenAIError as exc:
             raise self._translate(exc) from exc
 
+    def _complete(self, request: ChatRequest, on_delta: OnDelta | None) -> Completion:
+        return self._retrying(lambda forward: self._attempt(request, forward), on_delta)
+
     def list_models(self) -> list[str]:
-        try:
-            return sorted(m.id for m in self.client.models.list())
-        except self._openai.OpenAIError as exc:
-            raise self._translate(exc) from exc
+        return self._retrying(lambda _: sorted(m.id for m in self.client.models.list()))

@@ -7,7 +7,7 @@ naming the fix. A call that already streamed text is never retried, so no delta 
 (an overload answer comes before any token; a failure mid-stream is passed on as it is).
 
 The OpenAI-compatible and Ollama providers both retry here (the openai client's own retries are off), so
-the two wire formats behave the same, streaming or not.
+the two wire formats behave the same, for a streamed chat and for the model list alike.
 """
 
 from __future__ import annotations
@@ -17,13 +17,14 @@ import random
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import ProviderError
-from .base import Completion, OnDelta
+from .base import OnDelta
 from .limits import ATTEMPTS, BACKOFF_CAP_S, BACKOFF_S, RETRY_AFTER_CAP_S, checked_attempts, checked_backoff
 
 OVERLOADED = (429, 503)
+T = TypeVar("T")
 log = logging.getLogger("clearside.providers")
 
 
@@ -53,9 +54,9 @@ class RetryPolicy:
             return min(after, RETRY_AFTER_CAP_S)
         return min(self.backoff * 2 ** (failures - 1), BACKOFF_CAP_S) * random.uniform(0.5, 1.0)
 
-    def call(self, attempt: Callable[[OnDelta], Completion], on_delta: OnDelta | None, *,
+    def call(self, attempt: Callable[[OnDelta], T], on_delta: OnDelta | None, *,
              overload: Callable[[Exception], tuple[int, float | None] | None], server: str,
-             provider: str) -> Completion:
+             provider: str) -> T:
         """``attempt(forward)`` until it returns, retrying what ``overload`` reads as an overload answer
         (its status and Retry-After seconds); ``server`` names the server in the error, e.g. "Ollama at URL"."""
         streamed = False
