@@ -5,6 +5,8 @@ else exponential backoff with jitter: ``backoff``, twice that, four times… (ea
 random, none longer than ``BACKOFF_CAP_S``). After ``attempts`` tries the call fails with a ProviderError
 naming the fix. A call that already streamed text is never retried, so no delta reaches ``on_delta`` twice
 (an overload answer comes before any token; a failure mid-stream is passed on as it is).
+The waits happen inside the endpoint's slot (limits.py): a call backing off still counts against
+``concurrency``, so an overloaded server gets no new request in its place.
 
 The OpenAI-compatible and Ollama providers both retry here (the openai client's own retries are off), so
 the two wire formats behave the same, for a streamed chat and for the model list alike.
