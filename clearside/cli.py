@@ -78,7 +78,8 @@ def log_violations(path: str | None) -> None:
 
 def _engine(args: argparse.Namespace) -> Engine:
     log_violations(args.violations_log)
-    provider = get_provider(args.provider, small=True if getattr(args, "small", False) else None)
+    provider = get_provider(args.provider, small=True if getattr(args, "small", False) else None,
+                            concurrency=args.concurrency)
     return Engine(provider, retries=args.retries, temperature=args.temperature, on_event=_progress(),
                   strategy=getattr(args, "strategy", None))
 
@@ -169,6 +170,9 @@ def _model_options(parser: argparse.ArgumentParser) -> None:
                         help="provider:model, e.g. embedded, embedded:/path/model.gguf, ollama:llama3.2, "
                              "openai:gpt-4o-mini (default: embedded)")
     parser.add_argument("--retries", type=int, default=2, help="re-asks after an invalid output (default 2)")
+    parser.add_argument("--concurrency", type=int,
+                        help="requests sent to the model endpoint at once, and the debates a regression batch "
+                             "runs at once (default: embedded 1, ollama and openai 4)")
     parser.add_argument("--temperature", type=float, default=0.4)
     parser.add_argument("--violations-log", metavar="FILE", help="append schema violations as JSON lines")
     parser.add_argument("--out", metavar="FILE", help="write here instead of stdout")

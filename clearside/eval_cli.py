@@ -68,7 +68,7 @@ def cmd_regress(args: argparse.Namespace) -> int:
         raise InputError(f"{args.thresholds} must hold an object such as {{\"coverage\": {{\"tolerance\": 0.2}}}}.")
     items = regress.suite_items(args.suite)
     log_violations(args.violations_log)
-    provider = get_provider(args.provider)
+    provider = get_provider(args.provider, concurrency=args.concurrency)
     store = open_store()
     print(f"Running {args.suite} ({len(items)} proposition(s)) {args.runs} time(s) on {provider.spec}; "
           f"each run is saved as it finishes.", file=sys.stderr)
@@ -150,8 +150,6 @@ def add_parsers(sub, model_options) -> None:
                                        "(exit 1 on a regression)")
     r.add_argument("--suite", choices=tuple(regress.SUITES), default="flagship")
     r.add_argument("--runs", type=int, default=3, help="debates per proposition (default 3)")
-    r.add_argument("--concurrency", type=int, help="debates at once (default: what the provider allows; "
-                                                   "embedded 1, openai 3, ollama 2)")
     r.add_argument("--thresholds", metavar="FILE", help="JSON overriding gates and tolerances per metric")
     r.add_argument("--bless", action="store_true", help="make this batch the suite's baseline")
     r.add_argument("--format", choices=("md", "json"), default="md", help="what goes to stdout")

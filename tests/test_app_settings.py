@@ -115,3 +115,34 @@ def test_nothing_running_keeps_the_free_text_model_field_and_look_again_finds_a_
         assert any("Ollama is running at" in i.value for i in at.sidebar.info)
     finally:
         server.stop()
+
+
+def test_the_sidebar_concurrency_limits_what_the_dashboard_sends_a_server(at, monkeypatch):
+    """A server's Generation settings offer Concurrency (default 4); the provider the pages build carries it,
+    and requests through it never exceed it at the real latency server."""
+    import threading
+
+    from bench.latency_server import start
+    from clearside.providers import ChatRequest
+    from ui import settings
+
+    with start(0, ttft=0.2, tps=2000) as server:
+        at.selectbox(key="provider_name").set_value("openai").run()
+        at.text_input(key="openai_base_url").set_value(server.base_url).run()
+        at.text_input(key="openai_model").set_value("clearside-latency").run()
+        assert at.number_input(key="concurrency").value == 4
+        at.number_input(key="concurrency").set_value(2).run()
+        assert not at.exception, at.exception
+        state = {key: at.session_state[key] for key in ("provider_name", "openai_base_url", "openai_model",
+                                                        "concurrency")}
+        with monkeypatch.context() as patch:
+            patch.setattr(settings.st, "session_state", state)
+            provider = settings.build_provider()
+        assert provider.concurrency == 2
+        call = ChatRequest(messages=[{"role": "user", "content": "hi"}], max_tokens=8)
+        threads = [threading.Thread(target=provider.complete, args=(call,)) for _ in range(5)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=30)
+        assert server.stats()["requests"] == 5 and server.stats()["max_in_flight"] == 2

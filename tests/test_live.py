@@ -324,8 +324,8 @@ def cli(monkeypatch, tmp_path):
     monkeypatch.setenv("CLEARSIDE_DATA", str(tmp_path / "data"))
     providers = []
 
-    def provider(spec):
-        providers.append(ScriptedProvider(fallback=LiveResponder()))
+    def provider(spec, **options):  # options: what the command line set (--concurrency)
+        providers.append(ScriptedProvider(fallback=LiveResponder(), **options))
         return providers[-1]
 
     monkeypatch.setattr(live_cli, "get_provider", provider)
@@ -382,7 +382,7 @@ def test_cli_live_failure_keeps_turns_and_resume_finishes(cli, tmp_path, capsys,
     from clearside.live import cli as live_cli
 
     failing = ScriptedProvider(fallback=LiveResponder())
-    monkeypatch.setattr(live_cli, "get_provider", lambda spec: failing)
+    monkeypatch.setattr(live_cli, "get_provider", lambda spec, **options: failing)
     real_complete = failing._complete
     calls = {"n": 0}
 
@@ -399,7 +399,8 @@ def test_cli_live_failure_keeps_turns_and_resume_finishes(cli, tmp_path, capsys,
     assert "went away" in err and "--resume" in err
     partial = json.loads(out.read_text())
     assert partial["state"] == "failed" and len(partial["turns"]) == 6
-    monkeypatch.setattr(live_cli, "get_provider", lambda spec: ScriptedProvider(fallback=LiveResponder()))
+    monkeypatch.setattr(live_cli, "get_provider",
+                        lambda spec, **options: ScriptedProvider(fallback=LiveResponder(), **options))
     assert main(["live", "--resume", partial["id"], "--out", str(out)]) == 0
     final = json.loads(out.read_text())
     assert final["state"] == "done" and len(final["turns"]) == 21 and final["turns"][:6] == partial["turns"]

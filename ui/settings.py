@@ -14,6 +14,7 @@ import streamlit as st
 from clearside.errors import ClearSideError
 from clearside.providers import Provider, get_provider
 from clearside.providers.detect import DEFAULT_OLLAMA, Detected, detect_servers, ollama_url
+from clearside.providers.limits import SERVER_CONCURRENCY
 from clearside.store.privacy import register_secret
 from ui.view import esc
 
@@ -31,6 +32,10 @@ STRATEGY_HELP = (
     "How each agent writes its section. Whole: one call per agent. Focused: the categories first, one argument "
     "per call, the synthesis field by field (slower; meant for small models). Automatic: the one measured best "
     "for the model (whole today, for small and large models alike).")
+CONCURRENCY_HELP = (
+    "Requests sent to this server at once, by every debate, comparison and batch in this app together "
+    "(a regression batch also runs this many debates at once by default). Lower it if the server answers "
+    "'overloaded' (HTTP 429 or 503): those answers are asked again with backoff, a few times.")
 SMALL_HELP = (
     "Treat this model as small, as the embedded default always is: a reply that fails its checks is asked again "
     "with the prompt and the fixes (the model does not see its failed reply), at a gentler rise in temperature.")
@@ -134,6 +139,8 @@ def sidebar() -> None:
                          help=STRATEGY_HELP)
             if name != "embedded":
                 st.checkbox("Small model", key="small_model", help=SMALL_HELP)
+                st.number_input("Concurrency", min_value=1, max_value=64, value=SERVER_CONCURRENCY, step=1,
+                                key="concurrency", help=CONCURRENCY_HELP)
         if st.button("Test connection", key="test_connection"):
             try:
                 provider = build_provider()
@@ -154,12 +161,18 @@ def build_provider() -> Provider:
     small = True if st.session_state.get("small_model") else None  # None: what the provider says of itself
     if name == "ollama":
         return get_provider(f"ollama:{st.session_state.get('ollama_model', '')}", small=small,
-                            host=st.session_state.get("ollama_host") or None)
+                            host=st.session_state.get("ollama_host") or None, concurrency=concurrency())
     if name == "openai":
         return get_provider(f"openai:{st.session_state.get('openai_model', '')}", small=small,
                             base_url=st.session_state.get("openai_base_url") or None,
-                            api_key=_secret("OPENAI_API_KEY"))
+                            api_key=_secret("OPENAI_API_KEY"), concurrency=concurrency())
     return get_provider(f"embedded:{st.session_state.get('embedded_model', '')}")
+
+
+def concurrency() -> int | None:
+    """The sidebar's Concurrency for a server (None before the field was shown: the provider's default)."""
+    value = st.session_state.get("concurrency")
+    return int(value) if value is not None else None
 
 
 def model_label() -> tuple[str, str]:

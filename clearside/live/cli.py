@@ -109,7 +109,7 @@ def _write_transcript(transcript: Transcript, out: str | None) -> None:
 
 def cmd_live(args: argparse.Namespace) -> int:
     items = read_interventions(args.interventions) if args.interventions else []
-    provider = get_provider(args.provider)
+    provider = get_provider(args.provider, concurrency=args.concurrency)
     printer = Printer()
     store = open_store()
     if args.resume:

@@ -46,7 +46,7 @@ def _write(run: PerspectivesRun, out: str | None) -> None:
 
 def cmd_perspectives(args: argparse.Namespace) -> int:
     store = open_store()
-    provider = get_provider(args.provider)
+    provider = get_provider(args.provider, concurrency=args.concurrency)
     options = {"retries": args.retries, "temperature": args.temperature, "on_event": _printer(args.quiet_rounds)}
     if args.session:
         if args.question:

@@ -42,6 +42,10 @@ def parse_spec(spec: str) -> tuple[str, str]:
 def get_provider(spec: str = DEFAULT_PROVIDER, *, small: bool | None = None, **options: Any) -> Provider:
     """Build the provider a ``provider:model`` string names; options go to its constructor.
 
+    Every provider takes ``concurrency`` (requests in flight at its endpoint, shared by all providers for that
+    endpoint in this process; None keeps the default: embedded 1, servers 4); the ollama and openai providers
+    also take ``attempts`` and ``backoff`` (how an HTTP 429/503 answer is retried, see retry.py).
+
     ``small=True`` declares the model small (the embedded default declares itself so), which
     picks the generation strategy measured best for small models (``engine.default_strategy``)."""
     name, model = parse_spec(spec)

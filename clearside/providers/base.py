@@ -5,8 +5,11 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
+
+from .limits import checked_concurrency, endpoint_limit
 
 OnDelta = Callable[[str], None]
 
@@ -48,9 +51,10 @@ class Provider(ABC):
     name: ClassVar[str]
     supports_schema: ClassVar[bool] = True
     can_stream: ClassVar[bool] = True
-    # Debates a batch (regression, comparison) may run at once against this backend by default;
-    # 1 where calls serialise anyway (the in-process model), more for servers that batch requests.
-    concurrency: ClassVar[int] = 1
+    # Requests this provider sends its endpoint at once (the ``concurrency`` option; every provider for one
+    # endpoint shares the limit, see limits.py), and so the debates a regression batch runs at once by default:
+    # 1 where calls serialise anyway (the in-process model), 4 for servers that batch requests.
+    concurrency: int = 1
     # A small model (the embedded default; any provider with small=True) gets the generation strategy
     # bench/quality.py measured best for small models.
     small: bool = False
@@ -61,9 +65,22 @@ class Provider(ABC):
     def _complete(self, request: ChatRequest, on_delta: OnDelta | None) -> Completion:
         """Run one chat call; stream text deltas to ``on_delta`` where the backend can."""
 
+    @property
+    def endpoint(self) -> str | None:
+        """What the requests in flight are counted by: kind and base URL (or the GGUF file); None for a
+        provider with no endpoint to protect (the scripted one)."""
+        return None
+
+    def limit_to(self, concurrency: int | None) -> None:
+        """Set the ``concurrency`` option (None keeps the default); a ConfigError names the fix."""
+        if concurrency is not None:
+            self.concurrency = checked_concurrency(concurrency)
+
     def complete(self, request: ChatRequest, on_delta: OnDelta | None = None) -> Completion:
-        started = time.perf_counter()
-        result = self._complete(request, on_delta)
+        key = self.endpoint
+        with endpoint_limit(key).slot(self.concurrency) if key else nullcontext():
+            started = time.perf_counter()  # the call's own time, not the wait for a free slot
+            result = self._complete(request, on_delta)
         if not result.seconds:
             result.seconds = time.perf_counter() - started
         result.model = result.model or self.model

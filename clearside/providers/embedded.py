@@ -156,7 +156,8 @@ class EmbeddedProvider(Provider):
     small = True
 
     def __init__(self, model: str = "", *, n_ctx: int | None = None, n_threads: int | None = None,
-                 repeat_penalty: float = 1.15) -> None:
+                 repeat_penalty: float = 1.15, concurrency: int | None = None) -> None:
+        self.limit_to(concurrency)
         self.path = resolve_model_path(model)
         self.model = model or self.path.name
         self.n_ctx = n_ctx or int(os.environ.get("CLEARSIDE_N_CTX", DEFAULT_CONTEXT))
@@ -170,6 +171,10 @@ class EmbeddedProvider(Provider):
     @property
     def identity(self) -> str:
         return f"embedded:{self.path.resolve()}"
+
+    @property
+    def endpoint(self) -> str:
+        return self.identity  # one GGUF file is one endpoint, whatever name it was given by
 
     def preflight(self) -> None:
         """The GGUF was found when this provider was made; loading it is the run's first step."""

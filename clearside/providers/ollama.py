@@ -1,6 +1,8 @@
 """Ollama through the ``ollama`` package: ``/api/chat`` with ``format=<schema>``.
 
-The host comes from the argument, else ``OLLAMA_HOST``, else http://127.0.0.1:11434.
+The host comes from the argument, else ``OLLAMA_HOST``, else http://127.0.0.1:11434. At most
+``concurrency`` requests (default 4) are in flight per host in this process, and HTTP 429/503 answers
+are asked again with backoff (``attempts``, ``backoff``: see retry.py); ollama-python retries nothing.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import ollama
 
 from ..errors import ConfigError, ProviderError, ProviderUnreachable
 from .base import DEFAULT_TIMEOUT_S, ChatRequest, Completion, OnDelta, Provider
+from .limits import SERVER_CONCURRENCY
+from .retry import OVERLOADED, RetryPolicy, retry_after
 from .urls import checked_url
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
@@ -19,9 +23,12 @@ DEFAULT_HOST = "http://127.0.0.1:11434"
 
 class OllamaProvider(Provider):
     name = "ollama"
-    concurrency = 2  # debates a batch runs at once by default
+    concurrency = SERVER_CONCURRENCY
 
-    def __init__(self, model: str = "", *, host: str | None = None, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(self, model: str = "", *, host: str | None = None, timeout: float = DEFAULT_TIMEOUT_S,
+                 concurrency: int | None = None, attempts: int | None = None, backoff: float | None = None) -> None:
+        self.limit_to(concurrency)
+        self.retry = RetryPolicy.checked(attempts, backoff)
         self.host = (host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST).rstrip("/")
         if "://" not in self.host:
             self.host = f"http://{self.host}"
@@ -29,6 +36,10 @@ class OllamaProvider(Provider):
                                 field="Ollama host")
         self.client = ollama.Client(host=self.host, timeout=timeout)
         self.model = model
+
+    @property
+    def endpoint(self) -> str:
+        return f"ollama:{self.host}"
 
     def _unreachable(self) -> ProviderUnreachable:
         return ProviderUnreachable(
@@ -59,22 +70,36 @@ class OllamaProvider(Provider):
             raise ConfigError("Name an Ollama model: --provider ollama:MODEL (for example ollama:llama3.2).",
                               dashboard="Name an Ollama model in the sidebar's Model field (for example llama3.2).")
 
-    def _complete(self, request: ChatRequest, on_delta: OnDelta | None) -> Completion:
-        self._need_model()
-        parts: list[str] = []
-        last = None
+    @staticmethod
+    def _overload(exc: Exception) -> tuple[int, float | None] | None:
+        if isinstance(exc, ollama.ResponseError) and exc.status_code in OVERLOADED:
+            # ollama-python raises ResponseError out of httpx's HTTPStatusError, whose response has the headers
+            response = getattr(exc.__context__, "response", None)
+            return exc.status_code, retry_after(getattr(response, "headers", None))
+        return None
+
+    def _retrying(self, attempt, on_delta: OnDelta | None = None):
         try:
-            for chunk in self.client.chat(
-                model=self.model, messages=request.messages, stream=True, format=request.schema,
-                options={"temperature": request.temperature, "num_predict": request.max_tokens},
-            ):
-                last = chunk
-                if delta := chunk.message.content:
-                    parts.append(delta)
-                    if on_delta:
-                        on_delta(delta)
+            return self.retry.call(attempt, on_delta, overload=self._overload, server=f"Ollama server at {self.host}",
+                                   provider=self.name)
         except (ollama.ResponseError, ConnectionError, httpx.HTTPError) as exc:
             raise self._translate(exc) from exc
+
+    def _complete(self, request: ChatRequest, on_delta: OnDelta | None) -> Completion:
+        self._need_model()
+        return self._retrying(lambda forward: self._attempt(request, forward), on_delta)
+
+    def _attempt(self, request: ChatRequest, on_delta: OnDelta) -> Completion:
+        parts: list[str] = []
+        last = None
+        for chunk in self.client.chat(
+            model=self.model, messages=request.messages, stream=True, format=request.schema,
+            options={"temperature": request.temperature, "num_predict": request.max_tokens},
+        ):
+            last = chunk
+            if delta := chunk.message.content:
+                parts.append(delta)
+                on_delta(delta)
         return Completion(
             text="".join(parts),
             prompt_tokens=(last.prompt_eval_count or 0) if last else 0,
@@ -83,10 +108,7 @@ class OllamaProvider(Provider):
         )
 
     def list_models(self) -> list[str]:
-        try:
-            return sorted(m.model for m in self.client.list().models if m.model)
-        except (ollama.ResponseError, ConnectionError, httpx.HTTPError) as exc:
-            raise self._translate(exc) from exc
+        return self._retrying(lambda _: sorted(m.model for m in self.client.list().models if m.model))
 
     def preflight(self) -> None:
         """The server answers and has the model (a bare name means its ``:latest`` tag)."""

@@ -7,6 +7,9 @@ as ``response_format={"type": "json_schema", ...}``; servers that only know
 400/422 to that, and the provider then switches to the second form for that
 base URL (that server reports the refusal as HTTP 500 with the validation
 error in the body, so the switch keys on the message, not only the status).
+
+Load: at most ``concurrency`` requests (default 4) are in flight per base URL in this process, and HTTP
+429/503 answers are asked again with backoff (``attempts``, ``backoff``: see retry.py).
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from typing import Any, ClassVar
 
 from ..errors import ConfigError, ProviderError, ProviderUnreachable
 from .base import DEFAULT_TIMEOUT_S, ChatRequest, Completion, OnDelta, Provider
+from .limits import SERVER_CONCURRENCY
+from .retry import OVERLOADED, RetryPolicy, retry_after
 from .urls import checked_url
 
 OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
@@ -23,12 +28,16 @@ OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
 
 class OpenAIProvider(Provider):
     name = "openai"
-    concurrency = 3  # debates a batch runs at once by default
+    concurrency = SERVER_CONCURRENCY
     _json_object_urls: ClassVar[set[str]] = set()
 
     def __init__(self, model: str = "", *, base_url: str | None = None, api_key: str | None = None,
-                 timeout: float = DEFAULT_TIMEOUT_S) -> None:
+                 timeout: float = DEFAULT_TIMEOUT_S, concurrency: int | None = None, attempts: int | None = None,
+                 backoff: float | None = None) -> None:
         import openai
+
+        self.limit_to(concurrency)
+        self.retry = RetryPolicy.checked(attempts, backoff)
 
         self._openai = openai
         self.base_url = checked_url((base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_DEFAULT_URL).rstrip("/"),
@@ -41,8 +50,12 @@ class OpenAIProvider(Provider):
                 "or point OPENAI_BASE_URL at a local OpenAI-compatible server."
             )
         self.client = openai.OpenAI(base_url=self.base_url, api_key=key or "not-needed",
-                                    timeout=timeout, max_retries=1)
+                                    timeout=timeout, max_retries=0)  # overloads are retried in retry.py
         self.model = model or os.environ.get("OPENAI_MODEL", "")
+
+    @property
+    def endpoint(self) -> str:
+        return f"openai:{self.base_url}"
 
     def _model(self) -> str:
         if not self.model:
@@ -104,24 +117,33 @@ class OpenAIProvider(Provider):
             completion_tokens=getattr(usage, "completion_tokens", 0) or len(parts),
         )
 
-    def _complete(self, request: ChatRequest, on_delta: OnDelta | None) -> Completion:
+    def _attempt(self, request: ChatRequest, on_delta: OnDelta) -> Completion:
         openai = self._openai
         try:
-            try:
-                return self._stream(request, on_delta)
-            except (openai.BadRequestError, openai.UnprocessableEntityError, openai.InternalServerError) as exc:
-                # llama-cpp-python's server refuses json_schema with a 422 wrapped into a 500
-                if request.schema is None or self.base_url in self._json_object_urls:
-                    raise
-                if "response_format" not in str(exc) and "json_schema" not in str(exc):
-                    raise
-                self._json_object_urls.add(self.base_url)
-                return self._stream(request, on_delta)
-        except openai.OpenAIError as exc:
-            raise self._translate(exc) from exc
+            return self._stream(request, on_delta)
+        except (openai.BadRequestError, openai.UnprocessableEntityError, openai.InternalServerError) as exc:
+            # llama-cpp-python's server refuses json_schema with a 422 wrapped into a 500
+            if request.schema is None or self.base_url in self._json_object_urls:
+                raise
+            if "response_format" not in str(exc) and "json_schema" not in str(exc):
+                raise
+            self._json_object_urls.add(self.base_url)
+            return self._stream(request, on_delta)
 
-    def list_models(self) -> list[str]:
+    def _overload(self, exc: Exception) -> tuple[int, float | None] | None:
+        if isinstance(exc, self._openai.APIStatusError) and exc.status_code in OVERLOADED:
+            return exc.status_code, retry_after(exc.response.headers)
+        return None
+
+    def _retrying(self, attempt, on_delta: OnDelta | None = None):
         try:
-            return sorted(m.id for m in self.client.models.list())
+            return self.retry.call(attempt, on_delta, overload=self._overload, provider=self.name,
+                                   server=f"OpenAI-compatible server at {self.base_url}")
         except self._openai.OpenAIError as exc:
             raise self._translate(exc) from exc
+
+    def _complete(self, request: ChatRequest, on_delta: OnDelta | None) -> Completion:
+        return self._retrying(lambda forward: self._attempt(request, forward), on_delta)
+
+    def list_models(self) -> list[str]:
+        return self._retrying(lambda _: sorted(m.id for m in self.client.models.list()))

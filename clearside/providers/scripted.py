@@ -33,7 +33,9 @@ class ScriptedProvider(Provider):
     concurrency = 4  # debates a batch runs at once by default
 
     def __init__(self, model: str = "", *, script: Script | None = None, chunk_size: int = 16,
-                 fallback: Callable[[ChatRequest], Any] | None = None, chunk_delay: float = 0.0) -> None:
+                 fallback: Callable[[ChatRequest], Any] | None = None, chunk_delay: float = 0.0,
+                 concurrency: int | None = None) -> None:
+        self.limit_to(concurrency)  # debates a batch runs at once; a script has no endpoint to protect
         self.model = model or "script"
         if script is None and model:
             path = Path(model).expanduser()
