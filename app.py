@@ -2,9 +2,10 @@
 
 import streamlit as st
 
-from ui import owner, phone, settings
+from ui import jobs, owner, phone, settings
 
 st.set_page_config(page_title="ClearSide", page_icon=":material/balance:", layout="wide")
+jobs.adopt_live_files()  # once per database: live transcripts an earlier ClearSide kept as JSON files
 settings.sidebar()
 with st.sidebar:
     owner.keep()  # the browser's ownership cookie: debates made here stay editable across reloads and tabs

@@ -13,7 +13,8 @@ import streamlit as st
 from clearside.engine import DebateRun
 from clearside.errors import ClearSideError, InputError
 from clearside.inputs import MAX_TARGET
-from clearside.jobs import ChallengeJob, DebateJob
+from clearside.jobs import ChallengeJob, DebateJob, resume_job
+from clearside.modes import mode
 from clearside.references import flagship
 from clearside.render import render
 from clearside.schema import ACTIONS, Document
@@ -21,7 +22,9 @@ from ui import jobs, owner, scroll, settings, view
 from ui.inputs import context_boxes, length_note, question_box
 from ui.quality_view import quality_view
 
+PAGE = "app_pages/debate.py"  # this page, as the mode registry names it: it shows static debates
 OTHER = "__other__"
+ELSEWHERE = {"live": "replay it turn by turn on the Timeline page."}
 EXPORTS = {"json": ("JSON", "json", "application/json"), "md": ("Markdown report", "md", "text/markdown"),
            "quick": ("Quick View", "md", "text/markdown"), "script": ("Debate Script", "md", "text/markdown")}
 
@@ -73,12 +76,12 @@ def start_debate() -> None:
 def resume(debate_id: str) -> None:
     """Complete an unfinished saved debate: only its missing sections are generated."""
     try:
-        jobs.start_static(jobs.store().load_run(debate_id), settings.build_provider(),
-                          temperature=settings.temperature(), strategy=settings.strategy(),
-                          debate_id=debate_id, owner=owner.token())
+        job = resume_job(jobs.store(), debate_id, settings.build_provider(), temperature=settings.temperature(),
+                         strategy=settings.strategy(), owner=owner.token())
     except ClearSideError as exc:
         st.session_state["input_error"] = exc.for_dashboard()
         return
+    jobs.registry().add(job.start())
     owner.claim(debate_id)
 
 
@@ -214,24 +217,27 @@ def saved_debate(debate_id: str) -> None:
     except ClearSideError as exc:
         st.error(view.esc(f"This link does not open a saved debate. {exc}"))
         return
-    if record.kind == "live":
-        st.info("This is a live debate: replay it turn by turn on the Timeline page.")
-        st.page_link("app_pages/timeline.py", label="Open in Timeline", icon=":material/timeline:",
-                     query_params={"debate": debate_id})
+    shown_by = mode(record.kind)
+    ours = shown_by.page == PAGE
+    if not ours:  # a live debate (its assembled document is shown below too) or a perspectives session
+        title = shown_by.page.removeprefix("app_pages/").removesuffix(".py").title()
+        st.info(f"This is a {shown_by.label.lower()}: {ELSEWHERE.get(record.kind, f'open it on the {title} page.')}")
+        st.page_link(shown_by.page, label=f"Open in {title}", icon=":material/open_in_new:",
+                     query_params={shown_by.param: debate_id})
     if record.document is None:
-        if record.kind == "static" and owner.may_change(debate_id, record.data):
+        if ours and owner.may_change(debate_id, record.data):
             st.warning(f"This debate was not finished ({record.status}). The sections that did finish are kept; "
                        "Resume generates only the missing ones with the model chosen in the sidebar.")
             st.button("Resume", key="resume_saved", type="primary", on_click=resume, args=(debate_id,))
             view.sections_view(jobs.store().sections(debate_id))
-        elif record.kind == "static":
+        elif ours:
             st.warning(f"This debate was not finished ({record.status}). Read-only: it was started in another "
                        "browser or on another machine, and only that browser can resume it.")
             view.sections_view(jobs.store().sections(debate_id))
         return
     document = Document.model_validate(record.document)
     st.session_state["document"] = document
-    editable = record.kind == "static" and owner.owns(debate_id, record.data)
+    editable = ours and owner.owns(debate_id, record.data)
     scroll.anchor("cs-debate")  # a finished debate starts below the fold: it is brought into view once
     scroll.into_view("cs-debate", once=f"debate:{debate_id}")
     view.document_view(document)

@@ -38,9 +38,11 @@ import sqlalchemy  # noqa: E402
 from sqlalchemy import text  # noqa: E402
 
 from clearside.engine import DebateRun  # noqa: E402
+from clearside.live.exchange import load_live  # noqa: E402
 from clearside.live.protocol import PLAN  # noqa: E402
 from clearside.live.transcript import Transcript, Turn  # noqa: E402
-from clearside.store import LiveWriter, Store, load_live, new_id  # noqa: E402
+from clearside.static.recorder import start_static  # noqa: E402
+from clearside.store import LiveWriter, Store, new_id  # noqa: E402
 from clearside.store.store import search_text  # noqa: E402
 from clearside.store.tables import Debate  # noqa: E402
 
@@ -88,7 +90,7 @@ def bench_static(store: Store, reps: int) -> dict:
     for _ in range(reps):
         run = DebateRun.from_input(DOC["proposition"]["raw_input"])
         started = time.perf_counter()
-        debate_id = store.start_static(run, provider="openai", model="gpt-4o", prompt_versions={"advocate": "1.0.0"})
+        debate_id = start_static(store, run, provider="openai", model="gpt-4o", prompt_versions={"advocate": "1.0.0"})
         for name in ("proposition", "pro", "con", "moderator"):
             store.save_section(debate_id, name, DOC[name])
         store.finish_static(debate_id, DOC, usage=usage, violations=0)

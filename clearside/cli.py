@@ -20,13 +20,14 @@ from .engine import SECTIONS, STRATEGIES, DebateRun, Engine, Event, validate_doc
 from .errors import ClearSideError, DebateFailed, InputError
 from .inputs import read_json
 from .live import cli as live_cli
+from .live.exchange import adopt_live_files, legacy_live_files
 from .providers import DEFAULT_PROVIDER, get_provider
 from .render import FORMATS, render
 from .schema import ACTIONS
 from .scored import run_recorded
+from .static.recorder import StaticRecorder, load_run
 from .store import cli as store_cli
 from .store import open_store, safe_url
-from .store.recorder import StaticRecorder
 
 LABELS = {"orchestrator": "normalizing the proposition", "pro": "writing the case FOR",
           "con": "writing the case AGAINST", "moderator": "mapping the disagreement",
@@ -112,7 +113,7 @@ def cmd_debate(args: argparse.Namespace) -> int:
     if args.resume:
         if args.question:
             raise InputError("Give either a QUESTION or --resume ID, not both.")
-        run = open_store().load_run(args.resume)
+        run = load_run(open_store(), args.resume)
         if not run.missing:
             print(f"Debate {args.resume} is already complete; rendering it.", file=sys.stderr)
     elif not args.question:
@@ -234,6 +235,8 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # argparse already printed the problem; usage errors are bad input
         return 2 if exc.code else 0
     try:
+        if legacy_live_files():  # an earlier ClearSide kept live debates as JSON files: the store takes them in
+            adopt_live_files(open_store())
         return args.func(args)
     except ClearSideError as exc:
         print(f"error: {exc}", file=sys.stderr)

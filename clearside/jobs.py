@@ -21,8 +21,8 @@ from .errors import Cancelled, ClearSideError, DebateFailed
 from .providers import Provider
 from .schema import Document
 from .scored import run_recorded
+from .static.recorder import StaticRecorder, load_run
 from .store import Store
-from .store.recorder import StaticRecorder
 
 AGENT_ORDER = ("orchestrator", "pro", "con", "moderator")
 
@@ -242,3 +242,31 @@ class ChallengeJob:
         """``(state, updated document or None, error message)``; state: running, done, failed or cancelled."""
         with self._lock:
             return self._state, self._result, self._error
+
+
+# -- static debates for the dashboard and the mode registry (clearside.modes) -------------------------------------
+
+
+def debate_job(store: Store, run: DebateRun, provider: Provider, *, temperature: float, strategy: str | None = None,
+               debate_id: str | None = None, parent_id: str | None = None, owner: str | None = None) -> DebateJob:
+    """A job generating ``run`` (or, with ``debate_id``, completing that saved debate), saving it section by
+    section; not yet started. ``strategy``: the generation strategy (``None``: automatic); ``owner``: the
+    starting browser's token."""
+    recorder = StaticRecorder(store, run, provider, debate_id=debate_id, parent_id=parent_id, owner=owner)
+    return DebateJob(run, provider, temperature=temperature, recorder=recorder, strategy=strategy)
+
+
+def resume_job(store: Store, debate_id: str, provider: Provider, *, temperature: float, strategy: str | None = None,
+               owner: str | None = None) -> DebateJob:
+    """A job generating only the sections the saved debate is missing, not yet started (call ``start()``)."""
+    return debate_job(store, load_run(store, debate_id), provider, temperature=temperature, strategy=strategy,
+                      debate_id=debate_id, owner=owner)
+
+
+def rerun_job(store: Store, debate_id: str, provider: Provider, *, temperature: float, strategy: str | None = None,
+              owner: str | None = None) -> DebateJob:
+    """A new debate on the saved one's question and context, generated afresh by ``provider``; working."""
+    saved = load_run(store, debate_id)
+    run = DebateRun(raw_input=saved.raw_input, context=saved.context)
+    return debate_job(store, run, provider, temperature=temperature, strategy=strategy, parent_id=debate_id,
+                      owner=owner).start()

@@ -27,8 +27,8 @@ from .errors import InputError, NotFound
 from .providers import Provider
 from .references import Reference
 from .scored import run_scored
+from .static.recorder import PROMPTS
 from .store import Store
-from .store.recorder import PROMPTS
 
 SUITES: dict[str, Callable[[], list[Reference]]] = {
     "flagship": lambda: [references.flagship()],

@@ -244,12 +244,13 @@ def schema_file_text() -> str:
 
 
 @lru_cache(maxsize=1)
-def _validator() -> Draft202012Validator:
+def document_validator() -> Draft202012Validator:
+    """The validator of the exported v1 JSON Schema (the schema file when present)."""
     schema = json.loads(SCHEMA_FILE.read_text(encoding="utf-8")) if SCHEMA_FILE.exists() else json_schema()
     return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
 
 
 def jsonschema_errors(document: dict[str, Any]) -> list[str]:
     """Every violation of the exported JSON Schema, as readable lines."""
-    errors = sorted(_validator().iter_errors(document), key=lambda e: list(e.absolute_path))
+    errors = sorted(document_validator().iter_errors(document), key=lambda e: list(e.absolute_path))
     return [f"{'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {e.message}" for e in errors]

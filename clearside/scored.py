@@ -25,8 +25,8 @@ from .errors import Cancelled, ClearSideError, DebateFailed
 from .providers import Provider
 from .references import Reference
 from .schema import Document
+from .static.recorder import PROMPTS, StaticRecorder, load_run, start_static, usage_summary
 from .store import Store
-from .store.recorder import PROMPTS, StaticRecorder, usage_summary
 
 PAUSED = "Cancelled: every finished section is kept; Resume completes the rest."
 
@@ -69,11 +69,11 @@ class Scored:
 def _bind(store: Store, question: str, provider: Provider, debate_id: str | None) -> tuple[DebateRun, StaticRecorder]:
     """The run and its recorder: a new debate, that id's saved debate resumed, or a new debate under that id."""
     if debate_id is not None and store.exists(debate_id):
-        run = store.load_run(debate_id)
+        run = load_run(store, debate_id)
         return run, StaticRecorder(store, run, provider, debate_id=debate_id)
     run = DebateRun.from_input(question)
     if debate_id is not None:
-        store.start_static(run, provider=provider.name, model=provider.model, debate_id=debate_id,
+        start_static(store, run, provider=provider.name, model=provider.model, debate_id=debate_id,
                            prompt_versions=prompts.versions(*PROMPTS))
     return run, StaticRecorder(store, run, provider, debate_id=debate_id)
 

@@ -217,7 +217,8 @@ def settle(at: Any, until, *, describe=lambda at: "", timeout: float = 30, pause
 
 def stored(debate_id: str) -> Any:
     """The live transcript as the default store (this test's private data folder) has it now."""
-    from clearside.store import load_live, open_store
+    from clearside.live.exchange import load_live
+    from clearside.store import open_store
 
     return load_live(open_store(), debate_id)
 

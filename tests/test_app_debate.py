@@ -12,6 +12,7 @@ from helpers import challenge_reply, scripted_debate, side_reply
 
 from clearside.providers.scripted import ScriptedProvider
 from clearside.schema import Document, jsonschema_errors
+from clearside.static.recorder import load_run, start_static
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 pytest.importorskip("streamlit")
@@ -185,7 +186,7 @@ def test_a_running_debate_can_be_cancelled_and_resumed_keeping_what_finished():
 
     saved = ui_jobs.store().get(debate_id)
     assert saved.status == "paused" and "Cancelled" in saved.data["error"]
-    assert ui_jobs.store().load_run(debate_id).proposition is not None, "the finished section is saved"
+    assert load_run(ui_jobs.store(), debate_id).proposition is not None, "the finished section is saved"
     asked = len(provider.requests_for("orchestrator"))
     assert at.button(key="retry").label == "Resume with scripted:script"
     provider.chunk_delay = 0.0
@@ -293,7 +294,7 @@ def test_an_unfinished_saved_debate_offers_resume_which_runs_only_what_is_missin
 
     store = open_store()
     run = DebateRun.from_input("Should we adopt microservices?")
-    debate_id = store.start_static(run, provider="scripted", model="script")  # the app was killed after pro
+    debate_id = start_static(store, run, provider="scripted", model="script")  # the app was killed after pro
     store.save_section(debate_id, "proposition", Proposition.model_validate(
         {**orchestrator_reply(), "raw_input": run.raw_input}).dump())
     store.save_section(debate_id, "pro", Side.model_validate(side_reply("pro")).dump())
@@ -309,7 +310,7 @@ def test_an_unfinished_saved_debate_offers_resume_which_runs_only_what_is_missin
     assert open_store().get(debate_id).status == "done"
 
     # another browser's unfinished debate is shown, read-only: only the browser that started it resumes it
-    theirs = store.start_static(run, provider="scripted", model="script")
+    theirs = start_static(store, run, provider="scripted", model="script")
     store.update(theirs, data={"owner": "f" * 32})
     store.save_section(theirs, "pro", Side.model_validate(side_reply("pro")).dump())
     at = open_link(theirs, ScriptedProvider())
@@ -330,7 +331,7 @@ def test_the_debate_page_points_at_debates_that_stopped_part_way():
     at = AppTest.from_file(APP, default_timeout=30)
     at.run()
     assert not at.get("page_link"), "nothing to point at yet"
-    open_store().start_static(DebateRun.from_input("Leave my job for a startup?"), provider="scripted", model="m")
+    start_static(open_store(), DebateRun.from_input("Leave my job for a startup?"), provider="scripted", model="m")
     at.run()
     assert any("1 earlier debate stopped part-way" in c.value for c in at.caption)
     assert at.get("page_link")[0].proto.label == "Resume from the Library"

@@ -20,9 +20,11 @@ from clearside import store as store_module
 from clearside.engine import DebateRun
 from clearside.errors import StoreError
 from clearside.live import LiveConfig, LiveDebate
+from clearside.live.exchange import load_live
 from clearside.providers.scripted import ScriptedProvider
 from clearside.schema import Proposition, Side
-from clearside.store import Store, load_live, open_store
+from clearside.static.recorder import start_static
+from clearside.store import Store, open_store
 from ui import jobs
 
 pytest.importorskip("streamlit")
@@ -44,7 +46,7 @@ def store(tmp_path, monkeypatch):
 
 
 def finished(store, question: str = QUESTION, *, provider: str = "openai", model: str = "gpt-4") -> str:
-    debate_id = store.start_static(DebateRun.from_input(question, geography="Global"), provider=provider, model=model)
+    debate_id = start_static(store, DebateRun.from_input(question, geography="Global"), provider=provider, model=model)
     store.finish_static(debate_id, fixture_dict())
     return debate_id
 
@@ -52,7 +54,7 @@ def finished(store, question: str = QUESTION, *, provider: str = "openai", model
 def killed(store, question: str = QUESTION) -> str:
     """A static debate whose app died after the orchestrator and the FOR side finished: saved as running."""
     run = DebateRun.from_input(question, geography="Global", domain="Software")
-    debate_id = store.start_static(run, provider="scripted", model="script")
+    debate_id = start_static(store, run, provider="scripted", model="script")
     proposition = Proposition.model_validate({**orchestrator_reply(), "raw_input": run.raw_input})
     store.save_section(debate_id, "proposition", proposition.dump())
     store.save_section(debate_id, "pro", Side.model_validate(side_reply("pro")).dump())

@@ -15,6 +15,7 @@ from clearside.live.protocol import PLAN
 from clearside.live.transcript import Transcript
 from clearside.providers.scripted import ScriptedProvider
 from clearside.schema import Document
+from clearside.store import open_store
 
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
@@ -336,7 +337,7 @@ def test_hostile_text_is_shown_literally():
 
 
 def test_resume_a_saved_unfinished_debate_from_the_list():
-    debate = LiveDebate.create(QUESTION, fast())
+    debate = LiveDebate.create(QUESTION, fast(), store=open_store())
     for _ in range(3):
         debate.advance()
     before = debate.snapshot()
@@ -361,7 +362,8 @@ def test_the_address_reattaches_a_running_job_and_reopens_a_saved_one():
     reloaded.button(key="live_next").click().run()
     settle(reloaded, lambda a: planned(transcript(a)) == 1 and status(a, "waiting"))
 
-    debate = LiveDebate.create(QUESTION, fast())  # saved by another server process, not running here
+    # saved by another server process, not running here
+    debate = LiveDebate.create(QUESTION, fast(), store=open_store())
     debate.advance()
     debate.advance()
     saved = open_live(fast(), live=debate.transcript.id)
@@ -389,10 +391,12 @@ def test_a_live_debate_is_steered_only_from_the_browser_that_started_it():
     settle(first, lambda a: planned(transcript(a)) == 1 and status(a, "waiting"))
     assert stored_row(job_id).data.get("owner") == token_of(first), "later saves keep the owner"
 
-    saved = LiveDebate.create(QUESTION, fast(), owner="f" * 32)  # another browser's, not running on this server
+    # another browser's, not running on this server
+    saved = LiveDebate.create(QUESTION, fast(), owner="f" * 32, store=open_store())
     page = open_live(fast(), live=saved.transcript.id)
     assert "Read-only" in plain(page) and not [b for b in page.button if b.key == "live_resume_saved"]
-    legacy = LiveDebate.create(QUESTION, fast())  # made by the command line: nobody's, so anyone may resume it
+    # made by the command line: nobody's, so anyone may resume it
+    legacy = LiveDebate.create(QUESTION, fast(), store=open_store())
     assert [b for b in open_live(fast(), live=legacy.transcript.id).button if b.key == "live_resume_saved"]
 
 

@@ -37,7 +37,7 @@ def run_debate(question: str = "Should we adopt microservices?", *, turns: int |
     (40 words/min gives a 30-second question 20 words; every speech has 30) and three interventions."""
     responder = LiveResponder(speech_words=30, overrides={("pro", 1): FLAGGED, ("pro", 2): FLAGGED})
     debate = LiveDebate.create(question, ScriptedProvider(fallback=responder),
-                               config=LiveConfig(words_per_minute=40))
+                               config=LiveConfig(words_per_minute=40), store=open_store())
     if turns is not None:
         for _ in range(turns):
             debate.advance()

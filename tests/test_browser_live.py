@@ -13,7 +13,8 @@ from pathlib import Path
 import browser_kit
 import pytest
 
-from clearside.store import Store, load_live
+from clearside.live.exchange import load_live
+from clearside.store import Store
 
 playwright = pytest.importorskip("playwright.sync_api")
 pytestmark = [pytest.mark.model, pytest.mark.browser]

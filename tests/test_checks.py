@@ -33,13 +33,13 @@ from clearside.checks.record import tally
 from clearside.enforce import wire_errors
 from clearside.engine import DebateRun, Engine
 from clearside.errors import DebateFailed, ProviderError, QualityCheckError, SchemaViolationError
+from clearside.modes import export_data, import_data
 from clearside.prompts import quote as prompts_quote
 from clearside.providers.scripted import ScriptedProvider
 from clearside.references import flagship
 from clearside.render import structured_report
 from clearside.schema import Document, Moderator, Proposition, Quality, Side, jsonschema_errors
-from clearside.store.exchange import export_data, import_data
-from clearside.store.recorder import StaticRecorder
+from clearside.static.recorder import StaticRecorder, load_run
 
 # One embedding model per process: every test and every Engine here shares it.
 EMB = checks.Embeddings(enabled=True)
@@ -1041,7 +1041,7 @@ def test_an_interrupted_debate_resumes_with_the_earlier_agents_records(db, provi
     earlier = {agent: record.dump() for agent, record in info.value.run.quality.items() if agent != "moderator"}
     assert items({"agents": earlier}, "pro") == [("duplicate_claim", "arguments/3", "dropped")]
 
-    resumed = db.load_run(recorder.id)
+    resumed = load_run(db, recorder.id)
     assert resumed.missing == ["moderator"]
     assert {agent: record.dump() for agent, record in resumed.quality.items()} == earlier
 

@@ -17,8 +17,8 @@ from clearside.jobs import ChallengeJob, DebateJob
 from clearside.perspectives import PerspectivesRun, load
 from clearside.perspectives.job import PerspectivesJob
 from clearside.providers.scripted import ScriptedProvider
+from clearside.static.recorder import StaticRecorder
 from clearside.store import open_store
-from clearside.store.recorder import StaticRecorder
 
 
 def gated(reply, asked: threading.Event, release: threading.Event):

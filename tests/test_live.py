@@ -13,13 +13,14 @@ from clearside.live.debate import close_cut_reply, cut_words, speech_of
 from clearside.live.export import to_markdown
 from clearside.providers.scripted import ScriptedProvider
 from clearside.schema import jsonschema_errors
+from clearside.store import open_store
 
 SLOW = LiveConfig(words_per_minute=40)  # 2 min = 80 words: short scripted speeches stay within budget
 
 
 def make(tmp_path, responder=None, config=SLOW, **provider_options):
     provider = ScriptedProvider(fallback=responder or LiveResponder(), **provider_options)
-    return LiveDebate.create(QUESTION, provider, config=config), provider
+    return LiveDebate.create(QUESTION, provider, config=config, store=open_store()), provider
 
 
 def test_plan_follows_spec_004_turn_order():
@@ -277,7 +278,7 @@ def test_missing_assumptions_and_new_arguments_are_caught(tmp_path):
 def test_crash_keeps_finished_turns_and_resume_finishes(tmp_path):
     responder = LiveResponder()
     provider = ScriptedProvider(fallback=responder)
-    debate = LiveDebate.create(QUESTION, provider, config=SLOW)
+    debate = LiveDebate.create(QUESTION, provider, config=SLOW, store=open_store())
     for _ in range(5):
         debate.advance()
     provider.enqueue({"__error__": "unreachable", "message": "backend went away"}, agent="con")
@@ -285,7 +286,7 @@ def test_crash_keeps_finished_turns_and_resume_finishes(tmp_path):
         debate.advance()
     saved = stored(debate.transcript.id)
     assert saved.state == "failed" and len(saved.turns) == 5 and saved.cursor == 5 and "went away" in saved.error
-    resumed = LiveDebate.resume(debate.transcript.id, ScriptedProvider(fallback=LiveResponder()))
+    resumed = LiveDebate.resume(debate.transcript.id, ScriptedProvider(fallback=LiveResponder()), store=open_store())
     transcript = resumed.run()
     assert transcript.state == "done" and [t.turn for t in transcript.turns] == list(range(1, 22))
     assert transcript.turns[:5] == saved.turns
@@ -298,7 +299,7 @@ def test_start_from_an_existing_debate_reuses_its_proposition(tmp_path):
 
     document = Document.model_validate(fixture_dict())
     provider = ScriptedProvider(fallback=LiveResponder())
-    debate = LiveDebate.create("", provider, config=SLOW, document=document)
+    debate = LiveDebate.create("", provider, config=SLOW, document=document, store=open_store())
     debate.run()
     assert provider.requests[0].agent == "pro"  # no orchestrator call
     assert debate.transcript.proposition == document.proposition.dump()

@@ -10,6 +10,7 @@ from helpers import QUESTION, LiveResponder, stored
 from clearside.live import LiveConfig, LiveDebate
 from clearside.live.job import LiveJob
 from clearside.providers.scripted import ScriptedProvider
+from clearside.store import open_store
 
 
 def until(job: LiveJob, predicate, timeout: float = 20.0):
@@ -24,7 +25,7 @@ def until(job: LiveJob, predicate, timeout: float = 20.0):
 
 def make_job(tmp_path, *, delay: float = 0.0, step_mode: bool = False, **responder) -> LiveJob:
     provider = ScriptedProvider(fallback=LiveResponder(**responder), chunk_size=6, chunk_delay=delay)
-    debate = LiveDebate.create(QUESTION, provider, config=LiveConfig(words_per_minute=40))
+    debate = LiveDebate.create(QUESTION, provider, config=LiveConfig(words_per_minute=40), store=open_store())
     return LiveJob(debate, step_mode=step_mode)
 
 

@@ -18,11 +18,12 @@ from perspectives_kit import ANSWERS, QUESTION, compression_reply, expansion_rep
 
 from clearside.engine import DebateRun
 from clearside.errors import ConfigError
+from clearside.modes import export_data
 from clearside.perspectives import InvalidTransition, PerspectivesRun, Session, allowed_next, load
 from clearside.perspectives.runner import estimate_tokens
 from clearside.providers.scripted import ScriptedProvider
+from clearside.static.recorder import start_static
 from clearside.store import open_store
-from clearside.store.exchange import export_data
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -322,7 +323,7 @@ def test_command_refuses_bad_input(tmp_path, capsys):
     assert run_cli(capsys, "perspectives", "--provider", spec)[0] == 2
     code, _, err = run_cli(capsys, "perspectives", "--session", "0" * 32, "--provider", spec)
     assert code == 2
-    static = open_store().start_static(DebateRun.from_input(QUESTION), provider="scripted", model="x")
+    static = start_static(open_store(), DebateRun.from_input(QUESTION), provider="scripted", model="x")
     code, _, err = run_cli(capsys, "perspectives", "--session", static, "--provider", spec)
     assert code == 2 and "not a perspectives session" in err
 

@@ -11,6 +11,7 @@ from helpers import run_cli as run
 
 from clearside import regress, status
 from clearside.engine import DebateRun
+from clearside.static.recorder import start_static
 from clearside.store.tables import Debate
 
 
@@ -59,8 +60,8 @@ def test_runs_command_shows_an_interrupted_batch(db, capsys):
 
 def test_list_command_shows_an_interrupted_debate_and_one_running_elsewhere(db, capsys):
     run_ = DebateRun.from_input("Should cities ban cars from their centres?")
-    dead = db.start_static(run_, provider="scripted", model="x")
-    live = db.start_static(run_, provider="scripted", model="x")
+    dead = start_static(db, run_, provider="scripted", model="x")
+    live = start_static(db, run_, provider="scripted", model="x")
     stale(db, dead)
     code, out, _ = run(capsys, "list", "--format", "json")
     states = {d["id"]: d["state"] for d in json.loads(out)}

@@ -14,9 +14,11 @@ from sqlalchemy import inspect, select
 
 from clearside.engine import DebateRun
 from clearside.errors import InputError, NotFound, StoreError
+from clearside.live.exchange import load_live
 from clearside.live.transcript import Intervention, Transcript, Turn
 from clearside.schema import Moderator, Proposition, Side
-from clearside.store import LiveWriter, Store, load_live
+from clearside.static.recorder import load_run, start_static
+from clearside.store import LiveWriter, Store
 from clearside.store.db import current, head
 from clearside.store.tables import Base, Debate, LiveTurn
 
@@ -72,17 +74,17 @@ def _run() -> DebateRun:
 
 def test_a_static_debate_is_saved_section_by_section_and_resumable(store):
     run = _run()
-    debate_id = store.start_static(run, provider="scripted", model="script", prompt_versions={"advocate": "1.0.0"})
+    debate_id = start_static(store, run, provider="scripted", model="script", prompt_versions={"advocate": "1.0.0"})
     assert len(debate_id) == 32 and store.get(debate_id).status == "running"
     proposition = Proposition.model_validate({**orchestrator_reply(), "raw_input": run.raw_input})
     store.save_section(debate_id, "proposition", proposition.dump())
     store.save_section(debate_id, "pro", Side.model_validate(side_reply("pro")).dump())
-    resumed = store.load_run(debate_id)
+    resumed = load_run(store, debate_id)
     assert resumed.missing == ["con", "moderator"]
     assert resumed.pro == Side.model_validate(side_reply("pro"))
     assert resumed.context.geography == "Global" and resumed.raw_input == run.raw_input
     store.save_section(debate_id, "pro", Side.model_validate(side_reply("pro2")).dump())  # a rerun replaces it
-    assert store.load_run(debate_id).pro == Side.model_validate(side_reply("pro2"))
+    assert load_run(store, debate_id).pro == Side.model_validate(side_reply("pro2"))
     assert Moderator.model_validate(moderator_reply())
 
 
@@ -90,7 +92,7 @@ def test_a_finished_document_keeps_its_challenges_as_rows(store):
     document = fixture_dict()
     response = {"action": "question_assumption", "target": "Teams are ready",
                 "response": {"analysis": ["It depends."], "classification": "values_dependent"}}
-    debate_id = store.start_static(_run(), provider="openai", model="gpt-4")
+    debate_id = start_static(store, _run(), provider="openai", model="gpt-4")
     store.finish_static(debate_id, {**document, "challenges": {**document["challenges"], "responses": [response]}},
                         usage={"pro": {"calls": 1}}, violations=2)
     second = {**response, "target": "Costs fall"}
@@ -105,7 +107,7 @@ def test_list_searches_words_anywhere_and_filters(store):
     old = store.create("static", "Should cities ban cars downtown?", provider="ollama", model="llama3.2",
                        created_at=datetime(2026, 1, 5, 12, tzinfo=UTC))
     document = fixture_dict()
-    new = store.start_static(_run(), provider="openai", model="gpt-4")
+    new = start_static(store, _run(), provider="openai", model="gpt-4")
     store.finish_static(new, document)
     live = store.create("live", "Leave my job for a startup?", provider="embedded", model="smollm2", title="Career")
     assert [s.id for s in store.list().items] == [live, new, old]  # newest first
@@ -125,7 +127,7 @@ def test_list_searches_words_anywhere_and_filters(store):
 
 
 def test_rename_delete_and_duplicate(store):
-    debate_id = store.start_static(_run(), provider="openai", model="gpt-4")
+    debate_id = start_static(store, _run(), provider="openai", model="gpt-4")
     store.finish_static(debate_id, fixture_dict())
     store.add_challenge(debate_id, {"action": "question_assumption", "target": "x",
                                     "response": {"analysis": ["y"], "classification": "factual"}},
@@ -149,7 +151,7 @@ def test_rename_delete_and_duplicate(store):
 
 
 def test_an_owner_token_is_kept_with_the_debate_and_a_copy_belongs_to_its_copier(store):
-    debate_id = store.start_static(_run(), provider="openai", model="gpt-4", data={"owner": "a" * 32})
+    debate_id = start_static(store, _run(), provider="openai", model="gpt-4", data={"owner": "a" * 32})
     assert store.get(debate_id).data["owner"] == "a" * 32
     assert store.get(debate_id).data["context"] == _run().context.dump(), "the run's own data is kept too"
     assert "owner" not in store.get(store.duplicate(debate_id)).data, "a copy never inherits the owner"
@@ -170,7 +172,7 @@ def test_list_keeps_the_debates_runs_made_apart_when_asked(store):
 
 
 def test_several_threads_saving_at_once_lose_nothing(store):
-    shared = store.start_static(_run(), provider="scripted", model="m")
+    shared = start_static(store, _run(), provider="scripted", model="m")
     store.finish_static(shared, fixture_dict())
     errors: list[BaseException] = []
     created: list[str] = []
@@ -180,7 +182,7 @@ def test_several_threads_saving_at_once_lose_nothing(store):
     def worker(n: int) -> None:
         try:
             for i in range(5):
-                debate_id = store.start_static(_run(), provider="scripted", model=f"m{n}")
+                debate_id = start_static(store, _run(), provider="scripted", model=f"m{n}")
                 for name in ("pro", "con"):
                     store.save_section(debate_id, name, Side.model_validate(side_reply(f"{name}{n}{i}")).dump())
                 created.append(debate_id)
@@ -251,7 +253,7 @@ def test_api_keys_never_reach_the_store(store, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", secret)
     document = copy.deepcopy(fixture_dict())
     document["pro"]["arguments"][0]["explanation"] += f" (key {secret})"  # a model echoing a key
-    debate_id = store.start_static(DebateRun.from_input(f"Is {secret} safe to share?"), provider="openai",
+    debate_id = start_static(store, DebateRun.from_input(f"Is {secret} safe to share?"), provider="openai",
                                    model="gpt-4")
     store.finish_static(debate_id, document)
     with store.engine.connect() as connection:
@@ -290,6 +292,7 @@ def test_timestamps_come_back_as_utc(store):
 
 def test_live_transcripts_kept_as_files_by_an_earlier_version_are_adopted(tmp_path, monkeypatch):
     from clearside import store as store_module
+    from clearside.live.exchange import adopt_live_files
     from clearside.store import new_id, open_store
 
     monkeypatch.setenv("CLEARSIDE_DATA", str(tmp_path))
@@ -300,11 +303,31 @@ def test_live_transcripts_kept_as_files_by_an_earlier_version_are_adopted(tmp_pa
     (folder / "broken.json").write_text("{", encoding="utf-8")
     store = open_store()
     try:
+        assert not store.exists(debate_id), "opening a store adopts nothing: the entry points do"
+        assert adopt_live_files(store) == [debate_id]
         assert load_live(store, debate_id) == _transcript(debate_id, 2)
         assert (folder / f"{debate_id}.json").exists() and (folder / "broken.json").exists(), "files are kept"
-        assert store_module.adopt_live_files(store) == [], "adopted once"
+        assert adopt_live_files(store) == [], "adopted once"
     finally:
         store_module._stores.pop(store.url).close()
+
+
+def test_the_command_line_adopts_live_files_before_its_command(tmp_path, monkeypatch, capsys):
+    from clearside import store as store_module
+    from clearside.cli import main
+    from clearside.store import new_id, open_store
+
+    monkeypatch.setenv("CLEARSIDE_DATA", str(tmp_path))
+    (tmp_path / "live").mkdir()
+    debate_id = new_id()
+    (tmp_path / "live" / f"{debate_id}.json").write_text(_transcript(debate_id, 2).model_dump_json(),
+                                                         encoding="utf-8")
+    try:
+        assert main(["list"]) == 0
+        assert debate_id in capsys.readouterr().out, "the adopted debate is listed by the same command"
+        assert load_live(open_store(), debate_id) == _transcript(debate_id, 2)
+    finally:
+        store_module._stores.pop(open_store().url).close()
 
 
 def test_a_registered_secret_is_scrubbed_wherever_it_appears():

@@ -144,7 +144,7 @@ def test_a_live_transcript_exports_and_imports(db, tmp_path, capsys):
     assert code == 0 and out.strip() == debate.transcript.id  # a free id is kept, so old links still work
     code, out, _ = run(capsys, "import", str(out_file))
     assert code == 0 and out.strip() != debate.transcript.id  # a taken one is not overwritten
-    from clearside.store import load_live
+    from clearside.live.exchange import load_live
 
     assert load_live(db, out.strip()).turns == debate.snapshot().turns
 
@@ -230,8 +230,8 @@ def test_a_live_debate_killed_mid_way_keeps_its_turns_and_resumes(db, capsys):
     from helpers import LiveResponder
 
     from clearside.live import LiveDebate
+    from clearside.live.exchange import load_live
     from clearside.providers.scripted import ScriptedProvider
-    from clearside.store import load_live
 
     code = LIVE_WORKER.format(tests=str(ROOT / "tests"), question=QUESTION, url=db.url)
     process = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, text=True)

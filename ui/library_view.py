@@ -6,34 +6,23 @@ what was typed), and a page switch is queued in ``lib_goto`` for the page body t
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import streamlit as st
 
-from clearside.engine import DebateRun
 from clearside.errors import ClearSideError
-from clearside.live.debate import LiveDebate
-from clearside.live.job import LiveJob
-from clearside.live.protocol import LiveConfig
-from clearside.perspectives import PerspectivesRun
-from clearside.perspectives import load as load_perspectives
-from clearside.perspectives.job import PerspectivesJob
+from clearside.modes import MODES, mode
 from clearside.status import ELSEWHERE_SECONDS as CORE_ELSEWHERE_SECONDS
 from clearside.status import debate_status
-from clearside.store import Page, Summary, load_live
+from clearside.store import Page, Summary
 from ui import jobs, owner, settings
 
 PAGE_SIZE = 25
 STATUSES = ("running", "paused", "failed", "done")
 UNFINISHED = ("running", "paused", "failed")
-DEBATE, TIMELINE, LIVE = "app_pages/debate.py", "app_pages/timeline.py", "app_pages/live.py"
-PERSPECTIVES = "app_pages/perspectives.py"
-# Share links, relative to the Library's own URL. The Debate page is the app's default page: it is served at the
-# root ("./"), and its url_path "debate" would be "page not found". The Timeline page is served at "timeline", the
-# Perspectives page at "perspectives" (a perspectives session is viewed, answered and resumed there).
-LINKS = {"static": "./?debate={}", "live": "timeline?debate={}", "perspectives": "perspectives?perspectives={}"}
-KIND_LABELS = {"static": "Static debate", "live": "Live debate", "perspectives": "Perspectives session"}
+# Which page opens, follows and resumes each kind, and its share link (relative to the Library's own URL), are
+# the mode registry's (clearside/modes.py).
+KIND_LABELS = {kind: entry.label for kind, entry in MODES.items()}
 # Each filter widget and its empty value. Clearing assigns these (popping a widget's key would let the browser send
 # its last value back on the next change, so a cleared search came back).
 # The debates comparisons and regression runs make are kept apart from the user's own unless asked for ("Made by").
@@ -77,7 +66,7 @@ def label(item: Summary, width: int = 80) -> str:
 
 
 def link(item: Summary) -> str:
-    return LINKS[item.kind].format(item.id)
+    return mode(item.kind).share_link(item.id)
 
 
 def table(items: list[Summary]) -> list[dict[str, str]]:
@@ -197,10 +186,8 @@ def turn_page(by: int) -> None:
 
 def open_debate(item: Summary) -> None:
     _begin()
-    if item.kind == "perspectives":
-        _go(PERSPECTIVES, perspectives=item.id)
-    else:
-        _go(DEBATE if item.kind == "static" else TIMELINE, debate=item.id)
+    shown_by = mode(item.kind)
+    _go(shown_by.page, **{shown_by.param: item.id})
 
 
 def rename(item: Summary) -> None:
@@ -245,51 +232,17 @@ def duplicate(item: Summary) -> None:
                             lib_notice=f"Duplicated “{item.title}”: the copy is selected below.")
 
 
-def _rerun_live(debate_id: str, provider) -> str:
-    """A new live debate on the saved one's question, context and pace, run by ``provider``; returns its id."""
-    store = jobs.store()
-    saved = load_live(store, debate_id)
-    known = {f.name for f in dataclasses.fields(LiveConfig)}
-    config = LiveConfig(**{**{k: v for k, v in saved.config.items() if k in known},
-                           "temperature": settings.temperature()})
-    debate = LiveDebate.create(saved.question, provider, config=config, context_fields=saved.context, store=store,
-                               parent_id=debate_id, owner=owner.token())
-    new_id = debate.transcript.id
-    jobs.registry().add(LiveJob(debate).start())
-    owner.claim(new_id)
-    return new_id
-
-
-def _rerun_perspectives(debate_id: str, provider) -> str:
-    """A new perspectives session on the saved one's question, rounds and observability, run by ``provider``: it
-    asks its own clarifying questions (they are answered again on the Perspectives page). Returns its id."""
-    store = jobs.store()
-    saved = load_perspectives(store, debate_id)
-    run = PerspectivesRun.create(saved.original_user_prompt, provider, rounds=saved.max_rounds, store=store,
-                                 observability=saved.observability, temperature=settings.temperature(),
-                                 parent_id=debate_id, owner=owner.token())
-    job = jobs.registry().add(PerspectivesJob(run))
-    job.ask()
-    owner.claim(job.id)
-    return job.id
-
-
 def rerun(item: Summary) -> None:
-    """Generate the debate again from its question and context with the sidebar's provider, as a new debate."""
+    """Generate the debate again from its question and context with the sidebar's provider, as a new debate
+    (``Mode.rerun``), and follow it on its mode's page."""
     _begin()
     try:
-        provider = settings.build_provider()
-        if item.kind == "static":
-            saved = jobs.store().load_run(item.id)
-            job = jobs.start_static(DebateRun(raw_input=saved.raw_input, context=saved.context), provider,
-                                    temperature=settings.temperature(), strategy=settings.strategy(),
-                                    parent_id=item.id, owner=owner.token())
-            owner.claim(job.id)
-            _go(DEBATE, debate=job.id)
-        elif item.kind == "perspectives":
-            _go(PERSPECTIVES, perspectives=_rerun_perspectives(item.id, provider))
-        else:
-            _go(LIVE, live=_rerun_live(item.id, provider))
+        rerun_of = mode(item.kind)
+        job = rerun_of.rerun(jobs.store(), item.id, settings.build_provider(), temperature=settings.temperature(),
+                             strategy=settings.strategy(), owner=owner.token())
+        jobs.registry().add(job)
+        owner.claim(job.id)
+        _go(rerun_of.watch_page, **{rerun_of.watch_param: job.id})
     except ClearSideError as exc:
         st.session_state["lib_error"] = exc.for_dashboard()
 
@@ -307,25 +260,23 @@ READ_ONLY = ("Read-only: this debate was started in another browser or on anothe
 
 
 def resume(item: Summary) -> None:
-    """Static: complete only the missing sections here, then watch on the Debate page. Live: the Live page resumes.
-    Perspectives: the Perspectives page shows the saved session, with its questions to answer or Resume."""
+    """Static: complete only the missing sections here, then watch on the Debate page. Modes that resume on their
+    own page (``Mode.resumes_on_page``) go there: the Live page resumes a live debate, the Perspectives page shows
+    the saved session, with its questions to answer or Resume."""
     _begin()
-    if item.kind == "live":
-        _go(LIVE, live=item.id)
-        return
-    if item.kind == "perspectives":
-        _go(PERSPECTIVES, perspectives=item.id)
-        return
-    try:
-        if not yours(item):
-            st.session_state["lib_error"] = READ_ONLY
+    resume_of = mode(item.kind)
+    if not resume_of.resumes_on_page:
+        try:
+            if not yours(item):
+                st.session_state["lib_error"] = READ_ONLY
+                return
+            if not running(item.id):
+                job = resume_of.resume(jobs.store(), item.id, settings.build_provider(),
+                                       temperature=settings.temperature(), strategy=settings.strategy(),
+                                       owner=owner.token())
+                jobs.registry().add(job.start())
+                owner.claim(item.id)
+        except ClearSideError as exc:
+            st.session_state["lib_error"] = exc.for_dashboard()
             return
-        if not running(item.id):
-            jobs.start_static(jobs.store().load_run(item.id), settings.build_provider(),
-                              temperature=settings.temperature(), strategy=settings.strategy(),
-                              debate_id=item.id, owner=owner.token())
-            owner.claim(item.id)
-    except ClearSideError as exc:
-        st.session_state["lib_error"] = exc.for_dashboard()
-        return
-    _go(DEBATE, debate=item.id)
+    _go(resume_of.watch_page, **{resume_of.watch_param: item.id})

@@ -12,11 +12,12 @@ import streamlit as st
 
 from clearside.enforce import partial_object
 from clearside.errors import InputError, NotFound
+from clearside.live.exchange import load_live
 from clearside.live.export import TYPE_LABELS, to_markdown
 from clearside.live.guardrails import texts_of
 from clearside.live.protocol import PHASE_LABELS, PHASES, PLAN, SPEAKER_LABELS
 from clearside.live.transcript import Intervention, Transcript, Turn
-from clearside.store import Summary, check_id, load_live, open_store
+from clearside.store import Summary, check_id, open_store
 from ui import scroll
 from ui.view import esc, file_stem
 

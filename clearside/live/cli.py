@@ -11,8 +11,8 @@ from ..errors import ClearSideError, InputError
 from ..inputs import read_json
 from ..providers import get_provider
 from ..store import open_store, safe_url
-from ..store.exchange import import_file
 from .debate import LiveDebate, LiveEvent
+from .exchange import import_transcript_file
 from .protocol import SPEAKER_LABELS, LiveConfig
 from .transcript import INTERVENTION_TYPES, Transcript
 
@@ -115,7 +115,7 @@ def cmd_live(args: argparse.Namespace) -> int:
     if args.resume:
         debate_id = args.resume
         if args.resume.endswith(".json"):  # a transcript file: import it, then continue the imported copy
-            debate_id = import_file(store, args.resume).id
+            debate_id = import_transcript_file(store, args.resume).id
             print(f"Imported {args.resume} as live debate {debate_id}", file=sys.stderr)
         debate = LiveDebate.resume(debate_id, provider, store=store, on_event=printer)
     else:

@@ -26,9 +26,10 @@ from ..engine import DebateRun
 from ..errors import ClearSideError, InputError
 from ..providers import Provider, Usage
 from ..schema import Document
-from ..store import LiveWriter, Store, load_live, open_store
+from ..store import LiveWriter, Store
 from . import context, guardrails
 from .assemble import side_from_turns, to_document
+from .exchange import load_live
 from .protocol import PLAN, SPEAKER_LABELS, SPEAKERS, LiveConfig, Step, phase_break_after, visible_steps
 from .transcript import INTERVENTION_TYPES, Intervention, Partial, Transcript, Turn, now
 from .wire import ANSWER_WIRE, CLARIFICATION_WIRE, Answer, Clarification, TurnFields, turn_schema
@@ -100,12 +101,12 @@ class LiveDebate:
     # -- creation and persistence -------------------------------------------------------------
 
     @classmethod
-    def create(cls, question: str, provider: Provider, *, config: LiveConfig | None = None,
+    def create(cls, question: str, provider: Provider, *, store: Store, config: LiveConfig | None = None,
                context_fields: dict[str, str | None] | None = None, document: Document | None = None,
-               source_debate: str | None = None, store: Store | None = None, parent_id: str | None = None,
+               source_debate: str | None = None, parent_id: str | None = None,
                on_event: OnLiveEvent | None = None, owner: str | None = None) -> LiveDebate:
-        """A new live debate from a question (input rules apply) or from an existing v1 document; ``owner``: the
-        starting browser's token (only that browser may steer it from the dashboard)."""
+        """A new live debate from a question (input rules apply) or from an existing v1 document, saved in
+        ``store``; ``owner``: the starting browser's token (only that browser may steer it from the dashboard)."""
         config = config or LiveConfig()
         config.check()
         if document is not None:
@@ -118,17 +119,16 @@ class LiveDebate:
             proposition=document.proposition.dump() if document is not None else None,
             source_debate=source_debate, provider=provider.name, model=provider.model, config=config.as_dict(),
             prompt_versions=prompts.versions("live", "orchestrator"))
-        writer = LiveWriter(store or open_store(), transcript.id, parent_id=parent_id,  # parent: a re-run's original
+        writer = LiveWriter(store, transcript.id, parent_id=parent_id,  # parent: a re-run's original
                             owner=owner)
         debate = cls(transcript, provider, config=config, writer=writer, on_event=on_event)
         debate.save()
         return debate
 
     @classmethod
-    def resume(cls, debate_id: str, provider: Provider, *, store: Store | None = None,
+    def resume(cls, debate_id: str, provider: Provider, *, store: Store,
                on_event: OnLiveEvent | None = None) -> LiveDebate:
-        """Continue a saved debate from its cursor; a turn that was in flight when it stopped is rerun."""
-        store = store or open_store()
+        """Continue a debate saved in ``store`` from its cursor; a turn that was in flight when it stopped is rerun."""
         transcript = load_live(store, debate_id)
         if transcript.state in ("running", "failed", "paused") and not cls._done(transcript):
             transcript.state, transcript.error = "running", ""

@@ -12,7 +12,11 @@ import threading
 from dataclasses import dataclass
 
 from ..errors import ClearSideError
+from ..providers import Provider
+from ..store import Store
 from .debate import LiveDebate, LiveEvent
+from .exchange import load_live
+from .protocol import LiveConfig
 from .transcript import Intervention, Transcript
 
 
@@ -182,3 +186,25 @@ class LiveJob:
         if thread is not None:
             thread.join(timeout)
         return self.snapshot()
+
+
+# -- the mode registry's resume and re-run (clearside.modes) ------------------------------------------------------
+
+
+def resume_job(store: Store, debate_id: str, provider: Provider, *, temperature: float | None = None,
+               strategy: str | None = None, owner: str | None = None, step_mode: bool = False) -> LiveJob:
+    """A job continuing the debate saved in ``store`` from its cursor, not yet working: the caller calls its
+    ``resume()``. It keeps the saved pace and temperature (``temperature``, ``strategy`` and ``owner`` are
+    accepted for the registry's common signature; the saved row keeps its owner)."""
+    return LiveJob(LiveDebate.resume(debate_id, provider, store=store), step_mode=step_mode)
+
+
+def rerun_job(store: Store, debate_id: str, provider: Provider, *, temperature: float, strategy: str | None = None,
+              owner: str | None = None) -> LiveJob:
+    """A new live debate on the saved one's question, context and pace, run by ``provider`` at ``temperature``
+    and owned by ``owner``; returns its job, working (``strategy`` is static mode's only)."""
+    saved = load_live(store, debate_id)
+    config = LiveConfig.from_saved(saved.config, temperature=temperature)
+    debate = LiveDebate.create(saved.question, provider, config=config, context_fields=saved.context, store=store,
+                               parent_id=debate_id, owner=owner)
+    return LiveJob(debate).start()

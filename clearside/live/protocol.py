@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 
 PHASES = ("opening", "constructive", "cross_examination", "rebuttal", "closing", "synthesis")
 PHASE_LABELS = {"opening": "Opening statements", "constructive": "Constructive rounds",
@@ -98,6 +98,13 @@ class LiveConfig:
         config = cls(**values)
         config.check()
         return config
+
+    @classmethod
+    def from_saved(cls, saved: dict, **overrides) -> LiveConfig:
+        """The config a saved transcript recorded (keys this version does not know are left out), with
+        ``overrides`` (e.g. the temperature of a re-run)."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{**{k: v for k, v in saved.items() if k in known}, **overrides})
 
     def check(self) -> None:
         from ..errors import ConfigError

@@ -13,7 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..errors import Cancelled, ClearSideError
-from .runner import PerspectivesEvent, PerspectivesRun
+from ..providers import Provider
+from ..store import Store
+from .runner import PerspectivesEvent, PerspectivesRun, load
 from .session import Session
 
 
@@ -106,3 +108,25 @@ class PerspectivesJob:
             busy = self.busy
             return PerspectivesSnapshot(session=session, busy=busy, step=session.state if busy else "",
                                         streaming=self._streaming, error=self._error or session.error)
+
+
+# -- the mode registry's resume and re-run (clearside.modes) ------------------------------------------------------
+
+
+def resume_job(store: Store, debate_id: str, provider: Provider, *, temperature: float, strategy: str | None = None,
+               owner: str | None = None) -> PerspectivesJob:
+    """A job for the session saved in ``store``, continuing from its saved state, not yet working: the caller
+    calls ``answer`` or ``retry`` (``strategy`` is static mode's only; the saved row keeps its owner)."""
+    return PerspectivesJob(PerspectivesRun.resume(debate_id, provider, store, temperature=temperature))
+
+
+def rerun_job(store: Store, debate_id: str, provider: Provider, *, temperature: float, strategy: str | None = None,
+              owner: str | None = None) -> PerspectivesJob:
+    """A new session on the saved one's question, rounds and observability, run by ``provider`` and owned by
+    ``owner``: it asks its own clarifying questions (answered again on the Perspectives page). Returns its job,
+    working on them."""
+    saved = load(store, debate_id)
+    run = PerspectivesRun.create(saved.original_user_prompt, provider, rounds=saved.max_rounds, store=store,
+                                 observability=saved.observability, temperature=temperature, parent_id=debate_id,
+                                 owner=owner)
+    return PerspectivesJob(run).ask()

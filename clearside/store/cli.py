@@ -12,9 +12,9 @@ import sys
 from typing import Any
 
 from ..errors import InputError
+from ..modes import export_data, import_file
 from ..status import debate_status
 from . import open_store, safe_url
-from .exchange import export_data, import_file
 from .store import Summary
 
 LIST_FIELDS = ("id", "kind", "status", "created_at", "provider", "model", "title")

@@ -12,26 +12,27 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from sqlalchemy import delete, select
 
+from ..errors import InputError
 from .privacy import scrub
-from .store import Store, check_id, now, search_text
+from .records import check_id, now, search_text
+from .store import Store
 from .tables import Debate, InterventionRow, LiveTurn
-
-if TYPE_CHECKING:
-    from ..live.transcript import Transcript
 
 HEADER_EXCLUDE = {"turns", "interventions"}
 
 
+class Dumps(Protocol):
+    """What the writer needs of a transcript: its JSON form (``clearside.live.transcript.Transcript`` is one)."""
+
+    def model_dump(self, *, mode: str) -> dict[str, Any]: ...
+
+
 def _digest(body: dict[str, Any]) -> str:
     return hashlib.sha1(json.dumps(body, sort_keys=True).encode()).hexdigest()
-
-
-def _texts(transcript: Transcript) -> list[str]:
-    return [turn.text for turn in transcript.turns]
 
 
 class LiveWriter:
@@ -48,61 +49,60 @@ class LiveWriter:
         self.imported: dict[str, Any] | None = None  # set by an import: where the transcript came from
         self._written: dict[tuple[str, int], str] = {}
 
-    def save(self, transcript: Transcript) -> None:
-        header = scrub(transcript.model_dump(mode="json", exclude=HEADER_EXCLUDE))
+    def save(self, transcript: Dumps) -> None:
+        """Write the transcript's header and the turns and interventions that changed, in one transaction."""
+        body = scrub(transcript.model_dump(mode="json"))
+        header = {k: v for k, v in body.items() if k not in HEADER_EXCLUDE}
         if self.imported is not None:
             header["imported"] = self.imported
-        turns = [(t.turn, scrub(t.model_dump(mode="json"))) for t in transcript.turns]
-        notes = [(i.id, scrub(i.model_dump(mode="json"))) for i in transcript.interventions]
+        turns = [(t["turn"], t) for t in body["turns"]]
+        notes = [(i["id"], i) for i in body["interventions"]]
         changed: dict[tuple[str, int], str] = {}
         with self.store.write() as session:
             row = session.get(Debate, self.debate_id)
             if row is None:
                 data = {**header, "owner": self.owner} if self.owner else header
-                self.store.create("live", transcript.question, provider=transcript.provider, model=transcript.model,
-                                  title=self.title, prompt_versions=transcript.prompt_versions, data=data,
-                                  document=transcript.document, status=transcript.state, parent_id=self.parent_id,
+                self.store.create("live", body["question"], provider=body["provider"], model=body["model"],
+                                  title=self.title, prompt_versions=body["prompt_versions"], data=data,
+                                  document=body["document"], status=body["state"], parent_id=self.parent_id,
                                   debate_id=self.debate_id, session=session)
                 session.flush()
             else:
                 kept = {k: v for k, v in (row.data or {}).items() if k not in header}  # e.g. the import record
-                row.data, row.status, row.document = {**kept, **header}, transcript.state, scrub(transcript.document)
+                row.data, row.status, row.document = {**kept, **header}, body["state"], body["document"]
                 row.updated_at = now()
             stamp = now()
-            for number, body in turns:
-                digest = _digest(body)
+            for number, turn in turns:
+                digest = _digest(turn)
                 if self._written.get(("turn", number)) != digest:
-                    session.merge(LiveTurn(debate_id=self.debate_id, turn=number, phase=body["phase"],
-                                           speaker=body["speaker"], flagged=bool(body.get("flags")), body=body,
+                    session.merge(LiveTurn(debate_id=self.debate_id, turn=number, phase=turn["phase"],
+                                           speaker=turn["speaker"], flagged=bool(turn.get("flags")), body=turn,
                                            updated_at=stamp))
                     changed[("turn", number)] = digest
-            for number, body in notes:
-                digest = _digest(body)
+            for number, note in notes:
+                digest = _digest(note)
                 if self._written.get(("note", number)) != digest:
-                    session.merge(InterventionRow(debate_id=self.debate_id, number=number, type=body["type"],
-                                                  status=body["status"], body=body, updated_at=stamp))
+                    session.merge(InterventionRow(debate_id=self.debate_id, number=number, type=note["type"],
+                                                  status=note["status"], body=note, updated_at=stamp))
                     changed[("note", number)] = digest
             if not self._written:  # first save by this writer: drop rows a longer, older version left behind
                 session.execute(delete(LiveTurn).where(LiveTurn.debate_id == self.debate_id,
                                                        LiveTurn.turn > len(turns)))
             if not self._written or any(kind == "turn" for kind, _ in changed):  # searchable as it goes
                 row = session.get(Debate, self.debate_id)
-                row.search_text = search_text(row.question, row.title, *_texts(transcript))
+                row.search_text = search_text(row.question, row.title, *(turn["text"] for _, turn in turns))
         self._written.update(changed)
 
 
-def load_live(store: Store, debate_id: str) -> Transcript:
-    """The saved live transcript, rebuilt from its rows."""
-    from ..errors import InputError
-    from ..live.transcript import Transcript, parse
-
+def live_rows(store: Store, debate_id: str) -> dict[str, Any]:
+    """A saved live debate as its transcript's JSON (header, id, turns, interventions), for
+    ``clearside.live.exchange.load_live`` to parse. Header keys a transcript does not define are left in
+    (e.g. ``owner``, ``imported``): the reader keeps the ones it knows."""
     with store.read() as session:
-        row = store._row(session, debate_id)
+        row = store.debate_row(session, debate_id)
         if row.kind != "live":
             raise InputError(f"Debate {debate_id} is a {row.kind} debate, not a live one: open it on the Debate page.")
         turns = session.scalars(select(LiveTurn.body).where(LiveTurn.debate_id == row.id).order_by(LiveTurn.turn))
         notes = session.scalars(select(InterventionRow.body).where(InterventionRow.debate_id == row.id)
                                 .order_by(InterventionRow.number))
-        header = {k: v for k, v in row.data.items() if k in Transcript.model_fields}
-        data = {**header, "id": row.id, "turns": list(turns), "interventions": list(notes)}
-    return parse(data, f"saved live debate {debate_id}")
+        return {**(row.data or {}), "id": row.id, "turns": list(turns), "interventions": list(notes)}

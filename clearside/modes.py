@@ -1,0 +1,102 @@
+"""The mode registry: for each kind of saved debate, how to load, export, import, resume and re-run it, and
+which page of the dashboard shows it.
+
+``MODES`` has one entry per kind the store saves (``clearside.store.KINDS``): ``static``, ``live`` and
+``perspectives``. Model comparisons and regression runs are not kinds: each of their debates is saved as a
+static one, named by a row of the store's ``runs`` table, so the static entry serves them too.
+
+Pages are named as strings (``app_pages/...``): this module never imports Streamlit. Resume and re-run share
+one signature, ``(store, debate_id, provider, *, temperature, strategy=None, owner=None)``:
+
+* ``rerun`` saves a new debate on the saved one's question (its parent) and returns its job, already working;
+* ``resume`` returns the saved debate's job, not yet working: its page starts it the way the person asked (a
+  static job's ``start``, a live job's ``resume``, a perspectives job's ``answer`` or ``retry``).
+  ``resumes_on_page`` says the Library leaves that to the mode's page (a live debate's step mode, a perspectives
+  session's answers); a static debate resumes straight from the Library.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from . import jobs
+from .errors import InputError
+from .inputs import read_json
+from .live import exchange as live_exchange
+from .live import job as live_job
+from .perspectives import exchange as perspectives_exchange
+from .perspectives import job as perspectives_job
+from .perspectives import load as load_perspectives
+from .static import exchange as static_exchange
+from .static.recorder import load_run
+from .store import KINDS, Store
+from .store.exchange import Imported
+
+Job = Any  # DebateJob, LiveJob or PerspectivesJob: the job runtime of issue 15 gives them one base
+
+
+@dataclass(frozen=True)
+class Mode:
+    kind: str
+    label: str  # "Live debate"
+    page: str  # the page that shows a saved one
+    param: str  # its query parameter on that page, holding the debate's id
+    link: str  # the share link, relative to the dashboard's root: "timeline?debate={}"
+    watch_page: str  # the page that follows one while it runs (a re-run, a resume)
+    watch_param: str
+    resumes_on_page: bool
+    load: Callable[[Store, str], Any]  # the saved debate in the mode's own shape
+    export: Callable[[Store, str], dict[str, Any]]  # the file `export` writes, secrets scrubbed
+    resume: Callable[..., Job]
+    rerun: Callable[..., Job]
+    recognizes: Callable[[dict[str, Any]], bool] | None = None  # whether an imported file is of this mode
+    import_data: Callable[[Store, dict[str, Any], str], Imported] | None = None  # None: not importable
+
+    def share_link(self, debate_id: str) -> str:
+        return self.link.format(debate_id)
+
+
+MODES: dict[str, Mode] = {mode.kind: mode for mode in (
+    # The Debate page is the app's default page, served at the root ("./"): its url_path "debate" would be
+    # "page not found".
+    Mode("static", "Static debate", "app_pages/debate.py", "debate", "./?debate={}", "app_pages/debate.py", "debate",
+         False, load_run, static_exchange.export_static, jobs.resume_job, jobs.rerun_job,
+         static_exchange.is_document, static_exchange.import_static),
+    # A live debate is replayed on the Timeline page and followed (or resumed) on the Live page.
+    Mode("live", "Live debate", "app_pages/timeline.py", "debate", "timeline?debate={}", "app_pages/live.py", "live",
+         True, live_exchange.load_live, live_exchange.export_live, live_job.resume_job, live_job.rerun_job,
+         live_exchange.is_transcript, live_exchange.import_live),
+    Mode("perspectives", "Perspectives session", "app_pages/perspectives.py", "perspectives",
+         "perspectives?perspectives={}", "app_pages/perspectives.py", "perspectives", True, load_perspectives,
+         perspectives_exchange.export_perspectives, perspectives_job.resume_job, perspectives_job.rerun_job),
+)}
+assert tuple(MODES) == KINDS, "every kind the store saves has exactly one mode"
+
+
+def mode(kind: str) -> Mode:
+    try:
+        return MODES[kind]
+    except KeyError:
+        raise InputError(f"Unknown debate kind {kind!r}: ClearSide knows {', '.join(MODES)}.") from None
+
+
+def export_data(store: Store, debate_id: str) -> dict[str, Any]:
+    """The debate as its file (its mode decides the format), secrets scrubbed."""
+    return mode(store.get(debate_id).kind).export(store, debate_id)
+
+
+def import_data(store: Store, data: Any, source: str = "the file") -> Imported:
+    """Add one exported debate to ``store``; refuses (InputError) anything it cannot read faithfully."""
+    if not isinstance(data, dict):
+        raise InputError(f"Not imported: {source} holds JSON but not a ClearSide debate (expected an object).")
+    for candidate in MODES.values():
+        if candidate.recognizes is not None and candidate.import_data is not None and candidate.recognizes(data):
+            return candidate.import_data(store, data, source)
+    raise InputError(f"Not imported: {source} is neither a ClearSide debate document (with meta.schema_version) "
+                     "nor a live transcript (with version and turns).")
+
+
+def import_file(store: Store, path: str) -> Imported:
+    return import_data(store, read_json(path, "the import file"), path)

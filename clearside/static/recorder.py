@@ -1,0 +1,90 @@
+"""Saving a static debate while the engine generates it: each section as it lands, then the document.
+
+The CLI (``debate --save``) and the dashboard's worker both use this, so a debate
+killed half-way leaves every finished section in the store, marked unfinished,
+and :func:`load_run` gives the engine what it needs to complete it. The store
+itself only sees plain dicts: this module turns a :class:`DebateRun` into them and back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from .. import prompts
+from ..engine import SECTIONS, DebateRun
+from ..errors import InputError
+from ..providers import Provider, Usage
+from ..schema import AgentQuality, Context, Document, Moderator, Proposition, Side
+from ..store import Store
+
+PROMPTS = ("orchestrator", "advocate", "moderator")
+
+
+def usage_summary(usage: dict[str, Usage]) -> dict[str, dict[str, Any]]:
+    """Tokens and seconds per agent, without the raw attempts."""
+    return {agent: {k: v for k, v in asdict(u).items() if k != "attempts"} for agent, u in usage.items()}
+
+
+def start_static(store: Store, run: DebateRun, *, provider: str, model: str, parent_id: str | None = None,
+                 prompt_versions: dict[str, str] | None = None, data: dict[str, Any] | None = None,
+                 debate_id: str | None = None) -> str:
+    """Save a static debate before its agents run, with any sections ``run`` already has (``data``: more
+    keys for its data, e.g. its owner token; ``debate_id``: the id to save it under, else a new one); returns
+    its id."""
+    sections = {name: getattr(run, name).dump() for name in SECTIONS if getattr(run, name) is not None}
+    return store.start_static(run.raw_input, provider=provider, model=model,
+                              context=run.context.dump() if run.context else {}, sections=sections,
+                              parent_id=parent_id, prompt_versions=prompt_versions, data=data, debate_id=debate_id)
+
+
+def load_run(store: Store, debate_id: str) -> DebateRun:
+    """The unfinished (or finished) static debate as a run the engine can complete."""
+    record = store.get(debate_id)
+    if record.kind != "static":
+        raise InputError(f"Debate {debate_id} is a {record.kind} debate; resume it on its own page or command.")
+    context = (record.data or {}).get("context") or None
+    run = DebateRun(raw_input=record.question, context=Context(**context) if context else None)
+    models = {"proposition": Proposition, "pro": Side, "con": Side, "moderator": Moderator}
+    sections = store.sections(debate_id)
+    for name, body in sections.items():
+        if name in models:
+            setattr(run, name, models[name].model_validate(body))
+    # the quality record of the agents that finished (an agent that did not finish runs again, afresh)
+    finished = {"orchestrator" if name == "proposition" else name for name in models if name in sections}
+    run.quality = {agent: AgentQuality.model_validate(body)
+                   for agent, body in sections.get("quality", {}).items() if agent in finished}
+    return run
+
+
+class StaticRecorder:
+    """Binds one run to one saved debate: a new one, or ``debate_id`` when resuming."""
+
+    def __init__(self, store: Store, run: DebateRun, provider: Provider, *, debate_id: str | None = None,
+                 parent_id: str | None = None, owner: str | None = None) -> None:
+        """``owner``: the token of the browser that started it (see ui/owner.py), kept in ``data["owner"]``."""
+        self.store = store
+        stamp = {"owner": owner} if owner else {}
+        if debate_id is None:
+            debate_id = start_static(store, run, provider=provider.name, model=provider.model, parent_id=parent_id,
+                                     prompt_versions=prompts.versions(*PROMPTS), data=stamp)
+        else:
+            store.update(debate_id, status="running", provider=provider.name, model=provider.model,
+                         **({"data": stamp} if stamp else {}))
+        self.id = debate_id
+
+    def on_section(self, run: DebateRun, name: str) -> None:
+        self.store.save_section(self.id, name, getattr(run, name).dump())
+        if run.quality:  # the checks' record so far, so a resumed debate keeps what earlier agents caught
+            self.store.save_section(self.id, "quality", {agent: q.dump() for agent, q in run.quality.items()})
+
+    def finish(self, document: Document, run: DebateRun) -> None:
+        self.store.finish_static(self.id, document.dump(), usage=usage_summary(run.usage),
+                                 violations=len(run.violations))
+
+    def fail(self, error: str) -> None:
+        self.store.update(self.id, status="failed", data={"error": error})
+
+    def pause(self, note: str) -> None:
+        """Stopped by the user: unfinished, and resumable like a failure."""
+        self.store.update(self.id, status="paused", data={"error": note})

@@ -1,0 +1,168 @@
+"""Saved debates of every kind: create, update, rename, delete, duplicate, read, search and facets."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import asdict
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.orm import Session
+
+from ..errors import InputError, NotFound
+from ..inputs import MAX_TITLE, over_limit
+from ..schema import SCHEMA_VERSION
+from .database import Database
+from .privacy import scrub
+from .records import KINDS, SUMMARY_COLUMNS, Page, Record, Summary, check_id, document_text, new_id, now, search_text
+from .tables import Challenge, Debate, InterventionRow, LiveTurn, Run, Section
+
+PARTS = (Section, Challenge, LiveTurn, InterventionRow)  # the rows that belong to one debate
+
+
+def _day_start(day: date | datetime) -> datetime:
+    if isinstance(day, datetime):
+        return day if day.tzinfo else day.replace(tzinfo=UTC)
+    return datetime.combine(day, time.min, tzinfo=UTC)
+
+
+class Debates(Database):
+    """The ``debates`` table and everything that treats a debate as a whole, whatever its kind."""
+
+    def create(self, kind: str, question: str, *, provider: str, model: str, title: str = "",
+               prompt_versions: dict[str, str] | None = None, data: dict[str, Any] | None = None,
+               document: dict[str, Any] | None = None, status: str = "running", parent_id: str | None = None,
+               schema_version: str = SCHEMA_VERSION, debate_id: str | None = None,
+               created_at: datetime | None = None, session: Session | None = None) -> str:
+        if kind not in KINDS:
+            raise ValueError(f"unknown debate kind {kind!r}")
+        stamp = now()
+        title = " ".join((title or question).split())
+        row = Debate(id=debate_id or new_id(), kind=kind, status=status, title=scrub(title), question=scrub(question),
+                     provider=provider, model=scrub(model), prompt_versions=prompt_versions or {},
+                     schema_version=schema_version, document=scrub(document), data=scrub(data or {}),
+                     search_text=scrub(search_text(question, title, *document_text(document))), parent_id=parent_id,
+                     created_at=created_at or stamp, updated_at=stamp)
+        if session is not None:
+            session.add(row)
+        else:
+            with self.write() as own:
+                own.add(row)
+        return row.id
+
+    def update(self, debate_id: str, **changes: Any) -> None:
+        """Set columns of a debate (status, document, data keys merged with ``data=``) and touch updated_at."""
+        with self.write() as session:
+            row = self.debate_row(session, debate_id)
+            if "data" in changes:
+                row.data = {**(row.data or {}), **scrub(changes.pop("data"))}
+            for name, value in changes.items():
+                setattr(row, name, scrub(value))
+            if "document" in changes or "title" in changes:
+                row.search_text = search_text(row.question, row.title, *document_text(row.document))
+            row.updated_at = now()
+
+    def rename(self, debate_id: str, title: str) -> None:
+        title = " ".join((title or "").split())
+        if not title:
+            raise InputError("A debate's title cannot be empty.")
+        if message := over_limit(title, MAX_TITLE, "The title"):
+            raise InputError(message)
+        self.update(debate_id, title=title)
+
+    def delete(self, debate_id: str) -> None:
+        """Remove a debate and all its parts (sections, challenges, turns, interventions)."""
+        with self.write() as session:
+            row = self.debate_row(session, debate_id)
+            for table in PARTS:  # also where FKs are not enforced
+                session.execute(delete(table).where(table.debate_id == row.id))
+            session.delete(row)
+
+    def duplicate(self, debate_id: str, *, title: str | None = None, owner: str | None = None) -> str:
+        """A full copy under a new id, every part included; the copy records where it came from. It belongs to
+        ``owner`` (a browser's token), never to the original's owner."""
+        with self.write() as session:
+            row = self.debate_row(session, debate_id)
+            data = {key: copy.deepcopy(value) for key, value in (row.data or {}).items() if key != "owner"}
+            if owner:
+                data["owner"] = owner
+            copy_id = self.create(row.kind, row.question, provider=row.provider, model=row.model,
+                                  title=title or f"Copy of {row.title}", prompt_versions=row.prompt_versions,
+                                  data=data, document=copy.deepcopy(row.document), status=row.status,
+                                  parent_id=row.id, schema_version=row.schema_version, session=session)
+            for table in PARTS:
+                for part in session.scalars(select(table).where(table.debate_id == row.id)):
+                    values = {c.key: copy.deepcopy(getattr(part, c.key)) for c in table.__table__.columns}
+                    session.add(table(**{**values, "debate_id": copy_id}))
+        return copy_id
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def get(self, debate_id: str) -> Record:
+        """The debate in full; a static one's ``document`` carries every challenge response saved for it."""
+        with self.read() as session:
+            row = self.debate_row(session, debate_id)
+            document = copy.deepcopy(row.document)
+            if document is not None and row.kind == "static":
+                responses = session.scalars(
+                    select(Challenge.body).where(Challenge.debate_id == row.id).order_by(Challenge.seq)).all()
+                document.setdefault("challenges", {})["responses"] = list(responses)
+            return Record(**asdict(Summary.of(row)), prompt_versions=row.prompt_versions,
+                          schema_version=row.schema_version, data=row.data, document=document)
+
+    def exists(self, debate_id: str) -> bool:
+        try:
+            debate_id = check_id(debate_id)
+        except NotFound:
+            return False
+        with self.read() as session:
+            return session.get(Debate, debate_id) is not None
+
+    def list(self, search: str = "", *, kind: str | None = None, provider: str | None = None,
+             model: str | None = None, since: date | datetime | None = None, until: date | datetime | None = None,
+             status: str | None = None, origin: str | None = None, limit: int = 50, offset: int = 0) -> Page:
+        """Newest first. ``search`` matches every word in the question, title, claims and hinges;
+        ``until`` is inclusive of that whole day when given as a date; ``origin``: ``"own"`` for the debates
+        people made, ``"runs"`` for those a comparison or regression run made (a ``runs`` row names them),
+        None for all. One query gives the page and the total (a window count), reading only the summary columns."""
+        if origin not in (None, "", "own", "runs"):
+            raise InputError(f"Unknown origin {origin!r}: use own or runs.")
+        query = select(*SUMMARY_COLUMNS)
+        if origin:
+            made_by_runs = select(Run.debate_id).where(Run.debate_id.is_not(None))
+            query = query.where(Debate.id.in_(made_by_runs) if origin == "runs" else Debate.id.not_in(made_by_runs))
+        words = search.lower().split()
+        for word in words:
+            pattern = word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            query = query.where(Debate.search_text.like(f"%{pattern}%", escape="\\"))
+        for column, value in ((Debate.kind, kind), (Debate.provider, provider), (Debate.model, model),
+                              (Debate.status, status)):
+            if value:
+                query = query.where(column == value)
+        if since is not None:
+            query = query.where(Debate.created_at >= _day_start(since))
+        if until is not None:
+            end = _day_start(until) + (timedelta(days=1) if not isinstance(until, datetime) else timedelta(0))
+            query = query.where(Debate.created_at < end)
+        matches = query.cte("matches")
+        if words and self.dialect == "postgresql":
+            # Find the matches first (trigram index), then sort them: left to itself the planner may walk the
+            # created_at index instead and test every row's text
+            matches = matches.prefix_with("MATERIALIZED")
+        page = (select(matches, func.count().over().label("total"))
+                .order_by(matches.c.created_at.desc(), matches.c.id).limit(limit).offset(offset))
+        with self.read() as session:
+            rows = session.execute(page).all()
+            total = rows[0].total if rows else (0 if offset == 0 else self._count(session, query))
+            return Page(items=[Summary.of(row) for row in rows], total=total)
+
+    @staticmethod
+    def _count(session: Session, query: Any) -> int:
+        return session.scalar(select(func.count()).select_from(query.subquery())) or 0
+
+    def facets(self) -> dict[str, list[str]]:
+        """The providers and models present, for the library's filters."""
+        with self.read() as session:
+            pairs = session.execute(select(Debate.provider, Debate.model).distinct()).all()
+        return {"provider": sorted({p for p, _ in pairs}), "model": sorted({m for _, m in pairs})}

@@ -1,0 +1,79 @@
+"""Runs of the model comparison and the regression suites, and the baselines they are judged against."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+
+from ..errors import NotFound
+from .database import Database
+from .privacy import scrub
+from .records import check_id, iso, new_id, now
+from .tables import Run
+
+
+class Runs(Database):
+    """The ``runs`` table: one row per generated debate of a comparison or a regression batch."""
+
+    def add_run(self, suite: str, *, provider: str, model: str, debate_id: str | None = None,
+                prompt_versions: dict[str, str] | None = None, status: str = "running",
+                metrics: dict[str, Any] | None = None, data: dict[str, Any] | None = None,
+                run_id: str | None = None) -> str:
+        """A new run row; with ``run_id``, that row, written afresh if it exists (a re-run after a crash
+        rewrites its run rather than adding a second; its baseline mark and creation time stay)."""
+        stamp = now()
+        values = {"suite": suite, "debate_id": debate_id, "provider": provider, "model": scrub(model),
+                  "prompt_versions": prompt_versions or {}, "status": status, "metrics": metrics or {},
+                  "data": scrub(data or {}), "updated_at": stamp}
+        with self.write() as session:
+            row = session.get(Run, check_id(run_id)) if run_id is not None else None
+            if row is None:
+                row = Run(id=check_id(run_id) if run_id is not None else new_id(), baseline=False, created_at=stamp,
+                          **values)
+                session.add(row)
+            else:
+                for name, value in values.items():
+                    setattr(row, name, value)
+            return row.id
+
+    def update_run(self, run_id: str, **changes: Any) -> None:
+        with self.write() as session:
+            row = session.get(Run, check_id(run_id))
+            if row is None:
+                raise NotFound(f"No run has the id {run_id}.")
+            for name, value in changes.items():
+                setattr(row, name, scrub(value))
+            row.updated_at = now()
+
+    def runs(self, suite: str | None = None) -> list[dict[str, Any]]:
+        """Runs oldest first, as plain dicts."""
+        query = select(Run).order_by(Run.created_at, Run.id)
+        if suite:
+            query = query.where(Run.suite == suite)
+        with self.read() as session:
+            return [{c.key: getattr(r, c.key) for c in Run.__table__.columns} | {
+                "created_at": iso(r.created_at), "updated_at": iso(r.updated_at)} for r in session.scalars(query)]
+
+    def bless(self, run_id: str) -> None:
+        """Make ``run_id`` the baseline of its suite; only this explicit call ever moves a baseline."""
+        with self.write() as session:
+            row = session.get(Run, check_id(run_id))
+            if row is None:
+                raise NotFound(f"No run has the id {run_id}.")
+            for other in session.scalars(select(Run).where(Run.suite == row.suite, Run.baseline.is_(True))):
+                other.baseline = False
+            row.baseline = True
+
+    def bless_batch(self, suite: str, batch: str) -> int:
+        """Make every run of ``batch`` the baseline of ``suite`` (one transaction); returns how many runs."""
+        with self.write() as session:
+            rows = [r for r in session.scalars(select(Run).where(Run.suite == suite))
+                    if (r.data or {}).get("batch", r.id) == batch]
+            if not rows:
+                raise NotFound(f"No batch {batch} in suite {suite}.")
+            for other in session.scalars(select(Run).where(Run.suite == suite, Run.baseline.is_(True))):
+                other.baseline = False
+            for row in rows:
+                row.baseline = True
+        return len(rows)
