@@ -141,7 +141,8 @@ CHALLENGE = AgentSpec("challenge", "challenge", ResponseBody, CHALLENGE_WIRE, 50
 AGENTS = {spec.name: spec for spec in (ORCHESTRATOR, PRO, CON, MODERATOR, CHALLENGE)}
 
 
-def _context_block(context: Context | None) -> str:
+def context_block(context: Context | None) -> str:
+    """The user's context fields as one prompt line (``CONTEXT (USER TEXT): ...``), or nothing when none is given."""
     if context is None:
         return ""
     given = {k: v for k, v in context.dump().items() if v}
@@ -158,7 +159,7 @@ def _messages(prompt: str, **variables: str) -> list[dict[str, str]]:
 
 
 def orchestrator_messages(raw_input: str, context: Context | None) -> list[dict[str, str]]:
-    return _messages("orchestrator", question=prompts.quote(raw_input), context_block=_context_block(context))
+    return _messages("orchestrator", question=prompts.quote(raw_input), context_block=context_block(context))
 
 
 def advocate_messages(side: str, proposition: Proposition) -> list[dict[str, str]]:
@@ -166,7 +167,7 @@ def advocate_messages(side: str, proposition: Proposition) -> list[dict[str, str
     return _messages("advocate", role=role, side=direction,
                      proposition=prompts.quote(proposition.normalized_question),
                      raw_input=prompts.quote(proposition.raw_input),
-                     context_block=_context_block(proposition.context))
+                     context_block=context_block(proposition.context))
 
 
 def _case_text(side: Side, ids: list[str] | None = None) -> str:

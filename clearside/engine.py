@@ -82,7 +82,8 @@ class DebateRun:
         return ["orchestrator" if name == "proposition" else name for name in self.missing]
 
 
-def _now() -> str:
+def utc_stamp() -> str:
+    """Now, in UTC to the second, as a document's ``generated_at`` writes it (``2026-11-24T08:00:00Z``)."""
     return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
@@ -254,7 +255,7 @@ class Engine:
         data = {
             "meta": {
                 "schema_version": SCHEMA_VERSION,
-                "generated_at": _now(),
+                "generated_at": utc_stamp(),
                 "model_info": {"provider": self.provider.name, "model": self.provider.model},
                 "confidence_level": overall_confidence(run.pro, run.con),
                 "notes": _notes(("orchestrator", "advocate", "moderator")),

@@ -103,7 +103,7 @@ def provider_for(spec: str) -> Provider:
     name, _model = parse_spec(spec)
     if name == "openai":
         return get_provider(spec, base_url=st.session_state.get("openai_base_url") or None,
-                            api_key=settings._secret("OPENAI_API_KEY"), concurrency=settings.concurrency())
+                            api_key=settings.secret("OPENAI_API_KEY"), concurrency=settings.concurrency())
     if name == "ollama":
         return get_provider(spec, host=st.session_state.get("ollama_host") or None,
                             concurrency=settings.concurrency())

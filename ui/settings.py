@@ -46,7 +46,7 @@ DEMO_NOTE = (
     "`OPENAI_BASE_URL` for an OpenAI-compatible server such as vLLM, LM Studio or llama.cpp server.")
 
 
-def _secret(name: str) -> str | None:
+def secret(name: str) -> str | None:
     """A key from the environment or st.secrets; never written to session state, the store or an export
     (the store scrubs every value registered here, and secret-looking environment variables, before writing)."""
     try:
@@ -60,7 +60,7 @@ def _secret(name: str) -> str | None:
 def detected() -> list[Detected]:
     """The model servers found running, probed once per session (**Look again** probes anew)."""
     if DETECTED not in st.session_state:
-        st.session_state[DETECTED] = detect_servers(api_key=_secret("OPENAI_API_KEY"))
+        st.session_state[DETECTED] = detect_servers(api_key=secret("OPENAI_API_KEY"))
     return st.session_state[DETECTED]
 
 
@@ -165,7 +165,7 @@ def build_provider() -> Provider:
     if name == "openai":
         return get_provider(f"openai:{st.session_state.get('openai_model', '')}", small=small,
                             base_url=st.session_state.get("openai_base_url") or None,
-                            api_key=_secret("OPENAI_API_KEY"), concurrency=concurrency())
+                            api_key=secret("OPENAI_API_KEY"), concurrency=concurrency())
     return get_provider(f"embedded:{st.session_state.get('embedded_model', '')}")
 
 

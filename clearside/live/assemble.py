@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import prompts
-from ..engine import _now, overall_confidence, validate_document
+from ..engine import overall_confidence, utc_stamp, validate_document
 from ..schema import ACTIONS, SCHEMA_VERSION, Document, Side
 from .transcript import Transcript
 
@@ -55,7 +55,7 @@ def to_document(transcript: Transcript) -> Document:
     pro, con = side_from_turns(transcript, "pro"), side_from_turns(transcript, "con")
     versions = ", ".join(f"{k} {v}" for k, v in transcript.prompt_versions.items())
     data: dict[str, Any] = {
-        "meta": {"schema_version": SCHEMA_VERSION, "generated_at": _now(),
+        "meta": {"schema_version": SCHEMA_VERSION, "generated_at": utc_stamp(),
                  "model_info": {"provider": transcript.provider, "model": transcript.model},
                  "confidence_level": overall_confidence(pro, con),
                  "notes": f"Assembled from live debate {transcript.id} ({len(transcript.turns)} turns). "

@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from .. import prompts
-from ..agents import _context_block
+from ..agents import context_block as agent_context_block
 from ..schema import Context, Proposition
 from .protocol import PHASE_LABELS, ROUND_TOPICS, ROUNDS, SPEAKER_LABELS, LiveConfig, Step
 from .transcript import Turn
@@ -77,7 +77,7 @@ def header(speaker: str, proposition: Proposition, first: bool) -> str:
         return ""
     return prompts.render(prompts.load("live").tasks["header"],
                           proposition=prompts.quote(proposition.normalized_question),
-                          context_block=_context_block(proposition.context), role_block=role_block(speaker),
+                          context_block=agent_context_block(proposition.context), role_block=role_block(speaker),
                           side_line=SIDE_LINES[speaker])
 
 

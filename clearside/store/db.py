@@ -94,14 +94,15 @@ def make_engine(url: str) -> Engine:
                          "(`pip install -r requirements.txt`) and a URL like postgresql+psycopg://...") from None
 
 
-def _config() -> Config:
+def alembic_config() -> Config:
+    """The Alembic configuration of the store's migrations (``clearside/store/migrations``)."""
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     return config
 
 
 def head() -> str:
-    return ScriptDirectory.from_config(_config()).get_current_head()
+    return ScriptDirectory.from_config(alembic_config()).get_current_head()
 
 
 def current(engine: Engine) -> str | None:
@@ -111,7 +112,7 @@ def current(engine: Engine) -> str | None:
 
 def migrate(engine: Engine, revision: str = "head") -> None:
     """Bring the database to ``revision``, in one transaction; a database already there is left alone."""
-    config = _config()
+    config = alembic_config()
     try:
         with engine.connect().execution_options(**{WRITE: True}) as connection, connection.begin():
             if connection.dialect.name == "postgresql":

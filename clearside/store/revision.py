@@ -14,7 +14,7 @@ from pathlib import Path
 
 from alembic import command
 
-from .db import WRITE, _config, make_engine, migrate
+from .db import WRITE, alembic_config, make_engine, migrate
 
 
 def main(argv: list[str]) -> int:
@@ -24,7 +24,7 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory() as scratch:
         engine = make_engine(f"sqlite:///{Path(scratch) / 'scratch.db'}")
         migrate(engine)
-        config = _config()
+        config = alembic_config()
         count = len(list((Path(config.get_main_option("script_location")) / "versions").glob("*.py")))
         with engine.connect().execution_options(**{WRITE: True}) as connection, connection.begin():
             config.attributes["connection"] = connection
