@@ -21,8 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from clearside import metrics, references  # noqa: E402
-from clearside.metrics import embed  # noqa: E402
+from clearside import embed, metrics, references  # noqa: E402
 from clearside.store import open_store  # noqa: E402
 
 GOAL_S = 2.0

@@ -31,8 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from concurrency import concurrent_endpoint, machine  # noqa: E402
 
-from clearside import regress  # noqa: E402
-from clearside.metrics import embed  # noqa: E402
+from clearside import embed, regress  # noqa: E402
 from clearside.providers import get_provider  # noqa: E402
 from clearside.store import Store  # noqa: E402
 

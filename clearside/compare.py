@@ -16,10 +16,9 @@ from datetime import UTC, datetime
 from pathlib import PureWindowsPath
 from typing import Any
 
-from . import metrics
+from . import embed, metrics
 from .engine import Event
 from .errors import Cancelled, ClearSideError, InputError
-from .metrics import embed
 from .providers import Provider
 from .scored import run_scored
 from .store import Store

@@ -31,7 +31,7 @@ from .schema import (
     Proposition,
     Quality,
     Side,
-    jsonschema_errors,
+    validate_document,
 )
 
 
@@ -96,14 +96,6 @@ def overall_confidence(pro: Side, con: Side) -> str:
 def _notes(names: tuple[str, ...]) -> str:
     listed = ", ".join(f"{name} {version}" for name, version in prompts.versions(*names).items())
     return f"Prompt versions: {listed}. No citations requested."
-
-
-def validate_document(data: dict[str, Any]) -> Document:
-    """Validate a document with pydantic and the exported JSON Schema; raises InputError listing problems."""
-    errors = jsonschema_errors(data)
-    if errors:
-        raise InputError("Not a valid ClearSide v1 document: " + "; ".join(errors[:8]))
-    return Document.model_validate(data)
 
 
 class Engine:

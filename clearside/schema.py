@@ -32,6 +32,8 @@ from pydantic import (
 )
 from pydantic.json_schema import GenerateJsonSchema
 
+from .errors import InputError
+
 SCHEMA_VERSION = "1.1.0"
 SCHEMA_ID = f"https://clearside.dev/schemas/clearside-{SCHEMA_VERSION}.schema.json"
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schemas" / f"clearside-{SCHEMA_VERSION}.schema.json"
@@ -254,3 +256,11 @@ def jsonschema_errors(document: dict[str, Any]) -> list[str]:
     """Every violation of the exported JSON Schema, as readable lines."""
     errors = sorted(document_validator().iter_errors(document), key=lambda e: list(e.absolute_path))
     return [f"{'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {e.message}" for e in errors]
+
+
+def validate_document(data: dict[str, Any]) -> Document:
+    """Validate a document with pydantic and the exported JSON Schema; raises InputError listing problems."""
+    errors = jsonschema_errors(data)
+    if errors:
+        raise InputError("Not a valid ClearSide v1 document: " + "; ".join(errors[:8]))
+    return Document.model_validate(data)

