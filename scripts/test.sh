@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install what the tests need (idempotent; the first run compiles llama-cpp-python, 10-15 minutes, and
 # installs Debian's chromium for the browser tests and postgresql for the store's tests, which start their
-# own throwaway server on 127.0.0.1) and run the whole suite. Extra arguments go to pytest.
+# own throwaway server on 127.0.0.1), check the code with ruff and the import rules of .importlinter, and run
+# the whole suite; any failing step fails the command. Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 missing=()
@@ -16,4 +17,8 @@ fi
 # report Intel AMX without enabling it the embedded model dies with a general protection fault at its first token.
 export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}"
 python3 -m pip install --disable-pip-version-check -q -r requirements.txt
+python3 -m ruff check clearside tests ui app_pages bench app.py
+# lint-imports, run from the repository root (it puts the current directory on sys.path to find the packages);
+# no cache, so nothing is left in the work tree. Called through Python: pip may put console scripts off PATH.
+python3 -c 'from importlinter.cli import lint_imports_command; lint_imports_command()' --no-logo --no-cache
 python3 -m pytest "$@"
