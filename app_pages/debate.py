@@ -24,7 +24,6 @@ from ui.quality_view import quality_view
 
 PAGE = "app_pages/debate.py"  # this page, as the mode registry names it: it shows static debates
 OTHER = "__other__"
-ELSEWHERE = {"live": "replay it turn by turn on the Timeline page."}
 EXPORTS = {"json": ("JSON", "json", "application/json"), "md": ("Markdown report", "md", "text/markdown"),
            "quick": ("Quick View", "md", "text/markdown"), "script": ("Debate Script", "md", "text/markdown")}
 
@@ -220,9 +219,8 @@ def saved_debate(debate_id: str) -> None:
     shown_by = mode(record.kind)
     ours = shown_by.page == PAGE
     if not ours:  # a live debate (its assembled document is shown below too) or a perspectives session
-        title = shown_by.page.removeprefix("app_pages/").removesuffix(".py").title()
-        st.info(f"This is a {shown_by.label.lower()}: {ELSEWHERE.get(record.kind, f'open it on the {title} page.')}")
-        st.page_link(shown_by.page, label=f"Open in {title}", icon=":material/open_in_new:",
+        st.info(f"This is a {shown_by.label.lower()}: {shown_by.where()}")
+        st.page_link(shown_by.page, label=f"Open in {shown_by.page_title}", icon=":material/open_in_new:",
                      query_params={shown_by.param: debate_id})
     if record.document is None:
         if ours and owner.may_change(debate_id, record.data):

@@ -4,23 +4,15 @@ import streamlit as st
 
 from clearside.errors import ClearSideError
 from clearside.inputs import MAX_TITLE
+from clearside.modes import MODES, mode
 from ui import jobs
 from ui import library_view as lib
 from ui.inputs import length_note
 from ui.view import esc
 
-KINDS = {"": "Any kind", "static": "Static", "live": "Live", "perspectives": "Perspectives"}
-RESUME_HELP = {"static": "Generates only what is missing, with the sidebar's model.",
-               "live": "Opens it on the Live debate page, which resumes it from its last finished turn.",
-               "perspectives": "Opens it on the Perspectives page: answer its questions there, or resume it from its "
-                               "last finished step."}
-WATCH = {"live": ("Watch on the Live page", ":material/record_voice_over:"),
-         "perspectives": ("Watch on the Perspectives page", ":material/diversity_3:")}
-RERUN_NOTE = {"perspectives": "Re-runs the question as a new perspectives session with **{use}** (choose the model "
-                              "in the sidebar): it asks its own clarifying questions, answered on the Perspectives "
-                              "page; the original is kept."}
-RERUN_DEBATE = ("Re-runs the question as a new {kind} debate with **{use}** (choose the model in the sidebar); the "
-                "original is kept.")
+# The kinds, what Resume and Re-run do for each, and the page that opens one: the mode registry's
+KINDS = {"": "Any kind", **{kind: entry.short for kind, entry in MODES.items()}}
+OPEN_HELP = "Opens it on its page: " + ", ".join(f"{m.page_title} for a {m.label.lower()}" for m in MODES.values())
 STATUS_LABELS = {"": "Any status", "running": "Running or interrupted", "paused": "Paused", "failed": "Failed",
                  "done": "Done"}
 
@@ -90,6 +82,7 @@ def delete_controls(item) -> None:
 
 
 def actions(item) -> None:
+    entry = mode(item.kind)
     if st.session_state.get("lib_title_for") != item.id:
         st.session_state.update(lib_title=item.title, lib_title_for=item.id)
     st.caption(f"{esc(lib.KIND_LABELS.get(item.kind, item.kind))} · {esc(lib.status_label(item))} · "
@@ -99,15 +92,15 @@ def actions(item) -> None:
     left, right = st.columns(2, gap="large")
     with left:
         st.button("Open", key="lib_open", on_click=lib.open_debate, args=(item,), type="primary",
-                  icon=":material/open_in_new:", help="Debate page for static debates, Timeline for live ones, "
-                  "the Perspectives page for perspectives sessions.")
+                  icon=":material/open_in_new:", help=OPEN_HELP)
         if lib.resumable(item) and not lib.yours(item):
             st.caption(esc(lib.READ_ONLY))
         elif lib.resumable(item):
             st.button("Resume", key="lib_resume", on_click=lib.resume, args=(item,), icon=":material/play_arrow:",
-                      help=RESUME_HELP.get(item.kind))
-        elif item.kind in WATCH and lib.running(item.id):
-            st.button(WATCH[item.kind][0], key="lib_watch", on_click=lib.resume, args=(item,), icon=WATCH[item.kind][1])
+                      help=entry.resume_help)
+        elif entry.resumes_on_page and lib.running(item.id):
+            st.button(f"Watch on the {entry.watch_title} page", key="lib_watch", on_click=lib.resume, args=(item,),
+                      icon=entry.icon)
         elif lib.status_label(item) == "running elsewhere":
             st.caption(f"Running in another process (another dashboard or the command line): it was saved at "
                        f"{esc(lib.when(item.updated_at))}. Resume is offered once it has not changed for "
@@ -122,7 +115,7 @@ def actions(item) -> None:
                   icon=":material/replay:", help="Generate it again as a new debate, with the model chosen in the "
                   "sidebar (the caption below names it).")
         if use:
-            st.caption(RERUN_NOTE.get(item.kind, RERUN_DEBATE).format(kind=item.kind, use=esc(use)))
+            st.caption(entry.rerun_note.format(kind=item.kind, use=esc(use)))
         else:
             st.caption(f"The sidebar's model cannot be used: {esc(why)}")
         delete_controls(item)

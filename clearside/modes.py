@@ -41,10 +41,13 @@ Job = Any  # DebateJob, LiveJob or PerspectivesJob: the job runtime of issue 15 
 class Mode:
     kind: str
     label: str  # "Live debate"
+    short: str  # "Live": the Library's kind filter
     page: str  # the page that shows a saved one
+    page_title: str  # that page's title: "Timeline"
     param: str  # its query parameter on that page, holding the debate's id
     link: str  # the share link, relative to the dashboard's root: "timeline?debate={}"
     watch_page: str  # the page that follows one while it runs (a re-run, a resume)
+    watch_title: str
     watch_param: str
     resumes_on_page: bool
     load: Callable[[Store, str], Any]  # the saved debate in the mode's own shape
@@ -53,24 +56,47 @@ class Mode:
     rerun: Callable[..., Job]
     recognizes: Callable[[dict[str, Any]], bool] | None = None  # whether an imported file is of this mode
     import_data: Callable[[Store, dict[str, Any], str], Imported] | None = None  # None: not importable
+    # What the dashboard says about it (plain text; ``icon`` a Material Symbols name, as Streamlit takes it)
+    icon: str = ""
+    resume_help: str = ""  # what Resume does
+    rerun_note: str = ("Re-runs the question as a new {kind} debate with **{use}** (choose the model in the "
+                       "sidebar); the original is kept.")  # {kind}, {use}: the sidebar's provider:model
+    open_note: str = ""  # how to view it when another page links to it (default: open it on its page)
 
     def share_link(self, debate_id: str) -> str:
         return self.link.format(debate_id)
+
+    def where(self) -> str:
+        """How to view a saved one: ``open_note``, else "open it on the <page> page."."""
+        return self.open_note or f"open it on the {self.page_title} page."
 
 
 MODES: dict[str, Mode] = {mode.kind: mode for mode in (
     # The Debate page is the app's default page, served at the root ("./"): its url_path "debate" would be
     # "page not found".
-    Mode("static", "Static debate", "app_pages/debate.py", "debate", "./?debate={}", "app_pages/debate.py", "debate",
-         False, load_run, static_exchange.export_static, jobs.resume_job, jobs.rerun_job,
-         static_exchange.is_document, static_exchange.import_static),
+    Mode("static", "Static debate", "Static", page="app_pages/debate.py", page_title="Debate", param="debate",
+         link="./?debate={}", watch_page="app_pages/debate.py", watch_title="Debate", watch_param="debate",
+         resumes_on_page=False, load=load_run, export=static_exchange.export_static, resume=jobs.resume_job,
+         rerun=jobs.rerun_job, recognizes=static_exchange.is_document, import_data=static_exchange.import_static,
+         icon=":material/article:", resume_help="Generates only what is missing, with the sidebar's model."),
     # A live debate is replayed on the Timeline page and followed (or resumed) on the Live page.
-    Mode("live", "Live debate", "app_pages/timeline.py", "debate", "timeline?debate={}", "app_pages/live.py", "live",
-         True, live_exchange.load_live, live_exchange.export_live, live_job.resume_job, live_job.rerun_job,
-         live_exchange.is_transcript, live_exchange.import_live),
-    Mode("perspectives", "Perspectives session", "app_pages/perspectives.py", "perspectives",
-         "perspectives?perspectives={}", "app_pages/perspectives.py", "perspectives", True, load_perspectives,
-         perspectives_exchange.export_perspectives, perspectives_job.resume_job, perspectives_job.rerun_job),
+    Mode("live", "Live debate", "Live", page="app_pages/timeline.py", page_title="Timeline", param="debate",
+         link="timeline?debate={}", watch_page="app_pages/live.py", watch_title="Live", watch_param="live",
+         resumes_on_page=True, load=live_exchange.load_live, export=live_exchange.export_live,
+         resume=live_job.resume_job, rerun=live_job.rerun_job, recognizes=live_exchange.is_transcript,
+         import_data=live_exchange.import_live, icon=":material/record_voice_over:",
+         resume_help="Opens it on the Live debate page, which resumes it from its last finished turn.",
+         open_note="replay it turn by turn on the Timeline page."),
+    Mode("perspectives", "Perspectives session", "Perspectives", page="app_pages/perspectives.py",
+         page_title="Perspectives", param="perspectives", link="perspectives?perspectives={}",
+         watch_page="app_pages/perspectives.py", watch_title="Perspectives", watch_param="perspectives",
+         resumes_on_page=True, load=load_perspectives, export=perspectives_exchange.export_perspectives,
+         resume=perspectives_job.resume_job, rerun=perspectives_job.rerun_job, icon=":material/diversity_3:",
+         resume_help="Opens it on the Perspectives page: answer its questions there, or resume it from its last "
+                     "finished step.",
+         rerun_note="Re-runs the question as a new perspectives session with **{use}** (choose the model in the "
+                    "sidebar): it asks its own clarifying questions, answered on the Perspectives page; the "
+                    "original is kept."),
 )}
 assert tuple(MODES) == KINDS, "every kind the store saves has exactly one mode"
 

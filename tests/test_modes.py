@@ -1,0 +1,66 @@
+"""The mode registry (clearside/modes.py): one entry per kind the store saves, naming pages that exist, and the
+one place that decides which mode an imported file belongs to."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers import fixture_dict
+
+from clearside.errors import InputError
+from clearside.modes import MODES, export_data, import_data, import_file, mode
+from clearside.store import KINDS, Store
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def store(tmp_path):
+    opened = Store(f"sqlite:///{tmp_path / 'modes.db'}")
+    yield opened
+    opened.close()
+
+
+def test_every_kind_the_store_saves_has_one_mode_whose_pages_exist():
+    assert tuple(MODES) == KINDS
+    for kind, entry in MODES.items():
+        assert entry.kind == kind and entry.label and entry.short and entry.resume_help
+        for page in (entry.page, entry.watch_page):
+            assert (ROOT / page).is_file(), f"{kind}: {page} is not a page of the dashboard"
+        # the share link opens the mode's page with the debate's id in the page's query parameter
+        route = "./" if entry.page == "app_pages/debate.py" else Path(entry.page).stem
+        link = entry.share_link("a" * 32)
+        assert link == f"{route}?{entry.param}={'a' * 32}", link
+        assert entry.page_title.lower() == Path(entry.page).stem, "the page's title names its file"
+        assert "{use}" in entry.rerun_note
+
+
+def test_an_unknown_kind_is_refused_with_the_kinds_there_are():
+    with pytest.raises(InputError, match="static, live, perspectives"):
+        mode("debate")
+
+
+def test_each_file_goes_to_the_mode_that_recognizes_it_and_comes_back_the_same(store, tmp_path):
+    document = fixture_dict()
+    recognized = [kind for kind, entry in MODES.items() if entry.recognizes and entry.recognizes(document)]
+    assert recognized == ["static"]
+    path = tmp_path / "debate.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    imported = import_file(store, str(path))
+    assert store.get(imported.id).kind == "static"
+    again = export_data(store, imported.id)
+    assert again["pro"] == document["pro"] and again["moderator"] == document["moderator"]
+    assert [kind for kind, entry in MODES.items() if entry.recognizes and entry.recognizes(
+        {"version": 1, "turns": []})] == ["live"]
+
+
+@pytest.mark.parametrize("data", [{"title": "not a debate"}, [1, 2], "text"])
+def test_a_file_of_no_mode_is_refused_naming_both_formats_and_nothing_is_saved(store, data):
+    with pytest.raises(InputError, match="Not imported") as refused:
+        import_data(store, data, "upload.json")
+    assert "upload.json" in str(refused.value)
+    if isinstance(data, dict):
+        assert "meta.schema_version" in str(refused.value) and "version and turns" in str(refused.value)
+    assert store.list().total == 0
