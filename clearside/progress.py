@@ -69,9 +69,7 @@ class ProgressWriter:
     def __init__(self, job_id: str, url: str | None = None) -> None:
         self.job_id = job_id
         self.engine, self.table = _database(url)
-        with self.engine.connect() as conn:
-            last = conn.execute(sa.select(sa.func.max(self.table.c.seq)).where(self.table.c.job_id == job_id))
-            self._seq = (last.scalar() or 0) + 1
+        self._seq = self._last_seq() + 1
         self._pending: list[dict[str, Any]] = []
         self._flushed = time.monotonic()
         self._lock = threading.Lock()
@@ -88,11 +86,22 @@ class ProgressWriter:
             if not self._pending:
                 return
             batch, self._pending = self._pending, []
-            seq, self._seq = self._seq, self._seq + 1
             self._flushed = time.monotonic()
-            with self.engine.begin() as conn:
-                conn.execute(self.table.insert().values(job_id=self.job_id, seq=seq, entries=json.dumps(batch),
-                                                        at=time.time()))
+            for _ in range(5):  # another writer of this job (a host taking over, a resumed step) took the number
+                try:
+                    with self.engine.begin() as conn:
+                        conn.execute(self.table.insert().values(job_id=self.job_id, seq=self._seq,
+                                                                entries=json.dumps(batch), at=time.time()))
+                    self._seq += 1
+                    return
+                except sa.exc.IntegrityError:
+                    self._seq = self._last_seq() + 1
+            raise sa.exc.InvalidRequestError(f"Progress of job {self.job_id} could not be written: too many writers")
+
+    def _last_seq(self) -> int:
+        with self.engine.connect() as conn:
+            last = conn.execute(sa.select(sa.func.max(self.table.c.seq)).where(self.table.c.job_id == self.job_id))
+            return last.scalar() or 0
 
 
 def read(job_id: str, after: int = 0, url: str | None = None) -> tuple[list[dict[str, Any]], int]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import uuid
 from typing import Any
 
 from dbos import DBOS
@@ -40,6 +41,8 @@ CANCEL_CHECK_SECONDS = 0.5
 LOCAL_PROVIDERS: dict[str, Provider] = {}
 # Progress of the jobs whose steps run in this process, by job id.
 LOCAL: dict[str, dict[str, AgentProgress]] = {}
+# Jobs an execution in this process is running now (a cancelled one stays here until its step stops).
+RUNNING: set[str] = set()
 _local_lock = threading.Lock()
 
 
@@ -50,6 +53,7 @@ def recipe(provider: Provider) -> dict[str, Any]:
         value = getattr(provider, name, None)
         if isinstance(value, str) and value:
             options[name] = value
+    options["concurrency"] = provider.concurrency  # the endpoint's limit the user chose travels with the job
     return {"spec": provider.spec, "small": bool(provider.small), "options": options}
 
 
@@ -98,8 +102,9 @@ class Sink:
 
 
 @DBOS.step(name=f"{STATIC}.stage")
-def static_stage(job_id: str, job: dict[str, Any], stage: str) -> dict[str, Any]:
-    """Generate the missing sections of one stage and save them; ``{"status": "ok"}`` or how the job ended."""
+def static_stage(job_id: str, job: dict[str, Any], stage: str, token: str = "") -> dict[str, Any]:
+    """Generate the missing sections of one stage and save them; ``{"status": "ok"}`` or how the job ended
+    (``token``, the calling execution's, comes back with a cancel)."""
     store = open_store()
     sink = Sink(job_id)
     try:
@@ -110,9 +115,9 @@ def static_stage(job_id: str, job: dict[str, Any], stage: str) -> dict[str, Any]
                         on_event=sink, on_section=recorder.on_section, strategy=job.get("strategy"))
         engine.run_stage(run, stage)
     except DebateFailed as exc:
-        return _stopped(store, job, exc.cause)
+        return {**_stopped(store, job, exc.cause), "token": token}
     except ClearSideError as exc:  # a provider that cannot be built here, the store refusing a write
-        return _stopped(store, job, exc)
+        return {**_stopped(store, job, exc), "token": token}
     except Exception as exc:  # never end a job silently: the page and `status` must say what happened
         log.exception("Job %s failed", job_id)
         return _stopped(store, job, ClearSideError(f"Unexpected error: {exc!r}"))
@@ -152,20 +157,45 @@ def static_debate(job: dict[str, Any]) -> dict[str, Any]:
     """A saved static debate from its question to its document (``job``: see :func:`static_job`)."""
     job_id = DBOS.workflow_id or job["debate_id"]
     log.info("job %s started: static debate %s", job_id, job["debate_id"])
+    with _local_lock:
+        RUNNING.add(job_id)
+    try:
+        outcome = _static_stages(job_id, job)
+    finally:
+        with _local_lock:
+            LOCAL.pop(job_id, None)
+            RUNNING.discard(job_id)
+        LOCAL_PROVIDERS.pop(job_id, None)
+    log.info("job %s %s%s", job_id, outcome["status"], f": {outcome['error']}" if outcome.get("error") else "")
+    return outcome
+
+
+def _static_stages(job_id: str, job: dict[str, Any]) -> dict[str, Any]:
     outcome: dict[str, Any] = {"status": "ok"}
     for stage in STAGES:
-        outcome = static_stage(job_id, job, stage)
-        while outcome["status"] == "cancelled" and runtime.state(job_id).status != "cancelled":
-            outcome = static_stage(job_id, job, stage)  # resumed after a cancel: that stage again, afresh
+        # A stage cancelled in an earlier execution is replayed as "cancelled" when the job resumes: its token
+        # is not this execution's, so that stage runs again, afresh. One cancelled here ends this execution.
+        token = uuid.uuid4().hex
+        outcome = static_stage(job_id, job, stage, token)
+        while outcome["status"] == "cancelled" and outcome.get("token") != token:
+            token = uuid.uuid4().hex
+            outcome = static_stage(job_id, job, stage, token)
         if outcome["status"] != "ok":
             break
     else:
         outcome = static_finish(job_id, job)
-    with _local_lock:
-        LOCAL.pop(job_id, None)
-    LOCAL_PROVIDERS.pop(job_id, None)
-    log.info("job %s %s%s", job_id, outcome["status"], f": {outcome['error']}" if outcome.get("error") else "")
     return outcome
+
+
+def wait_stopped(job_id: str, timeout: float = 30) -> bool:
+    """Wait until no execution in this process runs ``job_id`` (a cancelled step stops at its next token);
+    False if one still does after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while job_id in RUNNING:
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def static_job(debate_id: str, provider: Provider, *, temperature: float = 0.4, retries: int = 2,
@@ -203,6 +233,7 @@ def continue_static(debate_id: str, provider: Provider, *, store: Any = None, **
         if current is not None and current.status in ("queued", "running"):
             return job_id
         if current is not None and current.status == "cancelled":
+            wait_stopped(job_id)  # never two executions of one job in this process
             LOCAL_PROVIDERS[job_id] = provider
             store.update(debate_id, status="queued", data={"error": ""})
             runtime.resume(job_id, queue=queue_for(provider))
