@@ -123,7 +123,7 @@ def static_stage(job_id: str, job: dict[str, Any], stage: str, token: str = "") 
         return _stopped(store, job, ClearSideError(f"Unexpected error: {exc!r}"))
     finally:
         sink.close()
-    return {"status": "ok"}
+    return {"status": "ok", "model": provider.model}  # a server's default model, once asked, names the document
 
 
 CANCELLED_NOTE = "Cancelled: every finished section is kept; Resume completes the rest."
@@ -138,11 +138,14 @@ def _stopped(store: Any, job: dict[str, Any], cause: ClearSideError) -> dict[str
 
 
 @DBOS.step(name=f"{STATIC}.finish")
-def static_finish(job_id: str, job: dict[str, Any]) -> dict[str, Any]:
-    """Assemble the document from the saved sections and store it as finished."""
+def static_finish(job_id: str, job: dict[str, Any], model: str = "") -> dict[str, Any]:
+    """Assemble the document from the saved sections and store it as finished (``model``: the one the stages
+    used, for a provider that names none and takes its server's first)."""
     store = open_store()
     run = store.load_run(job["debate_id"])
     provider = provider_for(job_id, job)
+    if not provider.model and model:
+        provider.model = model
     engine = Engine(provider, strategy=job.get("strategy"))
     try:
         document = engine.assemble(run)
@@ -183,7 +186,7 @@ def _static_stages(job_id: str, job: dict[str, Any]) -> dict[str, Any]:
         if outcome["status"] != "ok":
             break
     else:
-        outcome = static_finish(job_id, job)
+        outcome = static_finish(job_id, job, outcome.get("model", ""))
     return outcome
 
 
