@@ -31,7 +31,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.latency_replies import reply_for  # noqa: E402
+from bench.latency_replies import agent_of, reply_for  # noqa: E402
 
 MODEL = "clearside-latency"
 _TOKEN = re.compile(r"\s*\S+")  # a word with the spaces before it: one "token"
@@ -87,7 +87,9 @@ class _Handler(BaseHTTPRequestHandler):
                 self._overloaded(ollama)
                 return
             schema = body.get("format") if ollama else _schema(body.get("response_format"))
-            text = json.dumps(reply_for(schema if isinstance(schema, dict) else None, body.get("messages") or []))
+            schema = schema if isinstance(schema, dict) else None
+            self.server.asked(agent_of(schema, body.get("messages") or []))
+            text = json.dumps(reply_for(schema, body.get("messages") or []))
             (self._ollama if ollama else self._openai)(body, _TOKEN.findall(text))
 
     def _paced(self, tokens: list[str]):
@@ -177,6 +179,11 @@ class LatencyServer(ThreadingHTTPServer):
         with self._lock:
             self.requests = self.failed = self.in_flight = self.max_in_flight = self.list_requests = 0
             self.spans: list[tuple[float, float]] = []  # (start, end) of each chat request, time.monotonic()
+            self.agents: dict[str, int] = {}  # answered chat requests by the ClearSide agent that asked
+
+    def asked(self, agent: str) -> None:
+        with self._lock:
+            self.agents[agent] = self.agents.get(agent, 0) + 1
 
     def listing(self) -> bool:
         """One model-list request; whether it is to be answered with ``fail_status``."""
@@ -209,7 +216,8 @@ class LatencyServer(ThreadingHTTPServer):
         with self._lock:
             return {"requests": self.requests, "failed": self.failed, "list_requests": self.list_requests,
                     "in_flight": self.in_flight,
-                    "max_in_flight": self.max_in_flight, "ttft": self.ttft, "tps": self.tps}
+                    "max_in_flight": self.max_in_flight, "ttft": self.ttft, "tps": self.tps,
+                    "agents": dict(self.agents)}
 
     @property
     def url(self) -> str:

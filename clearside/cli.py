@@ -15,7 +15,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from . import schema
+from . import jobs_cli, schema
 from .engine import SECTIONS, STRATEGIES, DebateRun, Engine, Event, validate_document
 from .errors import ClearSideError, DebateFailed, InputError
 from .inputs import read_json
@@ -121,6 +121,10 @@ def cmd_debate(args: argparse.Namespace) -> int:
     else:
         run = DebateRun.from_input(args.question, geography=args.geography, timeframe=args.timeframe,
                                    domain=args.domain)
+    if args.enqueue:
+        provider = get_provider(args.provider, small=True if args.small else None)
+        return jobs_cli.enqueue_debate(run, provider, resume=args.resume, temperature=args.temperature,
+                                       retries=args.retries, strategy=args.strategy)
     engine = _engine(args)
     recorder = _recorder(args, engine, run)
     try:  # saved as it goes; run_recorded marks the saved debate done or failed
@@ -189,6 +193,8 @@ def build_parser() -> argparse.ArgumentParser:
     debate.add_argument("--save", action="store_true",
                         help="also save it in the store, section by section as the agents finish")
     debate.add_argument("--resume", metavar="ID", help="finish a saved debate: only its missing sections run")
+    debate.add_argument("--enqueue", action="store_true",
+                        help="save it and queue it for a worker (or the dashboard); print its id and exit at once")
     debate.add_argument("--geography")
     debate.add_argument("--timeframe")
     debate.add_argument("--domain")
@@ -216,6 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     live_cli.add_parser(sub, _model_options)
     store_cli.add_parsers(sub)
+    jobs_cli.add_parsers(sub)
     from . import eval_cli  # imported here: it uses this module's helpers
     from .perspectives import cli as perspectives_cli
 

@@ -49,6 +49,7 @@ class Event:
 OnEvent = Callable[[Event], None]
 OnSection = Callable[["DebateRun", str], None]
 SECTIONS = ("proposition", "pro", "con", "moderator")
+STAGES = ("orchestrator", "advocates", "moderator")  # the order of a debate; pro and con run side by side
 
 
 @dataclass
@@ -171,18 +172,27 @@ class Engine:
 
     def run(self, run: DebateRun) -> Document:
         """Fill every missing section of ``run`` and assemble the document."""
-        if self.substance and run.missing:
+        for stage in STAGES:
+            self.run_stage(run, stage)
+        return self.assemble(run)
+
+    def run_stage(self, run: DebateRun, stage: str) -> None:
+        """Fill the missing sections of one stage of :data:`STAGES` (the durable runtime makes each a step);
+        raises DebateFailed with what the run holds."""
+        if self.substance and run.missing and stage == STAGES[0]:
             # the embedding model loads while the first agent generates, not after it
             threading.Thread(target=self.embeddings.warm, name="clearside-embed-warm", daemon=True).start()
         try:
-            if run.proposition is None:
+            if stage == "orchestrator" and run.proposition is None:
                 self._section(run, "proposition", self._orchestrator(run))
-            self._advocates(run)
-            if run.moderator is None:
+            elif stage == "advocates":
+                self._advocates(run)
+            elif stage == "moderator" and run.moderator is None:
                 self._section(run, "moderator", self._moderator(run))
+            elif stage not in STAGES:
+                raise InputError(f"Unknown stage {stage!r}: use one of {', '.join(STAGES)}.")
         except ClearSideError as exc:
             raise DebateFailed(exc, run) from exc
-        return self.assemble(run)
 
     def _user_context(self, run: DebateRun) -> dict[str, str]:
         return run.context.dump() if run.context else {}

@@ -36,6 +36,27 @@ class AgentProgress:
     tokens: int = 0
 
 
+def apply_event(agents: dict[str, AgentProgress], event: Event) -> None:
+    """Fold one engine event into the agents' progress (a job here, or a job followed from its progress rows)."""
+    progress = agents.setdefault(event.agent, AgentProgress())
+    if event.kind == "start":  # "running" from its first token: a serial model may first serve the other
+        progress.status, progress.text, progress.attempts = "waiting", "", 1
+    elif event.kind == "delta":
+        progress.text += event.text
+        if progress.status == "waiting":
+            progress.status = "running"
+    elif event.kind == "part":  # another call of the same section: its stream starts afresh
+        progress.text = ""
+    elif event.kind == "retry":
+        progress.status, progress.text = "retrying", ""
+        progress.attempts = event.data.get("attempt", progress.attempts + 1)
+    elif event.kind == "done":
+        progress.status = "done"
+        progress.seconds, progress.tokens = event.data.get("seconds", 0.0), event.data.get("tokens", 0)
+    elif event.kind == "error":
+        progress.status = "failed"
+
+
 @dataclass
 class Snapshot:
     """A consistent copy of a job's state for rendering."""
@@ -139,23 +160,7 @@ class DebateJob:
         with self._lock:
             if self._cancelling and event.kind in ("start", "delta", "part", "retry"):
                 raise Cancelled("Cancelled by the user.")
-            progress = self._agents.setdefault(event.agent, AgentProgress())
-            if event.kind == "start":  # "running" from its first token: a serial model may first serve the other
-                progress.status, progress.text, progress.attempts = "waiting", "", 1
-            elif event.kind == "delta":
-                progress.text += event.text
-                if progress.status == "waiting":
-                    progress.status = "running"
-            elif event.kind == "part":  # another call of the same section: its stream starts afresh
-                progress.text = ""
-            elif event.kind == "retry":
-                progress.status, progress.text = "retrying", ""
-                progress.attempts = event.data.get("attempt", progress.attempts + 1)
-            elif event.kind == "done":
-                progress.status = "done"
-                progress.seconds, progress.tokens = event.data.get("seconds", 0.0), event.data.get("tokens", 0)
-            elif event.kind == "error":
-                progress.status = "failed"
+            apply_event(self._agents, event)
 
     def snapshot(self) -> Snapshot:
         with self._lock:

@@ -1,0 +1,131 @@
+"""``python -m clearside worker`` and ``status``, and the ``--enqueue`` of ``debate``: the runtime on the command line.
+
+``status`` exit codes: 0 done, 1 failed or cancelled, 2 unknown id; without ``--wait`` a job still queued,
+running or paused also exits 0 (the state is printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+from typing import Any
+
+from . import runtime
+from .engine import SECTIONS
+from .errors import ConfigError, NotFound
+from .store import open_store
+
+WAIT_POLL_SECONDS = 0.5
+
+
+def enqueue_debate(run: Any, provider: Any, *, resume: str | None, temperature: float, retries: int,
+                   strategy: str | None) -> int:
+    """``debate --enqueue``: save the debate (or take the saved one), queue it, print its id, exit at once."""
+    from . import workflows
+    from .store.recorder import StaticRecorder
+
+    store = open_store()
+    options = {"temperature": temperature, "retries": retries, "strategy": strategy}
+    if resume:
+        store.get(resume)  # NotFound (exit 2) for an unknown id
+        job_id = workflows.continue_static(resume, provider, store=store, **options)
+        debate_id = resume
+    else:
+        debate_id = StaticRecorder(store, run, provider).id
+        job_id = workflows.enqueue_static(debate_id, provider, lend=False, store=store, **options)
+    print(debate_id)
+    print(f"Queued job {job_id}: `python -m clearside worker` (or the dashboard) runs it; "
+          f"`python -m clearside status {debate_id} --wait` follows it.", file=sys.stderr)
+    return 0
+
+
+def report(item_id: str) -> dict[str, Any]:
+    """The state of a saved debate's latest job (or of a job by its own id) and what it has finished."""
+    store = open_store()
+    debate_id, job_id = item_id, None
+    if store.exists(item_id):
+        job_id = (store.get(item_id).data or {}).get("job")
+    else:
+        base = item_id.rpartition("-")[0]
+        if base and store.exists(base):
+            debate_id, job_id = base, item_id
+    if not store.exists(debate_id):
+        try:
+            job = runtime.state(item_id)
+        except NotFound:
+            raise NotFound(f"No debate or job {item_id!r}: `python -m clearside list` shows saved debates.") from None
+        return {"id": item_id, "job": item_id, "status": job.status, "error": job.error, "sections": [],
+                "kind": job.name}
+    record = store.get(debate_id)
+    status, error = record.status, (record.data or {}).get("error", "")
+    if job_id:
+        job = runtime.state(job_id)
+        if job.status in ("queued", "running", "cancelled") or (job.finished and record.status == "running"):
+            status, error = job.status, job.error or error
+    sections = [name for name in SECTIONS if name in store.sections(debate_id)] if record.kind == "static" else []
+    turns = len((record.data or {}).get("turns", [])) if record.kind == "live" else None
+    out = {"id": debate_id, "job": job_id, "kind": record.kind, "status": status, "error": error,
+           "sections": sections}
+    if turns is not None:
+        out["turns"] = turns
+    return out
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    state = report(args.id)
+    while args.wait and state["status"] not in ("done", "failed", "cancelled"):
+        time.sleep(WAIT_POLL_SECONDS)
+        state = report(args.id)
+    if args.format == "json":
+        print(json.dumps(state, ensure_ascii=False))
+    else:
+        print(f"{state['id']}: {state['status']}")
+        if state.get("sections"):
+            print("finished sections: " + ", ".join(state["sections"]))
+        if "turns" in state:
+            print(f"turns: {state['turns']}")
+        if state.get("error"):
+            print(f"error: {state['error']}")
+    return {"done": 0, "failed": 1, "cancelled": 1}.get(state["status"], 0)
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    if args.concurrency is not None and args.concurrency < 1:
+        raise ConfigError("--concurrency must be at least 1.")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
+    for name in ("clearside.jobs", "clearside.runtime"):
+        logger = logging.getLogger(name)
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+    open_store()  # migrate the store before any job needs it
+    host = runtime.host(role="worker", concurrency=args.concurrency)
+    print(f"Worker {host.executor_id} serving queued and interrupted jobs; Ctrl+C stops it.", file=sys.stderr,
+          flush=True)
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    stop.wait()
+    print("Worker stopping: a job it was running is taken over by the next worker or dashboard.", file=sys.stderr,
+          flush=True)
+    sys.stderr.flush()
+    os._exit(0)  # workflow threads are not daemons; what they were doing is recovered elsewhere
+
+
+def add_parsers(sub: Any) -> None:
+    worker = sub.add_parser("worker", help="run queued and interrupted jobs until stopped (Ctrl+C)")
+    worker.add_argument("--concurrency", type=int, metavar="N",
+                        help="jobs on model servers each worker runs at once (one setting for all workers; "
+                             f"default {runtime.SERVER_CONCURRENCY}); jobs on the in-process model run one at a time")
+    worker.set_defaults(func=cmd_worker)
+    status = sub.add_parser("status", help="a debate's or job's state and finished sections")
+    status.add_argument("id", metavar="ID")
+    status.add_argument("--wait", action="store_true", help="block until it is done, failed or cancelled")
+    status.add_argument("--format", choices=("text", "json"), default="text")
+    status.set_defaults(func=cmd_status)

@@ -1,0 +1,260 @@
+"""ClearSide's long work as durable workflows: one workflow per job, one step per model call.
+
+A static debate is the workflow ``clearside.static``: one step per stage of :data:`engine.STAGES`
+(orchestrator, the two advocates side by side, moderator), then one that assembles and saves the document.
+Every step saves its sections in the store as they land, so a step the runtime reruns after a crash finds
+them there and generates only what is missing: recovery regenerates the interrupted step, nothing before it.
+
+Progress (the engine's events, deltas batched) goes to the runtime's progress rows, readable from any process
+(:class:`Follower`); the host that runs the step also keeps it in memory (:data:`LOCAL`), so a page on the
+same server reads it without a query. A cancel (``runtime.cancel``) is noticed within half a second, at the
+next token, and leaves every finished section saved.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from typing import Any
+
+from dbos import DBOS
+
+from . import runtime
+from .engine import STAGES, Engine, Event
+from .errors import Cancelled, ClearSideError, DebateFailed
+from .jobs import AgentProgress, apply_event
+from .progress import ProgressWriter
+from .providers import Provider, get_provider
+from .store import open_store
+from .store.recorder import StaticRecorder
+
+log = logging.getLogger("clearside.jobs")
+
+STATIC = "clearside.static"
+CANCEL_CHECK_SECONDS = 0.5
+
+# Providers the process that queued a job lent it (an API key typed in the sidebar, a model already loaded,
+# a test's scripted replies): a step run here uses them; a step run by another host rebuilds the provider
+# from the job's recipe and that host's own environment.
+LOCAL_PROVIDERS: dict[str, Provider] = {}
+# Progress of the jobs whose steps run in this process, by job id.
+LOCAL: dict[str, dict[str, AgentProgress]] = {}
+# Jobs an execution in this process is running now (a cancelled one stays here until its step stops).
+RUNNING: set[str] = set()
+_local_lock = threading.Lock()
+
+
+def recipe(provider: Provider) -> dict[str, Any]:
+    """What another host needs to build the same provider; secrets stay out (each host has its own)."""
+    options: dict[str, Any] = {}
+    for name in ("host", "base_url"):  # Ollama's host, an OpenAI-compatible server's URL
+        value = getattr(provider, name, None)
+        if isinstance(value, str) and value:
+            options[name] = value
+    options["concurrency"] = provider.concurrency  # the endpoint's limit the user chose travels with the job
+    return {"spec": provider.spec, "small": bool(provider.small), "options": options}
+
+
+def queue_for(provider: Provider) -> str:
+    """In-process models run one job at a time on each host; model servers take several."""
+    return runtime.LOCAL_QUEUE if provider.name == "embedded" else runtime.SERVER_QUEUE
+
+
+def provider_for(job_id: str, job: dict[str, Any]) -> Provider:
+    lent = LOCAL_PROVIDERS.get(job_id)
+    if lent is not None:
+        return lent
+    made = job["provider"]
+    return get_provider(made["spec"], small=made.get("small") or None, **made.get("options", {}))
+
+
+class Sink:
+    """The engine's events for one job: folded into this process's progress, written in batches to the
+    progress rows, and the place a cancel is noticed."""
+
+    def __init__(self, job_id: str) -> None:
+        self.job_id = job_id
+        self.writer = ProgressWriter(job_id)
+        with _local_lock:
+            self.agents = LOCAL.setdefault(job_id, {})
+        self._lock = threading.Lock()
+        self._checked = 0.0
+        self._cancelled = False
+
+    def __call__(self, event: Event) -> None:
+        if event.kind in ("start", "delta", "part", "retry") and self.cancelled():
+            raise Cancelled("Cancelled by the user.")
+        with self._lock:
+            apply_event(self.agents, event)
+        self.writer.add({"kind": event.kind, "agent": event.agent, "text": event.text, "data": event.data})
+
+    def cancelled(self) -> bool:
+        now = time.monotonic()
+        if not self._cancelled and now - self._checked >= CANCEL_CHECK_SECONDS:
+            self._checked = now
+            self._cancelled = runtime.state(self.job_id).status == "cancelled"
+        return self._cancelled
+
+    def close(self) -> None:
+        self.writer.flush()
+
+
+@DBOS.step(name=f"{STATIC}.stage")
+def static_stage(job_id: str, job: dict[str, Any], stage: str, token: str = "") -> dict[str, Any]:
+    """Generate the missing sections of one stage and save them; ``{"status": "ok"}`` or how the job ended
+    (``token``, the calling execution's, comes back with a cancel)."""
+    store = open_store()
+    sink = Sink(job_id)
+    try:
+        run = store.load_run(job["debate_id"])
+        provider = provider_for(job_id, job)
+        recorder = StaticRecorder(store, run, provider, debate_id=job["debate_id"])
+        engine = Engine(provider, retries=job.get("retries", 2), temperature=job.get("temperature", 0.4),
+                        on_event=sink, on_section=recorder.on_section, strategy=job.get("strategy"))
+        engine.run_stage(run, stage)
+    except DebateFailed as exc:
+        return {**_stopped(store, job, exc.cause), "token": token}
+    except ClearSideError as exc:  # a provider that cannot be built here, the store refusing a write
+        return {**_stopped(store, job, exc), "token": token}
+    except Exception as exc:  # never end a job silently: the page and `status` must say what happened
+        log.exception("Job %s failed", job_id)
+        return _stopped(store, job, ClearSideError(f"Unexpected error: {exc!r}"))
+    finally:
+        sink.close()
+    return {"status": "ok", "model": provider.model}  # a server's default model, once asked, names the document
+
+
+CANCELLED_NOTE = "Cancelled: every finished section is kept; Resume completes the rest."
+
+
+def _stopped(store: Any, job: dict[str, Any], cause: ClearSideError) -> dict[str, Any]:
+    if isinstance(cause, Cancelled):
+        store.update(job["debate_id"], status="paused", data={"error": CANCELLED_NOTE})
+        return {"status": "cancelled", "error": "Cancelled.", "exit_code": Cancelled.exit_code}
+    store.update(job["debate_id"], status="failed", data={"error": cause.for_dashboard()})
+    return {"status": "failed", "error": cause.for_dashboard(), "exit_code": cause.exit_code}
+
+
+@DBOS.step(name=f"{STATIC}.finish")
+def static_finish(job_id: str, job: dict[str, Any], model: str = "") -> dict[str, Any]:
+    """Assemble the document from the saved sections and store it as finished (``model``: the one the stages
+    used, for a provider that names none and takes its server's first)."""
+    store = open_store()
+    run = store.load_run(job["debate_id"])
+    provider = provider_for(job_id, job)
+    if not provider.model and model:
+        provider.model = model
+    engine = Engine(provider, strategy=job.get("strategy"))
+    try:
+        document = engine.assemble(run)
+    except ClearSideError as exc:
+        return _stopped(store, job, exc)
+    StaticRecorder(store, run, provider, debate_id=job["debate_id"]).finish(document, run)
+    return {"status": "done", "debate_id": job["debate_id"]}
+
+
+@DBOS.workflow(name=STATIC)
+def static_debate(job: dict[str, Any]) -> dict[str, Any]:
+    """A saved static debate from its question to its document (``job``: see :func:`static_job`)."""
+    job_id = DBOS.workflow_id or job["debate_id"]
+    log.info("job %s started: static debate %s", job_id, job["debate_id"])
+    with _local_lock:
+        RUNNING.add(job_id)
+    try:
+        outcome = _static_stages(job_id, job)
+    finally:
+        with _local_lock:
+            LOCAL.pop(job_id, None)
+            RUNNING.discard(job_id)
+        LOCAL_PROVIDERS.pop(job_id, None)
+    log.info("job %s %s%s", job_id, outcome["status"], f": {outcome['error']}" if outcome.get("error") else "")
+    return outcome
+
+
+def _static_stages(job_id: str, job: dict[str, Any]) -> dict[str, Any]:
+    outcome: dict[str, Any] = {"status": "ok"}
+    for stage in STAGES:
+        # A stage cancelled in an earlier execution is replayed as "cancelled" when the job resumes: its token
+        # is not this execution's, so that stage runs again, afresh. One cancelled here ends this execution.
+        token = uuid.uuid4().hex
+        outcome = static_stage(job_id, job, stage, token)
+        while outcome["status"] == "cancelled" and outcome.get("token") != token:
+            token = uuid.uuid4().hex
+            outcome = static_stage(job_id, job, stage, token)
+        if outcome["status"] != "ok":
+            break
+    else:
+        outcome = static_finish(job_id, job, outcome.get("model", ""))
+    return outcome
+
+
+def wait_stopped(job_id: str, timeout: float = 30) -> bool:
+    """Wait until no execution in this process runs ``job_id`` (a cancelled step stops at its next token);
+    False if one still does after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while job_id in RUNNING:
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def static_job(debate_id: str, provider: Provider, *, temperature: float = 0.4, retries: int = 2,
+               strategy: str | None = None) -> dict[str, Any]:
+    return {"debate_id": debate_id, "provider": recipe(provider), "temperature": temperature, "retries": retries,
+            "strategy": strategy}
+
+
+def enqueue_static(debate_id: str, provider: Provider, *, lend: bool = True, store: Any = None,
+                   **options: Any) -> str:
+    """Queue the saved debate ``debate_id`` for any host (the job's id is the debate's id; a later re-run
+    gets ``<debate id>-2`` and so on, kept in the debate's ``data["job"]``); with ``lend`` a step run here
+    uses ``provider`` itself. Returns the job's id at once."""
+    store = store or open_store()
+    record = store.get(debate_id)
+    runs = int((record.data or {}).get("jobs", 0)) + 1
+    job_id = debate_id if runs == 1 else f"{debate_id}-{runs}"
+    store.update(debate_id, status="queued", data={"job": job_id, "jobs": runs, "error": ""})
+    if lend:
+        LOCAL_PROVIDERS[job_id] = provider
+    return runtime.enqueue(STATIC, static_job(debate_id, provider, **options), job_id=job_id,
+                           queue=queue_for(provider))
+
+
+def continue_static(debate_id: str, provider: Provider, *, store: Any = None, **options: Any) -> str:
+    """Finish an unfinished saved debate: a cancelled job resumes from its last finished step; a failed,
+    interrupted-before-the-runtime or finished one runs again as a new job, generating only what is missing."""
+    store = store or open_store()
+    job_id = (store.get(debate_id).data or {}).get("job")
+    if job_id:
+        try:
+            current = runtime.state(job_id)
+        except ClearSideError:
+            current = None
+        if current is not None and current.status in ("queued", "running"):
+            return job_id
+        if current is not None and current.status == "cancelled":
+            wait_stopped(job_id)  # never two executions of one job in this process
+            LOCAL_PROVIDERS[job_id] = provider
+            store.update(debate_id, status="queued", data={"error": ""})
+            runtime.resume(job_id, queue=queue_for(provider))
+            return job_id
+    return enqueue_static(debate_id, provider, store=store, **options)
+
+
+def cancel_static(debate_id: str, *, store: Any = None) -> None:
+    """Stop a saved debate's job: the step in flight stops at its next token (or the job before its next step);
+    every finished section stays saved and :func:`continue_static` completes the rest."""
+    store = store or open_store()
+    job_id = job_of(debate_id, store)
+    if job_id is None:
+        return
+    runtime.cancel(job_id)
+    store.update(debate_id, status="paused", data={"error": CANCELLED_NOTE})
+
+
+def job_of(debate_id: str, store: Any = None) -> str | None:
+    """The id of the latest job of a saved debate, if the runtime ran one."""
+    return ((store or open_store()).get(debate_id).data or {}).get("job")

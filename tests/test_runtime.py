@@ -1,0 +1,146 @@
+"""The durable runtime in one process (issue 15): queued debates run on a host, their progress can be followed
+from their rows, a cancel keeps what finished and a resume completes it, and ``status`` says so with its exit
+codes. Recovery after SIGKILL and several workers are in tests/test_runtime_workers.py."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pytest
+from helpers import QUESTION, moderator_reply, orchestrator_reply, run_cli, scripted_debate, side_reply
+
+from clearside import runtime, workflows
+from clearside.engine import DebateRun
+from clearside.progress import Follower
+from clearside.providers.scripted import ScriptedProvider
+from clearside.store import open_store
+from clearside.store.recorder import StaticRecorder
+
+
+@pytest.fixture
+def hosted(db):
+    """This process hosts the runtime on the test's store (a SQLite file, then PostgreSQL)."""
+    runtime.host(role="test")
+    yield db
+    runtime.reset()
+
+
+def saved(provider) -> str:
+    return StaticRecorder(open_store(), DebateRun.from_input(QUESTION), provider).id
+
+
+def settle(job_id: str, timeout: float = 60) -> runtime.JobState:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        state = runtime.state(job_id)
+        if state.finished:
+            return state
+        time.sleep(0.05)
+    raise AssertionError(f"job {job_id} still {runtime.state(job_id).status} after {timeout} s")
+
+
+def test_a_queued_debate_runs_on_the_host_and_is_saved(hosted, capsys):
+    provider = ScriptedProvider()
+    scripted_debate(provider)
+    debate_id = saved(provider)
+    assert workflows.enqueue_static(debate_id, provider) == debate_id
+    assert settle(debate_id).status == "done"
+    record = open_store().get(debate_id)
+    assert record.status == "done" and record.document["pro"]["arguments"]
+    assert sorted(r.agent for r in provider.requests) == ["con", "moderator", "orchestrator", "pro"]
+    agents = Follower(debate_id).update()  # what a page on another replica reads
+    assert {name: p.status for name, p in agents.items()} == dict.fromkeys(
+        ("orchestrator", "pro", "con", "moderator"), "done")
+    assert "arguments" in agents["pro"].text
+    code, out, _ = run_cli(capsys, "status", debate_id, "--format", "json")
+    state = json.loads(out)
+    assert code == 0 and state["status"] == "done" and state["sections"] == ["proposition", "pro", "con", "moderator"]
+
+
+def test_status_exit_codes_unknown_failed_and_done(hosted, capsys):
+    code, _, err = run_cli(capsys, "status", "0123456789abcdef0123456789abcdef")
+    assert code == 2 and "No debate or job" in err
+    code, _, err = run_cli(capsys, "status", "not an id at all")
+    assert code == 2
+    provider = ScriptedProvider()
+    provider.enqueue({"__error__": "unreachable", "message": "the model server went away"}, agent="orchestrator")
+    failing = saved(provider)
+    workflows.enqueue_static(failing, provider)
+    code, out, _ = run_cli(capsys, "status", failing, "--wait")
+    assert code == 1 and f"{failing}: failed" in out and "went away" in out
+    assert open_store().get(failing).status == "failed"
+    good = ScriptedProvider()
+    scripted_debate(good)
+    done = saved(good)
+    workflows.enqueue_static(done, good)
+    code, out, _ = run_cli(capsys, "status", done, "--wait")
+    assert code == 0 and f"{done}: done" in out and "finished sections: proposition, pro, con, moderator" in out
+
+
+def test_a_failed_debate_runs_again_as_a_new_job_that_keeps_what_finished(hosted, capsys):
+    provider = ScriptedProvider()
+    for agent, reply in (("orchestrator", orchestrator_reply()), ("pro", side_reply("pro")),
+                         ("con", side_reply("con"))):
+        provider.enqueue(reply, agent=agent)
+    provider.enqueue({"__error__": "provider", "message": "HTTP 500 from the server"}, agent="moderator")
+    debate_id = saved(provider)
+    workflows.enqueue_static(debate_id, provider)
+    assert settle(debate_id).status == "failed"
+    assert run_cli(capsys, "status", debate_id)[0] == 1
+    provider.enqueue(moderator_reply(), agent="moderator")
+    job = workflows.continue_static(debate_id, provider)
+    assert job == f"{debate_id}-2"
+    settle(job)
+    assert open_store().get(debate_id).status == "done"
+    assert [r.agent for r in provider.requests].count("orchestrator") == 1
+    assert run_cli(capsys, "status", debate_id)[0] == 0
+
+
+def test_cancel_keeps_finished_sections_and_resume_completes_only_the_rest(hosted, capsys):
+    provider = ScriptedProvider()
+    asked, release = threading.Event(), threading.Event()
+    replies = {"pro": side_reply("pro"), "con": side_reply("con")}
+    provider.enqueue(orchestrator_reply(), agent="orchestrator")
+    provider.enqueue(lambda request: (asked.set(), release.wait(30), replies["pro"])[2], agent="pro")
+    provider.enqueue(replies["con"], agent="con")
+    provider.enqueue(moderator_reply(), agent="moderator")
+    debate_id = saved(provider)
+    workflows.enqueue_static(debate_id, provider)
+    assert asked.wait(30), "the pro call never reached the provider"
+    workflows.cancel_static(debate_id)
+    release.set()
+    assert settle(debate_id).status == "cancelled"
+    record = open_store().get(debate_id)
+    assert record.status == "paused" and "proposition" in open_store().sections(debate_id)
+    assert "moderator" not in open_store().sections(debate_id)
+    assert run_cli(capsys, "status", debate_id)[0] == 1
+    for agent in ("pro", "con"):  # what the cancelled stage had not kept is asked again
+        if agent not in open_store().sections(debate_id):
+            provider.enqueue(replies[agent], agent=agent)
+    assert workflows.continue_static(debate_id, provider) == debate_id  # the same job, resumed
+    assert settle(debate_id).status == "done"
+    assert open_store().get(debate_id).status == "done"
+    assert [r.agent for r in provider.requests].count("orchestrator") == 1
+
+
+def test_enqueue_on_the_command_line_prints_the_id_and_returns_at_once(db, capsys, tmp_path):
+    from helpers import full_script
+
+    spec = full_script(tmp_path)
+    started = time.monotonic()
+    code, out, err = run_cli(capsys, "debate", QUESTION, "--enqueue", "--provider", spec)
+    assert code == 0 and time.monotonic() - started < 10
+    debate_id = out.strip()
+    assert open_store().get(debate_id).status == "queued" and "worker" in err
+    code, out, _ = run_cli(capsys, "status", debate_id, "--format", "json")
+    assert code == 0 and json.loads(out)["status"] == "queued"
+    runtime.host(role="test")  # a host now starts: it takes the queued job
+    try:
+        assert settle(debate_id).status == "done"
+        assert open_store().get(debate_id).status == "done"
+    finally:
+        runtime.reset()
+    code, _, err = run_cli(capsys, "debate", "--enqueue", "--resume", "0123456789abcdef0123456789abcdef")
+    assert code == 2
