@@ -16,9 +16,10 @@ import threading
 import time
 from typing import Any
 
-from . import runtime
+from . import runtime, workflows
 from .engine import SECTIONS
 from .errors import ConfigError, NotFound
+from .static.recorder import StaticRecorder
 from .store import open_store
 
 WAIT_POLL_SECONDS = 0.5
@@ -27,8 +28,6 @@ WAIT_POLL_SECONDS = 0.5
 def enqueue_debate(run: Any, provider: Any, *, resume: str | None, temperature: float, retries: int,
                    strategy: str | None) -> int:
     """``debate --enqueue``: save the debate (or take the saved one), queue it, print its id, exit at once."""
-    from . import workflows
-    from .store.recorder import StaticRecorder
 
     store = open_store()
     options = {"temperature": temperature, "retries": retries, "strategy": strategy}
@@ -105,7 +104,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         logger.addHandler(handler)
         logger.setLevel(logging.INFO)
     open_store()  # migrate the store before any job needs it
-    host = runtime.host(role="worker", concurrency=args.concurrency)
+    host = workflows.host(role="worker", concurrency=args.concurrency)
     print(f"Worker {host.executor_id} serving queued and interrupted jobs; Ctrl+C stops it.", file=sys.stderr,
           flush=True)
     stop = threading.Event()

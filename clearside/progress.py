@@ -63,6 +63,9 @@ def dispose() -> None:
         _made.clear()
 
 
+runtime.on_reset(dispose)
+
+
 class ProgressWriter:
     """Appends one job's progress entries, a batch per row."""
 

@@ -24,6 +24,7 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -114,8 +115,6 @@ class Host:
     """This process as a runtime host: DBOS launched, queues served, heartbeat written, dead hosts taken over."""
 
     def __init__(self, url: str, *, role: str, concurrency: int | None = None) -> None:
-        from . import workflows  # noqa: F401  (registers the workflows before launch)
-
         self.url, self.role = url, role
         self.schema = _schema(url)
         self.executor_id = f"{role}-{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
@@ -199,7 +198,8 @@ _lock = threading.Lock()
 
 
 def host(store_url: str | None = None, *, role: str = "host", concurrency: int | None = None) -> Host:
-    """Make this process a runtime host for the store at ``store_url`` (once; again if the store changed)."""
+    """Make this process a runtime host for the store at ``store_url`` (once; again if the store changed).
+    The workflows must be defined first: :func:`clearside.workflows.host` imports them and calls this."""
     global _host
     url = system_url(store_url)
     with _lock:
@@ -230,16 +230,23 @@ def stop_host() -> None:
             _host = None
 
 
+_on_reset: list[Callable[[], None]] = []
+
+
+def on_reset(closer: Callable[[], None]) -> None:
+    """Have :func:`reset` call ``closer`` too (a module keeping its own connections to the system database)."""
+    _on_reset.append(closer)
+
+
 def reset() -> None:
     """Stop hosting and close every connection to the runtime's databases (tests; a store switched)."""
-    from . import progress
-
     stop_host()
     with _lock:
         for made in _clients.values():
             made.destroy()
         _clients.clear()
-    progress.dispose()
+    for closer in _on_reset:
+        closer()
 
 
 def client(store_url: str | None = None) -> DBOSClient:

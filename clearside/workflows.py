@@ -27,8 +27,8 @@ from .errors import Cancelled, ClearSideError, DebateFailed
 from .jobs import AgentProgress, apply_event
 from .progress import ProgressWriter
 from .providers import Provider, get_provider
+from .static.recorder import StaticRecorder, load_run
 from .store import open_store
-from .store.recorder import StaticRecorder
 
 log = logging.getLogger("clearside.jobs")
 
@@ -108,7 +108,7 @@ def static_stage(job_id: str, job: dict[str, Any], stage: str, token: str = "") 
     store = open_store()
     sink = Sink(job_id)
     try:
-        run = store.load_run(job["debate_id"])
+        run = load_run(store, job["debate_id"])
         provider = provider_for(job_id, job)
         recorder = StaticRecorder(store, run, provider, debate_id=job["debate_id"])
         engine = Engine(provider, retries=job.get("retries", 2), temperature=job.get("temperature", 0.4),
@@ -142,7 +142,7 @@ def static_finish(job_id: str, job: dict[str, Any], model: str = "") -> dict[str
     """Assemble the document from the saved sections and store it as finished (``model``: the one the stages
     used, for a provider that names none and takes its server's first)."""
     store = open_store()
-    run = store.load_run(job["debate_id"])
+    run = load_run(store, job["debate_id"])
     provider = provider_for(job_id, job)
     if not provider.model and model:
         provider.model = model
@@ -199,6 +199,11 @@ def wait_stopped(job_id: str, timeout: float = 30) -> bool:
             return False
         time.sleep(0.05)
     return True
+
+
+def host(store_url: str | None = None, *, role: str = "host", concurrency: int | None = None) -> runtime.Host:
+    """Make this process a runtime host serving ClearSide's workflows (the dashboard, ``worker``, tests)."""
+    return runtime.host(store_url, role=role, concurrency=concurrency)
 
 
 def static_job(debate_id: str, provider: Provider, *, temperature: float = 0.4, retries: int = 2,

@@ -15,14 +15,14 @@ from clearside import runtime, workflows
 from clearside.engine import DebateRun
 from clearside.progress import Follower
 from clearside.providers.scripted import ScriptedProvider
+from clearside.static.recorder import StaticRecorder
 from clearside.store import open_store
-from clearside.store.recorder import StaticRecorder
 
 
 @pytest.fixture
 def hosted(db):
     """This process hosts the runtime on the test's store (a SQLite file, then PostgreSQL)."""
-    runtime.host(role="test")
+    workflows.host(role="test")
     yield db
     runtime.reset()
 
@@ -136,7 +136,7 @@ def test_enqueue_on_the_command_line_prints_the_id_and_returns_at_once(db, capsy
     assert open_store().get(debate_id).status == "queued" and "worker" in err
     code, out, _ = run_cli(capsys, "status", debate_id, "--format", "json")
     assert code == 0 and json.loads(out)["status"] == "queued"
-    runtime.host(role="test")  # a host now starts: it takes the queued job
+    workflows.host(role="test")  # a host now starts: it takes the queued job
     try:
         assert settle(debate_id).status == "done"
         assert open_store().get(debate_id).status == "done"

@@ -22,8 +22,8 @@ from clearside import runtime, workflows
 from clearside.engine import DebateRun
 from clearside.providers.openai_compat import OpenAIProvider
 from clearside.references import flagship
+from clearside.static.recorder import StaticRecorder
 from clearside.store import open_store
-from clearside.store.recorder import StaticRecorder
 
 REPO = Path(__file__).resolve().parents[1]
 AGENTS = ("orchestrator", "pro", "con", "moderator")
