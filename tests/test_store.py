@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import threading
 from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from alembic.autogenerate import compare_metadata
@@ -337,3 +338,17 @@ def test_a_registered_secret_is_scrubbed_wherever_it_appears():
     register_secret("short")  # too short to redact safely: ordinary words would vanish
     data = {"q": "my key is streamlit-secrets-key-42", "list": ["streamlit-secrets-key-42x"], "short": "short"}
     assert scrub(data) == {"q": "my key is [redacted]", "list": ["[redacted]x"], "short": "short"}
+
+
+def test_processes_opening_a_new_sqlite_store_at_once_all_get_it(tmp_path):
+    """Workers started together race for a new SQLite file's first locks; each must open the store."""
+    import os
+    import subprocess
+    import sys
+
+    code = "from clearside.store import open_store; open_store(); print('opened')"
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'new.db'}"}
+    started = [subprocess.Popen([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[1], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for _ in range(4)]
+    outputs = [process.communicate(timeout=120)[0] for process in started]
+    assert all(output.strip().endswith("opened") for output in outputs), outputs

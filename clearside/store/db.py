@@ -13,6 +13,7 @@ open; a PostgreSQL advisory lock keeps two processes from migrating at once.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 from alembic import command
@@ -21,7 +22,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+from sqlalchemy.exc import ArgumentError, OperationalError, SQLAlchemyError
 
 from ..errors import StoreError
 
@@ -114,11 +115,20 @@ def migrate(engine: Engine, revision: str = "head") -> None:
     """Bring the database to ``revision``, in one transaction; a database already there is left alone."""
     config = alembic_config()
     try:
-        with engine.connect().execution_options(**{WRITE: True}) as connection, connection.begin():
-            if connection.dialect.name == "postgresql":
-                connection.execute(text("SELECT pg_advisory_xact_lock(20251122)"))
-            config.attributes["connection"] = connection
-            command.upgrade(config, revision)
+        for attempt in range(6):
+            try:
+                with engine.connect().execution_options(**{WRITE: True}) as connection, connection.begin():
+                    if connection.dialect.name == "postgresql":
+                        connection.execute(text("SELECT pg_advisory_xact_lock(20251122)"))
+                    config.attributes["connection"] = connection
+                    command.upgrade(config, revision)
+                break
+            except OperationalError as exc:
+                # Processes opening a new SQLite file at once (two workers starting) race for its first locks;
+                # SQLite reports "database is locked" at once instead of waiting. Try again shortly.
+                if "database is locked" not in str(exc) or attempt == 5:
+                    raise
+                time.sleep(0.2 * (attempt + 1))
     except SQLAlchemyError as exc:
         raise StoreError(f"Cannot open the debate store at {safe_url(str(engine.url))}: "
                          f"{exc.__class__.__name__}: {str(exc).splitlines()[0]}. Check DATABASE_URL and that the "
