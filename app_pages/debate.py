@@ -209,6 +209,13 @@ def unfinished_hint() -> None:
         st.page_link("app_pages/library.py", label="Resume from the Library", icon=":material/restore:")
 
 
+def saved_record(debate_id: str):
+    try:
+        return jobs.store().get(debate_id)
+    except ClearSideError:
+        return None  # saved_debate says why the link opens nothing
+
+
 def saved_debate(debate_id: str) -> None:
     """A saved debate: finished (editable here, or read-only when shared), or unfinished with Resume."""
     try:
@@ -247,6 +254,21 @@ def saved_debate(debate_id: str) -> None:
                    "Make a copy to challenge it.")
         st.button("Make an editable copy", key="copy_to_edit", on_click=copy_to_edit, args=(debate_id,))
     exports(document)
+
+
+@st.fragment(run_every=view.POLL_SECONDS)
+def followed_debate(debate_id: str, job_id: str) -> None:
+    """A debate a worker or another replica generates: its progress as the job's rows tell it, until it ends."""
+    state, snap = jobs.followed(job_id)
+    if state.finished:
+        st.rerun()  # the whole page: the saved debate (finished, failed or cancelled) replaces the progress
+    if state.status == "queued":
+        st.info("Queued: it starts when a worker is free (`python -m clearside worker` runs one).",
+                icon=":material/schedule:")
+    else:
+        st.caption("Generating on a worker: it goes on if you close this tab, and every section is saved as it "
+                   "finishes.")
+    view.progress_view(snap)
 
 
 st.title("ClearSide")
@@ -297,5 +319,11 @@ else:
             st.caption("Your question and context are kept, and so is every section that finished (saved).")
         retry_button(debate_id, job.engine.provider.spec, "Resume" if cancelled else "Retry")
         view.sections_view(jobs.store().sections(debate_id))
+    elif (record := saved_record(debate_id)) is not None and (job_id := jobs.queued_job(record.data)):
+        if owner.may_change(debate_id, record.data):
+            st.button("Cancel", key="cancel_followed", on_click=jobs.cancel_followed, args=(debate_id,),
+                      icon=":material/stop_circle:", help="Stop generating. Every section that finished stays "
+                      "saved, and Resume completes the rest.")
+        followed_debate(debate_id, job_id)
     else:
         saved_debate(debate_id)

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import streamlit as st
 
+from clearside import runtime, workflows
 from clearside.engine import DebateRun
-from clearside.jobs import DebateJob, JobRegistry, debate_job
+from clearside.errors import ClearSideError
+from clearside.jobs import AgentProgress, DebateJob, JobRegistry, Snapshot, debate_job
 from clearside.live.exchange import adopt_live_files as adopt
+from clearside.progress import Follower
 from clearside.providers import Provider
 from clearside.store import Store, open_store
 
@@ -49,3 +52,35 @@ def running(debate_id: str | None) -> bool:
         return False
     snapshot = job.snapshot()
     return getattr(snapshot, "status", getattr(snapshot, "state", "")) in ("running", "pausing", "waiting")
+
+
+def queued_job(data: dict | None) -> str | None:
+    """The runtime job of a saved debate (``debate --enqueue``, a worker, another replica) while it is queued or
+    running; None for a debate the runtime never ran or that has finished."""
+    job_id = (data or {}).get("job")
+    if not job_id:
+        return None
+    try:
+        return job_id if runtime.state(job_id).status in ("queued", "running") else None
+    except ClearSideError:
+        return None  # the runtime's database is unreachable: the page shows the saved debate as it is
+
+
+def followed(job_id: str) -> tuple[runtime.JobState, Snapshot]:
+    """A job another process runs, as this page sees it: its state and the agents' progress from its rows
+    (one Follower per browser session and job, so each redraw reads only the new rows)."""
+    followers = st.session_state.setdefault("followers", {})
+    follower = followers.setdefault(job_id, Follower(job_id))
+    agents = follower.update()
+    state = runtime.state(job_id)
+    return state, Snapshot(id=job_id, state="running" if not state.finished else state.status,
+                           agents={name: agents.get(name, AgentProgress()) for name in AGENT_ORDER},
+                           document=None, error=state.error, exit_code=0)
+
+
+AGENT_ORDER = ("orchestrator", "pro", "con", "moderator")
+
+
+def cancel_followed(debate_id: str) -> None:
+    """Cancel a debate's runtime job, wherever it runs: its step stops at the next token, finished sections stay."""
+    workflows.cancel_static(debate_id, store=store())
