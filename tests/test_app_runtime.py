@@ -1,7 +1,7 @@
 """The Debate page follows a debate the durable runtime generates elsewhere (a worker, another replica): opened
 from its link it shows the job's progress as the job's rows tell it, offers Cancel to its owner, and shows the
 finished debate when the job ends. Here the host is this test process; the page reads only the store and the
-runtime's tables, exactly as on another replica (tests/test_browser_replicas.py runs two real servers)."""
+runtime's tables, exactly as on another replica (tests/test_browser_replicas.py runs it on real servers in Chromium)."""
 
 from __future__ import annotations
 
