@@ -24,9 +24,10 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 def streamlit_server(env: dict[str, str] | None = None) -> Iterator[str]:
     """Yield the URL of the dashboard running in a subprocess; stop it afterwards (a fixture body).
 
-    It saves into a data folder of its own (``env`` may name one), never the user's ~/.clearside."""
+    It saves into a data folder of its own (``env`` may name one, or a ``DATABASE_URL``), never the user's
+    ~/.clearside."""
     env = {"CLEARSIDE_DATA": tempfile.mkdtemp(prefix="clearside-browser-"), **(env or {})}
-    env = {k: v for k, v in {**os.environ, **env}.items() if k != "DATABASE_URL"}
+    env = {**{k: v for k, v in os.environ.items() if k != "DATABASE_URL"}, **env}  # a store only if env names one
     if not os.path.exists(CHROMIUM):
         pytest.fail("Debian's chromium is missing: scripts/test.sh installs it (apt-get install chromium)")
     port = free_port()
