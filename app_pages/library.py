@@ -101,6 +101,8 @@ def actions(item) -> None:
         elif entry.resumes_on_page and lib.running(item.id):
             st.button(f"Watch on the {entry.watch_title} page", key="lib_watch", on_click=lib.resume, args=(item,),
                       icon=entry.icon)
+        elif item.status == "queued":
+            st.caption("Queued for a worker (`python -m clearside worker`): Open follows it as it is generated.")
         elif lib.status_label(item) == "running elsewhere":
             st.caption(f"Running in another process (another dashboard or the command line): it was saved at "
                        f"{esc(lib.when(item.updated_at))}. Resume is offered once it has not changed for "

@@ -23,7 +23,7 @@ from clearside.live import LiveConfig, LiveDebate
 from clearside.live.exchange import load_live
 from clearside.providers.scripted import ScriptedProvider
 from clearside.schema import Proposition, Side
-from clearside.static.recorder import start_static
+from clearside.static.recorder import StaticRecorder, start_static
 from clearside.store import Store, open_store
 from ui import jobs
 
@@ -414,3 +414,19 @@ def test_an_empty_library_points_to_the_debate_and_live_pages(store):
     assert any("No saved debates yet" in i.value for i in at.info)
     assert [link.proto.label for link in at.get("page_link")] == ["Go to Debate", "Go to Live debate"]
     assert not at.dataframe and not any(t.key == "lib_search" for t in at.text_input)
+
+
+def test_a_queued_debate_shows_as_queued_and_is_not_offered_for_resume(store):
+    from clearside import runtime, workflows
+
+    provider = ScriptedProvider()
+    debate_id = StaticRecorder(store, DebateRun.from_input(QUESTION), provider).id
+    try:
+        workflows.enqueue_static(debate_id, provider, lend=False)  # no host here: it stays queued
+        at = library()
+        assert at.dataframe[0].value["Status"][0] == "queued"
+        pick(at, debate_id)
+        assert not [b for b in at.button if b.key == "lib_resume"], "a worker will generate it"
+        assert "Queued for a worker" in plain(at)
+    finally:
+        runtime.reset()

@@ -18,8 +18,8 @@ from clearside.store import Page, Summary
 from ui import jobs, owner, settings
 
 PAGE_SIZE = 25
-STATUSES = ("running", "paused", "failed", "done")
-UNFINISHED = ("running", "paused", "failed")
+STATUSES = ("queued", "running", "paused", "failed", "done")
+UNFINISHED = ("queued", "running", "paused", "failed")
 # Which page opens, follows and resumes each kind, and its share link (relative to the Library's own URL), are
 # the mode registry's (clearside/modes.py).
 KIND_LABELS = {kind: entry.label for kind, entry in MODES.items()}
@@ -56,7 +56,7 @@ def status_label(item: Summary) -> str:
 
 def resumable(item: Summary) -> bool:
     """Not done, and not running here or elsewhere (two workers must not write the same debate)."""
-    return item.status != "done" and status_label(item) not in ("running", "running elsewhere")
+    return item.status != "done" and status_label(item) not in ("queued", "running", "running elsewhere")
 
 
 def label(item: Summary, width: int = 80) -> str:
