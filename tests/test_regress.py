@@ -109,23 +109,31 @@ def test_each_run_is_stored_the_moment_it_finishes(tmp_path):
 
 
 def test_concurrency_runs_debates_at_once_and_1_runs_them_in_turn(tmp_path):
+    """With concurrency 3 the three moderators meet at a barrier (only possible if they run at once: a batch
+    run in turn breaks it after its timeout); with 1 no two moderator calls ever overlap."""
     replies = flagship_replies()
     lock, state = threading.Lock(), {"now": 0, "peak": 0}
 
-    def slow_moderator(request):
-        with lock:
-            state["now"] += 1
-            state["peak"] = max(state["peak"], state["now"])
-        time.sleep(0.3)
-        with lock:
-            state["now"] -= 1
-        return copy.deepcopy(replies["moderator"])
+    def moderator_waiting_at(barrier: threading.Barrier | None):
+        def reply(request):
+            with lock:
+                state["now"] += 1
+                state["peak"] = max(state["peak"], state["now"])
+            if barrier is not None:
+                barrier.wait()  # raises BrokenBarrierError after its timeout if the three never meet
+            else:
+                time.sleep(0.3)
+            with lock:
+                state["now"] -= 1
+            return copy.deepcopy(replies["moderator"])
+        return reply
 
     for concurrency, peak in ((3, 3), (1, 1)):
         state.update(now=0, peak=0)
+        moderator = moderator_waiting_at(threading.Barrier(3, timeout=60) if concurrency == 3 else None)
         provider = ScriptedProvider(script={"orchestrator": [replies["orchestrator"]] * 3,
                                             "pro": [replies["pro"]] * 3, "con": [replies["con"]] * 3,
-                                            "moderator": [slow_moderator] * 3})
+                                            "moderator": [moderator] * 3})
         report = regress.run_batch("flagship", provider, open_store(), runs=3, concurrency=concurrency)
         assert report["concurrency"] == concurrency and report["passed"]
         assert state["peak"] == peak
