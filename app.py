@@ -2,11 +2,15 @@
 
 import streamlit as st
 
-from ui import jobs, owner, phone, settings
+from ui import jobs, owner, phone, settings, view
 
 st.set_page_config(page_title="ClearSide", page_icon=":material/balance:", layout="wide")
 jobs.adopt_live_files()  # once per database: live transcripts an earlier ClearSide kept as JSON files
+# this server hosts the durable runtime: it runs queued debates and finishes what a stopped host left, unasked
+unhosted = jobs.hosting()
 settings.sidebar()
+if unhosted:
+    st.sidebar.warning(f"Debates cannot be generated here: {view.esc(unhosted)}", icon=":material/cloud_off:")
 with st.sidebar:
     owner.keep()  # the browser's ownership cookie: debates made here stay editable across reloads and tabs
     phone.close_sidebar_after_navigation()

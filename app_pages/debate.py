@@ -13,11 +13,12 @@ import streamlit as st
 from clearside.engine import DebateRun
 from clearside.errors import ClearSideError, InputError
 from clearside.inputs import MAX_TARGET
-from clearside.jobs import ChallengeJob, DebateJob, resume_job
+from clearside.jobs import ChallengeJob
 from clearside.modes import mode
 from clearside.references import flagship
 from clearside.render import render
 from clearside.schema import ACTIONS, Document
+from clearside.static_job import StaticJob, resume_job
 from ui import jobs, owner, scroll, settings, view
 from ui.inputs import context_boxes, length_note, question_box
 from ui.quality_view import quality_view
@@ -77,10 +78,10 @@ def resume(debate_id: str) -> None:
     try:
         job = resume_job(jobs.store(), debate_id, settings.build_provider(), temperature=settings.temperature(),
                          strategy=settings.strategy(), owner=owner.token())
+        jobs.start_job(job)
     except ClearSideError as exc:
         st.session_state["input_error"] = exc.for_dashboard()
         return
-    jobs.registry().add(job.start())
     owner.claim(debate_id)
 
 
@@ -131,7 +132,11 @@ def cancel_challenge() -> None:
 # is redrawn every POLL_SECONDS (bench/ui_load.py measures the cost; CLEARSIDE_POLL_SECONDS sets it)
 @st.fragment(run_every=view.POLL_SECONDS)
 def live_debate(job_id: str) -> None:
-    snap = jobs.registry().get(job_id).snapshot()
+    job = jobs.registry().get(job_id)
+    snap = job.snapshot()
+    if job.state().status == "queued":
+        st.info("Queued: it starts as soon as the model is free (it is generating another debate). It stays "
+                "queued if you close this tab.", icon=":material/schedule:")
     view.progress_view(snap)
     if snap.finished:
         st.rerun()
@@ -283,8 +288,9 @@ debate_id = st.query_params.get("debate") or st.session_state.get("debate_id")
 if debate_id != st.session_state.get("debate_id") or st.query_params.get("debate") != debate_id:
     show(debate_id)  # opened from a link, or back from another page: the URL is the share link
 job = jobs.registry().get(debate_id)
-job = job if isinstance(job, DebateJob) else None
-running = job is not None and not job.snapshot().finished
+job = job if isinstance(job, StaticJob) else None
+snapshot = job.snapshot() if job is not None else None
+running = snapshot is not None and not snapshot.finished
 example = st.query_params.get("example")
 with st.container(horizontal=True):  # buttons at their own width, wrapping on a narrow screen: never cut off
     st.button("Generate Pro & Con Debate", type="primary", key="generate", on_click=start_debate, disabled=running)
@@ -307,17 +313,17 @@ else:
         st.button("Cancel", key="cancel_debate", on_click=job.cancel, icon=":material/stop_circle:",
                   help="Stop generating. Every section that finished stays saved, and Resume completes the rest.")
         live_debate(job.id)
-    elif job is not None and job.snapshot().state in ("failed", "cancelled"):
-        cancelled = job.snapshot().state == "cancelled"
+    elif snapshot is not None and snapshot.state in ("failed", "cancelled"):
+        cancelled = snapshot.state == "cancelled"
         scroll.anchor("cs-stopped")
         scroll.into_view("cs-stopped", once=f"stopped:{job.id}")
         if cancelled:
             st.info("Cancelled. Every section that finished is kept (saved); Resume completes the rest.",
                     icon=":material/stop_circle:")
         else:
-            st.error(view.esc(job.snapshot().error))
+            st.error(view.esc(snapshot.error))
             st.caption("Your question and context are kept, and so is every section that finished (saved).")
-        retry_button(debate_id, job.engine.provider.spec, "Resume" if cancelled else "Retry")
+        retry_button(debate_id, job.provider.spec, "Resume" if cancelled else "Retry")
         view.sections_view(jobs.store().sections(debate_id))
     elif (record := saved_record(debate_id)) is not None and (job_id := jobs.queued_job(record.data)):
         if owner.may_change(debate_id, record.data):

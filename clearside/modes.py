@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import jobs
+from . import static_job
 from .errors import InputError
 from .inputs import read_json
 from .live import exchange as live_exchange
@@ -34,7 +34,7 @@ from .static.recorder import load_run
 from .store import KINDS, Store
 from .store.exchange import Imported
 
-Job = Any  # DebateJob, LiveJob or PerspectivesJob: the job runtime of issue 15 gives them one base
+Job = Any  # StaticJob (on the durable runtime), LiveJob or PerspectivesJob
 
 
 @dataclass(frozen=True)
@@ -76,8 +76,8 @@ MODES: dict[str, Mode] = {mode.kind: mode for mode in (
     # "page not found".
     Mode("static", "Static debate", "Static", page="app_pages/debate.py", page_title="Debate", param="debate",
          link="./?debate={}", watch_page="app_pages/debate.py", watch_title="Debate", watch_param="debate",
-         resumes_on_page=False, load=load_run, export=static_exchange.export_static, resume=jobs.resume_job,
-         rerun=jobs.rerun_job, recognizes=static_exchange.is_document, import_data=static_exchange.import_static,
+         resumes_on_page=False, load=load_run, export=static_exchange.export_static, resume=static_job.resume_job,
+         rerun=static_job.rerun_job, recognizes=static_exchange.is_document, import_data=static_exchange.import_static,
          icon=":material/article:", resume_help="Generates only what is missing, with the sidebar's model."),
     # A live debate is replayed on the Timeline page and followed (or resumed) on the Live page.
     Mode("live", "Live debate", "Live", page="app_pages/timeline.py", page_title="Timeline", param="debate",

@@ -26,6 +26,18 @@ def streamlit_server(env: dict[str, str] | None = None) -> Iterator[str]:
 
     It saves into a data folder of its own (``env`` may name one, or a ``DATABASE_URL``), never the user's
     ~/.clearside."""
+    url, proc = start_streamlit(env)
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail("streamlit did not stop within 15 s of SIGTERM")
+
+
+def start_streamlit(env: dict[str, str] | None = None) -> tuple[str, subprocess.Popen]:
+    """Start the dashboard in a subprocess and wait until it answers; its URL and process (the caller stops it)."""
     env = {"CLEARSIDE_DATA": tempfile.mkdtemp(prefix="clearside-browser-"), **(env or {})}
     env = {**{k: v for k, v in os.environ.items() if k != "DATABASE_URL"}, **env}  # a store only if env names one
     if not os.path.exists(CHROMIUM):
@@ -40,19 +52,11 @@ def streamlit_server(env: dict[str, str] | None = None) -> Iterator[str]:
     while time.monotonic() < deadline:
         try:
             if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                break
+                return url, proc
         except OSError:
             time.sleep(0.3)
-    else:
-        proc.kill()
-        pytest.fail("streamlit did not start:\n" + (proc.stdout.read() if proc.stdout else ""))
-    yield url
-    proc.terminate()
-    try:
-        proc.wait(15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        pytest.fail("streamlit did not stop within 15 s of SIGTERM")
+    proc.kill()
+    pytest.fail("streamlit did not start:\n" + (proc.stdout.read() if proc.stdout else ""))
 
 
 def chromium(playwright) -> Iterator:

@@ -33,6 +33,7 @@ def store_url(request, tmp_path):
     admin = request.getfixturevalue("postgres_admin")
     url = pg_kit.new_database(admin)
     yield url
+    stop_hosting()  # before the database goes: a host polling a dropped database would never stop
     from clearside import store
 
     cached = store._stores.pop(url, None)
@@ -43,9 +44,23 @@ def store_url(request, tmp_path):
 
 @pytest.fixture(autouse=True)
 def private_store(tmp_path_factory, monkeypatch):
-    """Every test saves into its own data folder (never ~/.clearside) and SQLite unless it asks otherwise."""
+    """Every test saves into its own data folder (never ~/.clearside) and SQLite unless it asks otherwise; a test
+    that made this process a runtime host (the dashboard does on every run) stops hosting when it ends."""
     monkeypatch.setenv("CLEARSIDE_DATA", str(tmp_path_factory.mktemp("data")))
     monkeypatch.delenv("DATABASE_URL", raising=False)
+    yield
+    stop_hosting()
+
+
+def stop_hosting() -> None:
+    """Let the jobs this process runs stop (a cancelled step stops at its next token), then stop hosting."""
+    runtime = sys.modules.get("clearside.runtime")
+    if runtime is None or runtime.current_host() is None:
+        return
+    workflows = sys.modules["clearside.workflows"]
+    for job_id in list(workflows.RUNNING):
+        workflows.wait_stopped(job_id)
+    runtime.reset()
 
 
 @pytest.fixture

@@ -351,12 +351,13 @@ def test_another_browsers_interrupted_debate_is_read_only_and_rerun_is_still_off
 
 
 def test_a_debate_running_on_this_server_offers_no_resume_and_no_delete(store):
-    gate = threading.Event()
+    gate, asked = threading.Event(), threading.Event()
     provider = ScriptedProvider()
-    provider.enqueue(lambda request: (gate.wait(30), orchestrator_reply())[1], agent="orchestrator")
+    provider.enqueue(lambda request: (asked.set(), gate.wait(30), orchestrator_reply())[2], agent="orchestrator")
     for agent, reply in (("pro", side_reply("pro")), ("con", side_reply("con")), ("moderator", moderator_reply())):
         provider.enqueue(reply, agent=agent)
     job = jobs.start_static(DebateRun.from_input(QUESTION), provider, temperature=0.4)
+    assert asked.wait(30), "the runtime never started the debate"
     try:
         at = library(provider)
         assert at.dataframe[0].value["Status"][0] == "running" and "(1 running)" in plain(at)

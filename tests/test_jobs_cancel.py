@@ -12,11 +12,12 @@ import perspectives_kit as kit
 import pytest
 from helpers import QUESTION, challenge_reply, scripted_debate
 
-from clearside.engine import DebateRun
-from clearside.jobs import ChallengeJob, DebateJob
+from clearside.engine import DebateRun, Engine
+from clearside.jobs import ChallengeJob
 from clearside.perspectives import PerspectivesRun, load
 from clearside.perspectives.job import PerspectivesJob
 from clearside.providers.scripted import ScriptedProvider
+from clearside.scored import run_recorded
 from clearside.static.recorder import StaticRecorder
 from clearside.store import open_store
 
@@ -38,9 +39,8 @@ def saved_debate(provider: ScriptedProvider) -> tuple[str, object]:
     scripted_debate(provider)
     run = DebateRun.from_input(QUESTION)
     recorder = StaticRecorder(store, run, provider)
-    snap = DebateJob(run, provider, recorder=recorder).start().wait(60)
-    assert snap.state == "done", snap.error
-    return recorder.id, snap.document
+    document = run_recorded(Engine(provider, on_section=recorder.on_section), run, recorder)
+    return recorder.id, document
 
 
 def test_a_cancelled_challenge_adds_nothing_and_can_be_asked_again():

@@ -7,10 +7,11 @@ import streamlit as st
 from clearside import runtime, workflows
 from clearside.engine import DebateRun
 from clearside.errors import ClearSideError
-from clearside.jobs import AgentProgress, DebateJob, JobRegistry, Snapshot, debate_job
+from clearside.jobs import AgentProgress, JobRegistry, Snapshot
 from clearside.live.exchange import adopt_live_files as adopt
 from clearside.progress import Follower
 from clearside.providers import Provider
+from clearside.static_job import StaticJob, new_job
 from clearside.store import Store, open_store
 
 
@@ -35,23 +36,53 @@ def adopt_live_files() -> list[str]:
     return _adopted(store().url)
 
 
+def host() -> runtime.Host:
+    """This dashboard process as a host of the durable runtime: it runs queued debates (its own and any other
+    replica's or ``--enqueue``'s) and, started after a crash, finishes the work a stopped host left. Raises a
+    ClearSideError naming the fix when the runtime's database cannot be reached."""
+    return workflows.host(store().url, role="dashboard")
+
+
+def hosting() -> str:
+    """Start hosting at the top of every run (``app.py``): "" or why this dashboard cannot run debates."""
+    try:
+        host()
+    except ClearSideError as exc:
+        return exc.for_dashboard()
+    return ""
+
+
 def start_static(run: DebateRun, provider: Provider, *, temperature: float, strategy: str | None = None,
-                 debate_id: str | None = None, parent_id: str | None = None, owner: str | None = None) -> DebateJob:
-    """Generate (or, with ``debate_id``, complete) a static debate on a worker, saving it as it goes;
-    ``strategy``: the sidebar's generation strategy (``None``: automatic); ``owner``: the starting browser's
-    token (ui/owner.py)."""
-    job = debate_job(store(), run, provider, temperature=temperature, strategy=strategy, debate_id=debate_id,
-                     parent_id=parent_id, owner=owner)
+                 parent_id: str | None = None, owner: str | None = None) -> StaticJob:
+    """Save a new static debate and queue it on the durable runtime (this process hosts it; a crash leaves it
+    queued for the next host); ``strategy``: the sidebar's generation strategy (``None``: automatic);
+    ``owner``: the starting browser's token (ui/owner.py)."""
+    host()
+    job = new_job(store(), run, provider, temperature=temperature, strategy=strategy, parent_id=parent_id,
+                  owner=owner)
+    return registry().add(job.start())
+
+
+def start_job(job):
+    """Start (or resume) a job a mode made (``Mode.resume``), on the runtime when it is a static debate."""
+    if isinstance(job, StaticJob):
+        host()
     return registry().add(job.start())
 
 
 def running(debate_id: str | None) -> bool:
-    """Whether this server is generating that debate right now."""
+    """Whether that debate is being generated now: by this server, or on the runtime by any host."""
     job = registry().get(debate_id)
-    if job is None:
+    if job is not None:
+        snapshot = job.snapshot()
+        return getattr(snapshot, "status", getattr(snapshot, "state", "")) in ("running", "pausing", "waiting")
+    if not debate_id:
         return False
-    snapshot = job.snapshot()
-    return getattr(snapshot, "status", getattr(snapshot, "state", "")) in ("running", "pausing", "waiting")
+    try:
+        data = store().get(debate_id).data
+    except ClearSideError:
+        return False
+    return queued_job(data) is not None
 
 
 def queued_job(data: dict | None) -> str | None:

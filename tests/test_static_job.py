@@ -1,26 +1,32 @@
-"""Background debate jobs: the state a UI polls, failures that keep finished sections, retry of only what failed."""
+"""A static debate on the durable runtime as a page holds it (clearside.static_job.StaticJob): the state a page
+polls, failures that keep finished sections, cancel, and retry of only what is missing. The host is this test
+process (the dashboard hosts the same way); the provider is the scripted one, lent to the job."""
 
 from __future__ import annotations
 
 import json
-import threading
 
 import pytest
 from helpers import QUESTION, moderator_reply, scripted_debate
 
-from clearside.engine import DebateRun
-from clearside.jobs import AGENT_ORDER, DebateJob, JobRegistry
+from clearside import workflows
+from clearside.engine import DebateRun, Event
+from clearside.jobs import AGENT_ORDER, AgentProgress, JobRegistry, apply_event
 from clearside.providers.scripted import ScriptedProvider
 from clearside.schema import jsonschema_errors
+from clearside.static.recorder import load_run
+from clearside.static_job import StaticJob, new_job, rerun_job, resume_job
+from clearside.store import open_store
 
 
 @pytest.fixture
 def provider():
+    workflows.host(role="test")  # conftest stops hosting after each test
     return ScriptedProvider(chunk_size=7)
 
 
-def job_for(provider, question=QUESTION):
-    return DebateJob(DebateRun.from_input(question), provider)
+def job_for(provider, question=QUESTION) -> StaticJob:
+    return new_job(open_store(), DebateRun.from_input(question), provider, temperature=0.4)
 
 
 def test_a_job_runs_to_a_valid_document_and_streams_each_agent(provider):
@@ -51,38 +57,39 @@ def test_a_mended_field_streams_on_its_own_after_the_reply_that_was_sent_back(pr
     assert snap.document.moderator.dump()["areas_of_agreement"] == bad["areas_of_agreement"]
 
 
-def test_an_agent_waits_for_the_model_until_its_first_token(provider):
+def test_an_agent_waits_for_the_model_until_its_first_token():
     """A serial model (the embedded one) writes one side after the other: the second reads "waiting", not
     "running", until its first token arrives."""
-    from clearside.engine import Event
-
-    job = job_for(provider)
-    job._on_event(Event("start", "con"))
-    assert job.snapshot().agents["con"].status == "waiting"
-    job._on_event(Event("delta", "con", '{"executive'))
-    assert job.snapshot().agents["con"].status == "running"
-    job._on_event(Event("retry", "con", data={"attempt": 2}))
-    job._on_event(Event("delta", "con", "{"))
-    assert job.snapshot().agents["con"].status == "retrying", "a re-ask keeps saying so while it streams"
+    agents: dict[str, AgentProgress] = {}
+    apply_event(agents, Event("start", "con"))
+    assert agents["con"].status == "waiting"
+    apply_event(agents, Event("delta", "con", '{"executive'))
+    assert agents["con"].status == "running"
+    apply_event(agents, Event("retry", "con", data={"attempt": 2}))
+    apply_event(agents, Event("delta", "con", "{"))
+    assert agents["con"].status == "retrying", "a re-ask keeps saying so while it streams"
 
 
 def test_a_running_job_can_be_cancelled_and_retry_completes_it():
+    workflows.host(role="test")
     provider = ScriptedProvider(chunk_delay=0.02, chunk_size=4)
     replies = scripted_debate(provider)
     job = job_for(provider).start()
-    for _ in range(500):
+    for _ in range(1000):
         if job.run.proposition is not None:
             break
-        threading.Event().wait(0.01)
+        __import__("time").sleep(0.01)
     job.cancel()
     snap = job.wait(30)
     assert snap.state == "cancelled" and snap.finished and snap.exit_code == 130
+    assert workflows.wait_stopped(job.job_id), "the cancelled step stops at its next token"
     assert job.run.proposition is not None and job.run.moderator is None, "what finished is kept"
-    assert all(snap.agents[a].status in ("done", "pending") for a in AGENT_ORDER)
+    assert open_store().get(job.id).status == "paused"
     provider.chunk_delay = 0.0
     scripted_debate(provider, orchestrator=replies["orchestrator"])
     snap = job.retry().wait(30)
     assert snap.state == "done" and len(provider.requests_for("orchestrator")) == 1
+    assert snap.agents["orchestrator"].status == "done"
 
 
 def test_a_failed_agent_keeps_the_other_sections_and_retry_reruns_only_it(provider):
@@ -92,10 +99,10 @@ def test_a_failed_agent_keeps_the_other_sections_and_retry_reruns_only_it(provid
     job = job_for(provider)
     snap = job.start().wait(30)
     assert snap.state == "failed" and snap.exit_code == 4
-    assert "moderator" in snap.error
+    assert "moderator" in snap.error and open_store().get(job.id).status == "failed"
     assert snap.agents["moderator"].status == "failed" and snap.agents["moderator"].attempts == 3
     assert [snap.agents[a].status for a in ("orchestrator", "pro", "con")] == ["done"] * 3
-    assert len(snap.violations) == 3 and job.run.pro is not None
+    assert job.run.pro is not None
 
     before = {agent: len(provider.requests_for(agent)) for agent in AGENT_ORDER}
     provider.enqueue(moderator_reply(), agent="moderator")
@@ -123,9 +130,23 @@ def test_a_snapshot_is_a_copy(provider):
     assert job.snapshot().agents["pro"].text != "changed"
 
 
+def test_resume_and_rerun_from_the_mode_registry(provider):
+    """Resume completes the saved debate under its own id; re-run makes a new debate linked to it."""
+    store = open_store()
+    scripted_debate(provider)
+    job = job_for(provider).start()
+    assert job.wait(30).state == "done"
+    scripted_debate(provider)
+    again = rerun_job(store, job.id, provider, temperature=0.4, owner="tok")
+    assert again.id != job.id and again.wait(30).state == "done"
+    assert store.get(again.id).parent_id == job.id and store.get(again.id).data["owner"] == "tok"
+    resumed = resume_job(store, job.id, provider, temperature=0.4)
+    assert resumed.id == job.id and load_run(store, job.id).moderator is not None
+
+
 def test_registry_finds_jobs_by_id(provider):
     registry = JobRegistry()
     job = registry.add(job_for(provider))
     assert registry.get(job.id) is job
     assert registry.get("unknown") is None and registry.get(None) is None
-    assert len(job.id) == 32 and job.id != job_for(provider).id
+    assert job.id != job_for(provider).id

@@ -1,0 +1,76 @@
+"""Recovery without a click, in Chromium: the dashboard that was generating a debate is killed with SIGKILL part-way,
+another dashboard process is started, and the debate finishes there with nobody pressing anything; only the
+interrupted step is generated again (the requests the model server saw, per agent, say so). The model is
+bench/latency_server.py on 127.0.0.1 (OpenAI-compatible wire, a fixed pace), the store a SQLite file both
+dashboards share (tests/test_runtime_workers.py covers PostgreSQL and workers)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import browser_kit
+import pytest
+
+from bench.latency_server import MODEL, start
+from clearside.references import flagship
+from clearside.store import open_store
+
+playwright = pytest.importorskip("playwright.sync_api")
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def browser():
+    yield from browser_kit.chromium(playwright)
+
+
+def wait_until(condition, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout} s waiting until {what}")
+        time.sleep(0.1)
+
+
+def test_a_debate_whose_dashboard_is_killed_finishes_on_the_next_dashboard_unasked(browser, tmp_path):
+    url = f"sqlite:///{tmp_path / 'team.db'}"
+    with contextlib.ExitStack() as stack:
+        server = stack.enter_context(start(0, ttft=0.3, tps=25))  # an advocate streams for several seconds
+        env = {"DATABASE_URL": url, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "x",
+               "CLEARSIDE_HEARTBEAT_SECONDS": "1", "CLEARSIDE_DEAD_AFTER_SECONDS": "4"}
+        first, first_proc = browser_kit.start_streamlit(env)
+        stack.callback(lambda: first_proc.poll() is None and first_proc.kill())
+        page = browser.new_page(viewport={"width": 1440, "height": 900})
+        stack.callback(page.close)
+        page.goto(first)  # the first page view makes this dashboard a runtime host
+        page.get_by_text("Think both sides.").wait_for(timeout=60_000)
+
+        queued = subprocess.run([sys.executable, "-m", "clearside", "debate", flagship().proposition, "--provider",
+                                 f"openai:{MODEL}", "--enqueue"], cwd=browser_kit.ROOT,
+                                env={**os.environ, **env}, capture_output=True, text=True, timeout=120)
+        assert queued.returncode == 0, queued.stderr
+        debate_id = queued.stdout.strip()
+        page.goto(f"{first}/?debate={debate_id}")
+        wait_until(lambda: server.stats()["agents"].get("pro", 0) >= 1, 90, "the first dashboard asks the pro side")
+        time.sleep(1.0)  # the advocates are streaming
+        assert open_store(url).sections(debate_id).get("proposition"), "the orchestrator's section is saved"
+        assert "moderator" not in server.stats()["agents"]
+        first_proc.send_signal(signal.SIGKILL)
+        first_proc.wait(10)
+        before = dict(server.stats()["agents"])
+
+        second, second_proc = browser_kit.start_streamlit(env)
+        stack.callback(lambda: (second_proc.terminate(), second_proc.wait(15)))
+        page.goto(f"{second}/?debate={debate_id}")  # a link opened on the new dashboard: nothing pressed
+        page.get_by_text("MODERATOR SYNTHESIS").wait_for(timeout=150_000)
+        assert open_store(url).get(debate_id).status == "done"
+        agents = server.stats()["agents"]
+        assert agents["orchestrator"] == 1, "the finished orchestrator step is not generated again"
+        assert agents["moderator"] == 1
+        assert all(agents[side] - before.get(side, 0) <= 1 for side in ("pro", "con")), agents
+        assert agents["pro"] + agents["con"] >= 3, "the interrupted advocates step ran again on the second dashboard"
