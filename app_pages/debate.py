@@ -13,12 +13,11 @@ import streamlit as st
 from clearside.engine import DebateRun
 from clearside.errors import ClearSideError, InputError
 from clearside.inputs import MAX_TARGET
-from clearside.jobs import ChallengeJob
 from clearside.modes import mode
 from clearside.references import flagship
 from clearside.render import render
 from clearside.schema import ACTIONS, Document
-from clearside.static_job import StaticJob, resume_job
+from clearside.static_job import ChallengeJob, StaticJob, resume_job
 from ui import jobs, owner, scroll, settings, view
 from ui.inputs import context_boxes, length_note, question_box
 from ui.quality_view import quality_view
@@ -112,13 +111,12 @@ def start_challenge(action: str, target: str) -> None:
     try:
         if not target or not target.strip():
             raise InputError("Choose an element to challenge, or type one.")
-        document = Document.model_validate(jobs.store().get(debate_id).document)
-        job = ChallengeJob(document, action, target, settings.build_provider(), temperature=settings.temperature(),
-                           store=jobs.store(), debate_id=debate_id)
+        job = ChallengeJob(jobs.store(), debate_id, action, target, settings.build_provider(),
+                           temperature=settings.temperature())
+        jobs.start_job(job)
     except ClearSideError as exc:
         st.session_state["challenge_error"] = exc.for_dashboard()
         return
-    jobs.registry().add(job.start())
     st.session_state.update(challenge_job=job.id, challenge_error="", challenge_landed=None, challenge_cancelled=None)
 
 

@@ -7,7 +7,8 @@ finished document from the store. Nothing lives only in the page's process: a cr
 on its queue, and the next host (the dashboard, ``python -m clearside worker``) finishes it without a click.
 
 The mode registry (:mod:`clearside.modes`) resumes and re-runs static debates through :func:`resume_job` and
-:func:`rerun_job`; the dashboard starts new ones with :func:`new_job`.
+:func:`rerun_job`; the dashboard starts new ones with :func:`new_job`, and asks challenges with
+:class:`ChallengeJob` (workflow ``clearside.challenge``).
 """
 
 from __future__ import annotations
@@ -16,13 +17,13 @@ import copy
 import time
 from typing import Any
 
-from . import runtime, workflows
+from . import inputs, runtime, workflows
 from .engine import DebateRun
-from .errors import Cancelled, ClearSideError
+from .errors import Cancelled, ClearSideError, InputError
 from .jobs import AGENT_ORDER, AgentProgress, Snapshot
 from .progress import Follower
 from .providers import Provider
-from .schema import Document
+from .schema import ACTIONS, Document
 from .static.recorder import StaticRecorder, load_run
 from .store import Store
 
@@ -128,3 +129,43 @@ def rerun_job(store: Store, debate_id: str, provider: Provider, *, temperature: 
     run = DebateRun(raw_input=saved.raw_input, context=saved.context)
     return new_job(store, run, provider, temperature=temperature, strategy=strategy, parent_id=debate_id,
                    owner=owner).start()
+
+
+class ChallengeJob:
+    """One challenge of a saved debate, answered on the runtime (workflow ``clearside.challenge``) and added to
+    the debate once it is complete; a cancel adds nothing, and the challenge can be asked again."""
+
+    def __init__(self, store: Store, debate_id: str, action: str, target: str, provider: Provider, *,
+                 temperature: float = 0.4) -> None:
+        if action not in ACTIONS:
+            raise InputError(f"Unknown challenge action {action!r}: use one of {', '.join(ACTIONS)}.")
+        if store.get(debate_id).document is None:
+            raise InputError("Only a finished debate can be challenged: resume it first.")
+        self.store, self.debate_id, self.action, self.target = store, debate_id, action, inputs.target(target)
+        self.provider, self.temperature = provider, temperature
+        self.id = ""
+
+    def start(self) -> ChallengeJob:
+        self.id = workflows.enqueue_challenge(self.debate_id, self.action, self.target, self.provider,
+                                              temperature=self.temperature, store_url=self.store.url)
+        return self
+
+    def cancel(self) -> None:
+        """Stop at the next token: nothing is added to the debate."""
+        runtime.cancel(self.id, self.store.url)
+
+    def result(self) -> tuple[str, Document | None, str]:
+        """``(state, the debate with the answer or None, error message)``; state: running, done, failed or
+        cancelled."""
+        now = runtime.state(self.id, self.store.url)
+        if not now.finished:
+            return "running", None, ""
+        if now.status == "done":
+            return "done", Document.model_validate(self.store.get(self.debate_id).document), ""
+        return now.status, None, now.error if now.status == "failed" else ""
+
+    def wait(self, timeout: float | None = None) -> tuple[str, Document | None, str]:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not runtime.state(self.id, self.store.url).finished and (deadline is None or time.monotonic() < deadline):
+            time.sleep(0.1)
+        return self.result()

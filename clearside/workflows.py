@@ -21,18 +21,20 @@ from typing import Any
 
 from dbos import DBOS
 
-from . import runtime
+from . import prompts, runtime
 from .engine import STAGES, Engine, Event
 from .errors import Cancelled, ClearSideError, DebateFailed
 from .jobs import AgentProgress, apply_event
 from .progress import ProgressWriter
 from .providers import Provider, get_provider
+from .schema import Document
 from .static.recorder import StaticRecorder, load_run
 from .store import open_store
 
 log = logging.getLogger("clearside.jobs")
 
 STATIC = "clearside.static"
+CHALLENGE = "clearside.challenge"
 CANCEL_CHECK_SECONDS = 0.5
 
 # Providers the process that queued a job lent it (an API key typed in the sidebar, a model already loaded,
@@ -188,6 +190,72 @@ def _static_stages(job_id: str, job: dict[str, Any]) -> dict[str, Any]:
     else:
         outcome = static_finish(job_id, job, outcome.get("model", ""))
     return outcome
+
+
+@DBOS.step(name=f"{CHALLENGE}.answer")
+def challenge_answer(job_id: str, job: dict[str, Any]) -> dict[str, Any]:
+    """Answer one challenge of a saved debate; the response, not yet saved (``{"status": "ok", ...}``)."""
+    sink = Sink(job_id)
+    try:
+        store = open_store()
+        document = Document.model_validate(store.get(job["debate_id"]).document)
+        provider = provider_for(job_id, job)
+        engine = Engine(provider, temperature=job.get("temperature", 0.4), on_event=sink)
+        answered = engine.challenge(document, job["action"], job["target"])
+    except Cancelled:  # before the answer was complete: nothing is added, the challenge can be asked again
+        return {"status": "cancelled", "error": "Cancelled.", "exit_code": Cancelled.exit_code}
+    except ClearSideError as exc:
+        return {"status": "failed", "error": exc.for_dashboard(), "exit_code": exc.exit_code}
+    finally:
+        sink.close()
+    return {"status": "ok", "response": answered.challenges.responses[-1].dump(), "provider": provider.name,
+            "model": provider.model}
+
+
+@DBOS.step(name=f"{CHALLENGE}.save")
+def challenge_save(job: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
+    """Add the response to the saved debate, once: a rerun after a crash finds it already there."""
+    store = open_store()
+    saved = store.challenges(job["debate_id"])
+    if saved and saved[-1] == answer["response"]:
+        return {"status": "done", "number": len(saved)}
+    number = store.add_challenge(job["debate_id"], answer["response"], provider=answer["provider"],
+                                 model=answer["model"], prompt_version=prompts.load("challenge").version)
+    return {"status": "done", "number": number}
+
+
+@DBOS.workflow(name=CHALLENGE)
+def challenge(job: dict[str, Any]) -> dict[str, Any]:
+    """One challenge of a saved debate (``job``: see :func:`challenge_job`): answer it, then save the answer."""
+    job_id = DBOS.workflow_id or ""
+    with _local_lock:
+        RUNNING.add(job_id)
+    try:
+        outcome = challenge_answer(job_id, job)
+        if outcome["status"] == "ok":
+            outcome = challenge_save(job, outcome)
+    finally:
+        with _local_lock:
+            LOCAL.pop(job_id, None)
+            RUNNING.discard(job_id)
+        LOCAL_PROVIDERS.pop(job_id, None)
+    return outcome
+
+
+def challenge_job(debate_id: str, action: str, target: str, provider: Provider, *,
+                  temperature: float = 0.4) -> dict[str, Any]:
+    return {"debate_id": debate_id, "action": action, "target": target, "provider": recipe(provider),
+            "temperature": temperature}
+
+
+def enqueue_challenge(debate_id: str, action: str, target: str, provider: Provider, *, temperature: float = 0.4,
+                      store_url: str | None = None) -> str:
+    """Queue one challenge of the saved debate ``debate_id`` (answered by ``provider``, lent to this host);
+    its job id, at once."""
+    job_id = f"{debate_id}:challenge:{uuid.uuid4().hex[:12]}"
+    LOCAL_PROVIDERS[job_id] = provider
+    return runtime.enqueue(CHALLENGE, challenge_job(debate_id, action, target, provider, temperature=temperature),
+                           job_id=job_id, queue=queue_for(provider), store_url=store_url)
 
 
 def wait_stopped(job_id: str, timeout: float = 30) -> bool:

@@ -12,13 +12,14 @@ import perspectives_kit as kit
 import pytest
 from helpers import QUESTION, challenge_reply, scripted_debate
 
+from clearside import workflows
 from clearside.engine import DebateRun, Engine
-from clearside.jobs import ChallengeJob
 from clearside.perspectives import PerspectivesRun, load
 from clearside.perspectives.job import PerspectivesJob
 from clearside.providers.scripted import ScriptedProvider
 from clearside.scored import run_recorded
 from clearside.static.recorder import StaticRecorder
+from clearside.static_job import ChallengeJob
 from clearside.store import open_store
 
 
@@ -44,13 +45,14 @@ def saved_debate(provider: ScriptedProvider) -> tuple[str, object]:
 
 
 def test_a_cancelled_challenge_adds_nothing_and_can_be_asked_again():
+    workflows.host(role="test")  # challenges run on the durable runtime; conftest stops hosting afterwards
     provider = ScriptedProvider(chunk_size=8)
     debate_id, document = saved_debate(provider)
     store = open_store()
     target = document.pro.assumptions[0]
     asked, release = threading.Event(), threading.Event()
     provider.enqueue(gated(challenge_reply(), asked, release), agent="challenge")
-    job = ChallengeJob(document, "question_assumption", target, provider, store=store, debate_id=debate_id).start()
+    job = ChallengeJob(store, debate_id, "question_assumption", target, provider).start()
     state, result, error = cancel_mid_reply(job, asked, release)
     assert (state, result, error) == ("cancelled", None, "")
     assert len(provider.requests_for("challenge")) == 1, "a cancel is not retried as a failure would be"
@@ -58,7 +60,7 @@ def test_a_cancelled_challenge_adds_nothing_and_can_be_asked_again():
     assert document.challenges.responses == [], "the debate the job was given is untouched"
 
     provider.enqueue(challenge_reply(), agent="challenge")
-    again = ChallengeJob(document, "question_assumption", target, provider, store=store, debate_id=debate_id)
+    again = ChallengeJob(store, debate_id, "question_assumption", target, provider)
     state, result, error = again.start().wait(30)
     assert state == "done" and error == "" and [r.target for r in result.challenges.responses] == [target]
     again.cancel()  # too late: what finished stays

@@ -11,11 +11,12 @@ from helpers import QUESTION, moderator_reply, scripted_debate
 
 from clearside import workflows
 from clearside.engine import DebateRun, Event
+from clearside.errors import InputError
 from clearside.jobs import AGENT_ORDER, AgentProgress, JobRegistry, apply_event
 from clearside.providers.scripted import ScriptedProvider
 from clearside.schema import jsonschema_errors
 from clearside.static.recorder import load_run
-from clearside.static_job import StaticJob, new_job, rerun_job, resume_job
+from clearside.static_job import ChallengeJob, StaticJob, new_job, rerun_job, resume_job
 from clearside.store import open_store
 
 
@@ -150,3 +151,41 @@ def test_registry_finds_jobs_by_id(provider):
     assert registry.get(job.id) is job
     assert registry.get("unknown") is None and registry.get(None) is None
     assert job.id != job_for(provider).id
+
+
+def finished_debate(provider) -> tuple[str, object]:
+    scripted_debate(provider)
+    snap = job_for(provider).start().wait(30)
+    assert snap.state == "done", snap.error
+    return snap.id, snap.document
+
+
+def test_a_challenge_is_answered_on_the_runtime_and_saved_once(provider):
+    from helpers import challenge_reply
+
+    debate_id, document = finished_debate(provider)
+    store = open_store()
+    target = document.pro.assumptions[0]
+    provider.enqueue(challenge_reply(), agent="challenge")
+    job = ChallengeJob(store, debate_id, "question_assumption", target, provider).start()
+    state, result, error = job.wait(30)
+    assert (state, error) == ("done", "") and [r.target for r in result.challenges.responses] == [target]
+    saved = store.challenges(debate_id)
+    # the save step rerun after a crash (its checkpoint lost) finds the answer there and adds nothing
+    answer = {"response": saved[-1], "provider": "scripted", "model": "script"}
+    assert workflows.challenge_save({"debate_id": debate_id}, answer) == {"status": "done", "number": 1}
+    assert len(store.challenges(debate_id)) == 1
+
+
+def test_a_failed_challenge_says_why_and_bad_input_is_refused_at_once(provider):
+    debate_id, document = finished_debate(provider)
+    store = open_store()
+    provider.enqueue({"__error__": "unreachable", "message": "Ollama is not reachable — start it"}, agent="challenge")
+    state, result, error = ChallengeJob(store, debate_id, "question_assumption", document.pro.assumptions[0],
+                                        provider).start().wait(30)
+    assert state == "failed" and result is None and "start it" in error
+    assert store.challenges(debate_id) == []
+    with pytest.raises(InputError, match="Unknown challenge action"):
+        ChallengeJob(store, debate_id, "overrule", "x", provider)
+    with pytest.raises(InputError):
+        ChallengeJob(store, debate_id, "question_assumption", "   ", provider)
