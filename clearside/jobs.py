@@ -61,6 +61,11 @@ class Snapshot:
     violations: list[dict[str, Any]] = field(default_factory=list)
 
     @property
+    def status(self) -> str:
+        """The word every job's snapshot has (live and perspectives ones too): running, done, failed, cancelled."""
+        return self.state
+
+    @property
     def finished(self) -> bool:
         return self.state in ("done", "failed", "cancelled")
 

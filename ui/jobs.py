@@ -74,8 +74,7 @@ def running(debate_id: str | None) -> bool:
     """Whether that debate is being generated now: by this server, or on the runtime by any host."""
     job = registry().get(debate_id)
     if job is not None:
-        snapshot = job.snapshot()
-        return getattr(snapshot, "status", getattr(snapshot, "state", "")) in ("running", "pausing", "waiting")
+        return job.snapshot().status in ("running", "pausing", "waiting")
     if not debate_id:
         return False
     try:
