@@ -228,6 +228,7 @@ def challenge_save(job: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any
 def challenge(job: dict[str, Any]) -> dict[str, Any]:
     """One challenge of a saved debate (``job``: see :func:`challenge_job`): answer it, then save the answer."""
     job_id = DBOS.workflow_id or ""
+    log.info("job %s started: challenge (%s) of debate %s", job_id, job["action"], job["debate_id"])
     with _local_lock:
         RUNNING.add(job_id)
     try:
@@ -239,6 +240,7 @@ def challenge(job: dict[str, Any]) -> dict[str, Any]:
             LOCAL.pop(job_id, None)
             RUNNING.discard(job_id)
         LOCAL_PROVIDERS.pop(job_id, None)
+    log.info("job %s %s%s", job_id, outcome["status"], f": {outcome['error']}" if outcome.get("error") else "")
     return outcome
 
 
