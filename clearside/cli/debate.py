@@ -144,6 +144,6 @@ def add_parsers(sub: Any) -> None:
 
 
 def add_schema_parser(sub: Any) -> None:
-    sch = sub.add_parser("schema", help="print the schema v1 JSON Schema, or --write it to schemas/")
+    sch = sub.add_parser("schema", help="print the schema v1 JSON Schema, or --write it to clearside/data/schemas/")
     sch.add_argument("--write", action="store_true")
     sch.set_defaults(func=cmd_schema)
