@@ -1,6 +1,6 @@
 """Layers that hold: no module reaches into another module's private (``_name``) parts.
 
-Every module under clearside/, ui/ and app_pages/ is parsed with ``ast``. A private name of another
+Every module under clearside/ and clearside_ui/ (pages included) is parsed with ``ast``. A private name of another
 module may be neither imported (``from x import _name``) nor used as an attribute of an imported module
 (``x._name``); a module's own private names, dunders and ``self._x`` are its own business. The
 import-linter contracts in ``.importlinter`` (run by scripts/test.sh) check the import graph itself.
@@ -12,7 +12,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("clearside", "ui", "app_pages")
+PACKAGES = ("clearside", "clearside_ui")
 
 def _private(name: str) -> bool:
     return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
