@@ -2,7 +2,7 @@
 
 One module per command group: ``debate`` (debate, challenge, render, schema), ``live``, ``store`` (list, export,
 import, delete, rename, duplicate), ``jobs`` (worker, status and ``debate --enqueue``), ``evaluate`` (metrics,
-regress, runs, bless, compare), ``perspectives``; ``common`` holds what they share.
+regress, runs, bless, compare), ``perspectives``, ``dashboard`` (ui); ``common`` holds what they share.
 
 Exit codes: 0 ok, 2 bad input (an unknown debate id or a refused import
 included), 3 provider unreachable or failing, 4 schema failure after retries,
@@ -17,7 +17,7 @@ import sys
 from ..errors import ClearSideError
 from ..live.exchange import adopt_live_files, legacy_live_files
 from ..store import open_store
-from . import debate, evaluate, jobs, live, perspectives, store
+from . import dashboard, debate, evaluate, jobs, live, perspectives, store
 from .common import model_options
 
 
@@ -32,13 +32,18 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_parsers(sub, model_options)
     perspectives.add_parser(sub, model_options)
     debate.add_schema_parser(sub)
+    dashboard.add_parser(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra and not getattr(args, dashboard.PASSTHROUGH, False):
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")  # what parse_args says
+        if extra:
+            args.streamlit_args = extra  # clearside ui: the rest goes to streamlit run
     except SystemExit as exc:  # argparse already printed the problem; usage errors are bad input
         return 2 if exc.code else 0
     try:
