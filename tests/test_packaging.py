@@ -206,3 +206,25 @@ def test_requirements_txt_is_the_packages_dependencies_and_its_test_extra():
 def test_the_dashboards_streamlit_settings_are_one_text():
     """``streamlit run app.py`` in a checkout reads .streamlit/config.toml; ``clearside ui`` the packaged copy."""
     assert (ROOT / ".streamlit/config.toml").read_text() == (ROOT / "clearside_ui/streamlit.toml").read_text()
+
+
+def test_clearside_ui_hands_unknown_options_to_streamlit_and_other_commands_still_refuse_them(capsys):
+    from clearside.cli import main
+
+    assert main(["ui", "--port", "8600", "--server.address", "0.0.0.0", "--dry-run"]) == 0
+    printed = capsys.readouterr().out.split()
+    assert printed[1:4] == ["-m", "streamlit", "run"] and Path(printed[4]) == ROOT / "clearside_ui" / "app.py"
+    assert printed[-3:] == ["--server.port=8600", "--server.address", "0.0.0.0"], "given flags come last and win"
+    assert main(["schema", "--server.address", "0.0.0.0"]) == 2
+    assert "unrecognized arguments: --server.address 0.0.0.0" in capsys.readouterr().err
+
+
+def test_pages_are_named_relative_to_the_dashboard_package():
+    from clearside.modes import MODES
+    from clearside_ui import page_path
+
+    for entry in MODES.values():
+        for page in (entry.page, entry.watch_page):
+            assert Path(page_path(page)) == ROOT / "clearside_ui" / page
+    with pytest.raises(FileNotFoundError, match="clearside_ui/app_pages/"):
+        page_path("app_pages/nowhere.py")
