@@ -1,23 +1,5 @@
-"""ClearSide dashboard entrypoint: `streamlit run app.py`."""
+"""ClearSide dashboard entrypoint: `python -m streamlit run app.py` (the dashboard itself is clearside_ui/app.py)."""
 
-import streamlit as st
+from clearside_ui.app import main
 
-from ui import jobs, owner, phone, settings, view
-
-st.set_page_config(page_title="ClearSide", page_icon=":material/balance:", layout="wide")
-jobs.adopt_live_files()  # once per database: live transcripts an earlier ClearSide kept as JSON files
-# this server hosts the durable runtime: it runs queued debates and finishes what a stopped host left, unasked
-unhosted = jobs.hosting()
-settings.sidebar()
-if unhosted:
-    st.sidebar.warning(f"Debates cannot be generated here: {view.esc(unhosted)}", icon=":material/cloud_off:")
-with st.sidebar:
-    owner.keep()  # the browser's ownership cookie: debates made here stay editable across reloads and tabs
-    phone.close_sidebar_after_navigation()
-st.navigation([st.Page("app_pages/debate.py", title="Debate", icon=":material/balance:", default=True),
-               st.Page("app_pages/live.py", title="Live debate", icon=":material/record_voice_over:"),
-               st.Page("app_pages/perspectives.py", title="Perspectives", icon=":material/diversity_3:"),
-               st.Page("app_pages/timeline.py", title="Timeline", icon=":material/timeline:"),
-               st.Page("app_pages/library.py", title="Library", icon=":material/folder_open:"),
-               st.Page("app_pages/compare.py", title="Compare models", icon=":material/view_column:"),
-               st.Page("app_pages/regression.py", title="Regression", icon=":material/monitoring:")]).run()
+main()

@@ -5,8 +5,9 @@ which page of the dashboard shows it.
 ``perspectives``. Model comparisons and regression runs are not kinds: each of their debates is saved as a
 static one, named by a row of the store's ``runs`` table, so the static entry serves them too.
 
-Pages are named as strings (``app_pages/...``): this module never imports Streamlit. Resume and re-run share
-one signature, ``(store, debate_id, provider, *, temperature, strategy=None, owner=None)``:
+Pages are named as strings (``app_pages/...``, relative to clearside_ui's directory): this module never imports
+Streamlit. Resume and re-run share one signature,
+``(store, debate_id, provider, *, temperature, strategy=None, owner=None)``:
 
 * ``rerun`` saves a new debate on the saved one's question (its parent) and returns its job, already working;
 * ``resume`` returns the saved debate's job, not yet working: its page starts it the way the person asked (a

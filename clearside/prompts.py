@@ -1,4 +1,4 @@
-"""Versioned prompt files in ``prompts/``: TOML with ``version`` and templates.
+"""Versioned prompt files in ``clearside/data/prompts/``: TOML with ``version`` and templates.
 
 Templates use ``string.Template`` placeholders (``${name}``); a missing
 variable is a typed error, never a silently empty hole. User text is inserted
@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .errors import ConfigError
 
-PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
+PROMPTS_DIR = Path(__file__).resolve().parent / "data" / "prompts"
 
 
 class PromptFile(BaseModel):

@@ -36,7 +36,7 @@ from .errors import InputError
 
 SCHEMA_VERSION = "1.1.0"
 SCHEMA_ID = f"https://clearside.dev/schemas/clearside-{SCHEMA_VERSION}.schema.json"
-SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schemas" / f"clearside-{SCHEMA_VERSION}.schema.json"
+SCHEMA_FILE = Path(__file__).resolve().parent / "data" / "schemas" / f"clearside-{SCHEMA_VERSION}.schema.json"
 
 Category = Literal["economic", "ethical", "technical", "social", "political", "environmental"]
 EvidenceType = Literal["fact", "projection", "analogy", "value_judgment"]
@@ -234,7 +234,7 @@ class _ContractSchema(GenerateJsonSchema):
 
 
 def json_schema(model: type[BaseModel] = Document) -> dict[str, Any]:
-    """The Draft 2020-12 JSON Schema of a model, as exported to ``schemas/``."""
+    """The Draft 2020-12 JSON Schema of a model, as exported to ``clearside/data/schemas/``."""
     schema = model.model_json_schema(schema_generator=_ContractSchema)
     if model is Document:
         schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}

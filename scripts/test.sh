@@ -17,7 +17,7 @@ fi
 # report Intel AMX without enabling it the embedded model dies with a general protection fault at its first token.
 export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}"
 python3 -m pip install --disable-pip-version-check -q -r requirements.txt
-python3 -m ruff check clearside tests ui app_pages bench app.py
+python3 -m ruff check clearside clearside_ui tests bench app.py
 # lint-imports, run from the repository root (it puts the current directory on sys.path to find the packages);
 # no cache, so nothing is left in the work tree. Called through Python: pip may put console scripts off PATH.
 python3 -c 'from importlinter.cli import lint_imports_command; lint_imports_command()' --no-logo --no-cache

@@ -22,7 +22,7 @@ pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
-PERSPECTIVES = "app_pages/perspectives.py"
+PERSPECTIVES = "clearside_ui/app_pages/perspectives.py"
 ANSWERS = ["Three times this month.", "Two years.", "Trust, not a fight."]
 TYPED = "Whether the team could run twenty services at all"
 

@@ -21,13 +21,13 @@ from clearside import store as store_module
 from clearside.errors import InputError
 from clearside.providers.scripted import ScriptedProvider
 from clearside.store import open_store
-from ui import compare_view as cv
+from clearside_ui import compare_view as cv
 
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
-COMPARE = "app_pages/compare.py"
+COMPARE = "clearside_ui/app_pages/compare.py"
 QUESTION = "Should the U.S. impose a temporary moratorium on new AI data centers?"
 
 
@@ -370,7 +370,7 @@ def test_what_was_typed_and_the_comparison_shown_survive_a_visit_to_another_page
     at = fill(page(), QUESTION, [a, b])
     batch = batch_of(at)
     wait_done(at, store, batch)
-    at.switch_page("app_pages/library.py")
+    at.switch_page("clearside_ui/app_pages/library.py")
     assert run(at).title[0].value == "Library"
     at.query_params.clear()
     at.switch_page(COMPARE)

@@ -91,7 +91,7 @@ def test_export_contents_match_the_renderers(app):
 
 
 def test_export_file_names_say_which_debate_they_are():
-    from ui.view import file_stem
+    from clearside_ui.view import file_stem
 
     first = file_stem("debate", "Should cities ban cars downtown? <script>", "0123456789abcdef")
     assert first == "clearside-debate-should-cities-ban-cars-downtown-script-01234567"
@@ -182,7 +182,7 @@ def test_a_running_debate_can_be_cancelled_and_resumed_keeping_what_finished():
     at.button(key="cancel_debate").click().run()
     settle(at, lambda a: any("Cancelled. Every section that finished is kept" in i.value for i in a.info))
     debate_id = at.session_state["debate_id"]
-    from ui import jobs as ui_jobs
+    from clearside_ui import jobs as ui_jobs
 
     saved = ui_jobs.store().get(debate_id)
     assert saved.status == "paused" and "Cancelled" in saved.data["error"]
@@ -197,7 +197,7 @@ def test_a_running_debate_can_be_cancelled_and_resumed_keeping_what_finished():
 
 
 def run_of(at: AppTest):
-    from ui import jobs as ui_jobs
+    from clearside_ui import jobs as ui_jobs
 
     return ui_jobs.registry().get(at.session_state["debate_id"]).run
 

@@ -25,13 +25,13 @@ from clearside.providers.scripted import ScriptedProvider
 from clearside.schema import Proposition, Side
 from clearside.static.recorder import StaticRecorder, start_static
 from clearside.store import Store, open_store
-from ui import jobs
+from clearside_ui import jobs
 
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
-LIBRARY = "app_pages/library.py"
+LIBRARY = "clearside_ui/app_pages/library.py"
 QUESTION = "Should we adopt microservices architecture?"
 
 

@@ -21,7 +21,7 @@ pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
-LIVE = "app_pages/live.py"
+LIVE = "clearside_ui/app_pages/live.py"
 QUESTION = "Should we adopt microservices?"
 
 
@@ -436,7 +436,7 @@ def test_run_live_on_the_debate_pages_document():
 
 
 def test_points_being_prepared_are_shown_before_the_speech_starts():
-    from ui.live_view import preparing
+    from clearside_ui.live_view import preparing
 
     raw = '{"arguments": [{"category": "economic", "claim": "Grid upgrades cost billions", "evidence_type": "fa'
     assert preparing(raw) == ["Grid upgrades cost billions"]

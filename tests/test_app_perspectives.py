@@ -21,14 +21,14 @@ from clearside.perspectives import PerspectivesRun, load
 from clearside.perspectives.session import Summary
 from clearside.providers.scripted import ScriptedProvider
 from clearside.store import open_store
-from ui import perspectives_view
+from clearside_ui import perspectives_view
 
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
-PAGE = "app_pages/perspectives.py"
-LIBRARY = "app_pages/library.py"
+PAGE = "clearside_ui/app_pages/perspectives.py"
+LIBRARY = "clearside_ui/app_pages/library.py"
 ANSWERS = ["Three times this month.", "Two years.", "Trust, not a fight."]
 UNESCAPED = re.compile(r"(?<!\\)<(script|img|b)|(?<!\\)\*\*(md|really|twice)|(?<!\\):red")
 HISTORY_2 = ["INIT", "CLARIFICATION_PENDING", "CLARIFICATION_COMPLETE", "ROUND_1_A", "ROUND_1_B", "ROUND_2_A",

@@ -24,13 +24,13 @@ from clearside.providers import get_provider
 from clearside.providers.scripted import ScriptedProvider
 from clearside.references import flagship
 from clearside.store import open_store
-from ui import settings
+from clearside_ui import settings
 
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
-REGRESSION = "app_pages/regression.py"
+REGRESSION = "clearside_ui/app_pages/regression.py"
 VERDICT = "On balance, the pro side makes the **stronger case** <b>here</b>."
 
 

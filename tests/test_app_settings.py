@@ -62,7 +62,7 @@ def test_a_running_ollama_is_offered_and_its_models_fill_the_model_field(monkeyp
     """The real Ollama wire server (tests/ollama_wire.py) serving three names; only listed, no model loaded."""
     from ollama_wire import SERVED_MODEL, OllamaWire
 
-    from ui import settings
+    from clearside_ui import settings
 
     served = sorted((SERVED_MODEL, "qwen2.5:7b", "llama3.2:3b"))
     server = OllamaWire(also_serves=("qwen2.5:7b", "llama3.2:3b")).start(load=False)
@@ -124,7 +124,7 @@ def test_the_sidebar_concurrency_limits_what_the_dashboard_sends_a_server(at, mo
 
     from bench.latency_server import start
     from clearside.providers import ChatRequest
-    from ui import settings
+    from clearside_ui import settings
 
     with start(0, ttft=0.2, tps=2000) as server:
         at.selectbox(key="provider_name").set_value("openai").run()

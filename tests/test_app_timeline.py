@@ -19,7 +19,7 @@ pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
-TIMELINE = "app_pages/timeline.py"
+TIMELINE = "clearside_ui/app_pages/timeline.py"
 FLAGGED = {"position": "My opponent ignores the cost of service boundaries entirely"}
 INTERVENTIONS = {2: ("direct_question", "What would change your mind about boundaries?", "con"),
                  4: ("inject_evidence", "A 2023 survey of 40 firms found most merged services back.", None),

@@ -320,7 +320,7 @@ def test_config_rejects_nonsense():
 def cli(monkeypatch, tmp_path):
     """``python -m clearside live`` in-process, on a scripted provider and a private data directory."""
     from clearside import cli as main_cli
-    from clearside.live import cli as live_cli
+    from clearside.cli import live as live_cli
 
     monkeypatch.setenv("CLEARSIDE_DATA", str(tmp_path / "data"))
     providers = []
@@ -380,7 +380,7 @@ def test_cli_live_refuses_a_bad_interventions_file_before_starting(cli, tmp_path
 
 def test_cli_live_failure_keeps_turns_and_resume_finishes(cli, tmp_path, capsys, monkeypatch):
     main, providers = cli
-    from clearside.live import cli as live_cli
+    from clearside.cli import live as live_cli
 
     failing = ScriptedProvider(fallback=LiveResponder())
     monkeypatch.setattr(live_cli, "get_provider", lambda spec, **options: failing)

@@ -28,7 +28,7 @@ def test_every_kind_the_store_saves_has_one_mode_whose_pages_exist():
     for kind, entry in MODES.items():
         assert entry.kind == kind and entry.label and entry.short and entry.resume_help
         for page in (entry.page, entry.watch_page):
-            assert (ROOT / page).is_file(), f"{kind}: {page} is not a page of the dashboard"
+            assert (ROOT / "clearside_ui" / page).is_file(), f"{kind}: {page} is not a page of the dashboard"
         # the share link opens the mode's page with the debate's id in the page's query parameter
         route = "./" if entry.page == "app_pages/debate.py" else Path(entry.page).stem
         link = entry.share_link("a" * 32)

@@ -83,7 +83,7 @@ def test_the_sidebar_strategy_reaches_the_debate_and_small_reaches_the_provider(
 def test_the_small_model_box_declares_the_sidebar_provider_small(ticked, small):
     import streamlit as st
 
-    from ui import settings
+    from clearside_ui import settings
 
     st.session_state.update(provider_name="ollama", ollama_model="llama3.2", small_model=ticked,
                             provider_override=None)

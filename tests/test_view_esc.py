@@ -1,4 +1,4 @@
-"""``ui.view``: ``esc`` shows user and model text literally in Streamlit Markdown, bare addresses included;
+"""``clearside_ui.view``: ``esc`` shows user and model text literally in Streamlit Markdown, bare addresses included;
 the redraw interval is read from the environment with a clear message when it is wrong."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from clearside.errors import ConfigError
-from ui.view import _poll_seconds, esc
+from clearside_ui.view import _poll_seconds, esc
 
 
 @pytest.mark.parametrize(("text", "shown"), [

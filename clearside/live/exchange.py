@@ -81,7 +81,7 @@ def adopt_live_files(store: Store) -> list[str]:
     """Import each legacy live file whose id the store lacks; the files are left in place.
 
     The entry points that open a store for a person call this: the dashboard once per database
-    (``ui.jobs.adopt_live_files``), the command line when such files exist (``clearside.cli.main``)."""
+    (``clearside_ui.jobs.adopt_live_files``), the command line when such files exist (``clearside.cli.main``)."""
     adopted = []
     for path in legacy_live_files():
         if store.exists(path.stem):

@@ -62,7 +62,7 @@ class StaticRecorder:
 
     def __init__(self, store: Store, run: DebateRun, provider: Provider, *, debate_id: str | None = None,
                  parent_id: str | None = None, owner: str | None = None) -> None:
-        """``owner``: the token of the browser that started it (see ui/owner.py), kept in ``data["owner"]``."""
+        """``owner``: the token of the browser that started it (clearside_ui/owner.py), kept in ``data["owner"]``."""
         self.store = store
         stamp = {"owner": owner} if owner else {}
         if debate_id is None:

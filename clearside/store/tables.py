@@ -8,7 +8,7 @@ per challenge response), ``live_turns`` and ``interventions`` (a live transcript
 turn by turn). ``runs`` records comparison and regression runs. No column holds a
 user identifier (NFR-404): nothing here knows who asked. A debate made in the
 dashboard carries ``data["owner"]``, the hash of a random key its browser keeps in a
-cookie (ui/owner.py): it tells that browser "yours" and names no one.
+cookie (clearside_ui/owner.py): it tells that browser "yours" and names no one.
 """
 
 from __future__ import annotations

@@ -13,13 +13,13 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from . import compare, metrics, references, regress
-from .cli import _write, log_violations
-from .errors import InputError
-from .inputs import question, read_json
-from .metrics.report import markdown as metrics_markdown
-from .providers import get_provider
-from .store import open_store
+from .. import compare, metrics, references, regress
+from ..errors import InputError
+from ..inputs import question, read_json
+from ..metrics.report import markdown as metrics_markdown
+from ..providers import get_provider
+from ..store import open_store
+from .common import log_violations, write
 
 
 def _json(data: Any) -> str:
@@ -43,7 +43,7 @@ def cmd_metrics(args: argparse.Namespace) -> int:
     document, usage = _load_debate(args.debate)
     reference = references.load(args.reference) if args.reference else None
     result = metrics.compute(document, reference=reference, usage=usage, semantic_metrics=not args.no_embeddings)
-    _write(_json(result) if args.format == "json" else metrics_markdown(result, args.debate), args.out)
+    write(_json(result) if args.format == "json" else metrics_markdown(result, args.debate), args.out)
     return 0
 
 
@@ -80,8 +80,8 @@ def cmd_regress(args: argparse.Namespace) -> int:
         print(f"Blessed batch {report['batch']} as the {args.suite} baseline.", file=sys.stderr)
     text = regress.markdown(report)
     if args.out:
-        _write(_json(report), args.out)
-        _write(text, str(Path(args.out).with_suffix(".md")))
+        write(_json(report), args.out)
+        write(text, str(Path(args.out).with_suffix(".md")))
     sys.stdout.write(_json(report) if args.format == "json" else text)
     return 0 if report["passed"] else 1
 
@@ -132,7 +132,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     report = job.run()
     for label, result in report["results"].items():
         print(f"{label}: {result['status']} {result.get('error', '')}".rstrip(), file=sys.stderr)
-    _write(_json(report) if args.format == "json" else compare.markdown(report), args.out)
+    write(_json(report) if args.format == "json" else compare.markdown(report), args.out)
     return 0 if all(r["status"] == "done" for r in report["results"].values()) else 3
 
 

@@ -2,7 +2,7 @@
 
 Every debate is saved as it is generated; ``?debate=<id>`` opens a saved one (the
 share link). Debates started, resumed or copied in this browser are editable
-(challenges), across reloads and tabs (ui/owner.py); the same link in another
+(challenges), across reloads and tabs (clearside_ui/owner.py); the same link in another
 browser opens read-only, with a button to make an editable copy.
 ``?example=flagship`` (the **Example debate** button) shows spec 000's hand-written
 flagship debate, read-only and never saved.
@@ -18,9 +18,9 @@ from clearside.references import flagship
 from clearside.render import render
 from clearside.schema import ACTIONS, Document
 from clearside.static_job import ChallengeJob, StaticJob, resume_job
-from ui import jobs, owner, scroll, settings, view
-from ui.inputs import context_boxes, length_note, question_box
-from ui.quality_view import quality_view
+from clearside_ui import jobs, owner, page_path, scroll, settings, view
+from clearside_ui.inputs import context_boxes, length_note, question_box
+from clearside_ui.quality_view import quality_view
 
 PAGE = "app_pages/debate.py"  # this page, as the mode registry names it: it shows static debates
 OTHER = "__other__"
@@ -209,7 +209,7 @@ def unfinished_hint() -> None:
     if stopped:
         st.caption(f"{len(stopped)} earlier debate{'s' if len(stopped) != 1 else ''} stopped part-way; the finished "
                    "sections are saved.")
-        st.page_link("app_pages/library.py", label="Resume from the Library", icon=":material/restore:")
+        st.page_link(page_path("app_pages/library.py"), label="Resume from the Library", icon=":material/restore:")
 
 
 def saved_record(debate_id: str):
@@ -230,7 +230,7 @@ def saved_debate(debate_id: str) -> None:
     ours = shown_by.page == PAGE
     if not ours:  # a live debate (its assembled document is shown below too) or a perspectives session
         st.info(f"This is a {shown_by.label.lower()}: {shown_by.where()}")
-        st.page_link(shown_by.page, label=f"Open in {shown_by.page_title}", icon=":material/open_in_new:",
+        st.page_link(page_path(shown_by.page), label=f"Open in {shown_by.page_title}", icon=":material/open_in_new:",
                      query_params={shown_by.param: debate_id})
     if record.document is None:
         if ours and owner.may_change(debate_id, record.data):

@@ -14,8 +14,7 @@ from typing import Any
 from ..errors import InputError
 from ..modes import export_data, import_file
 from ..status import debate_status
-from . import open_store, safe_url
-from .store import Summary
+from ..store import Summary, open_store, safe_url
 
 LIST_FIELDS = ("id", "kind", "status", "created_at", "provider", "model", "title")
 

@@ -16,11 +16,11 @@ import threading
 import time
 from typing import Any
 
-from . import runtime, workflows
-from .engine import SECTIONS
-from .errors import ConfigError, NotFound
-from .static.recorder import StaticRecorder
-from .store import open_store
+from .. import runtime, workflows
+from ..engine import SECTIONS
+from ..errors import ConfigError, NotFound
+from ..static.recorder import StaticRecorder
+from ..store import open_store
 
 WAIT_POLL_SECONDS = 0.5
 

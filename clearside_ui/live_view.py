@@ -1,6 +1,6 @@
 """Views of a live debate transcript, shared by the Live debate and Timeline pages.
 
-Every user or model string goes through :func:`ui.view.esc`; nothing here starts a model call.
+Every user or model string goes through :func:`clearside_ui.view.esc`; nothing here starts a model call.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from clearside.live.guardrails import texts_of
 from clearside.live.protocol import PHASE_LABELS, PHASES, PLAN, SPEAKER_LABELS
 from clearside.live.transcript import Intervention, Transcript, Turn
 from clearside.store import Summary, check_id, open_store
-from ui import scroll
-from ui.view import esc, file_stem
+from clearside_ui import scroll
+from clearside_ui.view import esc, file_stem
 
 STATUS_BADGES = {"running": ":blue-badge[:material/play_arrow: Running]",
                  "pausing": ":orange-badge[:material/pause: Pausing after this chunk]",

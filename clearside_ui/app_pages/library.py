@@ -5,10 +5,10 @@ import streamlit as st
 from clearside.errors import ClearSideError
 from clearside.inputs import MAX_TITLE
 from clearside.modes import MODES, mode
-from ui import jobs
-from ui import library_view as lib
-from ui.inputs import length_note
-from ui.view import esc
+from clearside_ui import jobs, page_path
+from clearside_ui import library_view as lib
+from clearside_ui.inputs import length_note
+from clearside_ui.view import esc
 
 # The kinds, what Resume and Re-run do for each, and the page that opens one: the mode registry's
 KINDS = {"": "Any kind", **{kind: entry.short for kind, entry in MODES.items()}}
@@ -136,8 +136,8 @@ def library() -> None:
         messages()
         st.info("No saved debates yet. Every debate is saved as it is generated: start one on the Debate or the "
                 "Live debate page and it appears here.")
-        st.page_link("app_pages/debate.py", label="Go to Debate", icon=":material/balance:")
-        st.page_link("app_pages/live.py", label="Go to Live debate", icon=":material/record_voice_over:")
+        st.page_link(page_path("app_pages/debate.py"), label="Go to Debate", icon=":material/balance:")
+        st.page_link(page_path("app_pages/live.py"), label="Go to Live debate", icon=":material/record_voice_over:")
         return
     unfinished_notice()
     filter_bar(store.facets())

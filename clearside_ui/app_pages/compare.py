@@ -8,9 +8,10 @@ import streamlit as st
 
 from clearside.errors import ClearSideError, InputError
 from clearside.schema import Document
-from ui import compare_view as cv
-from ui.inputs import question_box
-from ui.view import POLL_SECONDS, document_view, esc
+from clearside_ui import compare_view as cv
+from clearside_ui import page_path
+from clearside_ui.inputs import question_box
+from clearside_ui.view import POLL_SECONDS, document_view, esc
 
 
 def model_rows() -> None:
@@ -78,7 +79,8 @@ def model_column(label: str, result: dict, document: dict | None) -> None:
         st.markdown("**Decision hinges**\n\n" + "\n".join(f"- {esc(h)}" for h in doc.moderator.decision_hinges))
     if result.get("debate_id"):
         text = "Open what was saved" if result["status"] in ("failed", "cancelled") else "Open the full debate"
-        st.page_link(cv.DEBATE, label=text, icon=":material/open_in_new:", query_params={"debate": result["debate_id"]})
+        st.page_link(page_path(cv.DEBATE), label=text, icon=":material/open_in_new:",
+                     query_params={"debate": result["debate_id"]})
 
 
 def full_debate(documents: dict) -> None:

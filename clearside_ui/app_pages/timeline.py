@@ -7,7 +7,7 @@ import streamlit as st
 
 from clearside.errors import ClearSideError
 from clearside.live.protocol import PHASE_LABELS, PHASES
-from ui import jobs, live_view, view
+from clearside_ui import jobs, live_view, page_path, view
 
 
 def pick_changed() -> None:
@@ -81,7 +81,7 @@ if wanted in by_id:
 
 if not by_id:
     st.info("No saved live debates yet: start one on the Live debate page.")
-    st.page_link("app_pages/live.py", label="Go to Live debate", icon=":material/record_voice_over:")
+    st.page_link(page_path("app_pages/live.py"), label="Go to Live debate", icon=":material/record_voice_over:")
     st.stop()
 
 if st.session_state.get("timeline_pick") not in by_id:

@@ -14,7 +14,7 @@ from clearside.enforce import partial_object
 from clearside.errors import ConfigError
 from clearside.jobs import AGENT_ORDER, Snapshot
 from clearside.schema import CATEGORY_VALUES, Document, Side
-from ui import scroll
+from clearside_ui import scroll
 
 
 # How often a page following a running debate redraws it (seconds). Each redraw costs every following tab a few

@@ -20,9 +20,9 @@ from clearside.references import Reference
 from clearside.regress import Batch, RegressionJob
 from clearside.schema import Document
 from clearside.status import run_status as stored_run_status
-from ui import compare_view as cv
-from ui import jobs, settings, view
-from ui.view import context_parts, esc
+from clearside_ui import compare_view as cv
+from clearside_ui import jobs, settings, view
+from clearside_ui.view import context_parts, esc
 
 SUITE_LABELS = {"flagship": "Flagship (spec 000)", "argkp-dev": "ArgKP dev (4 propositions)"}
 SUITE_NOTES = {

@@ -14,10 +14,11 @@ import sys
 import threading
 
 from ..errors import InputError
+from ..perspectives.runner import PerspectivesEvent, PerspectivesRun
+from ..perspectives.session import DEFAULT_ROUNDS
 from ..providers import get_provider
 from ..store import open_store
-from .runner import PerspectivesEvent, PerspectivesRun
-from .session import DEFAULT_ROUNDS
+from .common import write
 
 
 def _printer(quiet: bool):
@@ -39,8 +40,6 @@ def _printer(quiet: bool):
 
 def _write(run: PerspectivesRun, out: str | None) -> None:
     if out:
-        from ..cli import _write as write
-
         write(json.dumps(run.session.file(), indent=2, ensure_ascii=False) + "\n", out)
 
 

@@ -16,7 +16,7 @@ from clearside.providers import Provider, get_provider
 from clearside.providers.detect import DEFAULT_OLLAMA, Detected, detect_servers, ollama_url
 from clearside.providers.limits import SERVER_CONCURRENCY
 from clearside.store.privacy import register_secret
-from ui.view import esc
+from clearside_ui.view import esc
 
 PROVIDERS = {"embedded": "Embedded (offline, in-process)", "ollama": "Ollama", "openai": "OpenAI-compatible"}
 HOST_KEYS = {"ollama": "ollama_host", "openai": "openai_base_url"}

@@ -9,12 +9,12 @@ from typing import Any
 
 from ..errors import ClearSideError, InputError
 from ..inputs import read_json
+from ..live.debate import LiveDebate, LiveEvent
+from ..live.exchange import import_transcript_file
+from ..live.protocol import SPEAKER_LABELS, LiveConfig
+from ..live.transcript import INTERVENTION_TYPES, Transcript
 from ..providers import get_provider
 from ..store import open_store, safe_url
-from .debate import LiveDebate, LiveEvent
-from .exchange import import_transcript_file
-from .protocol import SPEAKER_LABELS, LiveConfig
-from .transcript import INTERVENTION_TYPES, Transcript
 
 
 def read_interventions(path: str) -> list[dict[str, Any]]:

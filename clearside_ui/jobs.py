@@ -56,7 +56,7 @@ def start_static(run: DebateRun, provider: Provider, *, temperature: float, stra
                  parent_id: str | None = None, owner: str | None = None) -> StaticJob:
     """Save a new static debate and queue it on the durable runtime (this process hosts it; a crash leaves it
     queued for the next host); ``strategy``: the sidebar's generation strategy (``None``: automatic);
-    ``owner``: the starting browser's token (ui/owner.py)."""
+    ``owner``: the starting browser's token (clearside_ui/owner.py)."""
     host()
     job = new_job(store(), run, provider, temperature=temperature, strategy=strategy, parent_id=parent_id,
                   owner=owner)

@@ -24,7 +24,7 @@ from clearside.errors import ClearSideError, ConfigError, InputError
 from clearside.jobs import AGENT_ORDER
 from clearside.metrics import SUMMARY
 from clearside.providers import Provider, get_provider, parse_spec
-from ui import jobs, settings
+from clearside_ui import jobs, settings
 
 MIN_MODELS, MAX_MODELS = 2, compare.MAX_MODELS
 DEBATE = "app_pages/debate.py"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from clearside.schema import AgentQuality, Document, Quality
-from ui.view import esc
+from clearside_ui.view import esc
 
 AGENT_NAMES = {"orchestrator": "Orchestrator", "pro": "FOR", "con": "AGAINST", "moderator": "Moderator",
                "challenge": "Challenge"}

@@ -28,9 +28,9 @@ from clearside.perspectives import (
 from clearside.perspectives.job import PerspectivesJob, PerspectivesSnapshot
 from clearside.perspectives.session import blank_answers
 from clearside.store import check_id
-from ui import jobs, owner, settings
-from ui.inputs import question_box
-from ui.view import esc
+from clearside_ui import jobs, owner, settings
+from clearside_ui.inputs import question_box
+from clearside_ui.view import esc
 
 PARAM = "perspectives"  # ?perspectives=<session id>: the share link
 AGENT_NAMES = {"A": "expansion", "B": "compression"}

@@ -8,8 +8,8 @@ from clearside.live.debate import LiveDebate
 from clearside.live.job import LiveJob
 from clearside.live.protocol import LiveConfig
 from clearside.schema import Document
-from ui import jobs, live_view, owner, scroll, settings, view
-from ui.inputs import context_boxes, length_note, question_box
+from clearside_ui import jobs, live_view, owner, page_path, scroll, settings, view
+from clearside_ui.inputs import context_boxes, length_note, question_box
 
 TIMELINE = "app_pages/timeline.py"
 RECIPIENTS = {"auto": "", "pro": "Pro", "con": "Con", "moderator": "Moderator"}
@@ -200,7 +200,8 @@ def intervention_controls(job: LiveJob, snap) -> None:
 
 
 def finished_links(transcript) -> None:
-    st.page_link(TIMELINE, label="Open in Timeline", icon=":material/timeline:", query_params={"debate": transcript.id})
+    st.page_link(page_path(TIMELINE), label="Open in Timeline", icon=":material/timeline:",
+                 query_params={"debate": transcript.id})
     live_view.exports(transcript, "live_")
 
 

@@ -7,9 +7,9 @@ import streamlit as st
 
 from clearside import metrics, regress
 from clearside.errors import ClearSideError
-from ui import jobs
-from ui import regression_view as rv
-from ui.view import POLL_SECONDS, esc
+from clearside_ui import jobs, page_path
+from clearside_ui import regression_view as rv
+from clearside_ui.view import POLL_SECONDS, esc
 
 
 def suite_picker() -> str:
@@ -140,7 +140,7 @@ def drill_down(batch) -> None:
         st.info(f"This run is {status}: its debate is shown as far as it got.")
     debate_id = row.get("debate_id")
     if debate_id:
-        st.page_link(rv.DEBATE, label="Open this debate on the Debate page", icon=":material/open_in_new:",
+        st.page_link(page_path(rv.DEBATE), label="Open this debate on the Debate page", icon=":material/open_in_new:",
                      query_params={"debate": debate_id})
     layout = st.radio("Layout", list(rv.LAYOUTS), format_func=rv.LAYOUTS.get, key="rg_layout", horizontal=True)
     reference = rv.reference_of(row)

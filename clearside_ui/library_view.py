@@ -15,7 +15,7 @@ from clearside.modes import MODES, mode
 from clearside.status import ELSEWHERE_SECONDS as CORE_ELSEWHERE_SECONDS
 from clearside.status import debate_status
 from clearside.store import Page, Summary
-from ui import jobs, owner, settings
+from clearside_ui import jobs, owner, page_path, settings
 
 PAGE_SIZE = 25
 STATUSES = ("queued", "running", "paused", "failed", "done")
@@ -145,7 +145,7 @@ def follow() -> None:
     """Switch page if an action asked to (st.switch_page belongs in the script body, not in a callback)."""
     goto = st.session_state.pop("lib_goto", None)
     if goto:
-        st.switch_page(goto[0], query_params=goto[1])
+        st.switch_page(page_path(goto[0]), query_params=goto[1])
 
 
 def keep_typed() -> None:
@@ -248,7 +248,7 @@ def rerun(item: Summary) -> None:
 
 
 def yours(item: Summary) -> bool:
-    """Whether this browser may resume the debate (ui/owner.py): its own, or nobody's."""
+    """Whether this browser may resume the debate (clearside_ui/owner.py): its own, or nobody's."""
     try:
         return owner.may_change(item.id, jobs.store().get(item.id).data)
     except ClearSideError:

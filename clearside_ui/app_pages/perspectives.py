@@ -3,7 +3,7 @@ a synthesis (spec 003). ``?perspectives=<id>`` (the share link) opens that sessi
 
 import streamlit as st
 
-from ui import perspectives_view
+from clearside_ui import perspectives_view
 
 st.title("Perspectives")
 st.caption("For personal, ambiguous questions. First a few clarifying questions (they must be answered), then "

@@ -1,0 +1,58 @@
+"""``python -m clearside`` (and the ``clearside`` command): debates, live debates, challenges and the schema.
+
+One module per command group: ``debate`` (debate, challenge, render, schema), ``live``, ``store`` (list, export,
+import, delete, rename, duplicate), ``jobs`` (worker, status and ``debate --enqueue``), ``evaluate`` (metrics,
+regress, runs, bless, compare), ``perspectives``, ``dashboard`` (ui); ``common`` holds what they share.
+
+Exit codes: 0 ok, 2 bad input (an unknown debate id or a refused import
+included), 3 provider unreachable or failing, 4 schema failure after retries,
+5 the debate store cannot be opened or written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..errors import ClearSideError
+from ..live.exchange import adopt_live_files, legacy_live_files
+from ..store import open_store
+from . import dashboard, debate, evaluate, jobs, live, perspectives, store
+from .common import model_options
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m clearside",
+                                     description="ClearSide: think both sides, decide with clarity.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    debate.add_parsers(sub)
+    live.add_parser(sub, model_options)
+    store.add_parsers(sub)
+    jobs.add_parsers(sub)
+    evaluate.add_parsers(sub, model_options)
+    perspectives.add_parser(sub, model_options)
+    debate.add_schema_parser(sub)
+    dashboard.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args, extra = parser.parse_known_args(argv)
+        if extra and not getattr(args, dashboard.PASSTHROUGH, False):
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")  # what parse_args says
+        if extra:
+            args.streamlit_args = extra  # clearside ui: the rest goes to streamlit run
+    except SystemExit as exc:  # argparse already printed the problem; usage errors are bad input
+        return 2 if exc.code else 0
+    try:
+        if legacy_live_files():  # an earlier ClearSide kept live debates as JSON files: the store takes them in
+            adopt_live_files(open_store())
+        return args.func(args)
+    except ClearSideError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,84 @@
+"""What the command groups share: the progress printer, writing a result, the model options, an engine from them."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import threading
+from pathlib import Path
+
+from ..engine import Engine, Event
+from ..errors import InputError
+from ..providers import DEFAULT_PROVIDER, get_provider
+
+LABELS = {"orchestrator": "normalizing the proposition", "pro": "writing the case FOR",
+          "con": "writing the case AGAINST", "moderator": "mapping the disagreement",
+          "challenge": "answering the challenge"}
+
+
+def progress(stream=None):
+    """Progress lines on ``stream`` (default: whatever ``sys.stderr`` is when a line is printed)."""
+    lock = threading.Lock()
+
+    def on_event(event: Event) -> None:
+        if event.kind == "delta":
+            return
+        out = stream or sys.stderr
+        with lock:
+            if event.kind == "start":
+                print(f"[{event.agent}] {LABELS.get(event.agent, 'working')}…", file=out, flush=True)
+            elif event.kind == "done":
+                print(f"[{event.agent}] done in {event.data['seconds']:.1f} s, {event.data['tokens']} tokens",
+                      file=out, flush=True)
+            elif event.kind == "retry":
+                first = event.data["errors"][0] if event.data["errors"] else "invalid output"
+                print(f"[{event.agent}] output rejected ({first}); re-asking, attempt {event.data['attempt']}",
+                      file=out, flush=True)
+            elif event.kind == "error":
+                print(f"[{event.agent}] failed", file=out, flush=True)
+
+    return on_event
+
+
+def write(text: str, out: str | None) -> None:
+    """``text`` into the file ``out`` (saying so on stderr), or on stdout when there is none."""
+    if out:
+        try:
+            Path(out).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"Cannot write {out}: {exc.strerror}") from exc
+        print(f"Wrote {out}", file=sys.stderr)
+    else:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def log_violations(path: str | None) -> None:
+    """--violations-log: every rejected model output, as a JSON line."""
+    if path:
+        handler = logging.FileHandler(path, encoding="utf-8")
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        logging.getLogger("clearside.violations").addHandler(handler)
+
+
+def engine_from_args(args: argparse.Namespace) -> Engine:
+    """The engine the model options ask for, printing its progress on stderr."""
+    log_violations(args.violations_log)
+    provider = get_provider(args.provider, small=True if getattr(args, "small", False) else None,
+                            concurrency=args.concurrency)
+    return Engine(provider, retries=args.retries, temperature=args.temperature, on_event=progress(),
+                  strategy=getattr(args, "strategy", None))
+
+
+def model_options(parser: argparse.ArgumentParser) -> None:
+    """The options of every command that calls a model: provider, retries, concurrency, temperature, logs, --out."""
+    parser.add_argument("--provider", default=DEFAULT_PROVIDER,
+                        help="provider:model, e.g. embedded, embedded:/path/model.gguf, ollama:llama3.2, "
+                             "openai:gpt-4o-mini (default: embedded)")
+    parser.add_argument("--retries", type=int, default=2, help="re-asks after an invalid output (default 2)")
+    parser.add_argument("--concurrency", type=int,
+                        help="requests sent to the model endpoint at once, and the debates a regression batch "
+                             "runs at once (default: embedded 1, ollama and openai 4)")
+    parser.add_argument("--temperature", type=float, default=0.4)
+    parser.add_argument("--violations-log", metavar="FILE", help="append schema violations as JSON lines")
+    parser.add_argument("--out", metavar="FILE", help="write here instead of stdout")

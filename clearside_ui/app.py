@@ -1,0 +1,35 @@
+"""The dashboard: the sidebar, the browser's ownership cookie and the pages (st.navigation).
+
+Run it with ``python -m streamlit run app.py`` from the repository (that ``app.py`` calls :func:`main`), with
+``clearside ui``, or with ``python -m streamlit run`` on this file.
+"""
+
+import streamlit as st
+
+from clearside_ui import jobs, owner, page_path, phone, settings, view
+
+
+def main() -> None:
+    st.set_page_config(page_title="ClearSide", page_icon=":material/balance:", layout="wide")
+    jobs.adopt_live_files()  # once per database: live transcripts an earlier ClearSide kept as JSON files
+    # this server hosts the durable runtime: it runs queued debates and finishes what a stopped host left, unasked
+    unhosted = jobs.hosting()
+    settings.sidebar()
+    if unhosted:
+        st.sidebar.warning(f"Debates cannot be generated here: {view.esc(unhosted)}", icon=":material/cloud_off:")
+    with st.sidebar:
+        owner.keep()  # the browser's ownership cookie: debates made here stay editable across reloads and tabs
+        phone.close_sidebar_after_navigation()
+    st.navigation([
+        st.Page(page_path("app_pages/debate.py"), title="Debate", icon=":material/balance:", default=True),
+        st.Page(page_path("app_pages/live.py"), title="Live debate", icon=":material/record_voice_over:"),
+        st.Page(page_path("app_pages/perspectives.py"), title="Perspectives", icon=":material/diversity_3:"),
+        st.Page(page_path("app_pages/timeline.py"), title="Timeline", icon=":material/timeline:"),
+        st.Page(page_path("app_pages/library.py"), title="Library", icon=":material/folder_open:"),
+        st.Page(page_path("app_pages/compare.py"), title="Compare models", icon=":material/view_column:"),
+        st.Page(page_path("app_pages/regression.py"), title="Regression", icon=":material/monitoring:"),
+    ]).run()
+
+
+if __name__ == "__main__":  # Streamlit runs its main script as __main__
+    main()

@@ -1,1 +1,0 @@
-"""Streamlit glue for the dashboard: widgets and views over ``clearside`` (which never imports Streamlit)."""
