@@ -217,32 +217,47 @@ def run_batch(suite: str, provider: Provider, store: Store, *, runs: int = 3, co
         scored = run_scored(item.proposition, provider, store, suite=suite, data=data, retries=retries,
                             temperature=temperature, reference=item,
                             on_event=(lambda event: on_event(label, event)) if on_event else None)
-        result: dict[str, Any] = {"id": scored.run_id, "status": scored.status, "metrics": scored.metrics, **data}
-        if scored.status == "failed":
-            result["error"] = scored.error
-        elif scored.status == "done":
-            result["detail"] = scored.detail
-        result.update(debate_id=scored.debate_id, wall_seconds=scored.wall_seconds)
+        result = item_result(scored, data)
         if on_run:
             on_run(result)
         return result
 
     with ThreadPoolExecutor(max_workers=min(concurrency, len(tasks)), thread_name_prefix="regress") as pool:
         results = list(pool.map(one, tasks))
+    return batch_report(suite, provider.spec, items, runs, batch_id, concurrency, versions, started_at,
+                        round(time.perf_counter() - started, 2), results, base, thresholds)
+
+
+def item_result(scored: Any, data: dict[str, Any]) -> dict[str, Any]:
+    """One batch item's row in the report, from its scored run (``scored.run_scored``) and its ``data``."""
+    result: dict[str, Any] = {"id": scored.run_id, "status": scored.status, "metrics": scored.metrics, **data}
+    if scored.status == "failed":
+        result["error"] = scored.error
+    elif scored.status == "done":
+        result["detail"] = scored.detail
+    result.update(debate_id=scored.debate_id, wall_seconds=scored.wall_seconds)
+    return result
+
+
+def batch_report(suite: str, spec: str, items: list[Reference], runs: int, batch_id: str, concurrency: int,
+                 versions: dict[str, str], started_at: str, wall_seconds: float, results: list[dict[str, Any]],
+                 base: Batch | None, thresholds: dict[str, dict[str, float]] | None) -> dict[str, Any]:
+    """The batch's report: its metrics against the baseline ``base`` and the gates, and each debate's outcome."""
+    planned = runs * len(items)
     done = [r for r in results if r["status"] in ("done", "failed")]
     current = aggregate(done)
     checks = check(current, base.aggregate() if base else None, thresholds)
     failures = [c for c in checks if c["status"] == "fail"]
     return {
-        "suite": suite, "batch": batch_id, "provider": provider.spec, "runs": runs,
+        "suite": suite, "batch": batch_id, "provider": spec, "runs": runs,
         "items": [item.name for item in items], "concurrency": concurrency, "prompt_versions": versions,
-        "started_at": started_at, "wall_seconds": round(time.perf_counter() - started, 2),
+        "started_at": started_at, "wall_seconds": wall_seconds,
         "metrics": current,
         "baseline": None if base is None else {"batch": base.id, "provider": base.spec,
                                                 "created_at": base.created_at, "metrics": base.aggregate()},
-        "checks": checks, "passed": not failures and len(done) == len(tasks),
+        "checks": checks, "passed": not failures and len(done) == planned,
         "failures": [f"{c['metric']}: {'; '.join(c['reasons'])}" for c in failures]
-        + ([f"{len(tasks) - len(done)} of {len(tasks)} runs were cancelled"] if len(done) < len(tasks) else []),
+        + ([f"{planned - len(done)} of {planned} runs were cancelled"] if len(done) < planned else []),
         "debates": [{k: r.get(k) for k in ("id", "debate_id", "item", "index", "status", "error", "wall_seconds")}
                     for r in results if r["status"] != "cancelled"],
     }
