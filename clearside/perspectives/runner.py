@@ -229,21 +229,24 @@ class PerspectivesRun:
         self.save()
         self.on_event(PerspectivesEvent("agent_output", text, n, agent, {"output": output}))
 
-    def run(self) -> Session:
-        """From the saved state to COMPLETE (from INIT: only to the questions); a step done is never repeated."""
+    def advance(self) -> bool:
+        """One step from the saved state: the next model call (from INIT: the clarifier) and the state after it.
+        True while steps remain; False once the session waits for its answers or is complete. A step done is
+        never repeated (the durable runtime runs a session as one workflow step per call of this)."""
         s = self.session
         s.cancelled = False
-        if s.state == "INIT":  # the clarifier had failed or was cancelled: ask again, then wait for the answers
+        if s.state == "INIT":  # new, or the clarifier had failed or was cancelled: ask, then wait for the answers
             self.clarify()
-            return s
+            return False
         s.error = ""
-        while s.state != "COMPLETE":
+        called = False
+        while s.state != "COMPLETE" and not called:
             if s.state == "CLARIFICATION_PENDING":
                 s.enter("CLARIFICATION_COMPLETE")  # raises: the gate cannot be skipped
             if s.state == "SYNTHESIS":
                 if s.synthesis is None:
                     output = self._call("synthesis", "SYNTHESIS", self._synthesis_messages())
-                    s.synthesis = output
+                    s.synthesis, called = output, True
                     self.save()
                     self.on_event(PerspectivesEvent("synthesis", agents.render("synthesis", output),
                                                     data={"output": output}))
@@ -251,6 +254,12 @@ class PerspectivesRun:
                 n, agent = s.current_round, s.current_system_prompt
                 if s.output(n, agent) is None:
                     self._round_step(n, agent)
+                    called = True
             self._enter(allowed_next(s.state, s.max_rounds)[0])
-        return s
+        return s.state != "COMPLETE"
 
+    def run(self) -> Session:
+        """From the saved state to COMPLETE (from INIT: only to the questions); a step done is never repeated."""
+        while self.advance():
+            pass
+        return self.session
