@@ -22,11 +22,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import static_job
+from . import live_job, static_job
 from .errors import InputError
 from .inputs import read_json
 from .live import exchange as live_exchange
-from .live import job as live_job
 from .perspectives import exchange as perspectives_exchange
 from .perspectives import job as perspectives_job
 from .perspectives import load as load_perspectives

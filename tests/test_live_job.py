@@ -8,9 +8,17 @@ import pytest
 from helpers import QUESTION, LiveResponder, stored
 
 from clearside.live import LiveConfig, LiveDebate
-from clearside.live.job import LiveJob
+from clearside.live_job import LiveJob
 from clearside.providers.scripted import ScriptedProvider
 from clearside.store import open_store
+
+
+@pytest.fixture(autouse=True)
+def host():
+    """The live workflow runs on the durable runtime: this process hosts it (conftest stops hosting)."""
+    from clearside import hosting
+
+    return hosting.host(role="test")
 
 
 def until(job: LiveJob, predicate, timeout: float = 20.0):

@@ -4,8 +4,9 @@
 (pending answers to the user, then the next planned turn) and saves the
 transcript after every change. A pause raises :class:`Interrupted` from inside
 the stream; the speech said so far is kept and the next :meth:`advance`
-continues that turn from exactly there. :mod:`clearside.live.job` runs this on
-a worker thread for the dashboard; the CLI calls it directly.
+continues that turn from exactly there. The CLI calls it directly; the dashboard's
+durable workflow (:mod:`clearside.live_workflow`) calls :meth:`propose`, :meth:`turn`,
+:meth:`answer` and :meth:`finish`, one model call per step.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,6 +87,44 @@ def cut_words(text: str, limit: int) -> str:
 
 def _join(prefix: str, rest: str) -> str:
     return f"{prefix.rstrip()} {rest.lstrip()}".strip() if prefix else rest.strip()
+
+
+def next_step_of(transcript: Transcript) -> Step | None:
+    return PLAN[transcript.cursor] if transcript.cursor < len(PLAN) else None
+
+
+def recipient_now(transcript: Transcript) -> str:
+    """Who answers a clarification asked now: whoever spoke last (before any turn: the next speaker)."""
+    spoken = [t for t in transcript.turns if t.step is not None]
+    upcoming = next_step_of(transcript)
+    return spoken[-1].speaker if spoken else (upcoming.speaker if upcoming else "moderator")
+
+
+def intervention_for(transcript: Transcript, kind: str, text: str, to: str | None = None) -> Intervention:
+    """A checked intervention on the transcript as it stands, numbered after its last one (not yet added);
+    InputError when it cannot be made (spec 004 "User Intervention Points")."""
+    if kind not in INTERVENTION_TYPES:
+        raise InputError(f"Unknown intervention type {kind!r}: use one of {', '.join(INTERVENTION_TYPES)}.")
+    text = inputs.question(text, label="The intervention")
+    to = (to or "").strip().lower() or None
+    if to is not None and to not in SPEAKERS:
+        raise InputError(f"Unknown recipient {to!r}: use pro, con or moderator.")
+    if kind == "direct_question" and to is None:
+        raise InputError("A direct question needs a recipient: pro, con or moderator.")
+    upcoming = next_step_of(transcript)
+    if kind == "inject_evidence":
+        if to is not None:
+            raise InputError("Evidence goes to both advocates; leave the recipient empty.")
+        if upcoming is None:
+            raise InputError("The debate has finished, so evidence can no longer reach the advocates. "
+                             "Ask a direct question instead.")
+    if kind == "pause_question" and to is None:
+        to = upcoming.speaker if upcoming else "moderator"
+    if kind == "clarification" and to is None:  # the speaker whose words prompted it, fixed now
+        to = recipient_now(transcript)
+    last = transcript.turns[-1].turn if transcript.turns else 0
+    return Intervention(id=len(transcript.interventions) + 1, type=kind, text=text, to=to, at=now(),
+                        after_turn=last)
 
 
 class LiveDebate:
@@ -157,38 +197,17 @@ class LiveDebate:
 
     @property
     def next_step(self) -> Step | None:
-        return PLAN[self.transcript.cursor] if self.transcript.cursor < len(PLAN) else None
+        return next_step_of(self.transcript)
 
     # -- interventions ------------------------------------------------------------------------
 
     def submit(self, kind: str, text: str, to: str | None = None) -> Intervention:
         """Record an intervention (spec 004 "User Intervention Points"); it is handled at its point."""
-        if kind not in INTERVENTION_TYPES:
-            raise InputError(f"Unknown intervention type {kind!r}: use one of {', '.join(INTERVENTION_TYPES)}.")
-        text = inputs.question(text, label="The intervention")
-        to = (to or "").strip().lower() or None
-        if to is not None and to not in SPEAKERS:
-            raise InputError(f"Unknown recipient {to!r}: use pro, con or moderator.")
-        if kind == "direct_question" and to is None:
-            raise InputError("A direct question needs a recipient: pro, con or moderator.")
-        if kind == "inject_evidence":
-            if to is not None:
-                raise InputError("Evidence goes to both advocates; leave the recipient empty.")
-            if self.next_step is None:
-                raise InputError("The debate has finished, so evidence can no longer reach the advocates. "
-                                 "Ask a direct question instead.")
-        if kind == "pause_question" and to is None:
-            to = self.next_step.speaker if self.next_step else "moderator"
-        if kind == "clarification" and to is None:  # the speaker whose words prompted it, fixed now
-            with self.lock:
-                to = self._recipient_now()
         with self.lock:
-            last = self.transcript.turns[-1].turn if self.transcript.turns else 0
-            item = Intervention(id=len(self.transcript.interventions) + 1, type=kind, text=text, to=to, at=now(),
-                                after_turn=last)
+            item = intervention_for(self.transcript, kind, text, to)
             self.transcript.interventions.append(item)
             self.save()
-        self.on_event(LiveEvent("intervention", to or "", text=text, data={"id": item.id, "type": kind}))
+        self.on_event(LiveEvent("intervention", item.to or "", text=item.text, data={"id": item.id, "type": kind}))
         return item
 
     def pending(self, *kinds: str) -> list[Intervention]:
@@ -209,8 +228,7 @@ class LiveDebate:
         return item.to or self._recipient_now()
 
     def _recipient_now(self) -> str:
-        spoken = [t for t in self.transcript.turns if t.step is not None]
-        return spoken[-1].speaker if spoken else (self.next_step.speaker if self.next_step else "moderator")
+        return recipient_now(self.transcript)
 
     def _seen_by(self, speaker: str) -> list[Turn]:
         """What an agent may see right now: the moderator everything, an advocate what its next turn sees."""
@@ -319,6 +337,49 @@ class LiveDebate:
             if self.transcript.cursor >= len(PLAN):
                 self._finish()
             return turn
+        except ClearSideError as exc:
+            with self.lock:
+                self.transcript.state, self.transcript.error = "failed", str(exc)
+                self.save()
+            self.on_event(LiveEvent("error", text=str(exc)))
+            raise
+
+    # -- one model call at a time (the durable workflow, clearside.live_workflow, runs each as a step) ----------
+
+    def propose(self) -> bool:
+        """Normalize the proposition if it is still missing; whether that took a model call."""
+        if self.transcript.proposition is not None:
+            return False
+        with self._failing():
+            self._ensure_proposition()
+        return True
+
+    def answer(self, item_id: int) -> bool:
+        """Answer the queued question or clarification ``item_id``; False if it is no longer queued."""
+        item = next((i for i in self.pending("pause_question", "direct_question", "clarification")
+                     if i.id == item_id), None)
+        if item is None:
+            return False
+        if item.type == "clarification":
+            self._reply(item, "clarification", CLARIFICATION_WIRE, Clarification, "clarification")
+        else:
+            self._reply(item, "user_answer", ANSWER_WIRE, Answer, "answer")
+        return True
+
+    def turn(self, should_stop: Callable[[], bool] | None = None) -> Turn | None:
+        """Run only the next planned turn (the proposition must be there); None when a pause halted it."""
+        with self._failing():
+            return self._run_step(PLAN[self.transcript.cursor], should_stop)
+
+    def finish(self) -> None:
+        """Assemble and save the document once the last planned turn is done."""
+        with self._failing():
+            self._finish()
+
+    @contextmanager
+    def _failing(self):
+        try:
+            yield
         except ClearSideError as exc:
             with self.lock:
                 self.transcript.state, self.transcript.error = "failed", str(exc)

@@ -14,7 +14,7 @@ import hashlib
 import json
 from typing import Any, Protocol
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
 
 from ..errors import InputError
 from .privacy import scrub
@@ -92,6 +92,24 @@ class LiveWriter:
                 row = session.get(Debate, self.debate_id)
                 row.search_text = search_text(row.question, row.title, *(turn["text"] for _, turn in turns))
         self._written.update(changed)
+
+
+def add_intervention(store: Store, debate_id: str, body: dict[str, Any]) -> dict[str, Any]:
+    """Append one intervention to a saved live debate while another process may be saving it: numbered after
+    the last one and stamped with the last finished turn in the same transaction (the debate row is locked on
+    PostgreSQL), nothing else of the transcript touched. Returns the body as saved."""
+    with store.write() as session:
+        row = store.debate_row(session, debate_id, lock=True)
+        if row.kind != "live":
+            raise InputError(f"Debate {debate_id} is a {row.kind} debate, not a live one.")
+        number = (session.scalar(select(func.max(InterventionRow.number))
+                                 .where(InterventionRow.debate_id == row.id)) or 0) + 1
+        last = session.scalar(select(func.max(LiveTurn.turn)).where(LiveTurn.debate_id == row.id)) or 0
+        saved = scrub({**body, "id": number, "after_turn": last})
+        session.add(InterventionRow(debate_id=row.id, number=number, type=saved["type"], status=saved["status"],
+                                    body=saved, updated_at=now()))
+        row.updated_at = now()
+    return saved
 
 
 def live_rows(store: Store, debate_id: str) -> dict[str, Any]:

@@ -5,8 +5,8 @@ import streamlit as st
 from clearside.errors import ClearSideError, InputError
 from clearside.inputs import MAX_QUESTION
 from clearside.live.debate import LiveDebate
-from clearside.live.job import LiveJob
 from clearside.live.protocol import LiveConfig
+from clearside.live_job import LiveJob, resume_job
 from clearside.schema import Document
 from clearside_ui import jobs, live_view, owner, page_path, scroll, settings, view
 from clearside_ui.inputs import context_boxes, length_note, question_box
@@ -86,13 +86,31 @@ def resume_saved(transcript_id: str) -> None:
     job = jobs.registry().get(transcript_id)
     if not isinstance(job, LiveJob):
         try:
-            debate = LiveDebate.resume(transcript_id, settings.build_provider(), store=jobs.store())
+            job = resume_job(jobs.store(), transcript_id, settings.build_provider(),
+                             step_mode=bool(st.session_state.get("live_step_start")))
         except ClearSideError as exc:
             st.session_state["live_error"] = exc.for_dashboard()
             return
-        job = jobs.registry().add(LiveJob(debate, step_mode=bool(st.session_state.get("live_step_start"))))
+        job = jobs.registry().add(job)
     job.resume()
     attach(transcript_id)
+
+
+def running_elsewhere(debate_id: str | None) -> LiveJob | None:
+    """A live debate the runtime runs on another process or replica, followed (and, for its owner, steered)
+    from here; None when it is not running."""
+    if not debate_id:
+        return None
+    try:
+        if jobs.queued_job(jobs.store().get(debate_id).data) is None:
+            return None
+        try:
+            provider = settings.build_provider()  # for a Retry from this page
+        except ClearSideError:
+            provider = None
+        return jobs.registry().add(LiveJob.follow(jobs.store(), debate_id, provider))
+    except ClearSideError:
+        return None
 
 
 def intervene(job: LiveJob, kind: str) -> None:
@@ -311,7 +329,7 @@ if wanted:
 elif st.session_state.get("live_job"):
     st.query_params["live"] = st.session_state["live_job"]  # back from another page: the URL re-attaches on reload
 job_id = st.session_state.get("live_job")
-job = jobs.registry().get(job_id)
+job = jobs.registry().get(job_id) or running_elsewhere(job_id)
 if isinstance(job, LiveJob):
     job_view(job)
 elif not job_id or not saved_view(job_id):

@@ -1,0 +1,383 @@
+"""A live debate as the durable workflow ``clearside.live``: one step per model call, steered by messages.
+
+Every step loads the transcript from the store, makes at most one model call (the proposition, one planned
+turn, one answer to a question or a clarification) and saves it, so a step rerun after a crash finds what
+was saved and generates only the call in flight. A ``look`` step reads what is pending; the workflow decides
+from its checkpointed result.
+
+Steering is messages to the workflow (``runtime.send`` on :data:`TOPIC`, ``DBOS.recv`` here): ``pause``,
+``resume``, ``step`` (one more turn, step mode on), ``step_mode`` and ``wake`` (an intervention was added to
+the store: :func:`clearside.store.live.add_intervention`). The workflow's control state (paused, step mode,
+credits) is folded from the messages it received, so a replay rebuilds it exactly. A turn in flight cannot
+receive messages, so every control request is also appended, before the message is sent, to the progress
+rows of ``<job id>:control`` (:func:`request`): the turn's ``should_stop`` reads them every half second
+(the latest pause or resume wins) and halts the stream at a pause, keeping the speech so far.
+
+What a page on any process needs is published: the control state and the activity while the workflow waits
+as the workflow event :data:`EVENT`, the turn in flight (speaker, raw reply, activity) as the job's progress
+rows (:class:`LiveView`; this process also keeps it in :data:`LOCAL`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlalchemy as sa
+from dbos import DBOS
+from sqlalchemy.engine import make_url
+
+from . import runtime, workflows
+from .errors import ClearSideError
+from .live.debate import LiveDebate, LiveEvent, speech_of
+from .live.exchange import load_live
+from .live.protocol import PLAN, phase_break_after
+from .progress import ProgressWriter, read
+from .store import LiveWriter, open_store
+
+log = logging.getLogger("clearside.jobs")
+
+LIVE = "clearside.live"
+TOPIC = "clearside.live.control"
+EVENT = "control"
+CHECK_SECONDS = 0.5  # a pause or a cancel halts the turn in flight within this
+WAIT_POLL_SECONDS = 0.2
+OPS = ("pause", "resume", "step", "step_mode", "wake")
+
+
+@dataclass
+class LiveView:
+    """The turn in flight as a page shows it, folded from the live events."""
+
+    speaker: str = ""
+    raw: str = ""
+    activity: str = "Starting"
+
+    @property
+    def speech(self) -> str:
+        return speech_of(self.raw)
+
+    def fold(self, entry: dict[str, Any]) -> None:
+        kind = entry.get("kind")
+        if kind == "turn_start":
+            self.speaker, self.raw = entry.get("agent", ""), ""
+            self.activity = (entry.get("data") or {}).get("label", "")
+        elif kind == "delta":
+            self.raw += entry.get("text", "")
+        elif kind in ("retry", "guardrail"):
+            self.raw = ""
+        elif kind in ("turn_done", "answered", "paused", "proposition"):
+            self.speaker, self.raw = "", ""
+
+
+LOCAL: dict[str, LiveView] = {}  # the turns in flight in this process, by job id
+STATE: dict[str, dict[str, Any]] = {}  # the control state the workflows of this process published, by job id
+# the latest control request made in this process, by job id: a turn here sees it at its next token
+REQUESTS: dict[str, str] = {}
+
+
+def control_id(job_id: str) -> str:
+    return f"{job_id}:control"
+
+
+def requested_pause(entries: list[dict[str, Any]], current: bool = False) -> bool:
+    """Whether the latest control request asks for a pause."""
+    for entry in entries:
+        if entry.get("text") == "pause":
+            current = True
+        elif entry.get("text") in ("resume", "step"):
+            current = False
+    return current
+
+
+def request(job_id: str, op: str, *, on: bool | None = None, store_url: str | None = None) -> None:
+    """Steer a running live debate from any process: the request in the control rows first (a turn in flight
+    reads them), then the message the workflow folds into its state."""
+    if op not in OPS:
+        raise ValueError(f"unknown live control {op!r}")
+    if op != "wake":
+        writer = ProgressWriter(control_id(job_id), store_url)
+        writer.add({"kind": "control", "agent": "", "text": op, "data": {"on": on}})
+        REQUESTS[job_id] = op
+    runtime.send(job_id, {"op": op, "on": on}, topic=TOPIC, store_url=store_url)
+
+
+@dataclass
+class Control:
+    """The workflow's steering, folded from the messages it received (so a replay rebuilds it)."""
+
+    paused: bool = False
+    step_mode: bool = False
+    credits: int = 0
+    applied: list[str] = field(default_factory=list)
+
+    def apply(self, message: dict[str, Any]) -> None:
+        op = message.get("op")
+        if op == "pause":
+            self.paused = True
+        elif op == "resume":
+            self.paused = False
+        elif op == "step":
+            self.paused, self.step_mode, self.credits = False, True, self.credits + 1
+        elif op == "step_mode":
+            self.step_mode, self.credits = bool(message.get("on")), 0
+
+    @property
+    def blocked(self) -> bool:
+        return self.paused or (self.step_mode and self.credits <= 0)
+
+
+class LiveSink:
+    """A step's live events: into this process's view and the job's progress rows (the speech is derived from
+    the raw reply); ``should_stop`` notices a pause request or a cancel within :data:`CHECK_SECONDS`."""
+
+    def __init__(self, job_id: str) -> None:
+        self.job_id = job_id
+        self.writer = ProgressWriter(job_id)
+        self.view = LOCAL.setdefault(job_id, LiveView())
+        REQUESTS.pop(job_id, None)  # the rows hold it too, in order
+        entries, self._seen = read(control_id(job_id))
+        self._pause = requested_pause(entries)
+        self._checked = time.monotonic()
+
+    def __call__(self, event: LiveEvent) -> None:
+        if event.kind == "speech":
+            return
+        entry = {"kind": event.kind, "agent": event.speaker, "text": event.text, "data": event.data}
+        self.view.fold(entry)
+        self.writer.add(entry)
+
+    def should_stop(self) -> bool:
+        local = REQUESTS.pop(self.job_id, None)
+        if local is not None:
+            self._pause = requested_pause([{"text": local}], self._pause)
+        now = time.monotonic()
+        if now - self._checked >= CHECK_SECONDS:
+            self._checked = now
+            entries, self._seen = read(control_id(self.job_id), self._seen)
+            self._pause = requested_pause(entries, self._pause)
+            if not self._pause and runtime.state(self.job_id).status == "cancelled":
+                self._pause = True
+        return self._pause
+
+    def close(self) -> None:
+        self.writer.flush()
+
+
+def _debate(job_id: str, job: dict[str, Any], sink: LiveSink) -> LiveDebate:
+    store = open_store()
+    transcript = load_live(store, job["debate_id"])
+    return LiveDebate(transcript, workflows.provider_for(job_id, job), writer=LiveWriter(store, transcript.id),
+                      on_event=sink)
+
+
+def _failed(exc: ClearSideError) -> dict[str, Any]:
+    return {"status": "failed", "error": exc.for_dashboard(), "exit_code": exc.exit_code}
+
+
+def _call(job_id: str, job: dict[str, Any], work) -> dict[str, Any]:
+    """Run one model call of the job with its sink; how it went."""
+    workflows.RUNNING.add(job_id)
+    sink = LiveSink(job_id)
+    try:
+        debate = _debate(job_id, job, sink)
+        outcome = work(debate, sink)
+        if not debate.transcript.model and debate.provider.model:  # a server's default model, once asked
+            with debate.lock:
+                debate.transcript.model = debate.provider.model
+                debate.save()
+        return outcome
+    except ClearSideError as exc:
+        return _failed(exc)
+    except Exception as exc:  # never end a job silently: the page must say what happened
+        log.exception("Job %s failed", job_id)
+        return _failed(ClearSideError(f"Unexpected error: {exc!r}"))
+    finally:
+        sink.close()
+        workflows.RUNNING.discard(job_id)
+
+
+@DBOS.step(name=f"{LIVE}.look")
+def live_look(job_id: str, job: dict[str, Any]) -> dict[str, Any]:
+    """What is pending in the saved transcript."""
+    t = load_live(open_store(), job["debate_id"])
+
+    def queued(*kinds: str) -> list[int]:
+        return [i.id for i in t.interventions if i.type in kinds and i.status == "queued"]
+
+    return {"cursor": t.cursor, "questions": queued("pause_question", "direct_question"),
+            "clarifications": queued("clarification"), "ended": t.cursor >= len(PLAN),
+            "document": t.document is not None, "at_break": t.cursor > 0 and phase_break_after(t.cursor - 1)}
+
+
+@DBOS.step(name=f"{LIVE}.reply")
+def live_reply(job_id: str, job: dict[str, Any], item_id: int) -> dict[str, Any]:
+    """The proposition if it is missing, else the answer to intervention ``item_id``."""
+    def work(debate: LiveDebate, sink: LiveSink) -> dict[str, Any]:
+        if debate.propose():
+            return {"status": "proposition"}
+        return {"status": "answered" if debate.answer(item_id) else "skipped"}
+
+    return _call(job_id, job, work)
+
+
+@DBOS.step(name=f"{LIVE}.turn")
+def live_turn(job_id: str, job: dict[str, Any], cursor: int) -> dict[str, Any]:
+    """The proposition if it is missing, else planned turn ``cursor`` (skipped if an earlier run saved it)."""
+    def work(debate: LiveDebate, sink: LiveSink) -> dict[str, Any]:
+        if debate.propose():
+            return {"status": "proposition"}
+        if debate.transcript.cursor != cursor:
+            return {"status": "skipped"}
+        return {"status": "turn" if debate.turn(sink.should_stop) is not None else "paused"}
+
+    return _call(job_id, job, work)
+
+
+@DBOS.step(name=f"{LIVE}.finish")
+def live_finish(job_id: str, job: dict[str, Any]) -> dict[str, Any]:
+    def work(debate: LiveDebate, sink: LiveSink) -> dict[str, Any]:
+        if debate.transcript.document is None:
+            debate.finish()
+        return {"status": "finished"}
+
+    return _call(job_id, job, work)
+
+
+class HostStopped(BaseException):  # noqa: N818 - leaves the workflow pending, as a crash would
+    """This process stopped hosting while the workflow waited: the next host (or this one again) recovers it."""
+
+
+_engines: dict[str, sa.Engine] = {}
+
+
+def _dispose() -> None:
+    for engine in _engines.values():
+        engine.dispose()
+    _engines.clear()
+
+
+runtime.on_reset(_dispose)
+
+
+def message_waiting(job_id: str) -> bool:
+    """Whether a message to the job waits unread (DBOS 3.4's ``notifications`` table, read-only)."""
+    url = runtime.system_url()
+    engine = _engines.get(url) or _engines.setdefault(url, sa.create_engine(url, pool_pre_ping=True))
+    schema = runtime.SCHEMA if make_url(url).get_backend_name() == "postgresql" else None
+    table = sa.table("notifications", sa.column("destination_uuid"), sa.column("topic"), sa.column("consumed"),
+                     schema=schema)
+    with engine.connect() as conn:
+        return conn.execute(sa.select(sa.literal(1)).select_from(table).where(
+            table.c.destination_uuid == job_id, table.c.topic == TOPIC, table.c.consumed.is_(False))
+            .limit(1)).first() is not None
+
+
+@DBOS.step(name=f"{LIVE}.wait")
+def live_wait(job_id: str) -> str:
+    """Block until a message arrives (or the job is cancelled); nothing is recorded while it waits."""
+    host = runtime.current_host()
+    checked = time.monotonic()
+    while True:
+        if message_waiting(job_id):
+            return "message"
+        if time.monotonic() - checked >= 1.0:
+            checked = time.monotonic()
+            if runtime.state(job_id).status == "cancelled":
+                return "cancelled"
+        if runtime.current_host() is not host:
+            raise HostStopped(job_id)
+        time.sleep(WAIT_POLL_SECONDS)
+
+
+class _Publisher:
+    """The control state as the workflow event :data:`EVENT` (set only when it changes: replays match)."""
+
+    def __init__(self, job_id: str, control: Control) -> None:
+        self.job_id, self.control = job_id, control
+        self.last: dict[str, Any] | None = None
+
+    def __call__(self, *, waiting: bool = False, activity: str = "") -> None:
+        value = {"paused": self.control.paused, "step_mode": self.control.step_mode,
+                 "credits": self.control.credits, "waiting": waiting, "activity": activity}
+        if value != self.last:
+            DBOS.set_event(EVENT, value)
+            self.last = STATE[self.job_id] = value
+
+
+def _drain(control: Control) -> None:
+    while (message := DBOS.recv(TOPIC, timeout_seconds=0)) is not None:
+        control.apply(message)
+
+
+@DBOS.workflow(name=LIVE)
+def live_debate(job: dict[str, Any]) -> dict[str, Any]:
+    """A saved live debate from its cursor to its end (``job``: see :func:`live_job`)."""
+    job_id = DBOS.workflow_id or job["debate_id"]
+    log.info("job %s started: live debate %s", job_id, job["debate_id"])
+    try:
+        control = Control(paused=job.get("paused", False), step_mode=job.get("step_mode", False),
+                          credits=job.get("credits", 0))
+        outcome = _run(job_id, job, control)
+    finally:
+        LOCAL.pop(job_id, None)
+        workflows.LOCAL_PROVIDERS.pop(job_id, None)
+    log.info("job %s %s%s", job_id, outcome["status"], f": {outcome['error']}" if outcome.get("error") else "")
+    return outcome
+
+
+def _run(job_id: str, job: dict[str, Any], control: Control) -> dict[str, Any]:
+    publish = _Publisher(job_id, control)
+    hold = False  # a turn halted by a pause request: wait for its message before anything else runs
+    while True:
+        _drain(control)
+        look = live_look(job_id, job)
+        publish()
+        if look["questions"]:
+            outcome = live_reply(job_id, job, look["questions"][0])
+        elif look["clarifications"] and (look["ended"] or look["at_break"]):
+            outcome = live_reply(job_id, job, look["clarifications"][0])
+        elif look["ended"] and not look["document"]:
+            outcome = live_finish(job_id, job)
+        elif look["ended"]:
+            publish(activity="Finished")
+            return {"status": "done", "debate_id": job["debate_id"]}
+        elif control.blocked or hold:
+            publish(waiting=True, activity="Paused" if control.paused or hold else "Waiting for the next step")
+            live_wait(job_id)
+            hold = False
+            continue
+        else:
+            outcome = live_turn(job_id, job, look["cursor"])
+            if outcome["status"] == "turn" and control.step_mode:
+                control.credits -= 1
+            hold = outcome["status"] == "paused"
+        if outcome["status"] == "failed":
+            publish(activity="Failed")
+            return outcome
+
+
+def live_job(debate_id: str, provider: Any, *, step_mode: bool = False, paused: bool = False,
+             credits: int = 0) -> dict[str, Any]:
+    """The workflow's input: the debate, its provider's recipe and how it starts (paused, in step mode with
+    ``credits`` turns to run)."""
+    return {"debate_id": debate_id, "provider": workflows.recipe(provider), "step_mode": step_mode,
+            "paused": paused, "credits": credits}
+
+
+def enqueue_live(debate_id: str, provider: Any, *, step_mode: bool = False, paused: bool = False,
+                 credits: int = 0, lend: bool = True, store: Any = None) -> str:
+    """Queue the saved live debate for any host (job id: the debate's id, then ``<id>-2`` and so on, kept in
+    the debate's ``data["job"]``); its job id, at once."""
+    store = store or open_store()
+    data = store.get(debate_id).data or {}
+    runs = int(data.get("jobs", 0)) + 1
+    job_id = debate_id if runs == 1 else f"{debate_id}-{runs}"
+    store.update(debate_id, data={"job": job_id, "jobs": runs})
+    if lend:
+        workflows.LOCAL_PROVIDERS[job_id] = provider
+    job = live_job(debate_id, provider, step_mode=step_mode, paused=paused, credits=credits)
+    return runtime.enqueue(LIVE, job, job_id=job_id,
+                           queue=workflows.queue_for(provider), store_url=store.url)
