@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 import pg_kit  # noqa: E402
 
 from bench.latency_server import MODEL, start  # noqa: E402
-from clearside import runtime, workflows  # noqa: E402
+from clearside import hosting, runtime, workflows  # noqa: E402
 from clearside.engine import DebateRun, Engine  # noqa: E402
 from clearside.providers.openai_compat import OpenAIProvider  # noqa: E402
 from clearside.references import flagship  # noqa: E402
@@ -109,7 +109,7 @@ def overhead(url: str, server, debates: int) -> dict:
         recorder = StaticRecorder(store, run, provider)
         recorder.finish(Engine(provider, retries=1, on_section=recorder.on_section).run(run), run)
     threads = (time.monotonic() - t0) / debates
-    workflows.host(role="bench")
+    hosting.host(role="bench")
     try:
         t0 = time.monotonic()
         for _ in range(debates):

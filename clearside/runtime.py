@@ -45,6 +45,9 @@ APP_VERSION = f"clearside-workflows-{WORKFLOW_VERSION}"
 LOCAL_QUEUE = "clearside-local"  # jobs on an in-process model: one at a time per host, since the model is one
 SERVER_QUEUE = "clearside"  # jobs on model servers: several per host (the provider's endpoint limit still holds)
 SERVER_CONCURRENCY = 4
+# batches (a regression suite): a parent that queues its items on the queues above and waits for them; it makes
+# no model call itself, so a host takes any number (a limit here could leave every slot to waiting parents)
+BATCH_QUEUE = "clearside-batches"
 HEARTBEAT_SECONDS = float(os.environ.get("CLEARSIDE_HEARTBEAT_SECONDS", 5))
 DEAD_AFTER = float(os.environ.get("CLEARSIDE_DEAD_AFTER_SECONDS", 20))
 POLL_SECONDS = 0.05  # how often a waiting host looks at queues, streams and messages (SQLite has no notify)
@@ -145,6 +148,7 @@ class Host:
         DBOS.register_queue(SERVER_QUEUE, worker_concurrency=concurrency or SERVER_CONCURRENCY,
                             polling_interval_sec=0.2,
                             on_conflict="always_update" if concurrency else "never_update")
+        DBOS.register_queue(BATCH_QUEUE, polling_interval_sec=0.2, on_conflict="always_update")
 
     def beat(self) -> None:
         row = {"executor_id": self.executor_id, "role": self.role, "host": socket.gethostname(), "pid": os.getpid(),
@@ -199,7 +203,7 @@ _lock = threading.Lock()
 
 def host(store_url: str | None = None, *, role: str = "host", concurrency: int | None = None) -> Host:
     """Make this process a runtime host for the store at ``store_url`` (once; again if the store changed).
-    The workflows must be defined first: :func:`clearside.workflows.host` imports them and calls this."""
+    The workflows must be defined first: :func:`clearside.hosting.host` imports them and calls this."""
     global _host
     url = system_url(store_url)
     with _lock:
@@ -302,6 +306,6 @@ def exit_fast() -> None:
     atexit.register(lambda: os._exit(0) if _host is not None else None)
 
 
-__all__ = ["APP_VERSION", "DEAD_AFTER", "Host", "JobState", "LOCAL_QUEUE", "SERVER_QUEUE", "STATUSES", "cancel",
-           "client", "current_host", "enqueue", "host", "job_state", "reset", "resume", "send",
+__all__ = ["APP_VERSION", "BATCH_QUEUE", "DEAD_AFTER", "Host", "JobState", "LOCAL_QUEUE", "SERVER_QUEUE",
+           "STATUSES", "cancel", "client", "current_host", "enqueue", "host", "job_state", "reset", "resume", "send",
            "state", "stop_host", "system_url"]

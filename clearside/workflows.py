@@ -271,11 +271,6 @@ def wait_stopped(job_id: str, timeout: float = 30) -> bool:
     return True
 
 
-def host(store_url: str | None = None, *, role: str = "host", concurrency: int | None = None) -> runtime.Host:
-    """Make this process a runtime host serving ClearSide's workflows (the dashboard, ``worker``, tests)."""
-    return runtime.host(store_url, role=role, concurrency=concurrency)
-
-
 def static_job(debate_id: str, provider: Provider, *, temperature: float = 0.4, retries: int = 2,
                strategy: str | None = None) -> dict[str, Any]:
     return {"debate_id": debate_id, "provider": recipe(provider), "temperature": temperature, "retries": retries,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from clearside import hosting as runtime_hosting
 from clearside import runtime, workflows
 from clearside.engine import DebateRun
 from clearside.errors import ClearSideError
@@ -40,7 +41,7 @@ def host() -> runtime.Host:
     """This dashboard process as a host of the durable runtime: it runs queued debates (its own and any other
     replica's or ``--enqueue``'s) and, started after a crash, finishes the work a stopped host left. Raises a
     ClearSideError naming the fix when the runtime's database cannot be reached."""
-    return workflows.host(store().url, role="dashboard")
+    return runtime_hosting.host(store().url, role="dashboard")
 
 
 def hosting() -> str:

@@ -12,7 +12,7 @@ import helpers
 import pytest
 from helpers import QUESTION, moderator_reply, orchestrator_reply, side_reply
 
-from clearside import runtime, workflows
+from clearside import hosting, runtime, workflows
 from clearside.engine import DebateRun
 from clearside.providers.scripted import ScriptedProvider
 from clearside.static.recorder import StaticRecorder
@@ -32,7 +32,7 @@ RELEASES: list[threading.Event] = []
 
 @pytest.fixture
 def hosted(db):
-    workflows.host(role="test")
+    hosting.host(role="test")
     yield db
     for release in RELEASES:  # a failed assertion must not leave a step waiting while the host goes away
         release.set()

@@ -12,7 +12,7 @@ import perspectives_kit as kit
 import pytest
 from helpers import QUESTION, challenge_reply, scripted_debate
 
-from clearside import workflows
+from clearside import hosting
 from clearside.engine import DebateRun, Engine
 from clearside.perspectives import PerspectivesRun, load
 from clearside.perspectives.job import PerspectivesJob
@@ -45,7 +45,7 @@ def saved_debate(provider: ScriptedProvider) -> tuple[str, object]:
 
 
 def test_a_cancelled_challenge_adds_nothing_and_can_be_asked_again():
-    workflows.host(role="test")  # challenges run on the durable runtime; conftest stops hosting afterwards
+    hosting.host(role="test")  # challenges run on the durable runtime; conftest stops hosting afterwards
     provider = ScriptedProvider(chunk_size=8)
     debate_id, document = saved_debate(provider)
     store = open_store()

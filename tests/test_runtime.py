@@ -11,7 +11,7 @@ import time
 import pytest
 from helpers import QUESTION, moderator_reply, orchestrator_reply, run_cli, scripted_debate, side_reply
 
-from clearside import runtime, workflows
+from clearside import hosting, runtime, workflows
 from clearside.engine import DebateRun
 from clearside.progress import Follower
 from clearside.providers.scripted import ScriptedProvider
@@ -22,7 +22,7 @@ from clearside.store import open_store
 @pytest.fixture
 def hosted(db):
     """This process hosts the runtime on the test's store (a SQLite file, then PostgreSQL)."""
-    workflows.host(role="test")
+    hosting.host(role="test")
     yield db
     runtime.reset()
 
@@ -136,7 +136,7 @@ def test_enqueue_on_the_command_line_prints_the_id_and_returns_at_once(db, capsy
     assert open_store().get(debate_id).status == "queued" and "worker" in err
     code, out, _ = run_cli(capsys, "status", debate_id, "--format", "json")
     assert code == 0 and json.loads(out)["status"] == "queued"
-    workflows.host(role="test")  # a host now starts: it takes the queued job
+    hosting.host(role="test")  # a host now starts: it takes the queued job
     try:
         assert settle(debate_id).status == "done"
         assert open_store().get(debate_id).status == "done"

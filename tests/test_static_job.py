@@ -9,7 +9,7 @@ import json
 import pytest
 from helpers import QUESTION, moderator_reply, scripted_debate
 
-from clearside import workflows
+from clearside import hosting, workflows
 from clearside.engine import DebateRun, Event
 from clearside.errors import InputError
 from clearside.jobs import AGENT_ORDER, AgentProgress, JobRegistry, apply_event
@@ -22,7 +22,7 @@ from clearside.store import open_store
 
 @pytest.fixture
 def provider():
-    workflows.host(role="test")  # conftest stops hosting after each test
+    hosting.host(role="test")  # conftest stops hosting after each test
     return ScriptedProvider(chunk_size=7)
 
 
@@ -72,7 +72,7 @@ def test_an_agent_waits_for_the_model_until_its_first_token():
 
 
 def test_a_running_job_can_be_cancelled_and_retry_completes_it():
-    workflows.host(role="test")
+    hosting.host(role="test")
     provider = ScriptedProvider(chunk_delay=0.02, chunk_size=4)
     replies = scripted_debate(provider)
     job = job_for(provider).start()

@@ -13,7 +13,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from .. import compare, metrics, references, regress
+from .. import batches, compare, metrics, references, regress
 from ..errors import InputError
 from ..inputs import question, read_json
 from ..metrics.report import markdown as metrics_markdown
@@ -69,6 +69,8 @@ def cmd_regress(args: argparse.Namespace) -> int:
     items = regress.suite_items(args.suite)
     log_violations(args.violations_log)
     provider = get_provider(args.provider, concurrency=args.concurrency)
+    if args.enqueue:
+        return enqueue_regress(args, provider, thresholds, len(items))
     store = open_store()
     print(f"Running {args.suite} ({len(items)} proposition(s)) {args.runs} time(s) on {provider.spec}; "
           f"each run is saved as it finishes.", file=sys.stderr)
@@ -84,6 +86,20 @@ def cmd_regress(args: argparse.Namespace) -> int:
         write(text, str(Path(args.out).with_suffix(".md")))
     sys.stdout.write(_json(report) if args.format == "json" else text)
     return 0 if report["passed"] else 1
+
+
+def enqueue_regress(args: argparse.Namespace, provider: Any, thresholds: dict | None, items: int) -> int:
+    """``regress --enqueue``: queue the batch for the workers, print its id, exit at once."""
+    if args.bless:
+        raise InputError("--bless needs the finished batch: queue it, then `python -m clearside bless BATCH` "
+                         "once `python -m clearside status BATCH --wait` says it passed.")
+    batch_id = batches.enqueue_regress(args.suite, provider, runs=args.runs, retries=args.retries,
+                                       temperature=args.temperature, thresholds=thresholds, lend=False)
+    print(batch_id)
+    print(f"Queued {items * args.runs} debate(s) of {args.suite} on {provider.spec} as batch {batch_id}: "
+          f"`python -m clearside worker` (any number of them, or the dashboard) runs them; "
+          f"`python -m clearside status {batch_id} --wait` follows it.", file=sys.stderr)
+    return 0
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
@@ -126,6 +142,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     providers = [get_provider(spec) for spec in specs]
     for provider in providers:
         provider.preflight()  # an unreachable server is reported before any debate starts
+    if args.enqueue:
+        return enqueue_compare(args, providers, temperatures)
     job = compare.Comparison(question(args.question), providers, open_store(), concurrency=args.concurrency,
                              retries=args.retries, temperature=args.temperature, temperatures=temperatures)
     print(f"Comparing {', '.join(job.labels)}; batch {job.batch}", file=sys.stderr)
@@ -134,6 +152,18 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(f"{label}: {result['status']} {result.get('error', '')}".rstrip(), file=sys.stderr)
     write(_json(report) if args.format == "json" else compare.markdown(report), args.out)
     return 0 if all(r["status"] == "done" for r in report["results"].values()) else 3
+
+
+def enqueue_compare(args: argparse.Namespace, providers: list[Any], temperatures: list[float] | None) -> int:
+    """``compare --enqueue``: queue one debate per model for the workers, print the batch id, exit at once."""
+    batch_id = batches.enqueue_compare(question(args.question), providers, temperatures=temperatures,
+                                       temperature=args.temperature, retries=args.retries, lend=False)
+    print(batch_id)
+    print(f"Queued a comparison of {', '.join(p.spec for p in providers)} as batch {batch_id}: "
+          f"`python -m clearside worker` (any number of them, or the dashboard) runs it; "
+          f"`python -m clearside status {batch_id} --wait` follows it; the Compare page opens it with "
+          f"?compare={batch_id}.", file=sys.stderr)
+    return 0
 
 
 def add_parsers(sub, model_options) -> None:
@@ -153,6 +183,8 @@ def add_parsers(sub, model_options) -> None:
     r.add_argument("--thresholds", metavar="FILE", help="JSON overriding gates and tolerances per metric")
     r.add_argument("--bless", action="store_true", help="make this batch the suite's baseline")
     r.add_argument("--format", choices=("md", "json"), default="md", help="what goes to stdout")
+    r.add_argument("--enqueue", action="store_true",
+                   help="queue the batch for `python -m clearside worker` processes, print its id and exit")
     model_options(r)
     r.set_defaults(func=cmd_regress)
 
@@ -177,4 +209,6 @@ def add_parsers(sub, model_options) -> None:
                    help="one temperature per --provider, in order: the same model may then be compared at two "
                         "temperatures (overrides --temperature)")
     c.add_argument("--out", metavar="FILE", help="write the report here instead of stdout")
+    c.add_argument("--enqueue", action="store_true",
+                   help="queue the debates for `python -m clearside worker` processes, print the batch id and exit")
     c.set_defaults(func=cmd_compare)

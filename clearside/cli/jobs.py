@@ -16,7 +16,7 @@ import threading
 import time
 from typing import Any
 
-from .. import runtime, workflows
+from .. import batches, hosting, regress, runtime, workflows
 from ..engine import SECTIONS
 from ..errors import ConfigError, NotFound
 from ..static.recorder import StaticRecorder
@@ -59,8 +59,19 @@ def report(item_id: str) -> dict[str, Any]:
             job = runtime.state(item_id)
         except NotFound:
             raise NotFound(f"No debate or job {item_id!r}: `python -m clearside list` shows saved debates.") from None
-        return {"id": item_id, "job": item_id, "status": job.status, "error": job.error, "sections": [],
-                "kind": job.name}
+        out = {"id": item_id, "job": item_id, "status": job.status, "error": job.error, "sections": [],
+               "kind": job.name}
+        if job.name in batches.KINDS:  # a regression batch or a comparison: how many of its debates finished
+            batch = regress.find_batch(store, item_id)
+            rows = batch.rows if batch is not None else []
+            out["runs_finished"] = sum(r["status"] in ("done", "failed") for r in rows)
+            out["runs_planned"] = batch.planned if batch is not None else None
+            if job.status == "done" and job.name == batches.REGRESS:
+                out["passed"] = bool((job.result or {}).get("passed"))
+            if job.status == "done" and job.name == batches.COMPARE:
+                results = ((job.result or {}).get("report") or {}).get("results") or {}
+                out["models"] = {label: r["status"] for label, r in results.items()}
+        return out
     record = store.get(debate_id)
     status, error = record.status, (record.data or {}).get("error", "")
     if job_id:
@@ -89,6 +100,11 @@ def cmd_status(args: argparse.Namespace) -> int:
             print("finished sections: " + ", ".join(state["sections"]))
         if "turns" in state:
             print(f"turns: {state['turns']}")
+        if "runs_finished" in state:
+            print(f"runs finished: {state['runs_finished']} of {state['runs_planned'] or '?'}"
+                  + (f"; {'passed' if state['passed'] else 'REGRESSION'}" if "passed" in state else ""))
+        for label, status in state.get("models", {}).items():
+            print(f"{label}: {status}")
         if state.get("error"):
             print(f"error: {state['error']}")
     return {"done": 0, "failed": 1, "cancelled": 1}.get(state["status"], 0)
@@ -104,7 +120,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         logger.addHandler(handler)
         logger.setLevel(logging.INFO)
     open_store()  # migrate the store before any job needs it
-    host = workflows.host(role="worker", concurrency=args.concurrency)
+    host = hosting.host(role="worker", concurrency=args.concurrency)
     print(f"Worker {host.executor_id} serving queued and interrupted jobs; Ctrl+C stops it.", file=sys.stderr,
           flush=True)
     stop = threading.Event()

@@ -1,0 +1,203 @@
+"""Regression batches and comparisons as durable workflows, fanned out over every host (``--enqueue``).
+
+A batch is a parent workflow on the batch queue (``clearside.regress`` or ``clearside.compare``): it queues one
+child workflow per item on that item's provider queue (``clearside.batch.item``, child ids ``<batch>:<n>``),
+waits for them all and returns the batch's report. Each child is one step that debates and scores its item with
+:func:`clearside.scored.run_scored` under the item's own debate id: a child rerun after a crash completes that
+debate (only its missing sections), and an item already done is never run again. Any number of hosts
+(``python -m clearside worker``, dashboards) share the items; each runs as many as its queues allow.
+
+- A regression item is one (proposition, run) of a suite on one provider; the runs are saved as
+  :func:`clearside.regress.run_batch` saves them, so the Regression page, ``runs``, ``bless`` and
+  ``regress --compare`` read an enqueued batch like any other; the report is :func:`regress.batch_report`.
+- A comparison item is the question on one provider:model at its temperature, saved as
+  :class:`clearside.compare.Comparison` saves it (suite ``compare``), so ``?compare=<batch>`` and
+  :func:`clearside.compare.load` reopen it; the report is ``compare.load``'s.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+from dbos import DBOS, SetWorkflowID
+
+from . import compare, prompts, regress, runtime, workflows
+from .errors import ClearSideError, InputError
+from .providers import Provider
+from .scored import PROMPTS, run_scored
+from .store import open_store
+
+log = logging.getLogger("clearside.jobs")
+
+REGRESS = "clearside.regress"
+COMPARE = "clearside.compare"
+ITEM = "clearside.batch.item"
+KINDS = (REGRESS, COMPARE)
+
+
+def _scored(job: dict[str, Any], task: dict[str, Any], provider: Provider, sink: workflows.Sink) -> dict[str, Any]:
+    """Debate and score one item; its row of the report."""
+    if job["kind"] == COMPARE:
+        data = {"batch": job["batch"], "question": job["question"], "label": task["label"],
+                "spec": task["provider"]["spec"], "temperature": task["temperature"],
+                "started_at": job["started_at"], "planned": len(job["tasks"])}
+        scored = run_scored(job["question"], provider, open_store(), suite=compare.SUITE, data=data,
+                            retries=job["retries"], temperature=task["temperature"],
+                            debate_id=task["debate_id"], on_event=sink)
+    else:
+        item = next(i for i in regress.suite_items(job["suite"]) if i.name == task["item"])
+        data = {"batch": job["batch"], "item": item.name, "index": task["index"], "question": item.proposition,
+                "started_at": job["started_at"], "planned": len(job["tasks"])}
+        scored = run_scored(item.proposition, provider, open_store(), suite=job["suite"], data=data,
+                            retries=job["retries"], temperature=job["temperature"], reference=item,
+                            debate_id=task["debate_id"], on_event=sink)
+    result = regress.item_result(scored, data)
+    result.pop("detail", None)  # the metrics' detail stays in the store's run row, not in the checkpoint
+    return result
+
+
+@DBOS.step(name=f"{ITEM}.run")
+def run_item(job: dict[str, Any], task: dict[str, Any]) -> dict[str, Any]:
+    """Debate and score one item, saved under its own ids; its row of the report."""
+    job_id = DBOS.workflow_id or task["debate_id"]
+    sink = workflows.Sink(job_id)  # progress rows; a cancel stops at the next token
+    try:
+        provider = workflows.provider_for(job_id, {"provider": task["provider"]})
+        return _scored(job, task, provider, sink)
+    except ClearSideError as exc:  # a provider this host cannot build, a store refusing a write
+        return {"id": task["debate_id"], "debate_id": task["debate_id"], "status": "failed",
+                "error": exc.for_dashboard(), "metrics": {"schema_valid": 0.0},
+                **{k: task[k] for k in ("item", "index", "label") if k in task}}  # counted against the gates
+    finally:
+        sink.close()
+        workflows.LOCAL.pop(job_id, None)
+        workflows.LOCAL_PROVIDERS.pop(job_id, None)
+
+
+@DBOS.workflow(name=ITEM)
+def batch_item(job: dict[str, Any], task: dict[str, Any]) -> dict[str, Any]:
+    log.info("job %s started: %s of batch %s", DBOS.workflow_id, task.get("label") or
+             f"{task['item']} #{task['index'] + 1}", job["batch"])
+    with running(DBOS.workflow_id or ""):
+        result = run_item(job, task)
+    log.info("job %s %s%s", DBOS.workflow_id, result["status"], f": {result['error']}" if result.get("error") else "")
+    return result
+
+
+@DBOS.step(name="clearside.batch.report")
+def report_step(job: dict[str, Any], results: list[dict[str, Any]]) -> dict[str, Any]:
+    store = open_store()
+    if job["kind"] == COMPARE:
+        report, _ = compare.load(store, job["batch"])
+        return {**report, "passed": all(r["status"] == "done" for r in report["results"].values())}
+    items = regress.suite_items(job["suite"])
+    base = regress.baseline(store, job["suite"])
+    seconds = round(time.time() - job["queued_at"], 2)
+    return regress.batch_report(job["suite"], job["tasks"][0]["provider"]["spec"], items, job["runs"],
+                                job["batch"], job["concurrency"], job["prompt_versions"], job["started_at"], seconds,
+                                results, base, job.get("thresholds"))
+
+
+def _fan_out(job: dict[str, Any]) -> dict[str, Any]:
+    log.info("job %s started: %s, %d item(s)", job["batch"], job.get("suite") or "comparison", len(job["tasks"]))
+    with running(job["batch"]):
+        handles = []
+        for n, task in enumerate(job["tasks"]):
+            with SetWorkflowID(item_id(job["batch"], n)):
+                handles.append(DBOS.retrieve_queue(task["queue"]).enqueue(batch_item, job, task))
+        results = [handle.get_result() for handle in handles]  # raises once the batch is cancelled
+        report = report_step(job, results)
+    failures = report.get("failures") or [f"{label}: {r['status']}" for label, r in
+                                          (report.get("results") or {}).items() if r["status"] != "done"]
+    log.info("job %s done: %s", job["batch"], "passed" if report["passed"] else "; ".join(failures))
+    return {"status": "done", "passed": report["passed"], "report": report}
+
+
+@DBOS.workflow(name=REGRESS)
+def regress_batch(job: dict[str, Any]) -> dict[str, Any]:
+    """Queue every item, wait for them, report (``job``: see :func:`enqueue_regress`)."""
+    return _fan_out(job)
+
+
+@DBOS.workflow(name=COMPARE)
+def compare_batch(job: dict[str, Any]) -> dict[str, Any]:
+    """Queue one debate per model, wait for them, report (``job``: see :func:`enqueue_compare`)."""
+    return _fan_out(job)
+
+
+@contextlib.contextmanager
+def running(job_id: str) -> Iterator[None]:
+    """Mark ``job_id`` as run by this process while the block runs (``workflows.wait_stopped`` waits for it)."""
+    workflows.RUNNING.add(job_id)
+    try:
+        yield
+    finally:
+        workflows.RUNNING.discard(job_id)
+
+
+def item_id(batch_id: str, n: int) -> str:
+    return f"{batch_id}:{n}"
+
+
+def _task(provider: Provider, lend: bool, batch_id: str, n: int, **fields: Any) -> dict[str, Any]:
+    if lend:  # a host in this process runs the item with this very provider; others build it from the recipe
+        workflows.LOCAL_PROVIDERS[item_id(batch_id, n)] = provider
+    return {"debate_id": uuid.uuid4().hex, "provider": workflows.recipe(provider),
+            "queue": workflows.queue_for(provider), **fields}
+
+
+def _job(kind: str, batch_id: str, tasks: list[dict[str, Any]], **fields: Any) -> dict[str, Any]:
+    return {"kind": kind, "batch": batch_id, "prompt_versions": prompts.versions(*PROMPTS),
+            "started_at": datetime.now(UTC).isoformat(timespec="microseconds"), "queued_at": time.time(),
+            "tasks": tasks, **fields}
+
+
+def enqueue_regress(suite: str, provider: Provider, *, runs: int = 3, retries: int = 2, temperature: float = 0.4,
+                    thresholds: dict[str, dict[str, float]] | None = None, lend: bool = True,
+                    store_url: str | None = None) -> str:
+    """Queue a regression batch for any host; its id (the batch's), at once. With ``lend`` a host in this
+    process runs its items with ``provider`` itself; other hosts build it from its recipe."""
+    if runs < 1:
+        raise InputError(f"--runs must be at least 1 (got {runs}).")
+    items = regress.suite_items(suite)
+    batch_id = uuid.uuid4().hex
+    pairs = [(item, i) for i in range(runs) for item in items]
+    tasks = [_task(provider, lend, batch_id, n, item=item.name, index=i) for n, (item, i) in enumerate(pairs)]
+    job = _job(REGRESS, batch_id, tasks, suite=suite, runs=runs, retries=retries, temperature=temperature,
+               thresholds=thresholds, concurrency=provider.concurrency)
+    return runtime.enqueue(REGRESS, job, job_id=batch_id, queue=runtime.BATCH_QUEUE, store_url=store_url)
+
+
+def enqueue_compare(question: str, providers: list[Provider], *, temperatures: list[float] | None = None,
+                    temperature: float = 0.4, retries: int = 2, lend: bool = True,
+                    store_url: str | None = None) -> str:
+    """Queue a comparison of ``question`` on 2-4 providers for any host; its batch id, at once. The providers
+    are checked as :class:`clearside.compare.Comparison` checks them (count, temperatures, the same model)."""
+    check = compare.Comparison(question, providers, open_store(store_url), temperatures=temperatures,
+                               temperature=temperature, retries=retries)  # refuses what it refuses, nothing runs
+    batch_id = check.batch
+    tasks = [_task(p, lend, batch_id, n, label=label, temperature=t) for n, (p, label, t) in
+             enumerate(zip(providers, check.labels, check.temperatures, strict=True))]
+    job = _job(COMPARE, batch_id, tasks, question=question, retries=retries)
+    return runtime.enqueue(COMPARE, job, job_id=batch_id, queue=runtime.BATCH_QUEUE, store_url=store_url)
+
+
+def cancel_batch(batch_id: str, store_url: str | None = None) -> None:
+    """Cancel the batch and every item not yet finished (an item's debate in flight stops at its next token)."""
+    runtime.state(batch_id, store_url)  # NotFound for an unknown id, with its message
+    runtime.cancel(batch_id, store_url)
+    n = 0
+    while True:
+        try:
+            item = runtime.state(item_id(batch_id, n), store_url)
+        except ClearSideError:
+            break  # no such item: past the last one queued
+        if not item.finished:
+            runtime.cancel(item.id, store_url)
+        n += 1

@@ -1,0 +1,19 @@
+"""Make this process a host of the durable runtime with every ClearSide workflow defined.
+
+DBOS runs only the workflows defined before it launches, so every host starts here: the dashboard (its first
+page view), ``python -m clearside worker``, tests and benchmarks. A module that defines workflows is imported
+below; add a new one here.
+"""
+
+from __future__ import annotations
+
+from . import batches, live_workflow, runtime, workflows
+
+# static debates and challenges; regression batches and comparisons; live debates
+WORKFLOW_MODULES = (workflows, batches, live_workflow)
+
+
+def host(store_url: str | None = None, *, role: str = "host", concurrency: int | None = None) -> runtime.Host:
+    """This process as a runtime host serving ClearSide's workflows (``concurrency``: jobs on model servers
+    at once per host, a team-wide setting)."""
+    return runtime.host(store_url, role=role, concurrency=concurrency)
