@@ -1,9 +1,10 @@
 """The Perspectives page's logic and views (spec 003): the clarification gate, the rounds of A and B, the synthesis.
 
-A session runs in a :class:`PerspectivesJob` on a worker (``jobs.registry()``, keyed by the session id, which is
-also its saved debate's id). The page polls the job's snapshot in a fragment while a step runs. A session from the
-address bar that this server does not run is loaded from the store and shown as saved: its questions (when it
-waits for answers), or what it has so far with Resume. Callbacks never raise: a ClearSideError is kept in session
+A session runs in a :class:`PerspectivesJob` on the durable runtime (``jobs.registry()``, keyed by the session
+id, which is also its saved debate's id; any host runs its steps). The page polls the job's snapshot in a fragment
+while a step runs. A session from the address bar that this server has no job for is followed when the runtime
+runs it (its progress rows), otherwise loaded from the store and shown as saved: its questions (when it waits
+for answers), or what it has so far with Resume. Callbacks never raise: a ClearSideError is kept in session
 state and shown escaped, and every box keeps what was typed. Every user or model string goes through ``esc``.
 """
 
@@ -25,6 +26,7 @@ from clearside.perspectives import (
     Session,
     load,
 )
+from clearside.perspectives import workflow as flow
 from clearside.perspectives.job import PerspectivesJob, PerspectivesSnapshot
 from clearside.perspectives.session import blank_answers
 from clearside.store import check_id
@@ -157,6 +159,7 @@ def start() -> None:
     state = st.session_state
     state["persp_error"] = ""
     try:
+        jobs.host()  # the runtime runs the session's steps; this dashboard is one of its hosts
         run = PerspectivesRun.create(state.get("persp_question", ""), settings.build_provider(),
                                      rounds=int(state.get("persp_rounds", DEFAULT_ROUNDS)), store=jobs.store(),
                                      observability=bool(state.get("persp_observe", True)),
@@ -192,6 +195,7 @@ def submit_answers(session_id: str, count: int) -> None:
     state[gate_error_key(session_id)] = ""
     state[gate_blank_key(session_id)] = blank_answers(answers)
     try:
+        jobs.host()
         job = jobs.registry().get(session_id)
         if isinstance(job, PerspectivesJob):
             job.answer(answers)
@@ -208,7 +212,25 @@ def submit_answers(session_id: str, count: int) -> None:
 def _continue(job: PerspectivesJob) -> None:
     if job.busy:
         return
-    job.retry()  # from INIT (the clarifier failed) it asks again and waits for the answers
+    try:
+        jobs.host()
+        job.retry()  # from INIT (the clarifier failed) it asks again and waits for the answers
+    except ClearSideError as exc:
+        st.session_state["persp_saved_error"] = exc.for_dashboard()
+
+
+def followed_job(session_id: str | None) -> PerspectivesJob | None:
+    """A job for a session the runtime runs now that this server has no job for (started on another replica,
+    by a worker, or before a restart): the page follows it. None when no leg of it is queued or running."""
+    if not session_id:
+        return None
+    try:
+        if flow.running_leg(jobs.store(), check_id(session_id)) is None:
+            return None
+        job = resumed_job(session_id)
+    except ClearSideError:
+        return None  # not a saved session (the saved view says why), or the runtime is unreachable
+    return jobs.registry().add(job)
 
 
 def retry(session_id: str) -> None:
@@ -653,6 +675,8 @@ def page() -> None:
         st.query_params[PARAM] = state["persp_job"]  # back from another page: the URL re-attaches on reload
     session_id = state.get("persp_job")
     job = jobs.registry().get(session_id)
+    if not isinstance(job, PerspectivesJob):
+        job = followed_job(session_id)
     if isinstance(job, PerspectivesJob):
         job_view(job)
     elif not session_id or not saved_view(session_id):

@@ -1,113 +1,133 @@
-"""A perspectives session on a worker thread for the dashboard: the page polls ``snapshot()``.
+"""A perspectives session as a page holds it, run on the durable runtime: the page polls ``snapshot()``.
 
-``ask`` runs the clarifier; ``answer`` merges the answers and runs the rounds and the synthesis;
-``retry`` continues a failed or cancelled session from its saved state; ``cancel`` stops the step in flight at
-its next token (every finished step, and the answers, stay saved). Only one step runs at a time.
+``ask`` queues the leg that asks the clarifier; ``answer`` merges the answers into the saved session (refused at
+once when empty) and queues the leg that runs the rounds and the synthesis; ``retry`` continues a failed or
+cancelled session from its saved state; ``cancel`` stops the step in flight at its next token (every finished
+step, and the answers, stay saved). Any host runs the legs (:mod:`clearside.perspectives.workflow`): this
+dashboard, another replica, ``python -m clearside worker``; a crash leaves them for the next host. The
+snapshot reads the session from the store, the job's state from the runtime, and the streamed text from this
+process's memory while a step runs here, otherwise from the job's progress rows.
 """
 
 from __future__ import annotations
 
-import copy
-import threading
-from collections.abc import Callable
+import time
 from dataclasses import dataclass
 
-from ..errors import Cancelled, ClearSideError
+from .. import runtime, workflows
+from ..errors import ClearSideError, NotFound
 from ..providers import Provider
 from ..store import Store
-from .runner import PerspectivesEvent, PerspectivesRun, load
+from . import workflow
+from .runner import PerspectivesRun, load
 from .session import Session
+
+ANSWER_WAIT_SECONDS = 10  # the clarifier's leg ends just after it saves the questions
 
 
 @dataclass
 class PerspectivesSnapshot:
     session: Session
-    busy: bool  # a step is running on the worker
+    busy: bool  # a leg is queued or running
     step: str  # the state whose step is running ("" when idle)
     streaming: str  # text streamed so far by the call in flight
     error: str
 
     @property
     def status(self) -> str:
-        """running while a step runs here; otherwise the session's (paused, failed, done, running)."""
+        """running while a leg runs; otherwise the session's (paused, failed, done, running)."""
         return "running" if self.busy else self.session.status()
 
 
 class PerspectivesJob:
+    """A saved session's legs on the runtime (``run``: the session, its provider, store and options)."""
+
     def __init__(self, run: PerspectivesRun) -> None:
+        if run.store is None:
+            raise ClearSideError("A perspectives job runs on the durable runtime and needs the session's store.")
         self.run = run
+        self.store: Store = run.store
         self.id = run.session.session_id
-        self._lock = threading.Lock()
-        self._thread: threading.Thread | None = None
-        self._streaming, self._error = "", ""
-        self._cancelling = False
-        outer = run.on_event
-        run.on_event = lambda event: (self._on_event(event), outer(event))
+        self.job_id = workflow.latest_job(self.store, self.id)
+        self._follower: workflow.StreamFollower | None = None
 
-    def _on_event(self, event: PerspectivesEvent) -> None:
-        with self._lock:
-            if self._cancelling and event.type == "delta":
-                raise Cancelled("Cancelled by the user.")
-            if event.type == "delta":
-                self._streaming += event.content
-            elif event.type in ("state", "agent_output", "synthesis", "clarification_questions"):
-                self._streaming = ""
+    def _options(self) -> dict[str, object]:
+        return {"retries": self.run.retries, "temperature": self.run.temperature,
+                "context_tokens": self.run.context_tokens}
 
-    def _start(self, work: Callable[[], object]) -> PerspectivesJob:
-        with self._lock:
-            if self._thread is not None and self._thread.is_alive():
-                return self
-            self._error, self._streaming, self._cancelling = "", "", False
-
-            def target() -> None:
-                try:
-                    work()
-                except Cancelled:  # the session records it (``cancelled``): not an error
-                    pass
-                except ClearSideError as exc:
-                    with self._lock:
-                        self._error = exc.for_dashboard()
-                except Exception as exc:  # noqa: BLE001 - the page must see every failure
-                    with self._lock:
-                        self._error = f"{type(exc).__name__}: {exc}"
-
-            self._thread = threading.Thread(target=target, name=f"perspectives-{self.id[:8]}", daemon=True)
-            self._thread.start()
+    def _queued(self, job_id: str) -> PerspectivesJob:
+        if job_id != self.job_id or self._follower is None:
+            self._follower = workflow.StreamFollower(job_id, self.store.url)
+        self.job_id = job_id
         return self
 
     def ask(self) -> PerspectivesJob:
-        return self._start(self.run.clarify)
+        """Queue the clarifier (a new session, or one whose clarifier failed or was cancelled)."""
+        if self.busy:
+            return self
+        return self._queued(workflow.enqueue_session(self.id, self.provider, store=self.store, **self._options()))
 
     def answer(self, answers: str | list[str]) -> PerspectivesJob:
-        """Merge on the caller's thread (a refused answer raises at once), then run the rest on the worker."""
+        """Merge on the caller's thread (a refused answer raises at once), then queue the rounds and synthesis."""
+        self.run.session = load(self.store, self.id)  # as the clarifier's leg saved it
         self.run.answer(answers)
-        return self._start(self.run.run)
+        self.wait(ANSWER_WAIT_SECONDS)  # that leg is ending: never two legs at once
+        return self._queued(workflow.enqueue_session(self.id, self.provider, store=self.store, **self._options()))
 
     def retry(self) -> PerspectivesJob:
-        return self._start(self.run.run)
+        """Continue from the saved state: a cancelled leg resumes, a failed one is followed by a new leg."""
+        if self.busy:
+            return self
+        return self._queued(workflow.continue_session(self.id, self.provider, store=self.store, **self._options()))
 
     def cancel(self) -> None:
         """Stop the step in flight at its next token; ``retry`` runs it again, and the rest."""
-        with self._lock:
-            if self.busy:
-                self._cancelling = True
+        if self.busy and self.job_id:
+            workflow.cancel_session(self.id, self.job_id, store=self.store)
+
+    @property
+    def provider(self) -> Provider:
+        return self.run.provider
+
+    def state(self) -> runtime.JobState | None:
+        """The latest leg's state; None before the first (or when the runtime lost it: the session is as saved)."""
+        if not self.job_id:
+            return None
+        try:
+            return runtime.state(self.job_id, self.store.url)
+        except NotFound:
+            return None
 
     @property
     def busy(self) -> bool:
-        thread = self._thread
-        return thread is not None and thread.is_alive()
+        return self._busy(self.state())
+
+    def _busy(self, now: runtime.JobState | None) -> bool:
+        if now is None:
+            return False
+        return not now.finished or now.id in workflows.RUNNING  # a cancelled step here stops at its next token
 
     def wait(self, timeout: float | None = None) -> PerspectivesSnapshot:
-        if self._thread is not None:
-            self._thread.join(timeout)
+        """Block until no leg runs (or ``timeout`` seconds pass); the snapshot."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.busy and (deadline is None or time.monotonic() < deadline):
+            time.sleep(0.05)
         return self.snapshot()
 
     def snapshot(self) -> PerspectivesSnapshot:
-        with self._lock:
-            session = copy.deepcopy(self.run.session)
-            busy = self.busy
-            return PerspectivesSnapshot(session=session, busy=busy, step=session.state if busy else "",
-                                        streaming=self._streaming, error=self._error or session.error)
+        now = self.state()
+        busy = self._busy(now)
+        session = load(self.store, self.id)
+        error = now.error if now is not None and now.status == "failed" and not session.finished else ""
+        return PerspectivesSnapshot(session=session, busy=busy, step=session.state if busy else "",
+                                    streaming=self._streaming() if busy else "", error=error or session.error)
+
+    def _streaming(self) -> str:
+        if self.job_id in workflow.STREAMING:  # a step runs in this process: no query needed
+            return workflow.STREAMING.get(self.job_id or "", "")
+        if self._follower is None and self.job_id:
+            self._follower = workflow.StreamFollower(self.job_id, self.store.url)
+        return self._follower.update() if self._follower is not None else ""
 
 
 # -- the mode registry's resume and re-run (clearside.modes) ------------------------------------------------------
