@@ -8,9 +8,10 @@ below; add a new one here.
 from __future__ import annotations
 
 from . import batches, live_workflow, runtime, workflows
+from .perspectives import workflow as perspectives_workflow
 
-# static debates and challenges; regression batches and comparisons; live debates
-WORKFLOW_MODULES = (workflows, batches, live_workflow)
+# static debates and challenges; regression batches and comparisons; live debates; perspectives sessions
+WORKFLOW_MODULES = (workflows, batches, live_workflow, perspectives_workflow)
 
 
 def host(store_url: str | None = None, *, role: str = "host", concurrency: int | None = None) -> runtime.Host:
