@@ -153,3 +153,27 @@ def test_a_killed_workers_live_debate_is_finished_by_another_and_no_turn_runs_tw
         assert asked.get("orchestrator") == 1, asked
         # every planned turn asked once (plus its guardrail regenerations), none of the first three again
         assert sum(asked.values()) == 1 + len(PLAN) + regenerated, asked
+
+
+def test_a_pause_from_another_process_halts_the_workers_turn_mid_stream_and_cancel_ends_it(client, tmp_path):
+    with start(0, ttft=0.05, tps=40) as server:  # a turn streams for a few seconds
+        provider = OpenAIProvider("", base_url=server.base_url)
+        debate = LiveDebate.create(QUESTION, provider, config=LiveConfig(words_per_minute=60), store=open_store())
+        job_id = live_workflow.enqueue_live(debate.transcript.id, provider, lend=False)
+        worker = Worker(tmp_path, "worker")
+        try:
+            page = LiveJob.follow(open_store(), debate.transcript.id)  # this process only reads and sends
+            assert page.job_id == job_id
+            wait_for(page, lambda s: len(s.transcript.turns) == 1 and s.speaker and len(s.raw) > 20, 90)
+            asked = time.monotonic()
+            page.pause()
+            snap = wait_for(page, lambda s: s.transcript.state == "paused", 10)
+            assert time.monotonic() - asked < 3, "the turn in flight noticed the pause within its check interval"
+            assert snap.transcript.partial is not None and len(snap.transcript.turns) == 1
+            assert wait_for(page, lambda s: s.status == "paused" and s.activity == "Paused", 10)
+            page.cancel()
+            until(lambda: runtime.state(job_id).status == "cancelled", 10, "never cancelled", worker)
+            assert wait_for(page, lambda s: s.status == "failed").error.startswith("Cancelled")
+        finally:
+            worker.stop()
+        assert len(load_live(open_store(), debate.transcript.id).turns) == 1
