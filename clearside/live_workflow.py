@@ -317,13 +317,18 @@ def live_debate(job: dict[str, Any]) -> dict[str, Any]:
     """A saved live debate from its cursor to its end (``job``: see :func:`live_job`)."""
     job_id = DBOS.workflow_id or job["debate_id"]
     log.info("job %s started: live debate %s", job_id, job["debate_id"])
+    host = runtime.current_host()
     try:
         control = Control(paused=job.get("paused", False), step_mode=job.get("step_mode", False),
                           credits=job.get("credits", 0))
         outcome = _run(job_id, job, control)
-    finally:
+    except BaseException:
         LOCAL.pop(job_id, None)
-        workflows.LOCAL_PROVIDERS.pop(job_id, None)
+        if runtime.current_host() is host:  # else this host stopped: the job goes on, with its lent provider
+            workflows.LOCAL_PROVIDERS.pop(job_id, None)
+        raise
+    LOCAL.pop(job_id, None)
+    workflows.LOCAL_PROVIDERS.pop(job_id, None)
     log.info("job %s %s%s", job_id, outcome["status"], f": {outcome['error']}" if outcome.get("error") else "")
     return outcome
 

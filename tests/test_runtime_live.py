@@ -29,7 +29,7 @@ def wait_for(job: LiveJob, predicate, timeout: float = 30.0):
             return snap
         time.sleep(0.05)
     snap = job.snapshot()
-    raise AssertionError(f"timed out; status {snap.status}, activity {snap.activity}, "
+    raise AssertionError(f"timed out; status {snap.status} {snap.error}, activity {snap.activity}, "
                          f"{len(snap.transcript.turns)} turns")
 
 
@@ -177,3 +177,17 @@ def test_a_pause_from_another_process_halts_the_workers_turn_mid_stream_and_canc
         finally:
             worker.stop()
         assert len(load_live(open_store(), debate.transcript.id).turns) == 1
+
+
+def test_a_host_stopping_while_a_live_debate_waits_leaves_it_to_the_next_host(db, monkeypatch):
+    monkeypatch.setattr(runtime, "HEARTBEAT_SECONDS", 0.5)
+    hosting.host(role="test")
+    job = scripted_job(step_mode=True).start()
+    wait_for(job, lambda s: s.status == "waiting")
+    runtime.stop_host()  # the waiting step ends without a result: the workflow stays pending, like a crash's
+    assert runtime.state(job.job_id).status == "running"
+    hosting.host(role="next")
+    job.step()
+    snap = wait_for(job, lambda s: len(s.transcript.turns) == 1 and s.status == "waiting")
+    assert runtime.state(job.job_id).executor.startswith("next-"), "taken over by the next host"
+    assert snap.transcript.turns[0].text, "the lent provider still serves the job here"
