@@ -45,6 +45,19 @@ EVENT = "control"
 CHECK_SECONDS = 0.5  # a pause or a cancel halts the turn in flight within this
 WAIT_POLL_SECONDS = 0.2
 OPS = ("pause", "resume", "step", "step_mode", "wake")
+# Live debates have a queue of their own with no per-host limit: a live debate mostly waits for a person, and
+# on the in-process model's queue (one job per host) a paused one would hold every other job back; the
+# model's own lock (or a server's endpoint limit) still orders the calls.
+LIVE_QUEUE = "clearside-live"
+_served: list[Any] = []  # the host this process registered the queue with
+
+
+def serve_queue(host: Any) -> None:
+    """Serve :data:`LIVE_QUEUE` on this process's runtime host (once per host; ``hosting.host`` calls it)."""
+    if _served and _served[0] is host:
+        return
+    DBOS.register_queue(LIVE_QUEUE, polling_interval_sec=0.2, on_conflict="always_update")
+    _served[:] = [host]
 
 
 @dataclass
@@ -385,4 +398,4 @@ def enqueue_live(debate_id: str, provider: Any, *, step_mode: bool = False, paus
         workflows.LOCAL_PROVIDERS[job_id] = provider
     job = live_job(debate_id, provider, step_mode=step_mode, paused=paused, credits=credits)
     return runtime.enqueue(LIVE, job, job_id=job_id,
-                           queue=workflows.queue_for(provider), store_url=store.url)
+                           queue=LIVE_QUEUE, store_url=store.url)
