@@ -17,4 +17,6 @@ WORKFLOW_MODULES = (workflows, batches, live_workflow, perspectives_workflow)
 def host(store_url: str | None = None, *, role: str = "host", concurrency: int | None = None) -> runtime.Host:
     """This process as a runtime host serving ClearSide's workflows (``concurrency``: jobs on model servers
     at once per host, a team-wide setting)."""
-    return runtime.host(store_url, role=role, concurrency=concurrency)
+    made = runtime.host(store_url, role=role, concurrency=concurrency)
+    live_workflow.serve_queue(made)
+    return made
