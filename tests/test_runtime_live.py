@@ -194,3 +194,19 @@ def test_a_host_stopping_while_a_live_debate_waits_leaves_it_to_the_next_host(db
     snap = wait_for(job, lambda s: len(s.transcript.turns) == 1 and s.status == "waiting")
     assert runtime.state(job.job_id).executor.startswith("next-"), "taken over by the next host"
     assert snap.transcript.turns[0].text, "the lent provider still serves the job here"
+
+
+def test_the_live_page_follows_and_steers_a_debate_the_runtime_runs_from_its_id_alone(db):
+    """A dashboard process that did not start the debate (a replica, or this one after a restart): the page
+    builds the job from the id in the address, shows it waiting, and Next turn steers the workflow."""
+    from test_app_live import fast, open_live, planned, settle, status, transcript
+
+    hosting.host(role="test")
+    debate = LiveDebate.create(QUESTION, fast(), store=open_store())
+    job_id = live_workflow.enqueue_live(debate.transcript.id, fast(), step_mode=True)
+    until(lambda: live_workflow.STATE.get(job_id, {}).get("waiting"), 30, "the workflow never waited")
+    at = open_live(fast(), live=debate.transcript.id)
+    assert status(at, "waiting") and "not running on this server" not in "\n".join(m.value for m in at.markdown)
+    at.button(key="live_next").click().run()
+    settle(at, lambda a: planned(transcript(a)) == 1 and status(a, "waiting"))
+    assert live_workflow.STATE[job_id]["credits"] == 0 and runtime.state(job_id).status == "running"
