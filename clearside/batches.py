@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from dbos import DBOS, SetWorkflowID
+from dbos._error import DBOSAwaitedWorkflowCancelledError  # what awaiting a cancelled item raises
 
 from . import compare, prompts, regress, runtime, workflows
 from .errors import ClearSideError, InputError
@@ -38,6 +39,7 @@ log = logging.getLogger("clearside.jobs")
 REGRESS = "clearside.regress"
 COMPARE = "clearside.compare"
 ITEM = "clearside.batch.item"
+CANCEL_TOPIC = "cancel"  # cancel_batch's message to a batch that has not yet queued all its items
 KINDS = (REGRESS, COMPARE)
 
 
@@ -106,17 +108,39 @@ def report_step(job: dict[str, Any], results: list[dict[str, Any]]) -> dict[str,
 
 def _fan_out(job: dict[str, Any]) -> dict[str, Any]:
     log.info("job %s started: %s, %d item(s)", job["batch"], job.get("suite") or "comparison", len(job["tasks"]))
+    tasks = job["tasks"]
+    window = job.get("window") or len(tasks)  # items under way at once, across every host
     with running(job["batch"]):
-        handles = []
-        for n, task in enumerate(job["tasks"]):
+        handles: list[Any] = []
+        results: list[dict[str, Any]] = []
+        stop = None
+        for n, task in enumerate(tasks):
+            if n >= window:  # wait for the oldest item under way before queueing the next
+                results.append(_result(handles[n - window], tasks[n - window]))
+            if (stop := DBOS.recv(CANCEL_TOPIC, timeout_seconds=0)) is not None:
+                break  # cancelled: queue no more
             with SetWorkflowID(item_id(job["batch"], n)):
                 handles.append(DBOS.retrieve_queue(task["queue"]).enqueue(batch_item, job, task))
-        results = [handle.get_result() for handle in handles]  # raises once the batch is cancelled
+        if stop is None and (stop := DBOS.recv(CANCEL_TOPIC, timeout_seconds=0)) is not None:
+            cancel_step(job["batch"], bool(stop["in_flight"]))  # cancelled while the last items were queued
+        results += [_result(handle, task) for handle, task in zip(handles[len(results):], tasks[len(results):],
+                                                                   strict=False)]
+        results += [{"status": "cancelled"} for _ in tasks[len(handles):]]  # never queued
         report = report_step(job, results)
     failures = report.get("failures") or [f"{label}: {r['status']}" for label, r in
                                           (report.get("results") or {}).items() if r["status"] != "done"]
-    log.info("job %s done: %s", job["batch"], "passed" if report["passed"] else "; ".join(failures))
-    return {"status": "done", "passed": report["passed"], "report": report}
+    log.info("job %s %s: %s", job["batch"], "cancelled" if any(r["status"] == "cancelled" for r in results)
+             else "done", "passed" if report["passed"] else "; ".join(failures))
+    cancelled = any(r["status"] == "cancelled" for r in results)  # cancel_batch stopped some of its items
+    return {"status": "cancelled" if cancelled else "done", "passed": report["passed"], "report": report}
+
+
+def _result(handle: Any, task: dict[str, Any]) -> dict[str, Any]:
+    """An item's row of the report; an item cancelled (see :func:`cancel_batch`) is counted as cancelled."""
+    try:
+        return handle.get_result()
+    except DBOSAwaitedWorkflowCancelledError:
+        return {"status": "cancelled", **{k: task[k] for k in ("item", "index", "label") if k in task}}
 
 
 @DBOS.workflow(name=REGRESS)
@@ -159,10 +183,13 @@ def _job(kind: str, batch_id: str, tasks: list[dict[str, Any]], **fields: Any) -
 
 
 def enqueue_regress(suite: str, provider: Provider, *, runs: int = 3, retries: int = 2, temperature: float = 0.4,
-                    thresholds: dict[str, dict[str, float]] | None = None, lend: bool = True,
-                    store_url: str | None = None) -> str:
+                    thresholds: dict[str, dict[str, float]] | None = None, window: int | None = None,
+                    lend: bool = True, store_url: str | None = None) -> str:
     """Queue a regression batch for any host; its id (the batch's), at once. With ``lend`` a host in this
-    process runs its items with ``provider`` itself; other hosts build it from its recipe."""
+    process runs its items with ``provider`` itself; other hosts build it from its recipe. ``window``: at most
+    that many of its debates under way at once across every host (default: as many as the hosts' queues take)."""
+    if window is not None and window < 1:
+        raise InputError(f"Concurrency must be at least 1 (got {window}).")
     if runs < 1:
         raise InputError(f"--runs must be at least 1 (got {runs}).")
     items = regress.suite_items(suite)
@@ -170,7 +197,7 @@ def enqueue_regress(suite: str, provider: Provider, *, runs: int = 3, retries: i
     pairs = [(item, i) for i in range(runs) for item in items]
     tasks = [_task(provider, lend, batch_id, n, item=item.name, index=i) for n, (item, i) in enumerate(pairs)]
     job = _job(REGRESS, batch_id, tasks, suite=suite, runs=runs, retries=retries, temperature=temperature,
-               thresholds=thresholds, concurrency=provider.concurrency)
+               thresholds=thresholds, concurrency=window or provider.concurrency, window=window)
     return runtime.enqueue(REGRESS, job, job_id=batch_id, queue=runtime.BATCH_QUEUE, store_url=store_url)
 
 
@@ -188,16 +215,28 @@ def enqueue_compare(question: str, providers: list[Provider], *, temperatures: l
     return runtime.enqueue(COMPARE, job, job_id=batch_id, queue=runtime.BATCH_QUEUE, store_url=store_url)
 
 
-def cancel_batch(batch_id: str, store_url: str | None = None) -> None:
-    """Cancel the batch and every item not yet finished (an item's debate in flight stops at its next token)."""
+def cancel_batch(batch_id: str, store_url: str | None = None, *, in_flight: bool = True) -> None:
+    """Cancel the batch's items not yet finished: each queued item never starts, and with ``in_flight`` a
+    debate under way stops at its next token (kept, resumable), else it finishes. The batch itself then
+    reports what finished, the rest counted as cancelled."""
     runtime.state(batch_id, store_url)  # NotFound for an unknown id, with its message
-    runtime.cancel(batch_id, store_url)
+    runtime.send(batch_id, {"in_flight": in_flight}, topic=CANCEL_TOPIC, store_url=store_url)  # items to come
+    cancel_items(batch_id, in_flight, store_url)
+
+
+@DBOS.step(name="clearside.batch.cancel")
+def cancel_step(batch_id: str, in_flight: bool) -> None:
+    cancel_items(batch_id, in_flight)
+
+
+def cancel_items(batch_id: str, in_flight: bool, store_url: str | None = None) -> None:
+    """Cancel the batch's queued items (and with ``in_flight`` its running ones)."""
     n = 0
     while True:
         try:
             item = runtime.state(item_id(batch_id, n), store_url)
         except ClearSideError:
             break  # no such item: past the last one queued
-        if not item.finished:
+        if item.status == "queued" or (in_flight and not item.finished):
             runtime.cancel(item.id, store_url)
         n += 1

@@ -102,7 +102,9 @@ def agreement(documents: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 class Comparison:
-    """Runs the debates (concurrently where asked), then scores them; safe to poll from another thread."""
+    """Runs the debates in this process (concurrently where asked), then scores them: ``compare`` on the
+    command line. The dashboard and ``compare --enqueue`` run comparisons on the runtime
+    (:class:`clearside.batch_jobs.CompareJob`), checked by this class first."""
 
     def __init__(self, question: str, providers: list[Provider], store: Store, *, concurrency: int | None = None,
                  retries: int = 2, temperature: float = 0.4, temperatures: list[float] | None = None,
@@ -177,22 +179,8 @@ class Comparison:
     def id(self) -> str:
         return self.batch
 
-    def start(self) -> Comparison:
-        """Run on a worker thread (the dashboard polls ``report()``; ``state`` says when it is over)."""
-        self.state = "running"
-
-        def work() -> None:
-            try:
-                self.run()
-            except Exception as exc:  # noqa: BLE001 - a worker must record every failure for the page
-                self.error = self.error or f"{type(exc).__name__}: {exc}"
-            finally:
-                self.state = "done"
-
-        threading.Thread(target=work, name=f"compare-{self.batch[:8]}", daemon=True).start()
-        return self
-
     def run(self) -> dict[str, Any]:
+        self.state = "running"
         try:
             with ThreadPoolExecutor(max_workers=max(1, self.concurrency), thread_name_prefix="compare") as pool:
                 list(pool.map(self._one, range(len(self.providers))))
@@ -201,6 +189,8 @@ class Comparison:
         except ClearSideError as exc:
             self.error = str(exc)
             raise
+        finally:
+            self.state = "done"
         return self.report()
 
     def report(self) -> dict[str, Any]:

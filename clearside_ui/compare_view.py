@@ -10,7 +10,6 @@ drawn by plotly is HTML-escaped, since plotly reads a few HTML tags (links inclu
 from __future__ import annotations
 
 import html
-import threading
 from typing import Any
 
 import pandas as pd
@@ -19,7 +18,7 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from clearside import compare, inputs, regress
-from clearside.engine import Event
+from clearside.batch_jobs import CompareJob
 from clearside.errors import ClearSideError, ConfigError, InputError
 from clearside.jobs import AGENT_ORDER
 from clearside.metrics import SUMMARY
@@ -140,36 +139,6 @@ def providers(specs: list[str], temperatures: list[float] | None = None) -> list
 # -- starting, showing and watching a comparison -----------------------------------------------------------------
 
 
-class Progress:
-    """Each model's agents as they start and finish (fed by the comparison's ``on_event``), for the status view."""
-
-    KINDS = {"start": "running", "retry": "retrying", "done": "done", "error": "failed"}
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._agents: dict[str, dict[str, str]] = {}
-
-    def __call__(self, label: str, event: Event) -> None:
-        status = self.KINDS.get(event.kind)
-        if status:
-            with self._lock:
-                self._agents.setdefault(label, {})[event.agent] = status
-
-    def of(self, label: str) -> dict[str, str]:
-        with self._lock:
-            return dict(self._agents.get(label, {}))
-
-    def labels(self) -> dict[str, dict[str, str]]:
-        """Every label seen so far, with its agents' statuses, in the order they started."""
-        with self._lock:
-            return {label: dict(agents) for label, agents in self._agents.items()}
-
-
-@st.cache_resource
-def _progress() -> dict[str, Progress]:
-    return {}
-
-
 def show(batch: str | None) -> None:
     st.session_state.update(cmp_batch=batch, cmp_loaded=None)
     if batch:
@@ -194,20 +163,19 @@ def start() -> None:
         question = inputs.question(st.session_state.get("cmp_question"))
         temperatures = typed_temperatures()
         chosen = providers(compare.check_specs(typed_specs()), temperatures)
-        progress = Progress()
-        job = compare.Comparison(question, chosen, jobs.store(), temperatures=temperatures, on_event=progress)
+        jobs.host()  # the runtime runs every model's debate; this dashboard is one of its hosts
+        job = CompareJob(question, chosen, jobs.store(), temperatures=temperatures).start()
     except ClearSideError as exc:
         st.session_state["cmp_error"] = exc.for_dashboard()
         return
-    _progress()[job.id] = progress
-    jobs.registry().add(job.start())
+    jobs.registry().add(job)
     show(job.id)
 
 
-def find(batch: str | None) -> compare.Comparison | None:
-    """The comparison this server runs (or ran) under that id."""
+def find(batch: str | None) -> CompareJob | None:
+    """The comparison this server started under that id (its debates may run on any host)."""
     job = jobs.registry().get(batch)
-    return job if isinstance(job, compare.Comparison) else None
+    return job if isinstance(job, CompareJob) else None
 
 
 def _stored_rows(batch: str) -> list[dict[str, Any]]:
@@ -248,8 +216,8 @@ def statuses(batch: str) -> list[dict[str, Any]]:
     job = find(batch)
     if job is None:
         return [{"label": _label(r), "status": r["status"], "agents": {}, "error": ""} for r in _stored_rows(batch)]
-    progress = _progress().get(batch) or Progress()
-    return [{"label": label, "status": r["status"], "agents": progress.of(label), "error": r.get("error") or ""}
+    agents = job.agents()
+    return [{"label": label, "status": r["status"], "agents": agents.get(label, {}), "error": r.get("error") or ""}
             for label, r in job.report()["results"].items()]
 
 

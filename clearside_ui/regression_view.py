@@ -13,11 +13,12 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from clearside import metrics, references, regress
+from clearside import metrics, references, regress, runtime
+from clearside.batch_jobs import RegressionJob
 from clearside.errors import ClearSideError
 from clearside.jobs import AGENT_ORDER
 from clearside.references import Reference
-from clearside.regress import Batch, RegressionJob
+from clearside.regress import Batch
 from clearside.schema import Document
 from clearside.status import run_status as stored_run_status
 from clearside_ui import compare_view as cv
@@ -70,9 +71,15 @@ def job_here(batch_id: str) -> RegressionJob | None:
 
 
 def running_here(batch_id: str) -> set[str]:
-    """``{batch_id}`` while a job of this server runs that batch, else nothing (for the core's status rules)."""
+    """``{batch_id}`` while the batch runs (a job of this server, or the runtime on any host), else nothing
+    (for the core's status rules: a run left running by no job was interrupted)."""
     job = job_here(batch_id)
-    return {batch_id} if job is not None and job.state == "running" else set()
+    if job is not None:
+        return {batch_id} if job.state == "running" else set()
+    try:
+        return set() if runtime.state(batch_id, jobs.store().url).finished else {batch_id}
+    except ClearSideError:  # a batch the runtime never ran (``regress`` on the command line): the rows say
+        return set()
 
 
 def finished(batch: Batch) -> int:
@@ -184,14 +191,14 @@ def start(suite: str) -> None:
     st.session_state["rg_start_error"] = ""
     try:
         provider = settings.build_provider()
-        progress = cv.Progress()
+        jobs.host()  # the runtime runs the batch's debates; this dashboard is one of its hosts
         job = RegressionJob(suite, provider, jobs.store(), runs=int(st.session_state.get("rg_runs", 3)),
                             concurrency=int(st.session_state.get("rg_concurrency") or provider.concurrency),
-                            temperature=settings.temperature(), on_event=progress)
+                            temperature=settings.temperature()).start()
     except ClearSideError as exc:
         st.session_state["rg_start_error"] = exc.for_dashboard()
         return
-    jobs.registry().add(job.start())
+    jobs.registry().add(job)
     st.session_state.update(rg_job=job.id, rg_pending=job.id, rg_notice="")
 
 
@@ -232,15 +239,13 @@ def finished_table(results: list[dict[str, Any]]) -> pd.DataFrame:
 def progress_view(job: RegressionJob) -> None:
     """Runs finished, and each running one's agents: a one-run batch moves while its debate does."""
     done, count = job.progress()
-    finished = {f"{r.get('item')} #{int(r.get('index', 0)) + 1}" for r in list(job.finished)}
-    progress = job.on_event if isinstance(job.on_event, cv.Progress) else cv.Progress()
-    running = {label: agents for label, agents in progress.labels().items() if label not in finished}
+    running = job.agents()
     share = sum(sum(s == "done" for s in agents.values()) / len(AGENT_ORDER) for agents in running.values())
     st.progress(min((done + share) / count, 1.0) if count else 0.0, text=f"{done} of {count} runs finished")
     for label, agents in running.items():
         st.caption(f"{esc(label)}: {cv.agents_line(agents)}")
-    if job.finished:
-        st.dataframe(finished_table(list(job.finished)), hide_index=True, key=f"rg_finished_{job.id}")
+    if rows := job.finished:
+        st.dataframe(finished_table(rows), hide_index=True, key=f"rg_finished_{job.id}")
 
 
 def verdict_view(report: dict[str, Any]) -> None:
@@ -265,10 +270,10 @@ def result_view(job: RegressionJob) -> None:
         st.error(esc(f"The run stopped: {job.error}"))
     elif job.state == "cancelled":
         st.warning(f"Cancelled: {done} of {count} runs finished; they are kept as batch {job.id[:8]}.")
-    if job.report is not None:
-        verdict_view(job.report)
-    if job.finished:
-        st.dataframe(finished_table(list(job.finished)), hide_index=True, key=f"rg_result_{job.id}")
+    if (report := job.report) is not None:
+        verdict_view(report)
+    if rows := job.finished:
+        st.dataframe(finished_table(rows), hide_index=True, key=f"rg_result_{job.id}")
 
 
 # -- deltas ------------------------------------------------------------------------------------------------------

@@ -180,13 +180,14 @@ def test_a_one_run_batch_shows_its_agents_while_its_debate_runs(store):
 
 def test_cancel_keeps_the_finished_runs_and_says_how_many_were_cancelled(store):
     gate = threading.Event()
-    at = page(gated(3, gate, open_runs=1))
+    provider = gated(3, gate, open_runs=1)
+    at = page(provider)
     at.number_input(key="rg_runs").set_value(3)
     run(at.number_input(key="rg_concurrency").set_value(1))
     run(at.button(key="rg_start").click())
-    helpers.settle(at, lambda a: "1 of 3 runs finished" in progress(a),
-                   describe=plain, timeout=90)
-    run(at.button(key="rg_cancel").click())
+    helpers.settle(at, lambda a: "1 of 3 runs finished" in progress(a) and
+                   len(provider.requests_for("orchestrator")) == 2, describe=plain, timeout=90)
+    run(at.button(key="rg_cancel").click())  # the second run is under way (at the gate), the third queued
     gate.set()  # the run in flight finishes; the third never starts
     helpers.settle(at, job_done, describe=plain, timeout=90)
     assert "Cancelled: 2 of 3 runs finished" in texts(at, "warning")

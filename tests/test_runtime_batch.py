@@ -64,10 +64,14 @@ def test_a_cancelled_batch_stops_its_items_and_bad_input_is_refused():
     batch_id = batches.enqueue_regress("flagship", provider, runs=6)
     until(lambda: provider.requests_for("orchestrator"), 30, "no item started")
     batches.cancel_batch(batch_id)
-    until(lambda: all(runtime.state(batches.item_id(batch_id, n)).finished for n in range(6)), 60,
-          "the items did not stop")
-    assert runtime.state(batch_id).status == "cancelled"
+    until(lambda: runtime.state(batch_id).finished, 60, "the batch did not stop")
+    assert all(runtime.state(batches.item_id(batch_id, n)).finished for n in range(6))
+    state = runtime.state(batch_id)
+    assert state.status == "cancelled", state
     assert len(provider.requests_for("orchestrator")) < 6, "items not yet started never start"
+    cancelled = 6 - len(state.result["report"]["debates"])
+    assert cancelled >= 1 and f"{cancelled} of 6 runs were cancelled" in state.result["report"]["failures"]
+    assert not report(batch_id)["passed"]
     with pytest.raises(InputError, match="--runs must be at least 1"):
         batches.enqueue_regress("flagship", provider, runs=0)
 

@@ -94,7 +94,8 @@ def enqueue_regress(args: argparse.Namespace, provider: Any, thresholds: dict | 
         raise InputError("--bless needs the finished batch: queue it, then `python -m clearside bless BATCH` "
                          "once `python -m clearside status BATCH --wait` says it passed.")
     batch_id = batches.enqueue_regress(args.suite, provider, runs=args.runs, retries=args.retries,
-                                       temperature=args.temperature, thresholds=thresholds, lend=False)
+                                       temperature=args.temperature, thresholds=thresholds,
+                                       window=args.concurrency, lend=False)
     print(batch_id)
     print(f"Queued {items * args.runs} debate(s) of {args.suite} on {provider.spec} as batch {batch_id}: "
           f"`python -m clearside worker` (any number of them, or the dashboard) runs them; "

@@ -66,9 +66,9 @@ def report(item_id: str) -> dict[str, Any]:
             rows = batch.rows if batch is not None else []
             out["runs_finished"] = sum(r["status"] in ("done", "failed") for r in rows)
             out["runs_planned"] = batch.planned if batch is not None else None
-            if job.status == "done" and job.name == batches.REGRESS:
+            if job.result and job.name == batches.REGRESS:  # done, or cancelled with what finished
                 out["passed"] = bool((job.result or {}).get("passed"))
-            if job.status == "done" and job.name == batches.COMPARE:
+            if job.result and job.name == batches.COMPARE:
                 results = ((job.result or {}).get("report") or {}).get("results") or {}
                 out["models"] = {label: r["status"] for label, r in results.items()}
         return out

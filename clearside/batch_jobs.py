@@ -1,0 +1,191 @@
+"""Regression batches and comparisons on the runtime, held the way a page holds a job.
+
+:class:`RegressionJob` and :class:`CompareJob` queue a batch (:mod:`clearside.batches`: a parent workflow whose
+items, one scored debate each, any host runs) and read it back for the page that polls them: the batch's state
+from the runtime, each finished debate from the store's ``runs`` rows, and each running debate's agents from this
+process's memory while its step runs here, otherwise from its progress rows (another host runs it). Nothing lives
+only in the page's process: a crash leaves the batch on its queues, and the next host finishes it unasked.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+from . import batches, compare, regress, runtime, workflows
+from .jobs import AGENT_ORDER, AgentProgress
+from .progress import Follower
+from .providers import Provider
+from .store import Store
+
+# a page's words: a batch queued or running is on its way; a finished one is done, failed or cancelled
+_STATES = {"queued": "running", "running": "running", "paused": "running", "done": "done", "failed": "failed",
+           "cancelled": "cancelled"}
+
+
+class _BatchJob(ABC):
+    """What both kinds share: the batch's runtime state, its rows, its running items' agents."""
+
+    suite = ""
+
+    def __init__(self, store: Store, labels: list[str]) -> None:
+        self.store, self.labels = store, labels  # one label per item, in item order
+        self.id = ""
+        self._followers: dict[str, Follower] = {}
+
+    def _state(self) -> runtime.JobState:
+        return runtime.state(self.id, self.store.url)
+
+    @property
+    def state(self) -> str:
+        """running (queued or running), done, failed or cancelled."""
+        return _STATES.get(self._state().status, "running")
+
+    @property
+    def error(self) -> str:
+        return self._state().error
+
+    def rows(self) -> list[dict[str, Any]]:
+        """The batch's ``runs`` rows (one per item that started), in item order where the item is known."""
+        return [r for r in self.store.runs(self.suite) if (r.get("data") or {}).get("batch") == self.id]
+
+
+    def agents(self) -> dict[str, dict[str, str]]:
+        """Each running item's agents (``{label: {agent: status}}``: pending, running, retrying, done, failed),
+        in item order."""
+        finished = {self._label(r) for r in self.rows() if r["status"] != "running"}
+        out: dict[str, dict[str, str]] = {}
+        for n, label in enumerate(self.labels):
+            if label in finished:
+                continue
+            job_id = batches.item_id(self.id, n)
+            source: dict[str, AgentProgress] | None = workflows.LOCAL.get(job_id)  # its step runs here
+            if source is None:
+                source = self._followers.setdefault(job_id, Follower(job_id, self.store.url)).update()
+            # an agent started but not yet streaming ("waiting" for a shared model) is under way: running
+            statuses = {agent: "running" if p.status == "waiting" else p.status
+                        for agent, p in list(source.items()) if agent in AGENT_ORDER}
+            if any(s != "pending" for s in statuses.values()):
+                out[label] = statuses
+        return out
+
+    @abstractmethod
+    def _label(self, row: dict[str, Any]) -> str:
+        """The label of the item a ``runs`` row belongs to."""
+
+
+class RegressionJob(_BatchJob):
+    """A regression batch of ``suite`` on ``provider``, ``runs`` debates per item, run by any host."""
+
+    def __init__(self, suite: str, provider: Provider, store: Store, *, runs: int = 3,
+                 concurrency: int | None = None, temperature: float = 0.4) -> None:
+        """``concurrency``: debates under way at once (across every host), and requests sent to the provider's
+        endpoint at once."""
+        items = regress.suite_items(suite)  # an unknown suite is refused here
+        super().__init__(store, [f"{item.name} #{i + 1}" for i in range(max(runs, 0)) for item in items])
+        self.suite, self.provider, self.runs, self.temperature = suite, provider, runs, temperature
+        self.concurrency = concurrency
+        if concurrency:
+            provider.concurrency = concurrency
+        self.total = len(self.labels)
+
+    def start(self) -> RegressionJob:
+        self.id = batches.enqueue_regress(self.suite, self.provider, runs=self.runs, temperature=self.temperature,
+                                          window=self.concurrency, store_url=self.store.url)
+        return self
+
+    def _label(self, row: dict[str, Any]) -> str:
+        data = row.get("data") or {}
+        return f"{data.get('item')} #{int(data.get('index', 0)) + 1}"
+
+    @property
+    def finished(self) -> list[dict[str, Any]]:
+        """Each finished debate's row of the report (item, index, status, seconds, metrics, error)."""
+        out = []
+        for row in self.rows():
+            if row["status"] in ("done", "failed"):
+                data = row.get("data") or {}
+                out.append({"id": row["id"], "debate_id": row["debate_id"], "status": row["status"],
+                            "metrics": row.get("metrics") or {}, "item": data.get("item"),
+                            "index": data.get("index", 0), "wall_seconds": data.get("wall_seconds"),
+                            "error": data.get("error") or ""})
+        return sorted(out, key=lambda r: (r["index"], str(r["item"])))
+
+    def cancel(self) -> None:
+        """Start no more debates; those under way finish (a batch's runs are scored whole). Finished runs stay."""
+        batches.cancel_batch(self.id, self.store.url, in_flight=False)
+
+    def progress(self) -> tuple[int, int]:
+        return len(self.finished), self.total
+
+    @property
+    def report(self) -> dict[str, Any] | None:
+        """The batch's report once it is done (``regress.batch_report``)."""
+        result = self._state().result or {}
+        return result.get("report")
+
+
+class CompareJob(_BatchJob):
+    """One question on 2-4 providers (each at its temperature), one debate per model, run by any host."""
+
+    suite = compare.SUITE
+
+    def __init__(self, question: str, providers: list[Provider], store: Store, *,
+                 temperatures: list[float] | None = None, temperature: float = 0.4, retries: int = 2) -> None:
+        checked = compare.Comparison(question, providers, store, temperatures=temperatures, temperature=temperature,
+                                     retries=retries)  # refuses what a comparison refuses, before anything runs
+        super().__init__(store, checked.labels)
+        self.question, self.providers = question, providers
+        self.temperatures, self.retries = checked.temperatures, retries
+        self._documents: dict[str, dict[str, Any]] = {}
+        self._agreement: list[dict[str, Any]] | None = None
+
+    @property
+    def state(self) -> str:
+        """running, or done once every debate is over (done, failed or cancelled: the report says which)."""
+        return "running" if super().state == "running" else "done"
+
+    def start(self) -> CompareJob:
+        self.id = batches.enqueue_compare(self.question, self.providers, temperatures=self.temperatures,
+                                          retries=self.retries, store_url=self.store.url)
+        return self
+
+    def _label(self, row: dict[str, Any]) -> str:
+        return (row.get("data") or {}).get("label", "")
+
+    def cancel(self) -> None:
+        """Stop every debate at its next token and start no more; finished debates and sections stay saved,
+        and each unfinished debate can be resumed from the Library."""
+        batches.cancel_batch(self.id, self.store.url)
+
+    def report(self) -> dict[str, Any]:
+        """As :meth:`compare.Comparison.report` says it: each model's status (waiting until its debate starts),
+        and, once every debate is over, the arguments the models share."""
+        running = self.state == "running"  # read first: once over, every row is final
+        # a model whose debate never started: waiting, or cancelled once the comparison is over
+        results: dict[str, dict[str, Any]] = {label: {"status": "waiting" if running else "cancelled"}
+                                              for label in self.labels}
+        for row in self.rows():
+            result: dict[str, Any] = {"status": row["status"], "debate_id": row["debate_id"], "run_id": row["id"]}
+            data = row.get("data") or {}
+            if data.get("detail"):
+                result["metrics"] = data["detail"]
+            if data.get("error"):
+                result["error"] = data["error"]
+            results[self._label(row)] = result
+        if not running and self._agreement is None:
+            documents = self.documents()
+            self._agreement = compare.agreement(documents) if len(documents) >= 2 else []
+        return {"question": self.question, "batch": self.id, "models": list(results), "results": results,
+                "agreement": self._agreement, "error": self.error or None,
+                "state": "running" if running else "done"}
+
+    def documents(self) -> dict[str, dict[str, Any]]:
+        """The finished debates' documents by label, in the models' order (each read from the store once)."""
+        for row in self.rows():
+            label = self._label(row)
+            if row["status"] == "done" and label not in self._documents and row["debate_id"]:
+                document = self.store.get(row["debate_id"]).document
+                if document is not None:
+                    self._documents[label] = document
+        return {label: self._documents[label] for label in self.labels if label in self._documents}
