@@ -1,5 +1,5 @@
-"""Scale-out of the durable runtime: 24 queued debates drained by 1, 2 and 4 ``python -m clearside worker``
-processes, and the runtime's cost per step against the engine run on threads.
+"""Scale-out of the durable runtime: a regression batch of 24 debates (``regress --enqueue``'s workflow) run by
+1, 2 and 4 ``python -m clearside worker`` processes, and the runtime's cost per step against the engine run on threads.
 
 The model is bench/latency_server.py on 127.0.0.1 (the OpenAI-compatible wire, a fixed time to first token and
 tokens/s per request, each request on its own): what is measured is ClearSide's queueing, checkpointing and
@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 import pg_kit  # noqa: E402
 
 from bench.latency_server import MODEL, start  # noqa: E402
-from clearside import hosting, runtime, workflows  # noqa: E402
+from clearside import batches, hosting, runtime, workflows  # noqa: E402
 from clearside.engine import DebateRun, Engine  # noqa: E402
 from clearside.providers.openai_compat import OpenAIProvider  # noqa: E402
 from clearside.references import flagship  # noqa: E402
@@ -75,17 +75,14 @@ def drain(n: int, url: str, server, debates: int, concurrency: int, logs: Path) 
     started = workers(n, url, concurrency, logs)
     try:
         provider = OpenAIProvider(MODEL, base_url=server.base_url)
-        store = open_store()
-        ids = [StaticRecorder(store, DebateRun.from_input(flagship().proposition), provider).id for _ in range(debates)]
         t0 = time.monotonic()
-        for debate_id in ids:
-            workflows.enqueue_static(debate_id, provider, lend=False, retries=1)
-        pending = set(ids)
-        while pending:
-            pending = {j for j in pending if not runtime.state(j).finished}
+        batch = batches.enqueue_regress("flagship", provider, runs=debates, retries=1, lend=False)
+        while not runtime.state(batch).finished:
             time.sleep(0.1)
         seconds = time.monotonic() - t0
-        states = {runtime.state(j).status for j in ids}
+        report = runtime.state(batch).result["report"]
+        states = {d["status"] for d in report["debates"]} | ({"cancelled"} if len(report["debates"]) < debates
+                                                           else set())
     finally:
         for process in started:
             process.terminate()
