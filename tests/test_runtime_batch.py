@@ -6,7 +6,9 @@ exactly once, saved as ``run_batch`` and ``Comparison`` save them.
 - Two ``python -m clearside worker`` processes on PostgreSQL and a model server on 127.0.0.1 that counts every
   call by agent (bench/latency_server.py): the command line queues the batch, both workers run items, and
   every stage of every item was asked exactly once.
-- A comparison queued on the command line (SQLite), run by a worker, reopened by ``compare.load``.
+- A comparison queued on the command line, run by a worker, reopened by ``compare.load``.
+- Recovery without a click: a worker SIGKILLed in the middle of a batch; another takes the batch over and no
+  finished item is generated again.
 """
 
 from __future__ import annotations
@@ -157,3 +159,37 @@ def test_compare_enqueue_on_the_command_line_is_run_by_a_worker(db, tmp_path):
         assert server.stats()["agents"] == dict.fromkeys(AGENTS, 2)  # each stage of each model's debate once
         report, documents = compare.load(open_store(), batch_id)
         assert len(documents) == 2 and report["state"] == "done"
+
+
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
+def test_a_killed_workers_batch_is_finished_by_another_and_no_finished_item_runs_again(db, tmp_path):
+    with start(0, ttft=0.2, tps=150) as server:  # each debate takes a few seconds
+        env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "not-needed"}
+        first = Worker(tmp_path, "first", "--concurrency", "1")
+        try:
+            until(lambda: "serving queued" in first.text(), 60, "the worker never started", first)
+            queued = subprocess.run([sys.executable, "-m", "clearside", "regress", "--suite", "flagship", "--runs",
+                                     "3", "--provider", f"openai:{MODEL}", "--retries", "1", "--concurrency", "1",
+                                     "--enqueue"], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+            assert queued.returncode == 0, queued.stderr
+            batch_id = queued.stdout.strip()
+            until(lambda: server.stats()["agents"].get("moderator") == 1 and
+                  server.stats()["agents"].get("pro", 0) >= 2, 120, "the second item never started", first)
+            first.kill()  # the first item is done; the second is under way
+        finally:
+            first.stop()
+        assert not runtime.state(batch_id).finished
+        second = Worker(tmp_path, "second")
+        try:
+            until(lambda: runtime.state(batch_id).finished, 180, "the second worker never finished the batch", second)
+        finally:
+            second.stop()
+        state = runtime.state(batch_id)
+        assert state.status == "done", second.text()
+        assert "Took over" in second.text()
+        assert {d["status"] for d in state.result["report"]["debates"]} == {"done"}
+        assert len(state.result["report"]["debates"]) == 3
+        asked = server.stats()["agents"]
+        # the finished item is never asked again; the interrupted one reruns at most its stage in flight
+        assert asked["orchestrator"] == 3 and asked["moderator"] == 3, asked
+        assert 3 <= asked["pro"] <= 4 and 3 <= asked["con"] <= 4, asked
