@@ -18,6 +18,7 @@ from typing import Any
 from . import live_workflow as flow
 from . import runtime
 from .errors import ClearSideError, InputError
+from .live.control import LiveView, requested_pause
 from .live.debate import LiveDebate, intervention_for
 from .live.exchange import load_live
 from .live.protocol import LiveConfig
@@ -51,7 +52,7 @@ class _Follower:
 
     def __init__(self, job_id: str, url: str | None) -> None:
         self.job_id, self.url = job_id, url
-        self.view = flow.LiveView()
+        self.view = LiveView()
         self.pause = False
         self._last = self._control = 0
 
@@ -60,7 +61,7 @@ class _Follower:
         for entry in entries:
             self.view.fold(entry)
         entries, self._control = read(flow.control_id(self.job_id), self._control, self.url)
-        self.pause = flow.requested_pause(entries, self.pause)
+        self.pause = requested_pause(entries, self.pause)
 
 
 class LiveJob:
@@ -185,7 +186,7 @@ class LiveJob:
         if self._follower is not None:
             self._follower.update()
             view = view or self._follower.view
-        view = view or flow.LiveView()
+        view = view or LiveView()
         requested = self._follower.pause if self._follower is not None else False
         error = ""
         if now is not None and now.status == "cancelled":

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 import sqlalchemy as sa
@@ -31,7 +30,8 @@ from sqlalchemy.engine import make_url
 
 from . import runtime, workflows
 from .errors import ClearSideError
-from .live.debate import LiveDebate, LiveEvent, speech_of
+from .live.control import Control, LiveView, requested_pause
+from .live.debate import LiveDebate, LiveEvent
 from .live.exchange import load_live
 from .live.protocol import PLAN, phase_break_after
 from .progress import ProgressWriter, read
@@ -60,31 +60,6 @@ def serve_queue(host: Any) -> None:
     _served[:] = [host]
 
 
-@dataclass
-class LiveView:
-    """The turn in flight as a page shows it, folded from the live events."""
-
-    speaker: str = ""
-    raw: str = ""
-    activity: str = "Starting"
-
-    @property
-    def speech(self) -> str:
-        return speech_of(self.raw)
-
-    def fold(self, entry: dict[str, Any]) -> None:
-        kind = entry.get("kind")
-        if kind == "turn_start":
-            self.speaker, self.raw = entry.get("agent", ""), ""
-            self.activity = (entry.get("data") or {}).get("label", "")
-        elif kind == "delta":
-            self.raw += entry.get("text", "")
-        elif kind in ("retry", "guardrail"):
-            self.raw = ""
-        elif kind in ("turn_done", "answered", "paused", "proposition"):
-            self.speaker, self.raw = "", ""
-
-
 LOCAL: dict[str, LiveView] = {}  # the turns in flight in this process, by job id
 STATE: dict[str, dict[str, Any]] = {}  # the control state the workflows of this process published, by job id
 # the latest control request made in this process, by job id: a turn here sees it at its next token
@@ -93,16 +68,6 @@ REQUESTS: dict[str, str] = {}
 
 def control_id(job_id: str) -> str:
     return f"{job_id}:control"
-
-
-def requested_pause(entries: list[dict[str, Any]], current: bool = False) -> bool:
-    """Whether the latest control request asks for a pause."""
-    for entry in entries:
-        if entry.get("text") == "pause":
-            current = True
-        elif entry.get("text") in ("resume", "step"):
-            current = False
-    return current
 
 
 def request(job_id: str, op: str, *, on: bool | None = None, store_url: str | None = None) -> None:
@@ -115,31 +80,6 @@ def request(job_id: str, op: str, *, on: bool | None = None, store_url: str | No
         writer.add({"kind": "control", "agent": "", "text": op, "data": {"on": on}})
         REQUESTS[job_id] = op
     runtime.send(job_id, {"op": op, "on": on}, topic=TOPIC, store_url=store_url)
-
-
-@dataclass
-class Control:
-    """The workflow's steering, folded from the messages it received (so a replay rebuilds it)."""
-
-    paused: bool = False
-    step_mode: bool = False
-    credits: int = 0
-    applied: list[str] = field(default_factory=list)
-
-    def apply(self, message: dict[str, Any]) -> None:
-        op = message.get("op")
-        if op == "pause":
-            self.paused = True
-        elif op == "resume":
-            self.paused = False
-        elif op == "step":
-            self.paused, self.step_mode, self.credits = False, True, self.credits + 1
-        elif op == "step_mode":
-            self.step_mode, self.credits = bool(message.get("on")), 0
-
-    @property
-    def blocked(self) -> bool:
-        return self.paused or (self.step_mode and self.credits <= 0)
 
 
 class LiveSink:

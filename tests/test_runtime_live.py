@@ -210,3 +210,21 @@ def test_the_live_page_follows_and_steers_a_debate_the_runtime_runs_from_its_id_
     at.button(key="live_next").click().run()
     settle(at, lambda a: planned(transcript(a)) == 1 and status(a, "waiting"))
     assert live_workflow.STATE[job_id]["credits"] == 0 and runtime.state(job_id).status == "running"
+
+
+def test_the_control_state_is_a_fold_of_the_messages_and_the_latest_request_wins():
+    from clearside.live.control import Control, requested_pause
+
+    control = Control(step_mode=True)
+    assert control.blocked
+    for message in ({"op": "step"}, {"op": "step"}, {"op": "wake"}):
+        control.apply(message)
+    assert (control.paused, control.step_mode, control.credits, control.blocked) == (False, True, 2, False)
+    control.apply({"op": "pause"})
+    assert control.blocked and control.credits == 2
+    control.apply({"op": "step_mode", "on": False})
+    control.apply({"op": "resume"})
+    assert (control.step_mode, control.credits, control.blocked) == (False, 0, False)
+    assert requested_pause([{"text": "pause"}, {"text": "step_mode"}]) is True
+    assert requested_pause([{"text": "pause"}, {"text": "resume"}]) is False
+    assert requested_pause([{"text": "step"}], current=True) is False
