@@ -2,8 +2,11 @@
 which page of the dashboard shows it.
 
 ``MODES`` has one entry per kind the store saves (``clearside.store.KINDS``): ``static``, ``live`` and
-``perspectives``. Model comparisons and regression runs are not kinds: each of their debates is saved as a
-static one, named by a row of the store's ``runs`` table, so the static entry serves them too.
+``perspectives``. ``BATCH_MODES`` has the two kinds of batch, ``comparison`` and ``regression``: each of their
+debates is saved as a static one (the static entry serves it), named by a row of the store's ``runs`` table
+under the batch's id; the batch entry says which workflow runs it, how to load and export it whole, and which
+page shows it. A batch is not imported whole (its debates are, one by one), and never needs a Resume: the runtime
+finishes an interrupted batch itself; running it again is its page's Run (or ``regress`` / ``compare``).
 
 Pages are named as strings (``app_pages/...``, relative to clearside_ui's directory): this module never imports
 Streamlit. Resume and re-run share one signature,
@@ -22,8 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import live_job, static_job
-from .errors import InputError
+from . import batches, compare, live_job, regress, static_job
+from .errors import InputError, NotFound
 from .inputs import read_json
 from .live import exchange as live_exchange
 from .perspectives import exchange as perspectives_exchange
@@ -101,6 +104,76 @@ MODES: dict[str, Mode] = {mode.kind: mode for mode in (
 assert tuple(MODES) == KINDS, "every kind the store saves has exactly one mode"
 
 
+def _comparison(store: Store, batch_id: str) -> dict[str, Any]:
+    report, documents = compare.load(store, batch_id)
+    return {"kind": "comparison", "batch": batch_id, "report": report, "debates": documents}
+
+
+def _regression(store: Store, batch_id: str) -> dict[str, Any]:
+    batch = regress.find_batch(store, batch_id)
+    if batch is None or batch.suite == compare.SUITE:
+        raise NotFound(f"No regression batch has the id {batch_id}: `python -m clearside runs` lists them.")
+    runs = [{k: row.get(k) for k in ("id", "debate_id", "status", "metrics", "provider", "model")}
+            | {k: (row.get("data") or {}).get(k) for k in ("item", "index", "wall_seconds", "error")}
+            for row in batch.rows]
+    return {"kind": "regression", "batch": batch.id, "suite": batch.suite, "provider": batch.spec,
+            "baseline": batch.baseline, "planned": batch.planned, "metrics": batch.aggregate(), "runs": runs}
+
+
+def _with_documents(load: Callable[[Store, str], dict[str, Any]]) -> Callable[[Store, str], dict[str, Any]]:
+    """A regression batch's export: what ``load`` says, and each finished debate's document by run id."""
+    def export(store: Store, batch_id: str) -> dict[str, Any]:
+        data = load(store, batch_id)
+        data["debates"] = {run["id"]: store.get(run["debate_id"]).document for run in data["runs"]
+                           if run["status"] == "done" and run["debate_id"] and store.exists(run["debate_id"])}
+        return data
+    return export
+
+
+@dataclass(frozen=True)
+class BatchMode:
+    kind: str  # "comparison"
+    label: str  # "Model comparison"
+    workflow: str  # the runtime's name of the workflow that runs one (``status`` reads it)
+    suites: tuple[str, ...]  # the ``runs`` suites its debates are saved under
+    page: str  # the page that shows one
+    page_title: str
+    link: str  # its share link, relative to the dashboard's root
+    load: Callable[[Store, str], dict[str, Any]]  # the batch: its report and runs (NotFound for another id)
+    export: Callable[[Store, str], dict[str, Any]]  # the file ``export BATCH`` writes: the batch and its documents
+
+    def share_link(self, batch_id: str) -> str:
+        return self.link.format(batch_id)
+
+
+BATCH_MODES: dict[str, BatchMode] = {entry.kind: entry for entry in (
+    BatchMode("comparison", "Model comparison", batches.COMPARE, (compare.SUITE,), page="app_pages/compare.py",
+              page_title="Compare", link="compare?compare={}", load=_comparison, export=_comparison),
+    BatchMode("regression", "Regression batch", batches.REGRESS, tuple(regress.SUITES),
+              page="app_pages/regression.py", page_title="Regression", link="regression?batch={}",
+              load=_regression, export=_with_documents(_regression)),
+)}
+
+
+def batch_mode(store: Store, batch_id: str) -> BatchMode:
+    """The kind of the batch ``batch_id`` (NotFound when no saved run belongs to it)."""
+    batch = regress.find_batch(store, batch_id)
+    if batch is None:
+        raise NotFound(f"No debate or batch has the id {batch_id}: `python -m clearside list` shows saved debates "
+                       "and `python -m clearside runs` batches.")
+    return batch_mode_of_suite(batch.suite)
+
+
+def batch_mode_of_suite(suite: str) -> BatchMode:
+    """The batch kind whose debates are saved under ``suite``."""
+    return next(entry for entry in BATCH_MODES.values() if suite in entry.suites)
+
+
+def batch_mode_of_workflow(name: str) -> BatchMode | None:
+    """The batch kind a runtime workflow runs, if it runs one."""
+    return next((entry for entry in BATCH_MODES.values() if entry.workflow == name), None)
+
+
 def mode(kind: str) -> Mode:
     try:
         return MODES[kind]
@@ -109,7 +182,9 @@ def mode(kind: str) -> Mode:
 
 
 def export_data(store: Store, debate_id: str) -> dict[str, Any]:
-    """The debate as its file (its mode decides the format), secrets scrubbed."""
+    """The debate as its file (its mode decides the format), secrets scrubbed; a batch's id: the batch whole."""
+    if not store.exists(debate_id):
+        return batch_mode(store, debate_id).export(store, debate_id)
     return mode(store.get(debate_id).kind).export(store, debate_id)
 
 
@@ -117,6 +192,10 @@ def import_data(store: Store, data: Any, source: str = "the file") -> Imported:
     """Add one exported debate to ``store``; refuses (InputError) anything it cannot read faithfully."""
     if not isinstance(data, dict):
         raise InputError(f"Not imported: {source} holds JSON but not a ClearSide debate (expected an object).")
+    if data.get("kind") in BATCH_MODES and "batch" in data:
+        raise InputError(f"Not imported: {source} is a whole {BATCH_MODES[data['kind']].label.lower()} "
+                         f"(`export` of batch {data['batch']}); a batch is not imported whole: export its "
+                         "debates one by one (`python -m clearside export DEBATE_ID`) and import those.")
     for candidate in MODES.values():
         if candidate.recognizes is not None and candidate.import_data is not None and candidate.recognizes(data):
             return candidate.import_data(store, data, source)

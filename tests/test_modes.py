@@ -1,5 +1,5 @@
-"""The mode registry (clearside/modes.py): one entry per kind the store saves, naming pages that exist, and the
-one place that decides which mode an imported file belongs to."""
+"""The mode registry (clearside/modes.py): one entry per kind the store saves and per kind of batch, naming pages
+that exist, and the one place that decides which mode an imported file belongs to and how a batch is exported."""
 
 from __future__ import annotations
 
@@ -7,10 +7,22 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import fixture_dict
+from helpers import fixture_dict, flagship_replies
 
-from clearside.errors import InputError
-from clearside.modes import MODES, export_data, import_data, import_file, mode
+from clearside import batches, compare, regress
+from clearside.errors import InputError, NotFound
+from clearside.modes import (
+    BATCH_MODES,
+    MODES,
+    batch_mode,
+    batch_mode_of_workflow,
+    export_data,
+    import_data,
+    import_file,
+    mode,
+)
+from clearside.providers.scripted import ScriptedProvider
+from clearside.references import flagship
 from clearside.store import KINDS, Store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -64,3 +76,44 @@ def test_a_file_of_no_mode_is_refused_naming_both_formats_and_nothing_is_saved(s
     if isinstance(data, dict):
         assert "meta.schema_version" in str(refused.value) and "version and turns" in str(refused.value)
     assert store.list().total == 0
+
+
+def test_every_batch_kind_names_its_workflow_its_suites_and_a_page_that_exists():
+    assert {entry.workflow for entry in BATCH_MODES.values()} == set(batches.KINDS)
+    suites = [suite for entry in BATCH_MODES.values() for suite in entry.suites]
+    assert sorted(suites) == sorted([*regress.SUITES, compare.SUITE]), "every suite belongs to one batch kind"
+    for kind, entry in BATCH_MODES.items():
+        assert entry.kind == kind and entry.label and entry.page_title.lower() == Path(entry.page).stem
+        assert (ROOT / "clearside_ui" / entry.page).is_file(), f"{kind}: {entry.page} is not a page"
+        assert entry.share_link("b" * 32).startswith(f"{Path(entry.page).stem}?") and "b" * 32 in \
+            entry.share_link("b" * 32)
+        assert batch_mode_of_workflow(entry.workflow) is entry
+    assert batch_mode_of_workflow("clearside.static") is None
+
+
+def flagship_script(n: int) -> ScriptedProvider:
+    replies = flagship_replies()
+    return ScriptedProvider(script={agent: [replies[agent]] * n for agent in replies})
+
+
+def test_a_batch_is_exported_whole_by_its_id_and_its_export_is_refused_on_import(store, tmp_path):
+    regression = regress.run_batch("flagship", flagship_script(2), store, runs=2)
+    exported = export_data(store, regression["batch"])
+    assert (exported["kind"], exported["suite"], exported["planned"]) == ("regression", "flagship", 2)
+    assert [run["status"] for run in exported["runs"]] == ["done", "done"]
+    assert set(exported["debates"]) == {run["id"] for run in exported["runs"]}
+    assert all(doc["meta"]["schema_version"] for doc in exported["debates"].values())
+    assert batch_mode(store, regression["batch"]) is BATCH_MODES["regression"]
+
+    question = flagship().proposition
+    comparison = compare.Comparison(question, [flagship_script(1), flagship_script(1)], store,
+                                    temperatures=[0.2, 0.8]).run()
+    exported = export_data(store, comparison["batch"])
+    assert exported["kind"] == "comparison" and exported["report"]["question"] == question
+    assert list(exported["debates"]) == exported["report"]["models"] and len(exported["debates"]) == 2
+    path = tmp_path / "batch.json"
+    path.write_text(json.dumps(exported), encoding="utf-8")
+    with pytest.raises(InputError, match="is not imported whole"):
+        import_file(store, str(path))
+    with pytest.raises(NotFound, match="No debate or batch has the id"):
+        export_data(store, "f" * 32)

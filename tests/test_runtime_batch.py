@@ -57,6 +57,7 @@ def test_an_enqueued_batch_runs_each_item_once_and_reports_like_run_batch():
     status = report(batch_id)
     assert (status["status"], status["runs_finished"], status["runs_planned"], status["passed"]) == \
         ("done", 4, 4, True)
+    assert (status["kind"], status["link"]) == ("regression", f"regression?batch={batch_id}")
 
 
 def test_a_cancelled_batch_stops_its_items_and_bad_input_is_refused():
@@ -124,6 +125,10 @@ def test_an_enqueued_comparison_runs_each_model_once_and_reopens_like_a_comparis
     code, out, _ = run_cli(capsys, "status", batch_id)
     assert code == 0 and "runs finished: 2 of 2" in out
     assert all(f"{label}: done" in out for label in report["models"]), out
+    assert f"on the dashboard: compare?compare={batch_id}" in out
+    code, out, _ = run_cli(capsys, "runs", "--format", "json")
+    listed = {b["batch"]: b for b in json.loads(out)}
+    assert (listed[batch_id]["kind"], listed[batch_id]["link"]) == ("comparison", f"compare?compare={batch_id}")
 
 
 def test_a_comparison_is_refused_before_anything_is_queued():

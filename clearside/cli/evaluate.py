@@ -13,7 +13,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from .. import batches, compare, metrics, references, regress
+from .. import batches, compare, metrics, modes, references, regress
 from ..errors import InputError
 from ..inputs import question, read_json
 from ..metrics.report import markdown as metrics_markdown
@@ -106,7 +106,9 @@ def enqueue_regress(args: argparse.Namespace, provider: Any, thresholds: dict | 
 def cmd_runs(args: argparse.Namespace) -> int:
     store = open_store()
     suites = [args.suite] if args.suite else [*regress.SUITES, compare.SUITE]
-    listed = [{"batch": b.id, "suite": b.suite, "provider": b.spec, "created_at": b.created_at,
+    listed = [{"batch": b.id, "kind": modes.batch_mode_of_suite(b.suite).kind,
+               "link": modes.batch_mode_of_suite(b.suite).share_link(b.id), "suite": b.suite, "provider": b.spec,
+               "created_at": b.created_at,
                "runs": len(b.rows), "done": sum(r["status"] == "done" for r in b.rows), "baseline": b.baseline,
                "state": b.state(),
                "means": {k: v.get("mean") for k, v in b.aggregate().items()}}

@@ -16,7 +16,7 @@ import threading
 import time
 from typing import Any
 
-from .. import batches, hosting, regress, runtime, workflows
+from .. import batches, hosting, modes, regress, runtime, workflows
 from ..engine import SECTIONS
 from ..errors import ConfigError, NotFound
 from ..static.recorder import StaticRecorder
@@ -61,7 +61,8 @@ def report(item_id: str) -> dict[str, Any]:
             raise NotFound(f"No debate or job {item_id!r}: `python -m clearside list` shows saved debates.") from None
         out = {"id": item_id, "job": item_id, "status": job.status, "error": job.error, "sections": [],
                "kind": job.name}
-        if job.name in batches.KINDS:  # a regression batch or a comparison: how many of its debates finished
+        if (batch_mode := modes.batch_mode_of_workflow(job.name)) is not None:  # how many of its debates finished
+            out.update(kind=batch_mode.kind, link=batch_mode.share_link(item_id))
             batch = regress.find_batch(store, item_id)
             rows = batch.rows if batch is not None else []
             out["runs_finished"] = sum(r["status"] in ("done", "failed") for r in rows)
@@ -105,6 +106,8 @@ def cmd_status(args: argparse.Namespace) -> int:
                   + (f"; {'passed' if state['passed'] else 'REGRESSION'}" if "passed" in state else ""))
         for label, status in state.get("models", {}).items():
             print(f"{label}: {status}")
+        if state.get("link"):
+            print(f"on the dashboard: {state['link']}")
         if state.get("error"):
             print(f"error: {state['error']}")
     return {"done": 0, "failed": 1, "cancelled": 1}.get(state["status"], 0)
