@@ -25,13 +25,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import batches, compare, live_job, regress, static_job
+from . import batches, compare, live_job, regress, runtime, static_job, workflows
 from .errors import InputError, NotFound
 from .inputs import read_json
 from .live import exchange as live_exchange
 from .perspectives import exchange as perspectives_exchange
 from .perspectives import job as perspectives_job
 from .perspectives import load as load_perspectives
+from .perspectives import workflow as perspectives_workflow
 from .static import exchange as static_exchange
 from .static.recorder import load_run
 from .store import KINDS, Store
@@ -57,6 +58,7 @@ class Mode:
     export: Callable[[Store, str], dict[str, Any]]  # the file `export` writes, secrets scrubbed
     resume: Callable[..., Job]
     rerun: Callable[..., Job]
+    cancel: Callable[[Store, str], None] | None = None  # stop its job (``cancel ID``): what finished stays saved
     recognizes: Callable[[dict[str, Any]], bool] | None = None  # whether an imported file is of this mode
     import_data: Callable[[Store, dict[str, Any], str], Imported] | None = None  # None: not importable
     # What the dashboard says about it (plain text; ``icon`` a Material Symbols name, as Streamlit takes it)
@@ -74,19 +76,42 @@ class Mode:
         return self.open_note or f"open it on the {self.page_title} page."
 
 
+def _job_of(store: Store, debate_id: str) -> str:
+    job_id = workflows.job_of(debate_id, store)
+    if not job_id:
+        raise InputError(f"{debate_id} was never run on the job runtime (it ran in a process of its own): there is "
+                         "no job to cancel.")
+    return job_id
+
+
+def _cancel_live(store: Store, debate_id: str) -> None:
+    runtime.cancel(_job_of(store, debate_id), store.url)  # the turn in flight halts within half a second
+
+
+def _cancel_perspectives(store: Store, session_id: str) -> None:
+    perspectives_workflow.cancel_session(session_id, _job_of(store, session_id), store=store)
+
+
+def _cancel_static(store: Store, debate_id: str) -> None:
+    _job_of(store, debate_id)
+    workflows.cancel_static(debate_id, store=store)
+
+
 MODES: dict[str, Mode] = {mode.kind: mode for mode in (
     # The Debate page is the app's default page, served at the root ("./"): its url_path "debate" would be
     # "page not found".
     Mode("static", "Static debate", "Static", page="app_pages/debate.py", page_title="Debate", param="debate",
          link="./?debate={}", watch_page="app_pages/debate.py", watch_title="Debate", watch_param="debate",
          resumes_on_page=False, load=load_run, export=static_exchange.export_static, resume=static_job.resume_job,
-         rerun=static_job.rerun_job, recognizes=static_exchange.is_document, import_data=static_exchange.import_static,
+         rerun=static_job.rerun_job, cancel=_cancel_static, recognizes=static_exchange.is_document,
+         import_data=static_exchange.import_static,
          icon=":material/article:", resume_help="Generates only what is missing, with the sidebar's model."),
     # A live debate is replayed on the Timeline page and followed (or resumed) on the Live page.
     Mode("live", "Live debate", "Live", page="app_pages/timeline.py", page_title="Timeline", param="debate",
          link="timeline?debate={}", watch_page="app_pages/live.py", watch_title="Live", watch_param="live",
          resumes_on_page=True, load=live_exchange.load_live, export=live_exchange.export_live,
-         resume=live_job.resume_job, rerun=live_job.rerun_job, recognizes=live_exchange.is_transcript,
+         resume=live_job.resume_job, rerun=live_job.rerun_job, cancel=_cancel_live,
+         recognizes=live_exchange.is_transcript,
          import_data=live_exchange.import_live, icon=":material/record_voice_over:",
          resume_help="Opens it on the Live debate page, which resumes it from its last finished turn.",
          open_note="replay it turn by turn on the Timeline page."),
@@ -94,7 +119,8 @@ MODES: dict[str, Mode] = {mode.kind: mode for mode in (
          page_title="Perspectives", param="perspectives", link="perspectives?perspectives={}",
          watch_page="app_pages/perspectives.py", watch_title="Perspectives", watch_param="perspectives",
          resumes_on_page=True, load=load_perspectives, export=perspectives_exchange.export_perspectives,
-         resume=perspectives_job.resume_job, rerun=perspectives_job.rerun_job, icon=":material/diversity_3:",
+         resume=perspectives_job.resume_job, rerun=perspectives_job.rerun_job, cancel=_cancel_perspectives,
+         icon=":material/diversity_3:",
          resume_help="Opens it on the Perspectives page: answer its questions there, or resume it from its last "
                      "finished step.",
          rerun_note="Re-runs the question as a new perspectives session with **{use}** (choose the model in the "

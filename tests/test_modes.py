@@ -38,7 +38,7 @@ def store(tmp_path):
 def test_every_kind_the_store_saves_has_one_mode_whose_pages_exist():
     assert tuple(MODES) == KINDS
     for kind, entry in MODES.items():
-        assert entry.kind == kind and entry.label and entry.short and entry.resume_help
+        assert entry.kind == kind and entry.label and entry.short and entry.resume_help and entry.cancel
         for page in (entry.page, entry.watch_page):
             assert (ROOT / "clearside_ui" / page).is_file(), f"{kind}: {page} is not a page of the dashboard"
         # the share link opens the mode's page with the debate's id in the page's query parameter

@@ -8,10 +8,21 @@ import json
 import threading
 import time
 
+import perspectives_kit
 import pytest
-from helpers import QUESTION, moderator_reply, orchestrator_reply, run_cli, scripted_debate, side_reply
+from helpers import (
+    QUESTION,
+    flagship_replies,
+    moderator_reply,
+    orchestrator_reply,
+    run_cli,
+    scripted_debate,
+    side_reply,
+)
+from test_runtime_live import scripted_job, wait_for
+from test_runtime_perspectives import new_job as new_session
 
-from clearside import hosting, runtime, workflows
+from clearside import batches, hosting, runtime, workflows
 from clearside.engine import DebateRun
 from clearside.progress import Follower
 from clearside.providers.scripted import ScriptedProvider
@@ -144,3 +155,56 @@ def test_enqueue_on_the_command_line_prints_the_id_and_returns_at_once(db, capsy
         runtime.reset()
     code, _, err = run_cli(capsys, "debate", "--enqueue", "--resume", "0123456789abcdef0123456789abcdef")
     assert code == 2
+
+
+def test_the_cancel_command_stops_a_running_debate_and_says_so_for_finished_and_unknown_ids(hosted, capsys):
+    provider = ScriptedProvider()
+    asked, release = threading.Event(), threading.Event()
+    provider.enqueue(orchestrator_reply(), agent="orchestrator")
+    provider.enqueue(lambda request: (asked.set(), release.wait(30), side_reply("pro"))[2], agent="pro")
+    provider.enqueue(side_reply("con"), agent="con")
+    debate_id = saved(provider)
+    workflows.enqueue_static(debate_id, provider)
+    assert asked.wait(30), "the pro call never reached the provider"
+    code, _, err = run_cli(capsys, "cancel", debate_id)
+    release.set()
+    assert code == 0 and f"Cancelled {debate_id}" in err
+    assert settle(debate_id).status == "cancelled"
+    assert open_store().get(debate_id).status == "paused" and "proposition" in open_store().sections(debate_id)
+    code, _, err = run_cli(capsys, "cancel", debate_id)
+    assert code == 0 and "nothing to cancel, its job is cancelled" in err
+    assert run_cli(capsys, "cancel", "f" * 32)[0] == 2  # an unknown id
+    never_queued = saved(provider)  # saved but never run on the runtime (`debate --save` runs in its process)
+    code, _, err = run_cli(capsys, "cancel", never_queued)
+    assert code != 0 and "never run on the job runtime" in err
+
+
+def test_the_cancel_command_stops_a_batch_and_the_batch_reports_what_finished(hosted, capsys):
+    replies = flagship_replies()
+    provider = ScriptedProvider(chunk_delay=0.05, chunk_size=4,
+                                script={agent: [replies[agent]] * 4 for agent in replies})
+    batch_id = batches.enqueue_regress("flagship", provider, runs=4, window=1)
+    deadline = time.monotonic() + 30
+    while not provider.requests_for("orchestrator") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    code, _, err = run_cli(capsys, "cancel", batch_id)
+    assert code == 0 and f"Cancelled {batch_id}" in err
+    state = settle(batch_id)
+    assert state.status == "cancelled" and len(provider.requests_for("orchestrator")) == 1, "no item after it"
+    assert "4 of 4 runs were cancelled" in state.result["report"]["failures"]  # the one under way stopped too
+
+
+def test_the_cancel_command_stops_a_live_debate_and_a_perspectives_session(db, capsys):
+    hosting.host(role="test")
+    live = scripted_job(step_mode=True).start()  # a live debate waiting for its next step
+    wait_for(live, lambda s: s.status == "waiting")
+    code, _, err = run_cli(capsys, "cancel", live.id)
+    assert code == 0 and f"Cancelled {live.id}" in err
+    assert wait_for(live, lambda s: s.status == "failed").error.startswith("Cancelled")
+    runtime.reset()  # no host: the session's first leg waits on its queue
+    session = new_session(ScriptedProvider(script=perspectives_kit.script(1)), rounds=1)
+    session.ask()
+    code, _, err = run_cli(capsys, "cancel", session.id)
+    assert code == 0 and f"Cancelled {session.id}" in err
+    snap = session.snapshot()
+    assert not snap.busy and snap.status == "paused" and snap.session.cancelled

@@ -1,4 +1,5 @@
-"""``python -m clearside worker`` and ``status``, and the ``--enqueue`` of ``debate``: the runtime on the command line.
+"""``python -m clearside worker``, ``status`` and ``cancel``, and the ``--enqueue`` of ``debate``: the runtime on the
+command line.
 
 ``status`` exit codes: 0 done, 1 failed or cancelled, 2 unknown id; without ``--wait`` a job still queued,
 running or paused also exits 0 (the state is printed).
@@ -136,6 +137,32 @@ def cmd_worker(args: argparse.Namespace) -> int:
     os._exit(0)  # workflow threads are not daemons; what they were doing is recovered elsewhere
 
 
+def cmd_cancel(args: argparse.Namespace) -> int:
+    """Stop a debate's, session's or batch's job (or a job by its own id); what finished stays saved."""
+    store = open_store()
+    if store.exists(args.id):
+        record = store.get(args.id)
+        cancel = modes.mode(record.kind).cancel
+        job_id = (record.data or {}).get("job")
+        if job_id and runtime.state(job_id).finished:
+            print(f"{args.id}: nothing to cancel, its job is {runtime.state(job_id).status}.", file=sys.stderr)
+            return 0
+        if cancel is not None:
+            cancel(store, args.id)
+    else:
+        job = runtime.state(args.id)  # NotFound (exit 2) for an unknown id
+        if job.finished:
+            print(f"{args.id}: nothing to cancel, it is {job.status}.", file=sys.stderr)
+            return 0
+        if modes.batch_mode_of_workflow(job.name) is not None:
+            batches.cancel_batch(args.id)  # queued and running debates stop; the batch reports what finished
+        else:
+            runtime.cancel(args.id)
+    print(f"Cancelled {args.id}: what finished stays saved; `python -m clearside status {args.id}` shows it.",
+          file=sys.stderr)
+    return 0
+
+
 def add_parsers(sub: Any) -> None:
     worker = sub.add_parser("worker", help="run queued and interrupted jobs until stopped (Ctrl+C)")
     worker.add_argument("--concurrency", type=int, metavar="N",
@@ -147,3 +174,7 @@ def add_parsers(sub: Any) -> None:
     status.add_argument("--wait", action="store_true", help="block until it is done, failed or cancelled")
     status.add_argument("--format", choices=("text", "json"), default="text")
     status.set_defaults(func=cmd_status)
+    cancel = sub.add_parser("cancel", help="stop a running debate, live debate, perspectives session or batch "
+                                           "(what finished stays saved)")
+    cancel.add_argument("id", metavar="ID")
+    cancel.set_defaults(func=cmd_cancel)
