@@ -209,9 +209,9 @@ def mode(kind: str) -> Mode:
 
 def export_data(store: Store, debate_id: str) -> dict[str, Any]:
     """The debate as its file (its mode decides the format), secrets scrubbed; a batch's id: the batch whole."""
-    if not store.exists(debate_id):
+    if not store.exists(debate_id) and regress.find_batch(store, debate_id) is not None:
         return batch_mode(store, debate_id).export(store, debate_id)
-    return mode(store.get(debate_id).kind).export(store, debate_id)
+    return mode(store.get(debate_id).kind).export(store, debate_id)  # an unknown id: the store's NotFound
 
 
 def import_data(store: Store, data: Any, source: str = "the file") -> Imported:

@@ -115,5 +115,7 @@ def test_a_batch_is_exported_whole_by_its_id_and_its_export_is_refused_on_import
     path.write_text(json.dumps(exported), encoding="utf-8")
     with pytest.raises(InputError, match="is not imported whole"):
         import_file(store, str(path))
-    with pytest.raises(NotFound, match="No debate or batch has the id"):
+    with pytest.raises(NotFound, match="No saved debate has the id"):
         export_data(store, "f" * 32)
+    with pytest.raises(NotFound, match="No debate or batch has the id"):
+        batch_mode(store, "f" * 32)
