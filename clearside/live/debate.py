@@ -322,7 +322,7 @@ class LiveDebate:
 
     def advance(self, should_stop: Callable[[], bool] | None = None) -> Turn | None:
         """Answer pending questions, then run the next planned turn. None when paused or finished."""
-        try:
+        with self._failing():
             self.answer_questions()
             if self.finished:
                 self.answer_clarifications()
@@ -337,12 +337,6 @@ class LiveDebate:
             if self.transcript.cursor >= len(PLAN):
                 self._finish()
             return turn
-        except ClearSideError as exc:
-            with self.lock:
-                self.transcript.state, self.transcript.error = "failed", str(exc)
-                self.save()
-            self.on_event(LiveEvent("error", text=str(exc)))
-            raise
 
     # -- one model call at a time (the durable workflow, clearside.live_workflow, runs each as a step) ----------
 
@@ -378,6 +372,7 @@ class LiveDebate:
 
     @contextmanager
     def _failing(self):
+        """Save the transcript as failed, and say so, when a model call fails; the error goes on."""
         try:
             yield
         except ClearSideError as exc:
