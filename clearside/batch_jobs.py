@@ -166,12 +166,9 @@ class CompareJob(_BatchJob):
         results: dict[str, dict[str, Any]] = {label: {"status": "waiting" if running else "cancelled"}
                                               for label in self.labels}
         for row in self.rows():
-            result: dict[str, Any] = {"status": row["status"], "debate_id": row["debate_id"], "run_id": row["id"]}
-            data = row.get("data") or {}
-            if data.get("detail"):
-                result["metrics"] = data["detail"]
-            if data.get("error"):
-                result["error"] = data["error"]
+            result = compare.row_result(row)
+            if (row.get("data") or {}).get("error"):  # written by run_scored when the debate failed
+                result["error"] = row["data"]["error"]
             results[self._label(row)] = result
         if not running and self._agreement is None:
             documents = self.documents()

@@ -204,6 +204,14 @@ class Comparison:
             return {label: r["document"] for label, r in self.results.items() if r.get("document")}
 
 
+def row_result(row: dict[str, Any]) -> dict[str, Any]:
+    """One model's result from its ``runs`` row: status, ids and, once scored, its metrics."""
+    result: dict[str, Any] = {"status": row["status"], "debate_id": row["debate_id"], "run_id": row["id"]}
+    if (row.get("data") or {}).get("detail"):
+        result["metrics"] = row["data"]["detail"]
+    return result
+
+
 def load(store: Store, batch: str) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """A saved comparison's report and its finished documents, from the store (``?compare=<batch>``)."""
     rows = [r for r in store.runs(SUITE) if (r.get("data") or {}).get("batch") == batch]
@@ -214,9 +222,7 @@ def load(store: Store, batch: str) -> tuple[dict[str, Any], dict[str, dict[str, 
     for row in rows:
         data = row.get("data") or {}
         label = data.get("label") or f"{row['provider']}:{row['model']}"
-        result: dict[str, Any] = {"status": row["status"], "debate_id": row["debate_id"], "run_id": row["id"]}
-        if data.get("detail"):
-            result["metrics"] = data["detail"]
+        result = row_result(row)
         if row["status"] == "done" and row["debate_id"] and store.exists(row["debate_id"]):
             documents[label] = store.get(row["debate_id"]).document
         elif row["status"] == "failed" and row["debate_id"] and store.exists(row["debate_id"]):
