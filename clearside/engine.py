@@ -306,6 +306,17 @@ class Engine:
         self.last_violations = run.violations
         return validate_document(data)
 
+    def moderate(self, document: Document | dict[str, Any]) -> Moderator:
+        """A fresh synthesis of a finished document's proposition and cases: only the moderator stage runs,
+        exactly as in :meth:`run` (prompt, checks, repairs); the document is not changed. Its usage and
+        violations are ``last_usage`` and ``last_violations``, as for a challenge."""
+        doc = document if isinstance(document, Document) else validate_document(copy.deepcopy(document))
+        run = DebateRun(raw_input=doc.proposition.raw_input, proposition=doc.proposition, pro=doc.pro, con=doc.con)
+        moderator = self._moderator(run)
+        self.last_usage = run.usage
+        self.last_violations = run.violations
+        return moderator
+
 
 STRATEGIES = ("whole", "focused")
 
