@@ -19,7 +19,7 @@ from clearside.live.protocol import PHASE_LABELS, PHASES, PLAN, SPEAKER_LABELS
 from clearside.live.transcript import Intervention, Transcript, Turn
 from clearside.store import Summary, check_id, open_store
 from clearside_ui import scroll
-from clearside_ui.view import esc, file_stem
+from clearside_ui.view import esc, file_stem, poll_cached
 
 STATUS_BADGES = {"running": ":blue-badge[:material/play_arrow: Running]",
                  "pausing": ":orange-badge[:material/pause: Pausing after this chunk]",
@@ -143,7 +143,7 @@ def now_speaking(speaker: str, activity: str, speech: str, status: str, raw: str
         st.markdown(f"{speaker_badge(speaker)} **Speaking now** · {esc(activity)}")
         if speech.strip():
             st.markdown(esc(speech) + " ▌")
-        elif points := preparing(raw):
+        elif points := poll_cached("live_points", (len(raw), raw[:64]), lambda: preparing(raw)):
             st.caption("Preparing the points of this turn…")
             st.markdown("\n".join(f"- {esc(point)}" for point in points[-6:]))
         else:

@@ -32,13 +32,13 @@ from clearside.perspectives.session import blank_answers
 from clearside.store import check_id
 from clearside_ui import jobs, owner, settings
 from clearside_ui.inputs import question_box
-from clearside_ui.view import esc
+from clearside_ui.view import esc, follow, poll_cached, poll_changed
 
 PARAM = "perspectives"  # ?perspectives=<session id>: the share link
 AGENT_NAMES = {"A": "expansion", "B": "compression"}
 WHERE = {"situation": "in the situation", "other_perspective": "in the other perspective's reasoning"}
 CHECKLIST = (("boundary", "Boundary"), ("insecurity", "Insecurity"), ("values_mismatch", "Values mismatch"))
-POLL_SECONDS = 1.0  # streamed rounds: each redraw costs every following tab (bench/ui_load.py)
+POLL_SECONDS = 1.0  # streamed rounds: each redraw costs every following tab (bench/ui_load.py); slower when idle
 
 
 # -- small helpers -----------------------------------------------------------------------------------------------
@@ -367,7 +367,8 @@ def streaming_view(session: Session, streaming: str) -> None:
     what = in_flight(session)[0]
     with st.container(border=True, key="persp_streaming"):
         st.markdown(f":blue-badge[:material/edit: {esc(streaming_label(session))}]")
-        data = partial_object(streaming)
+        data = poll_cached("perspectives_streaming", (len(streaming), streaming[:64]),
+                           lambda: partial_object(streaming))
         if "summary" in data:
             st.caption("Condensing earlier output to fit the model's context…")
         elif what == "clarifier" and _strings(data.get("questions")):
@@ -541,7 +542,6 @@ def running_body(snap: PerspectivesSnapshot) -> None:
         st.caption("Observability is off: the rounds run without being shown; the synthesis appears when ready.")
 
 
-@st.fragment(run_every=POLL_SECONDS)
 def running_panel(job_id: str) -> None:
     job = jobs.registry().get(job_id)
     if not isinstance(job, PerspectivesJob):
@@ -549,6 +549,9 @@ def running_panel(job_id: str) -> None:
     snap = job.snapshot()
     if not snap.busy:
         st.rerun()  # finished, failed or waiting for answers: the whole page changes
+    session = snap.session
+    poll_changed("perspectives", (session.state, snap.step, len(session.round_outputs), session.synthesis is None,
+                                  len(snap.streaming)))
     st.caption(f"Status: {esc(state_label(snap.session, running=True))}")
     running_body(snap)
 
@@ -581,12 +584,12 @@ def job_view(job: PerspectivesJob) -> None:
     if not mine:
         st.caption(READ_ONLY)
     if snap.busy and not mine:
-        running_panel(job.id)
+        follow("perspectives", POLL_SECONDS, running_panel, job.id)
     elif snap.busy:
         st.button("Cancel", key="persp_cancel", on_click=cancel, args=(job.id,), icon=":material/stop_circle:",
                   help="Stop at the next token. Every finished step and your answers stay saved; Continue runs "
                        "the rest.")
-        running_panel(job.id)
+        follow("perspectives", POLL_SECONDS, running_panel, job.id)
     elif session.state == "CLARIFICATION_PENDING":
         questions_view(session, answerable=mine)
     elif session.state != "COMPLETE":

@@ -236,6 +236,11 @@ def finished_table(results: list[dict[str, Any]]) -> pd.DataFrame:
                           "Error": r.get("error") or ""} for r in results])
 
 
+def progress_fingerprint(job: RegressionJob) -> tuple:
+    """What :func:`progress_view` shows, cheaply: runs finished (so the finished rows), each running one's agents."""
+    return job.progress(), tuple((label, tuple(sorted(agents.items()))) for label, agents in job.agents().items())
+
+
 def progress_view(job: RegressionJob) -> None:
     """Runs finished, and each running one's agents: a one-run batch moves while its debate does."""
     done, count = job.progress()

@@ -6,7 +6,9 @@ import os
 import re
 import unicodedata
 from collections import defaultdict
-from typing import Any
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import streamlit as st
 
@@ -31,6 +33,107 @@ def _poll_seconds(value: str | None) -> float:
 
 
 POLL_SECONDS = _poll_seconds(os.environ.get("CLEARSIDE_POLL_SECONDS"))
+
+
+# -- Following a running job cheaply: poll slower while nothing changes, and rebuild only what changed.
+#
+# A page that follows a running job reruns a fragment on a timer (``st.fragment(run_every=...)``); every run costs
+# the server a script run and every following tab a redraw (issue 14, item 12). Two things keep that small:
+#
+# - **Back-off.** Each run hands :func:`poll_changed` a cheap fingerprint of what it shows (the status, the number of
+#   progress rows or turns, the streamed text's length). After ``IDLE_RUNS`` runs in a row with the same
+#   fingerprint the interval doubles, up to ``IDLE_MAX`` seconds (a queued job, a paused debate, a batch between
+#   runs); the first change brings the page's own pace back. Streamlit takes a fragment's interval when the page
+#   draws it, so a change of pace is one rerun of the page (a few per idle spell, against a run every second
+#   saved); a rerun the user causes (a click, another page) starts again at the page's pace.
+# - **Rebuild only what changed.** :func:`poll_cached` keeps a view's costly text (points parsed from a streamed reply)
+#   per fingerprint: an unchanged fingerprint sends the same text again without parsing it, and the browser keeps
+#   the element it has (Streamlit matches an unchanged element by its hash and does not draw it again). What does
+#   not stream (the Live page's finished turns) is drawn outside the fragment, once per change.
+
+IDLE_RUNS = 3  # unchanged runs in a row before the interval doubles
+IDLE_MAX = 4.0  # seconds: the slowest pace (text after a silence appears within this); a slower page keeps its own
+T = TypeVar("T")
+
+
+@dataclass
+class Pace:
+    """One followed view's pace: ``see`` each run's fingerprint; True when the interval changed."""
+
+    base: float
+    interval: float = 0.0
+    last: Hashable | None = None
+    idle: int = 0
+    seen: bool = False
+
+    def __post_init__(self) -> None:
+        self.interval = self.interval or self.base
+
+    def see(self, fingerprint: Hashable) -> bool:
+        if not self.seen or fingerprint != self.last:
+            first = not self.seen
+            self.seen, self.last, self.idle = True, fingerprint, 0
+            if first or self.interval == self.base:
+                return False
+            self.interval = self.base  # something moves again: back to the page's pace
+            return True
+        self.idle += 1
+        slowest = max(self.base, IDLE_MAX)
+        if self.idle < IDLE_RUNS or self.interval >= slowest:
+            return False
+        self.idle, self.interval = 0, min(self.interval * 2, slowest)
+        return True
+
+
+def _keys(name: str) -> tuple[str, str]:
+    return f"poll_pace_{name}", f"poll_repace_{name}"
+
+
+def poll_every(name: str, base: float) -> float:
+    """The interval to draw the fragment ``name`` with on this page run (call it where the page draws it).
+
+    A run the pace asked for (:func:`poll_changed` returned after a change of pace) keeps the pace; any other run (a
+    click, a page change, a reload) starts again at ``base`` with a fresh fingerprint."""
+    pace_key, repace_key = _keys(name)
+    pace = st.session_state.get(pace_key)
+    if not st.session_state.pop(repace_key, False) or not isinstance(pace, Pace) or pace.base != base:
+        pace = Pace(base)
+    else:  # the run the pace asked for: the fragment's first run in it is its baseline, not a change
+        pace = Pace(base, pace.interval, pace.last, 0, pace.seen)
+    st.session_state[pace_key] = pace
+    return pace.interval
+
+
+def poll_changed(name: str, fingerprint: Hashable) -> None:
+    """Record one fragment run's fingerprint; when the pace changes, rerun the page so the fragment takes it.
+
+    Called at the top of the fragment, before it draws anything (a page rerun discards this run)."""
+    pace_key, repace_key = _keys(name)
+    pace = st.session_state.get(pace_key)
+    if not isinstance(pace, Pace):
+        return  # drawn without :func:`poll_every` (a test calling the view directly): a fixed pace
+    if pace.see(fingerprint):
+        st.session_state[repace_key] = True
+        st.rerun()
+
+
+def follow(name: str, base: float, body: Callable[..., None], *args: Any) -> None:
+    """Draw ``body(*args)`` as a fragment that reruns every ``base`` seconds, slower while it reports no change
+    (``body`` calls :func:`poll_changed` with ``name`` first)."""
+    st.fragment(run_every=poll_every(name, base))(body)(*args)
+
+
+def poll_cached(name: str, fingerprint: Hashable, make: Callable[[], T]) -> T:
+    """``make()``, or the value it gave for the same ``name`` and ``fingerprint`` last time (one kept per name)."""
+    key = f"poll_cache_{name}"
+    kept = st.session_state.get(key)
+    if isinstance(kept, tuple) and len(kept) == 2 and kept[0] == fingerprint:
+        return kept[1]
+    value = make()
+    st.session_state[key] = (fingerprint, value)
+    return value
+
+
 _PUNCT = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&^=\"'@%])")
 AGENT_LABELS = {"orchestrator": "Normalizing the proposition", "pro": "Writing the case FOR",
                 "con": "Writing the case AGAINST", "moderator": "Mapping the disagreement"}
@@ -208,6 +311,16 @@ def _partial_points(text: str) -> list[str]:
     return points
 
 
+def progress_fingerprint(snap: Snapshot) -> tuple:
+    """What :func:`progress_view` shows, cheaply: each agent's status, attempts, time and streamed length."""
+    return (snap.state, *((a, p.status, p.attempts, round(p.seconds, 1), len(p.text)) for a, p in snap.agents.items()))
+
+
+def streamed_points(agent: str, text: str) -> list[str]:
+    """The points parsed from an agent's streamed reply, parsed again only when the reply grew (or restarted)."""
+    return poll_cached(f"points_{agent}", (len(text), text[:64]), lambda: _partial_points(text))
+
+
 def progress_view(snap: Snapshot) -> None:
     st.markdown("**Analyzing both sides...**")
     for agent in AGENT_ORDER:
@@ -218,6 +331,6 @@ def progress_view(snap: Snapshot) -> None:
         st.markdown(f"{STATUS_ICONS[progress.status]} {AGENT_LABELS[agent]}: {status}{extra}{done}")
     columns = st.columns(2)
     for column, agent, title in ((columns[0], "pro", "FOR"), (columns[1], "con", "AGAINST")):
-        points = _partial_points(snap.agents[agent].text)
+        points = streamed_points(agent, snap.agents[agent].text)
         if points:
             column.markdown(f"**{title} (streaming)**\n\n" + "\n".join(f"- {esc(p)}" for p in points))

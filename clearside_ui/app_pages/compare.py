@@ -11,7 +11,7 @@ from clearside.schema import Document
 from clearside_ui import compare_view as cv
 from clearside_ui import page_path
 from clearside_ui.inputs import question_box
-from clearside_ui.view import POLL_SECONDS, document_view, esc
+from clearside_ui.view import POLL_SECONDS, document_view, esc, follow, poll_changed
 
 
 def model_rows() -> None:
@@ -49,15 +49,18 @@ def inputs(batch: str | None, job) -> None:
         st.error(esc(st.session_state["cmp_error"]))
 
 
-@st.fragment(run_every=POLL_SECONDS)  # each redraw costs every following tab (bench/ui_load.py)
+# each redraw costs every following tab (bench/ui_load.py): drawn by follow(), slower while nothing moves
 def watch(batch: str, shown: tuple) -> None:
     """While the debates run: each model's status; the whole page redraws when one changes."""
     if cv.signature(batch) != shown:
         st.rerun()
     elsewhere = cv.find(batch) is None
+    lines = cv.statuses(batch)
+    poll_changed("compare", (elsewhere, *((line["label"], line["status"], tuple(sorted(line["agents"].items())))
+                                          for line in lines)))
     st.markdown("**Debating…**" if not elsewhere else
                 "**Still running elsewhere** (another app or the command line), or it was interrupted.")
-    for line in cv.statuses(batch):
+    for line in lines:
         agents = f" — {cv.agents_line(line['agents'])}" if line["agents"] and line["status"] == "running" else ""
         st.markdown(f"{cv.ICONS.get(line['status'], '')} **{esc(line['label'])}**: {line['status']}{agents}")
 
@@ -131,7 +134,7 @@ def comparison(batch: str) -> None:
     if report.get("error"):
         st.error(esc(report["error"]))
     if running:
-        watch(batch, cv.signature(batch))
+        follow("compare", POLL_SECONDS, watch, batch, cv.signature(batch))
     for column, label in zip(st.columns(len(report["models"]), border=True), report["models"], strict=True):
         with column:
             model_column(label, report["results"][label], documents.get(label))

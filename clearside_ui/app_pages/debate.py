@@ -127,12 +127,14 @@ def cancel_challenge() -> None:
 
 
 # every run costs each tab following the debate a redraw, and the server a run, beside the model: streamed text
-# is redrawn every POLL_SECONDS (bench/ui_load.py measures the cost; CLEARSIDE_POLL_SECONDS sets it)
-@st.fragment(run_every=view.POLL_SECONDS)
+# is redrawn every POLL_SECONDS (bench/ui_load.py measures the cost; CLEARSIDE_POLL_SECONDS sets it), slower while
+# nothing changes (a queued debate): view.follow
 def live_debate(job_id: str) -> None:
     job = jobs.registry().get(job_id)
     snap = job.snapshot()
-    if job.state().status == "queued":
+    status = job.state().status
+    view.poll_changed("debate", (status, view.progress_fingerprint(snap)))
+    if status == "queued":
         st.info("Queued: it starts as soon as the model is free (it is generating another debate). It stays "
                 "queued if you close this tab.", icon=":material/schedule:")
     view.progress_view(snap)
@@ -259,12 +261,12 @@ def saved_debate(debate_id: str) -> None:
     exports(document)
 
 
-@st.fragment(run_every=view.POLL_SECONDS)
 def followed_debate(debate_id: str, job_id: str) -> None:
     """A debate a worker or another replica generates: its progress as the job's rows tell it, until it ends."""
     state, snap = jobs.followed(job_id)
     if state.finished:
         st.rerun()  # the whole page: the saved debate (finished, failed or cancelled) replaces the progress
+    view.poll_changed("followed", (state.status, view.progress_fingerprint(snap)))
     if state.status == "queued":
         st.info("Queued: it starts when a worker is free (`python -m clearside worker` runs one).",
                 icon=":material/schedule:")
@@ -310,7 +312,7 @@ else:
         scroll.into_view("cs-progress", once=f"started:{job.id}")
         st.button("Cancel", key="cancel_debate", on_click=job.cancel, icon=":material/stop_circle:",
                   help="Stop generating. Every section that finished stays saved, and Resume completes the rest.")
-        live_debate(job.id)
+        view.follow("debate", view.POLL_SECONDS, live_debate, job.id)
     elif snapshot is not None and snapshot.state in ("failed", "cancelled"):
         cancelled = snapshot.state == "cancelled"
         scroll.anchor("cs-stopped")
@@ -328,6 +330,6 @@ else:
             st.button("Cancel", key="cancel_followed", on_click=jobs.cancel_followed, args=(debate_id,),
                       icon=":material/stop_circle:", help="Stop generating. Every section that finished stays "
                       "saved, and Resume completes the rest.")
-        followed_debate(debate_id, job_id)
+        view.follow("followed", view.POLL_SECONDS, followed_debate, debate_id, job_id)
     else:
         saved_debate(debate_id)

@@ -146,16 +146,27 @@ def active(snap) -> bool:
                                         for i in snap.transcript.interventions)
 
 
-# the speech streams at the debate's pace: redrawn each second (each redraw costs every following tab)
-@st.fragment(run_every=1.0)
-def live_panel(job_id: str, shown: tuple[str, bool]) -> None:
+def structure(snap) -> tuple:
+    """What the page around the streaming panel shows: the status (the controls), the finished turns and the
+    interventions (the transcript below the panel), a turn kept mid-way by a pause."""
+    transcript = snap.transcript
+    partial = transcript.partial
+    return (snap.status, active(snap), len(transcript.turns), transcript.cursor,
+            None if partial is None else (partial.step, len(partial.speech)),
+            tuple((i.id, i.status) for i in transcript.interventions))
+
+
+# the speech streams at the debate's pace: redrawn each second while it grows, slower while nothing moves (a paused
+# or waiting debate), each redraw costing every following tab (view.follow). The finished turns are drawn below
+# this panel by the page, once per turn, not every second.
+def live_panel(job_id: str, shown: tuple) -> None:
     snap = jobs.registry().get(job_id).snapshot()
-    if (snap.status, active(snap)) != shown:
-        st.rerun()  # the controls beside this panel depend on the status
+    if structure(snap) != shown:
+        st.rerun()  # a turn finished, an intervention moved, the status changed: the page around this panel did
+    view.poll_changed("live", (snap.speaker, snap.activity, len(snap.speech), len(snap.raw)))
     answered(job_id, snap.transcript)
     live_view.phase_progress(snap.transcript, snap.status)
     live_view.now_speaking(snap.speaker, snap.activity, snap.speech, snap.status, snap.raw)
-    live_view.transcript_view(snap.transcript)
 
 
 def answered(job_id: str, transcript) -> None:
@@ -250,7 +261,8 @@ def job_view(job: LiveJob) -> None:
         st.button("New live debate", key="live_new", on_click=detach, icon=":material/add:")
     with main:
         if active(snap):
-            live_panel(job.id, (snap.status, True))
+            view.follow("live", 1.0, live_panel, job.id, structure(snap))
+            live_view.transcript_view(snap.transcript)
         else:
             answered(job.id, snap.transcript)
             live_view.phase_progress(snap.transcript, snap.status)

@@ -9,7 +9,7 @@ from clearside import metrics, regress
 from clearside.errors import ClearSideError
 from clearside_ui import jobs, page_path
 from clearside_ui import regression_view as rv
-from clearside_ui.view import POLL_SECONDS, esc
+from clearside_ui.view import POLL_SECONDS, esc, follow, poll_changed
 
 
 def suite_picker() -> str:
@@ -22,11 +22,12 @@ def suite_picker() -> str:
     return suite
 
 
-@st.fragment(run_every=POLL_SECONDS)  # each redraw costs every following tab (bench/ui_load.py)
+# each redraw costs every following tab (bench/ui_load.py): drawn by follow(), slower while nothing moves
 def job_panel(job_id: str) -> None:
     job = jobs.registry().get(job_id)
     if job.state != "running":
         st.rerun()  # the result, the batches table and the buttons beside this panel change
+    poll_changed("regression", rv.progress_fingerprint(job))
     rv.progress_view(job)
 
 
@@ -55,7 +56,7 @@ def run_controls(suite: str) -> None:
     if busy:
         st.button("Cancel", key="rg_cancel", on_click=job.cancel, icon=":material/stop:",
                   help="Runs already started finish; no new ones start. Finished runs are kept.")
-        job_panel(job.id)
+        follow("regression", POLL_SECONDS, job_panel, job.id)
     else:
         rv.result_view(job)
         st.button("Dismiss", key="rg_dismiss", on_click=rv.dismiss)
