@@ -41,6 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from clearside import checks  # noqa: E402
+from clearside.checks import record as quality_record  # noqa: E402
 from clearside.engine import DebateRun, Engine  # noqa: E402
 from clearside.errors import DebateFailed  # noqa: E402
 from clearside.providers import get_provider  # noqa: E402
@@ -98,10 +99,17 @@ def run_inprocess(question: str, config: str, provider, embeddings) -> dict:
     try:
         document = engine.run(run).dump()
     except DebateFailed as exc:
-        return {"ok": False, "error": str(exc), "wall": round(time.perf_counter() - started, 2)}
+        return {"ok": False, "error": str(exc), "wall": round(time.perf_counter() - started, 2),
+                "agents": agent_usage(run)}
     wall = time.perf_counter() - started
-    record = checks.record.tally(document["quality"]) if document.get("quality") else None
-    return {"ok": True, "wall": round(wall, 2), "document": document, "record": record}
+    record = quality_record.tally(document["quality"]) if document.get("quality") else None
+    return {"ok": True, "wall": round(wall, 2), "document": document, "record": record, "agents": agent_usage(run)}
+
+
+def agent_usage(run: DebateRun) -> dict[str, dict]:
+    """Per agent: model seconds, model calls and tokens written (pro and con overlap in wall time)."""
+    return {name: {"seconds": round(u.seconds, 2), "calls": len(u.attempts), "tokens": u.completion_tokens}
+            for name, u in run.usage.items()}
 
 
 def worktree(rev: str) -> Path:
@@ -150,7 +158,8 @@ def main() -> None:
             result["question"] = question
             rows[config].append(result)
             print(f"{config:>16} {result['wall']:6.1f}s ok={result['ok']} left={result.get('left')} "
-                  f"caught={(result.get('record') or {}).get('by_check')}", file=sys.stderr, flush=True)
+                  f"caught={(result.get('record') or {}).get('by_check')} agents={result.get('agents')}",
+                  file=sys.stderr, flush=True)
     report = {"set": args.set, "questions": questions, "load_start": started_load, "load_end": load(),
               "cpu_count": os.cpu_count(), "rows": rows}
     RESULTS.mkdir(exist_ok=True)

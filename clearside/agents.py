@@ -141,14 +141,25 @@ CHALLENGE = AgentSpec("challenge", "challenge", ResponseBody, CHALLENGE_WIRE, 50
 AGENTS = {spec.name: spec for spec in (ORCHESTRATOR, PRO, CON, MODERATOR, CHALLENGE)}
 
 
-def context_block(context: Context | None) -> str:
-    """The user's context fields as one prompt line (``CONTEXT (USER TEXT): ...``), or nothing when none is given."""
+def context_block(context: Context | None, typed: Context | None | bool = True, *, inferred: bool = True) -> str:
+    """The context as prompt lines: what the user typed as ``CONTEXT (USER TEXT): ...``, and the values the
+    orchestrator inferred as ``SCOPE (INFERRED, NOT FROM THE USER): ...``; nothing when there is none.
+
+    ``typed``: the user's own context (``True``: ``context`` is the user's own). ``inferred=False`` leaves the
+    inferred values out: a small model turns "Geography: The World" into arguments about continents."""
     if context is None:
         return ""
     given = {k: v for k, v in context.dump().items() if v}
-    if not given:
-        return ""
-    return "CONTEXT (USER TEXT): " + "; ".join(f"{k}: {prompts.quote(v)}" for k, v in given.items())
+    if typed is True:
+        own = given
+    else:
+        users = typed.dump() if isinstance(typed, Context) else {}
+        own = {k: v for k, v in given.items() if users.get(k)}
+    guessed = {k: v for k, v in given.items() if k not in own} if inferred else {}
+    lines = [f"{label}: " + "; ".join(f"{k}: {prompts.quote(v)}" for k, v in values.items())
+             for label, values in (("CONTEXT (USER TEXT)", own), ("SCOPE (INFERRED, NOT FROM THE USER)", guessed))
+             if values]
+    return "\n".join(lines)
 
 
 def _messages(prompt: str, **variables: str) -> list[dict[str, str]]:
@@ -162,12 +173,15 @@ def orchestrator_messages(raw_input: str, context: Context | None) -> list[dict[
     return _messages("orchestrator", question=prompts.quote(raw_input), context_block=context_block(context))
 
 
-def advocate_messages(side: str, proposition: Proposition) -> list[dict[str, str]]:
+def advocate_messages(side: str, proposition: Proposition, typed: Context | None | bool = True, *,
+                      inferred: bool = True) -> list[dict[str, str]]:
+    """An advocate's prompt. ``typed``: the context the user typed (the rest of the proposition's context was
+    inferred); ``inferred=False`` leaves the inferred values out of the prompt (small models)."""
     role, direction = ("Pro Advocate", "FOR") if side == "pro" else ("Con Advocate", "AGAINST")
     return _messages("advocate", role=role, side=direction,
                      proposition=prompts.quote(proposition.normalized_question),
                      raw_input=prompts.quote(proposition.raw_input),
-                     context_block=context_block(proposition.context))
+                     context_block=context_block(proposition.context, typed, inferred=inferred))
 
 
 def _case_text(side: Side, ids: list[str] | None = None) -> str:

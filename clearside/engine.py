@@ -232,10 +232,15 @@ class Engine:
         if self.strategy == "focused":
             side = self._agent(run, spec, focused=lambda engine, r: focused.side(engine, r, spec, check))
         else:
-            side = self._agent(run, spec, agents.advocate_messages(spec.name, proposition), check=check,
+            side = self._agent(run, spec, self.advocate_messages(run, spec), check=check,
                                floors=checks.sides.FLOORS,
                                mend=lambda review: focused.mend_side(self, run, spec, check, review))
         self._section(run, spec.name, side)
+
+    def advocate_messages(self, run: DebateRun, spec: agents.AgentSpec) -> list[dict[str, str]]:
+        """The advocate's prompt: the user's own context as user text; what the orchestrator inferred is labelled
+        so, and left out for a small model (it writes about whatever scope it is shown)."""
+        return agents.advocate_messages(spec.name, run.proposition, run.context, inferred=not self.provider.small)
 
     def _advocates(self, run: DebateRun) -> None:
         """Pro and con run concurrently, each blind to the other; a success is kept even if the other fails."""

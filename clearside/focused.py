@@ -80,7 +80,7 @@ def _direction(spec: agents.AgentSpec) -> str:
 
 def side(engine, run, spec: agents.AgentSpec, check) -> Side:
     """A whole side in parts: categories, one argument per call, then the summary fields."""
-    base = agents.advocate_messages(spec.name, run.proposition)
+    base = engine.advocate_messages(run, spec)
     wire = obj(categories=array(one_of(CATEGORY_VALUES), ARGUMENTS, ARGUMENTS))
     picked = engine.call(run, spec, _ask(base, prompts.render(
         prompts.load("advocate").tasks["categories"], side=_direction(spec), count=str(ARGUMENTS))),
@@ -91,7 +91,7 @@ def side(engine, run, spec: agents.AgentSpec, check) -> Side:
 
 def mend_side(engine, run, spec: agents.AgentSpec, check, review: checks.Review) -> Side:
     """A side whose whole reply failed its checks: keep what passed, write the failing fields in parts."""
-    base = agents.advocate_messages(spec.name, run.proposition)
+    base = engine.advocate_messages(run, spec)
     arguments = list(review.kept.get("arguments", []))
     if "arguments" in review.failing:
         # below the floor, or one category only: one more argument in a category not used yet, up to the target

@@ -157,6 +157,9 @@ def test_inferred_timeframe_must_look_ahead_or_be_the_users(timeframe, raw, flag
     ({"domain": "British transport policy"}, "Should the UK ban private cars from city centres?", False),  # alias
     ({"geography": "The City of London", "domain": "London transport"}, CITY, True),  # the invented place again
     ({"geography": "Mid-sized city", "domain": "City transport"}, CITY, False),
+    ({"domain": "Tropical Countries"}, CITY, True),  # a field the question is not about
+    ({"domain": "Medicine"}, CITY, True),
+    ({"domain": "Transportation policy"}, CITY, False),
 ])
 def test_an_inferred_domain_names_a_field_not_an_invented_place_or_year(context, raw, flagged):
     findings = [f for f in orchestrator_findings(context, question=raw, raw=raw) if f.path == ("context", "domain")]
@@ -165,6 +168,16 @@ def test_an_inferred_domain_names_a_field_not_an_invented_place_or_year(context,
         assert findings[0].repair == "drop" and "field of knowledge" in findings[0].message
     typed = {"domain": context["domain"]}
     assert orchestrator_findings(typed, question=raw, raw=raw, user=typed) == [], "typed context is never flagged"
+
+
+def test_an_off_topic_domain_is_judged_only_with_embeddings():
+    deploy = "Should our team move from weekly releases to continuous deployment?"
+    (finding,) = orchestrator_findings({"domain": "Tropical Countries"}, question=deploy, raw=deploy)
+    assert finding.check == "ungrounded_domain" and "not a field the question is about" in finding.message
+    assert orchestrator_findings({"domain": "DevOps"}, question=deploy, raw=deploy) == []
+    # lexically there is no judging a field's topic ("DevOps" shares no word with the question either)
+    assert orchestrator_findings({"domain": "Tropical Countries"}, question=deploy, raw=deploy,
+                                 embeddings=checks.LEXICAL_ONLY) == []
 
 
 def test_a_past_year_is_named_in_the_message():

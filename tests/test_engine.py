@@ -599,3 +599,21 @@ def test_challenge_of_a_document_without_responses_key(provider):
     provider.enqueue(challenge_reply(), agent="challenge")
     updated = Engine(provider).challenge(data, "question_assumption", PRO_ASSUMPTION)
     assert len(updated.challenges.responses) == 1
+
+
+@pytest.mark.parametrize("small", [False, True])
+def test_advocates_see_the_users_context_as_user_text_and_the_inferred_scope_labelled_or_left_out(small):
+    provider = ScriptedProvider()
+    provider.small = small
+    scripted_debate(provider, orchestrator=orchestrator_reply(geography="Global", timeframe="the next few years",
+                                                              domain="Software architecture"))
+    Engine(provider).run(DebateRun.from_input(QUESTION, timeframe="by 2030"))
+    for request in (r for r in provider.requests if r.agent in ("pro", "con")):
+        prompt = request.messages[-1]["content"]
+        assert "CONTEXT (USER TEXT): timeframe: " in prompt and "by 2030" in prompt
+        user_line = next(line for line in prompt.splitlines() if line.startswith("CONTEXT (USER TEXT)"))
+        assert "Global" not in user_line and "Software architecture" not in user_line, "inferred is not user text"
+        if small:  # a small model writes about whatever scope it is shown: it sees only what the user typed
+            assert "Global" not in prompt and "Software architecture" not in prompt and "INFERRED" not in prompt
+        else:
+            assert "SCOPE (INFERRED, NOT FROM THE USER): geography: " in prompt and "Software architecture" in prompt

@@ -108,6 +108,15 @@ def test_compact_bounds_strings_with_a_pattern():
         assert top == schema["maxLength"] - 1  # the longest opening still fits
     # a claim (x-statement) is never a question; a sentence may be
     assert decodes(sentence, "Is this a good idea at all?") and not decodes(claim, "Is this a good idea at all?")
+    # nor does it open with a question's word: a small model's claim "Should our team move ..." copies the question
+    for echo in ("Should our team move to weekly releases", "Would a ban cut noise in the centre",
+                 "What the city should do about cars", "Is a ban a good idea at all", "How we release matters a lot"):
+        assert decodes(sentence, echo) and not decodes(claim, echo), echo
+    for opening in ("Shoulder injuries rise with long shifts", "Isolation of services limits the damage",
+                    "However the cost falls on small shops", "Whatever the team picks it must test more",
+                    "Cannot is not a word the plan uses", "Dogs and cyclists gain quiet streets", "I think this works",
+                    "Canada tried it in several city centres", "Abcdefghijkl abcdefghijkl abcdefghijkl works"):
+        assert decodes(claim, opening), opening
     # a short label (a topic, a context value) may start with a digit and be short
     assert compact(label) == {"type": "string", "pattern": r'^[A-Z0-9][^"\\{}\[\]<>\x00-\x1f]{2,79}$'}
     assert decodes(label, "2030") and decodes(label, "Costs")

@@ -25,7 +25,7 @@ from ..schema import AgentQuality, QualityItem
 from . import challenge, moderator, proposition, sides
 from .base import LEXICAL_ONLY, Embeddings, Finding, repair
 
-CHECKS_VERSION = "1.1.0"  # 1.1.0: ungrounded_domain
+CHECKS_VERSION = "1.2.0"  # 1.1.0: ungrounded_domain; 1.2.0: a domain off the question's topic
 M = TypeVar("M", bound=BaseModel)
 Check = Callable[[dict[str, Any]], list[Finding]]
 

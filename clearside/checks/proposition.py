@@ -3,7 +3,7 @@
 ``geography`` and ``timeframe`` that the user did not type must either be supported
 by the user's text or be a generic scope ("Global", "the next few years"). A past
 year is never a scope for a question about what to do. An inferred ``domain`` names a
-field of knowledge, never a year or a place the user's text lacks. ``normalized_question``
+field of knowledge related to the question, never a year or a place the user's text lacks. ``normalized_question``
 must stay close to the user's question and add no loaded words.
 """
 
@@ -18,6 +18,11 @@ from .base import LEXICAL_ONLY, Embeddings, Finding
 KEEPS_MEANING = 0.60  # cosine of the normalised question to the user's question (paraphrases: 0.8-0.95)
 KEEPS_WORDS = 0.5  # without embeddings: share of the user's content words kept
 HORIZON = 10  # years ahead a timeframe may name without the user's text naming them
+# Cosine of an inferred domain to the user's question below which it is about something else: fields that fit
+# reach 0.16-0.48 ("Software development", "Urban planning", "AI safety"), unrelated ones -0.08-0.04 ("Tropical
+# Countries" for continuous deployment, "Medicine" for a car ban). A domain is optional, so dropping one that is
+# merely too broad ("Economics", 0.03-0.04) loses little, while a wrong one steers every later agent.
+DOMAIN_ON_TOPIC = 0.10
 
 GENERIC_PLACES = frozenset({"global", "worldwide", "international", "world", "not specified", "unspecified",
                             "any", "general", "universal", "everywhere", "various", "n a", "none"})
@@ -111,9 +116,14 @@ def check(data: dict[str, Any], *, raw_input: str, user_context: dict[str, str],
         if value and name not in user_context and (problem := test(value)):
             findings.append(Finding(f"ungrounded_{name}", ("context", name), problem, value))
     ungrounded = [f.text for f in findings if f.check == "ungrounded_geography"]
-    if (value := context.get("domain")) and "domain" not in user_context and (
-            problem := domain(value, source, ungrounded)):
-        findings.append(Finding("ungrounded_domain", ("context", "domain"), problem, value))
+    if (value := context.get("domain")) and "domain" not in user_context:
+        if problem := domain(value, source, ungrounded):
+            findings.append(Finding("ungrounded_domain", ("context", "domain"), problem, value))
+        elif not t.label_problem(value, max_words=5) and (
+                sims := embeddings.similarities([value], [source])) is not None and sims[0, 0] < DOMAIN_ON_TOPIC:
+            findings.append(Finding("ungrounded_domain", ("context", "domain"),
+                                    f"domain {value!r} is not a field the question is about: name the field of "
+                                    "knowledge the question belongs to, or leave it empty", value))
     for name, value in context.items():  # a timeframe may be years alone: its own check judges those
         if value and name != "timeframe" and name not in user_context and (
                 problem := t.label_problem(value, max_words=5)):

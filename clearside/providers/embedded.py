@@ -122,7 +122,58 @@ _WORD = r"[A-Za-z0-9'-]"
 _OPENING = rf"[A-Z]{_WORD}{{0,11}} {_WORD}{{1,12}} {_WORD}{{1,12}} "
 OPENING = len("A23456789012 123456789012 123456789012 ")  # the longest opening: the whole stays within maxLength
 _SENTENCE = "^" + _OPENING + r'[^"\\{}\[\]<>\x00-\x1f]{%d,%d}$'
-_STATEMENT = "^" + _OPENING + r'[^"\\{}\[\]<>?\x00-\x1f]{%d,%d}$'  # a claim is never a question: no "?"
+# Words that open a question, never a claim: a small model that starts a claim with "Should ..." is copying the
+# question it was given (the advocates' echo), so a statement's grammar cannot start with them.
+QUESTION_OPENERS = ("Should", "Would", "Could", "Can", "Will", "Shall", "Is", "Are", "Do", "Does", "Did", "What",
+                    "Why", "How", "Which", "When", "Where", "Who")
+_WORD_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'-"
+
+
+def first_word_except(words: tuple[str, ...], longest: int = 12) -> str:
+    """A regex for a capitalised word of 1 to ``longest`` word characters that is none of ``words``.
+
+    Grammar patterns have no lookahead, so the complement is spelled out over the words' trie: at each prefix
+    of a listed word, either stop (when the prefix itself is not listed), or go on with a character that leaves
+    the trie (then any word characters), or follow the trie."""
+    def alternatives(prefix: str, chars: str) -> list[str]:
+        depth = len(prefix)
+        nexts = sorted({w[depth] for w in words if w.startswith(prefix) and len(w) > depth})
+        options = []
+        if depth < longest:
+            others = "".join(c for c in chars if c not in nexts)
+            rest = longest - depth - 1
+            tail = f"{_WORD}{{0,{rest}}}" if rest else ""
+            options.append(f"[{re_class(others)}]{tail}")
+            options += [c + follow(prefix + c) for c in nexts]
+        return options
+
+    def follow(prefix: str) -> str:
+        """After a listed word's prefix: more characters, or (when the prefix is not listed) none."""
+        options = alternatives(prefix, _WORD_CHARS)
+        return f"({'|'.join(options)})" + ("" if prefix in words else "?")
+
+    return group(alternatives("", "ABCDEFGHIJKLMNOPQRSTUVWXYZ"))
+
+
+def re_class(chars: str) -> str:
+    """The characters as the body of a regex class (ranges where they run on)."""
+    out, i = [], 0
+    while i < len(chars):
+        j = i
+        while j + 1 < len(chars) and ord(chars[j + 1]) == ord(chars[j]) + 1 and chars[j].isalnum():
+            j += 1
+        out.append(chars[i] if j == i else chars[i] + ("" if j == i + 1 else "-") + chars[j])
+        i = j + 1
+    return "".join(out)  # a "-" comes last (as in _WORD_CHARS), where it is a literal
+
+
+def group(options: list[str]) -> str:
+    return options[0] if len(options) == 1 else "(" + "|".join(options) + ")"
+
+
+_STATEMENT_OPENING = first_word_except(QUESTION_OPENERS) + rf" {_WORD}{{1,12}} {_WORD}{{1,12}} "
+# a claim is never a question: it holds no "?" and does not open with a question's word
+_STATEMENT = "^" + _STATEMENT_OPENING + r'[^"\\{}\[\]<>?\x00-\x1f]{%d,%d}$'
 SENTENCE_MIN = 15
 
 
