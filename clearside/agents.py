@@ -47,7 +47,7 @@ SIDE_WIRE = obj(
 )
 MODERATOR_WIRE = obj(
     areas_of_agreement=array(string(), 1, 3),
-    core_disagreements=array(obj(topic=string(80, 3), description=string(), root_cause=string()), 1, 3),
+    core_disagreements=array(obj(topic=string(80, 3, words=True), description=string(), root_cause=string()), 1, 3),
     assumption_conflicts=array(obj(pro_assumption=string(), con_assumption=string(),
                                     conflict_description=string()), 1, 2),
     evidence_gaps=array(string(), 1, 3),

@@ -10,10 +10,15 @@ from __future__ import annotations
 from typing import Any
 
 
-def string(limit: int = 150, low: int = 8, *, statement: bool = False) -> dict[str, Any]:
-    """A bounded string; ``statement``: a claim, never a question (constrained decoders leave out "?")."""
+def string(limit: int = 150, low: int = 8, *, statement: bool = False, words: bool = False) -> dict[str, Any]:
+    """A bounded string; ``statement``: a claim, never a question (constrained decoders leave out "?");
+    ``words``: a short label made of words, never a bare number (a topic, unlike a timeframe's "2030")."""
     schema = {"type": "string", "minLength": low, "maxLength": limit}
-    return {**schema, "x-statement": True} if statement else schema
+    if statement:
+        schema["x-statement"] = True
+    if words:
+        schema["x-words"] = True
+    return schema
 
 
 def one_of(values: tuple[str, ...] | list[str]) -> dict[str, Any]:

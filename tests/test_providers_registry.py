@@ -120,6 +120,9 @@ def test_compact_bounds_strings_with_a_pattern():
     # a short label (a topic, a context value) may start with a digit and be short
     assert compact(label) == {"type": "string", "pattern": r'^[A-Z0-9][^"\\{}\[\]<>\x00-\x1f]{2,79}$'}
     assert decodes(label, "2030") and decodes(label, "Costs")
+    # a label made of words (a disagreement's topic) is never a bare number
+    topic = {**label, "x-words": True}
+    assert decodes(topic, "Costs") and decodes(topic, "Pace of change") and not decodes(topic, "154")
     # a minLength below 1 never produces a negative repeat
     assert compact({"type": "string", "maxLength": 60})["pattern"].endswith("{0,59}$")
     # enums and unbounded strings are left alone

@@ -113,6 +113,8 @@ def load_llama(path: Path, n_ctx: int, n_threads: int, slot: str = "shared") -> 
 # Sentences start with a capital letter or digit and hold no JSON punctuation: without this, small
 # models constrained to "any string" fill strings with stray brackets and braces.
 _TEXT = r'^[A-Z0-9][^"\\{}\[\]<>\x00-\x1f]{%d,%d}$'
+# A label made of words (x-words: a topic) opens with a letter: never a bare number such as "154".
+_LABEL = r'^[A-Z][^"\\{}\[\]<>\x00-\x1f]{%d,%d}$'
 # A sentence (a string of 100 characters or more at most) opens with three plain words and goes on: it
 # starts with a capital letter (never a list number, "1. ..."), has at least four words (never a one- or
 # two-word label such as "Economic costs"), and its opening words hold no ":" or "_" (never a field name
@@ -192,7 +194,7 @@ def compact(schema: Any) -> Any:
         low = max(int(schema.get("minLength", 1)) - 1, 0)
         high = int(schema["maxLength"])
         if high < 100:
-            return {"type": "string", "pattern": _TEXT % (low, high - 1)}
+            return {"type": "string", "pattern": (_LABEL if schema.get("x-words") else _TEXT) % (low, high - 1)}
         pattern = _STATEMENT if schema.get("x-statement") else _SENTENCE
         rest = max(max(low, SENTENCE_MIN - 1) - OPENING, 2)
         return {"type": "string", "pattern": pattern % (rest, high - 1 - OPENING)}
