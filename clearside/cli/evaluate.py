@@ -13,13 +13,15 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from .. import batches, compare, metrics, modes, references, regress
-from ..errors import InputError
+from .. import batches, checks, compare, metrics, modes, references, regress, swap
+from ..engine import Engine
+from ..errors import ClearSideError, InputError
 from ..inputs import question, read_json
 from ..metrics.report import markdown as metrics_markdown
-from ..providers import get_provider
+from ..providers import DEFAULT_PROVIDER, get_provider
+from ..schema import validate_document
 from ..store import open_store
-from .common import log_violations, write
+from .common import log_violations, progress, write
 
 
 def _json(data: Any) -> str:
@@ -40,11 +42,87 @@ def _load_debate(source: str) -> tuple[Any, dict[str, Any] | None]:
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:
+    if args.swap_check:
+        return cmd_swap_check(args)
+    if len(args.debate) != 1:
+        raise InputError("metrics scores one debate: give one DEBATE.json or ID (several only with --swap-check).")
+    args.debate = args.debate[0]
     document, usage = _load_debate(args.debate)
     reference = references.load(args.reference) if args.reference else None
     result = metrics.compute(document, reference=reference, usage=usage, semantic_metrics=not args.no_embeddings)
     write(_json(result) if args.format == "json" else metrics_markdown(result, args.debate), args.out)
     return 0
+
+
+SWAP_REFERENCES = "flagship, argkp-dev (its four topics) or argkp-dev:1..4"
+
+
+def _reference_debates(names: str) -> list[tuple[str, dict[str, Any]]]:
+    """``--reference`` of a swap check: the flagship's hand-structured document; for an ArgKP dev topic (the
+    references hold key points, not debates) its newest debate saved by ``regress --suite argkp-dev``."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    for name in [n.strip() for n in names.split(",") if n.strip()]:
+        if name == "argkp-dev":
+            out += _reference_debates(",".join(r.name for r in references.argkp_dev()))
+            continue
+        if name != "flagship" and not name.startswith("argkp-dev:"):
+            raise InputError(f"Unknown reference {name!r} for --swap-check: use {SWAP_REFERENCES} "
+                             "(pass a debate of your own as a file or an id).")
+        ref = references.load(name)  # argkp-dev:9 is refused here, naming the range
+        if ref.document is not None:
+            out.append((ref.name, ref.document))
+            continue
+        rows = [r for r in open_store().runs("argkp-dev") if r["status"] == "done"
+                and (r.get("data") or {}).get("item") == ref.name and r.get("debate_id")]
+        record = next((rec for r in reversed(rows) if (rec := _saved(r["debate_id"])) is not None), None)
+        if record is None:
+            raise InputError(f"No saved debate of {ref.name} ({ref.proposition!r}) to swap-check: "
+                             "`python -m clearside regress --suite argkp-dev --runs 1` debates each topic once; "
+                             "or pass a debate file.")
+        out.append((ref.name, record))
+    return out
+
+
+def _saved(debate_id: str) -> dict[str, Any] | None:
+    try:
+        return open_store().get(debate_id).document
+    except ClearSideError:
+        return None
+
+
+def cmd_swap_check(args: argparse.Namespace) -> int:
+    """``metrics --swap-check``: each debate's moderator rerun with FOR and AGAINST exchanged, and the flip rate."""
+    debates = [(source, _load_debate(source)[0]) for source in args.debate]
+    if args.reference:
+        debates += _reference_debates(args.reference)
+    if not debates:
+        raise InputError(f"--swap-check needs a debate: DEBATE.json, a saved debate's id or --reference "
+                         f"({SWAP_REFERENCES}).")
+    documents = []
+    for name, data in debates:  # every input is checked before the first model call
+        if not isinstance(data, dict):
+            raise InputError(f"{name} is not a debate to swap-check: expected a ClearSide v1 document, a JSON "
+                             "object with proposition, pro, con and moderator.")
+        try:
+            documents.append((name, validate_document(data)))
+        except InputError as exc:
+            raise InputError(f"{name} is not a debate to swap-check: {exc}") from None
+    log_violations(args.violations_log)
+    provider = get_provider(args.provider)
+    engine = Engine(provider, retries=args.retries, temperature=args.temperature, on_event=progress(),
+                    embeddings=checks.LEXICAL_ONLY if args.no_embeddings else None)  # lexical matching, lexical checks
+    results, failures, code = [], [], 0
+    for name, document in documents:
+        print(f"Swap check of {name}: {args.runs} swapped moderator run(s) on {provider.spec}", file=sys.stderr)
+        try:
+            results.append(swap.swap_check(document, engine, runs=args.runs, name=name))
+        except ClearSideError as exc:
+            failures.append({"debate": name, "error": str(exc)})
+            code = code or exc.exit_code
+            print(f"error: swap check of {name} failed: {exc}", file=sys.stderr)
+    report = swap.batch(results, failures)
+    write(_json(report) if args.format == "json" else swap.markdown(report), args.out)
+    return code
 
 
 def _progress(total: int):
@@ -170,13 +248,25 @@ def enqueue_compare(args: argparse.Namespace, providers: list[Any], temperatures
 
 
 def add_parsers(sub, model_options) -> None:
-    m = sub.add_parser("metrics", help="quality metrics of a debate (a JSON file or a saved debate's id)")
-    m.add_argument("debate", metavar="DEBATE.json|ID")
+    m = sub.add_parser("metrics", help="quality metrics of a debate (a JSON file or a saved debate's id); "
+                                       "--swap-check reruns its moderator with the sides exchanged")
+    m.add_argument("debate", metavar="DEBATE.json|ID", nargs="*",
+                   help="one debate; with --swap-check any number (or none with --reference)")
     m.add_argument("--reference", metavar="NAME|FILE",
-                   help="score coverage, stance and hinges against flagship, argkp-dev:1..4 or a reference file")
+                   help="score coverage, stance and hinges against flagship, argkp-dev:1..4 or a reference file; "
+                        f"with --swap-check, also swap-check {SWAP_REFERENCES} (comma-separated)")
     m.add_argument("--format", choices=("json", "md"), default="json")
     m.add_argument("--no-embeddings", action="store_true", help="only the metrics that need no embedding model")
     m.add_argument("--out", metavar="FILE")
+    m.add_argument("--swap-check", action="store_true",
+                   help="rerun only the moderator with FOR and AGAINST exchanged and report the flip rate "
+                        "(one model call per run; see clearside/swap.py)")
+    m.add_argument("--runs", type=int, default=1, help="swapped moderator runs per debate, averaged (default 1)")
+    m.add_argument("--provider", default=DEFAULT_PROVIDER,
+                   help="the model the swap check runs on, as for debate (default: embedded)")
+    m.add_argument("--retries", type=int, default=2, help="re-asks after an invalid output (default 2)")
+    m.add_argument("--temperature", type=float, default=0.4)
+    m.add_argument("--violations-log", metavar="FILE", help="append schema violations as JSON lines")
     m.set_defaults(func=cmd_metrics)
 
     r = sub.add_parser("regress", help="run a benchmark suite n times and compare with the blessed baseline "
