@@ -78,20 +78,22 @@ class RegressionJob(_BatchJob):
     """A regression batch of ``suite`` on ``provider``, ``runs`` debates per item, run by any host."""
 
     def __init__(self, suite: str, provider: Provider, store: Store, *, runs: int = 3,
-                 concurrency: int | None = None, temperature: float = 0.4) -> None:
+                 concurrency: int | None = None, temperature: float = 0.4, swap_check: bool = False) -> None:
         """``concurrency``: debates under way at once (across every host), and requests sent to the provider's
-        endpoint at once."""
+        endpoint at once. ``swap_check``: each debate also gets the swap check (one more moderator call)."""
         items = regress.suite_items(suite)  # an unknown suite is refused here
         super().__init__(store, [f"{item.name} #{i + 1}" for i in range(max(runs, 0)) for item in items])
         self.suite, self.provider, self.runs, self.temperature = suite, provider, runs, temperature
         self.concurrency = concurrency
+        self.swap_check = swap_check
         if concurrency:
             provider.concurrency = concurrency
         self.total = len(self.labels)
 
     def start(self) -> RegressionJob:
         self.id = batches.enqueue_regress(self.suite, self.provider, runs=self.runs, temperature=self.temperature,
-                                          window=self.concurrency, store_url=self.store.url)
+                                          window=self.concurrency, store_url=self.store.url,
+                                          swap_check=self.swap_check)
         return self
 
     def _label(self, row: dict[str, Any]) -> str:

@@ -58,7 +58,7 @@ def _scored(job: dict[str, Any], task: dict[str, Any], provider: Provider, sink:
                 "started_at": job["started_at"], "planned": len(job["tasks"])}
         scored = run_scored(item.proposition, provider, open_store(), suite=job["suite"], data=data,
                             retries=job["retries"], temperature=job["temperature"], reference=item,
-                            debate_id=task["debate_id"], on_event=sink)
+                            debate_id=task["debate_id"], on_event=sink, swap_check=bool(job.get("swap_check")))
     result = regress.item_result(scored, data)
     result.pop("detail", None)  # the metrics' detail stays in the store's run row, not in the checkpoint
     return result
@@ -184,10 +184,11 @@ def _job(kind: str, batch_id: str, tasks: list[dict[str, Any]], **fields: Any) -
 
 def enqueue_regress(suite: str, provider: Provider, *, runs: int = 3, retries: int = 2, temperature: float = 0.4,
                     thresholds: dict[str, dict[str, float]] | None = None, window: int | None = None,
-                    lend: bool = True, store_url: str | None = None) -> str:
+                    lend: bool = True, store_url: str | None = None, swap_check: bool = False) -> str:
     """Queue a regression batch for any host; its id (the batch's), at once. With ``lend`` a host in this
     process runs its items with ``provider`` itself; other hosts build it from its recipe. ``window``: at most
-    that many of its debates under way at once across every host (default: as many as the hosts' queues take)."""
+    that many of its debates under way at once across every host (default: as many as the hosts' queues take).
+    ``swap_check``: each finished debate also gets the swap check (one more moderator call, see scored)."""
     if window is not None and window < 1:
         raise InputError(f"Concurrency must be at least 1 (got {window}).")
     if runs < 1:
@@ -197,7 +198,8 @@ def enqueue_regress(suite: str, provider: Provider, *, runs: int = 3, retries: i
     pairs = [(item, i) for i in range(runs) for item in items]
     tasks = [_task(provider, lend, batch_id, n, item=item.name, index=i) for n, (item, i) in enumerate(pairs)]
     job = _job(REGRESS, batch_id, tasks, suite=suite, runs=runs, retries=retries, temperature=temperature,
-               thresholds=thresholds, concurrency=window or provider.concurrency, window=window)
+               thresholds=thresholds, concurrency=window or provider.concurrency, window=window,
+               swap_check=swap_check)
     return runtime.enqueue(REGRESS, job, job_id=batch_id, queue=runtime.BATCH_QUEUE, store_url=store_url)
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from . import metrics, prompts, references, status
+from . import metrics, prompts, references, status, swap
 from .engine import Event
 from .errors import InputError, NotFound
 from .providers import Provider
@@ -59,6 +59,8 @@ THRESHOLDS: dict[str, dict[str, float]] = {
     "garbage_left": {"max": 0.0},
     "checks_caught": {"tolerance": 1.0},
     "reasks": {"tolerance": 0.5},
+    # the swap check (only in batches that ask for it): no gate of its own, no worse than a baseline that has it
+    "flip_rate": {"tolerance": 0.2},
 }
 
 
@@ -194,9 +196,10 @@ OnRun = Callable[[dict[str, Any]], None]
 def run_batch(suite: str, provider: Provider, store: Store, *, runs: int = 3, concurrency: int | None = None,
               retries: int = 2, temperature: float = 0.4, thresholds: dict[str, dict[str, float]] | None = None,
               on_run: OnRun | None = None, batch_id: str | None = None, cancel: threading.Event | None = None,
-              on_event: Callable[[str, Event], None] | None = None) -> dict[str, Any]:
+              on_event: Callable[[str, Event], None] | None = None, swap_check: bool = False) -> dict[str, Any]:
     """Debate every item of ``suite`` ``runs`` times, save and score each as it finishes; return the report.
-    ``on_event(label, event)``: each run's agent events as they happen (label ``flagship #1``), for progress."""
+    ``on_event(label, event)``: each run's agent events as they happen (label ``flagship #1``), for progress.
+    ``swap_check``: each finished debate also gets the swap check's ``flip_rate`` (one more moderator call)."""
     if runs < 1:
         raise InputError(f"--runs must be at least 1 (got {runs}).")
     items = suite_items(suite)
@@ -216,7 +219,8 @@ def run_batch(suite: str, provider: Provider, store: Store, *, runs: int = 3, co
         label = f"{item.name} #{index + 1}"
         scored = run_scored(item.proposition, provider, store, suite=suite, data=data, retries=retries,
                             temperature=temperature, reference=item,
-                            on_event=(lambda event: on_event(label, event)) if on_event else None)
+                            on_event=(lambda event: on_event(label, event)) if on_event else None,
+                            swap_check=swap_check)
         result = item_result(scored, data)
         if on_run:
             on_run(result)
@@ -276,6 +280,12 @@ def markdown(report: dict[str, Any]) -> str:
     for c in report["checks"]:
         lines.append(f"| {c['metric']} | {c['mean']:g} | ±{c['stdev']:g} | "
                      f"{c.get('baseline_mean', '—')} | {c.get('delta', '—')} | {c['status']} |")
+    flips = next((c for c in report["checks"] if c["metric"] == "flip_rate"), None)
+    if flips:
+        p = swap.PUBLISHED
+        lines += ["", f"Swap check: a mean {flips['mean']:.1%} of the moderator's synthesis items flipped side or "
+                      f"vanished with FOR and AGAINST exchanged. Context: {p['what']} is about {p['flip_rate']:.1%} "
+                      f"({p['source']}); {p['note']}."]
     if report["failures"]:
         lines += ["", "Failures:", *[f"- {f}" for f in report["failures"]]]
     failed = [d for d in report["debates"] if d["status"] == "failed"]

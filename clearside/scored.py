@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import metrics, prompts
+from . import metrics, prompts, swap
 from .engine import DebateRun, Engine, Event
 from .errors import Cancelled, ClearSideError, DebateFailed
 from .providers import Provider
@@ -82,13 +82,15 @@ def run_scored(question: str, provider: Provider, store: Store, *, suite: str, d
                retries: int = 2, temperature: float = 0.4, reference: Reference | None = None,
                on_event: Callable[[Event], None] | None = None,
                on_start: Callable[[str, str], None] | None = None,
-               debate_id: str | None = None, run_id: str | None = None) -> Scored:
+               debate_id: str | None = None, run_id: str | None = None, swap_check: bool = False) -> Scored:
     """Debate ``question`` on ``provider``, saving it in ``store`` with a ``runs`` row of ``suite`` that keeps
     ``data`` (the batch id, the item...), then score it (against ``reference`` where given).
 
     ``on_event``: the agents' events (raise ``Cancelled`` from it to stop: the debate is paused, the run
     cancelled). ``on_start(debate_id, run_id)``: once both rows exist. ``debate_id``: make the call idempotent
-    for one batch item; the run row then takes the same id unless ``run_id`` names another."""
+    for one batch item; the run row then takes the same id unless ``run_id`` names another. ``swap_check``: also
+    rerun the moderator with the cases exchanged (:mod:`clearside.swap`, one more moderator call) and keep its
+    ``flip_rate``; a swap check that fails is recorded as unavailable, the debate stays done."""
     run, recorder = _bind(store, question, provider, debate_id)
     run_id = store.add_run(suite, provider=provider.name, model=provider.model, debate_id=recorder.id,
                            prompt_versions=prompts.versions(*PROMPTS), data=data,
@@ -110,8 +112,21 @@ def run_scored(question: str, provider: Provider, store: Store, *, suite: str, d
                          data={**data, "wall_seconds": seconds, "error": str(exc.cause)})
         return Scored(recorder.id, run_id, "failed", metrics=failed, error=str(exc.cause), wall_seconds=seconds)
     detail = metrics.compute(document.dump(), reference=reference, usage=usage_summary(run.usage))
+    if swap_check:
+        detail["swap_check"] = _swap(document, provider, retries, temperature, engine.embeddings)
     seconds = round(time.perf_counter() - t0, 2)
     summary = metrics.summary(detail)
     store.update_run(run_id, status="done", metrics=summary, data={**data, "wall_seconds": seconds, "detail": detail})
     return Scored(recorder.id, run_id, "done", metrics=summary, detail=detail, wall_seconds=seconds,
                   document=document.dump())
+
+
+def _swap(document: Document, provider: Provider, retries: int, temperature: float, embeddings) -> dict[str, Any]:
+    """The finished debate's swap check against its own synthesis (one moderator call), without the per-pair
+    detail (the run row keeps the counts), or why it could not run."""
+    try:
+        result = swap.swap_check(document, Engine(provider, retries=retries, temperature=temperature,
+                                                  embeddings=embeddings), original="document")
+    except ClearSideError as exc:
+        return {"available": False, "reason": f"the swapped moderator run failed: {exc}"}
+    return {k: v for k, v in result.items() if k != "details"}

@@ -194,7 +194,8 @@ def start(suite: str) -> None:
         jobs.host()  # the runtime runs the batch's debates; this dashboard is one of its hosts
         job = RegressionJob(suite, provider, jobs.store(), runs=int(st.session_state.get("rg_runs", 3)),
                             concurrency=int(st.session_state.get("rg_concurrency") or provider.concurrency),
-                            temperature=settings.temperature()).start()
+                            temperature=settings.temperature(),
+                            swap_check=bool(st.session_state.get("rg_swap_check"))).start()
     except ClearSideError as exc:
         st.session_state["rg_start_error"] = exc.for_dashboard()
         return

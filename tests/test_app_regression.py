@@ -340,3 +340,24 @@ def test_a_provider_that_cannot_be_built_is_reported_and_nothing_starts(store, m
     assert "\\<b\\>\\*gpt\\*\\</b\\>" in "\n".join(e.value for e in at.error), "escaped"
     assert at.button(key="rg_start").proto.disabled
     assert not store.runs() and "rg_job" not in at.session_state
+
+
+def test_the_swap_check_is_off_by_default_and_the_checkbox_reaches_the_batch(store, monkeypatch):
+    """The page's Swap check checkbox is what the batch it starts is told (stopped before anything is queued)."""
+    from clearside.batch_jobs import RegressionJob
+
+    asked = []
+
+    def start(job):
+        asked.append(job.swap_check)
+        raise ConfigError("stopped by the test before queueing")
+
+    monkeypatch.setattr(RegressionJob, "start", start)
+    at = page()
+    assert at.checkbox(key="rg_swap_check").value is False
+    run(at.button(key="rg_start").click())
+    run(at.checkbox(key="rg_swap_check").check())
+    run(at.button(key="rg_start").click())
+    assert asked == [False, True]
+    assert "stopped by the test" in texts(at, "error")
+

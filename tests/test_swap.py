@@ -12,12 +12,13 @@ import copy
 import json
 import re
 
-from helpers import fixture_dict, moderator_reply, script_file, side_reply
+from helpers import fixture_dict, flagship_replies, flagship_script, moderator_reply, script_file, side_reply
 from helpers import run_cli as run
 
 from clearside import checks, swap
 from clearside.engine import Engine
 from clearside.providers.scripted import ScriptedProvider
+from clearside.store import open_store
 
 ASSUMPTIONS = {"pro": ["Every team already runs its own deployment pipeline",
                        "Traffic on the busiest features keeps growing every year"],
@@ -216,3 +217,25 @@ def test_a_failing_swapped_run_is_reported_and_exits_with_its_code(tmp_path, cap
     report = json.loads(out)
     assert report["debates"] == [] and report["failed"][0]["debate"] == str(path)
     assert report["mean_flip_rate"] is None
+
+
+def test_regress_swap_check_adds_the_flip_rate_to_each_run(tmp_path, capsys):
+    """One more moderator reply per debate: the swapped run quotes the same pair, read from the other side."""
+    replies = flagship_replies()
+    swapped_mod = copy.deepcopy(replies["moderator"])
+    for c in swapped_mod["assumption_conflicts"]:
+        c["pro_assumption"], c["con_assumption"] = c["con_assumption"], c["pro_assumption"]
+    queues = {agent: [reply] for agent, reply in replies.items()}
+    queues["moderator"].append(swapped_mod)
+    spec = script_file(tmp_path, **queues)
+    code, out, err = run(capsys, "regress", "--suite", "flagship", "--runs", "1", "--provider", spec,
+                         "--swap-check", "--format", "json")
+    assert code == 0, out + err
+    report = json.loads(out)
+    assert report["metrics"]["flip_rate"]["values"] == [0.0]
+    assert any(c["metric"] == "flip_rate" and c["status"] == "pass" for c in report["checks"])
+    (row,) = open_store().runs("flagship")
+    assert row["metrics"]["flip_rate"] == 0.0 and row["data"]["detail"]["swap_check"]["runs"] == 1
+    code, out, _ = run(capsys, "regress", "--suite", "flagship", "--runs", "1", "--provider",
+                       flagship_script(tmp_path, 1, name="plain.json"))
+    assert code == 0 and "flip_rate" not in out and "Swap check" not in out, "off by default"

@@ -154,7 +154,7 @@ def cmd_regress(args: argparse.Namespace) -> int:
           f"each run is saved as it finishes.", file=sys.stderr)
     report = regress.run_batch(args.suite, provider, store, runs=args.runs, concurrency=args.concurrency,
                                retries=args.retries, temperature=args.temperature, thresholds=thresholds,
-                               on_run=_progress(len(items) * args.runs))
+                               on_run=_progress(len(items) * args.runs), swap_check=args.swap_check)
     if args.bless:
         regress.bless(store, report["batch"])
         print(f"Blessed batch {report['batch']} as the {args.suite} baseline.", file=sys.stderr)
@@ -173,7 +173,7 @@ def enqueue_regress(args: argparse.Namespace, provider: Any, thresholds: dict | 
                          "once `python -m clearside status BATCH --wait` says it passed.")
     batch_id = batches.enqueue_regress(args.suite, provider, runs=args.runs, retries=args.retries,
                                        temperature=args.temperature, thresholds=thresholds,
-                                       window=args.concurrency, lend=False)
+                                       window=args.concurrency, lend=False, swap_check=args.swap_check)
     print(batch_id)
     print(f"Queued {items * args.runs} debate(s) of {args.suite} on {provider.spec} as batch {batch_id}: "
           f"`python -m clearside worker` (any number of them, or the dashboard) runs them; "
@@ -278,6 +278,8 @@ def add_parsers(sub, model_options) -> None:
     r.add_argument("--format", choices=("md", "json"), default="md", help="what goes to stdout")
     r.add_argument("--enqueue", action="store_true",
                    help="queue the batch for `python -m clearside worker` processes, print its id and exit")
+    r.add_argument("--swap-check", action="store_true",
+                   help="also swap-check each debate (flip_rate; one more moderator call per debate)")
     model_options(r)
     r.set_defaults(func=cmd_regress)
 

@@ -116,6 +116,8 @@ SUMMARY: dict[str, tuple[str, str]] = {
     "garbage_left": ("lower", "items in the finished document that fail a substance check"),
     "checks_caught": ("lower", "items the substance checks caught while generating (repaired or re-asked)"),
     "reasks": ("lower", "model calls re-asked, all agents (schema or substance)"),
+    "flip_rate": ("lower", "swap check: synthesis items that flipped side or vanished with FOR and AGAINST "
+                           "exchanged (only when asked for)"),
     "seconds": ("lower", "model time, all agents"),
     "completion_tokens": ("lower", "tokens generated, all agents"),
 }
@@ -154,6 +156,8 @@ def summary(metrics: dict[str, Any]) -> dict[str, float]:
         if "record" in metrics["substance"]:
             out["checks_caught"] = float(metrics["substance"]["record"]["caught"])
             out["reasks"] = float(metrics["substance"]["record"]["reasks"])
+    if isinstance(metrics.get("swap_check", {}).get("flip_rate"), (int, float)):
+        out["flip_rate"] = float(metrics["swap_check"]["flip_rate"])  # added by a run that asked for the swap check
     if metrics.get("usage", {}).get("available"):
         out["seconds"] = metrics["usage"]["seconds"]
         out["completion_tokens"] = float(metrics["usage"]["completion_tokens"])

@@ -48,6 +48,9 @@ def run_controls(suite: str) -> None:
                              help="Debates run at once (default: what the provider handles well).")
     go.button(f"Run the {suite} suite", key="rg_start", type="primary", on_click=rv.start, args=(suite,),
               disabled=provider is None or busy, icon=":material/play_arrow:")
+    st.checkbox("Swap check", key="rg_swap_check", value=False,
+                help="Also rerun each debate's moderator with FOR and AGAINST exchanged and report the flip rate "
+                     "(synthesis items that flipped side or vanished): one more moderator call per debate.")
     if st.session_state.get("rg_start_error"):
         st.error(esc(st.session_state["rg_start_error"]))
     if job is None:
