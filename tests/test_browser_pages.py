@@ -2,8 +2,9 @@
 screens, and a bare URL in a question.
 
 Debian's Chromium under Playwright against `streamlit run app.py` with a store of its own that holds two
-imported debates (the Library needs one to show its filters; the other's question holds a bare URL) and an
-Ollama host where nothing listens.
+imported debates (the Library needs one to show its filters; the other's question holds a bare URL), a finished
+live debate and a finished perspectives session (made here on the scripted provider, for their pages' buttons),
+and an Ollama host where nothing listens.
 """
 
 from __future__ import annotations
@@ -41,8 +42,36 @@ def server(tmp_path_factory):
                               env=env, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         IMPORTED[name] = done.stdout.strip()
+    finished_live_and_perspectives(data)
     yield from browser_kit.streamlit_server({"CLEARSIDE_DATA": str(data),
                                              "OLLAMA_HOST": f"http://127.0.0.1:{free_port()}"})
+
+
+def finished_live_and_perspectives(data: Path) -> None:
+    """A finished live debate and a finished perspectives session in the server's store (the scripted provider,
+    in a second or two)."""
+    from helpers import LiveResponder
+    from perspectives_kit import ANSWERS, script
+
+    from clearside.live import LiveDebate
+    from clearside.live.protocol import LiveConfig
+    from clearside.perspectives import PerspectivesRun
+    from clearside.providers.scripted import ScriptedProvider
+    from clearside.store import Store
+
+    store = Store(f"sqlite:///{data / 'clearside.db'}")
+    try:
+        live = LiveDebate.create(QUESTION, ScriptedProvider(fallback=LiveResponder()), store=store,
+                                 config=LiveConfig(words_per_minute=40))
+        live.run()
+        IMPORTED["live"] = live.transcript.id
+        session = PerspectivesRun.create(QUESTION, ScriptedProvider(script=script(2)), rounds=2, store=store)
+        session.clarify()
+        session.answer(ANSWERS)
+        session.run()
+        IMPORTED["perspectives"] = session.session.session_id
+    finally:
+        store.close()
 
 
 @pytest.fixture(scope="module")
@@ -146,6 +175,9 @@ def test_on_a_phone_the_sidebar_closes_after_picking_a_page(server, browser):
     phone.locator("[data-testid='stSidebarNav'] a", has_text="Library").click()
     expect(sidebar).to_have_attribute("data-collapsed", "true", timeout=10_000)
     expect(phone.get_by_role("textbox", name="Search")).to_be_in_viewport(timeout=30_000)
+    expect(phone.get_by_role("heading", name="Library")).to_be_in_viewport()  # the page asked for, not the sidebar
+    assert phone.evaluate("() => document.querySelector('section[data-testid=\"stSidebar\"]')"
+                          ".getBoundingClientRect().right <= 1"), "the closed sidebar is off the screen"
     phone.close()
     desktop = browser.new_page(viewport={"width": 1440, "height": 900})  # side by side, it stays where it is
     desktop.goto(server)
@@ -165,9 +197,14 @@ def test_no_button_is_cut_off_on_a_narrow_screen(server, browser, width):
         settled(narrow)
         if found := browser_kit.cut_off_buttons(narrow):
             cut[path or "debate"] = found
-    narrow.goto(f"{server}/?debate={IMPORTED['plain']}")  # a saved debate's exports and buttons
-    playwright.expect(narrow.get_by_text("MODERATOR SYNTHESIS")).to_be_visible(timeout=30_000)
-    if found := browser_kit.cut_off_buttons(narrow):
-        cut["saved debate"] = found
+    finished = ((f"?debate={IMPORTED['plain']}", "MODERATOR SYNTHESIS"),  # a saved debate's exports and buttons
+                (f"live?live={IMPORTED['live']}", "This live debate is finished"),
+                (f"perspectives?perspectives={IMPORTED['perspectives']}", "Conclusions"))
+    for path, shown in finished:
+        narrow.goto(f"{server}/{path}")
+        playwright.expect(narrow.get_by_text(shown).first).to_be_visible(timeout=30_000)
+        settled(narrow)
+        if found := browser_kit.cut_off_buttons(narrow):
+            cut[path.split("=")[0]] = found
     narrow.close()
     assert cut == {}, f"buttons cut off at {width} px: {cut}"

@@ -60,13 +60,14 @@ def results_table(page) -> None:
         on_select=lambda: lib.row_picked([item.id for item in page.items]), selection_mode="single-row")
     st.caption("Click a row to pick it for the actions below.")
     if page.total > lib.PAGE_SIZE:
-        back, where, forward = st.columns([1, 4, 1], vertical_alignment="center")
-        back.button("Previous", key="lib_prev", on_click=lib.turn_page, args=(-1,), disabled=offset == 0,
-                    icon=":material/chevron_left:", width="stretch")
-        forward.button("Next", key="lib_next", on_click=lib.turn_page, args=(1,), width="stretch",
-                       disabled=offset + lib.PAGE_SIZE >= page.total, icon=":material/chevron_right:")
         pages = (page.total - 1) // lib.PAGE_SIZE + 1
-        where.caption(f"Page {offset // lib.PAGE_SIZE + 1} of {pages}")
+        # at their own width, spread across the row and wrapping on a narrow screen: never cut off
+        with st.container(horizontal=True, horizontal_alignment="distribute", vertical_alignment="center"):
+            st.button("Previous", key="lib_prev", on_click=lib.turn_page, args=(-1,), disabled=offset == 0,
+                      icon=":material/chevron_left:")
+            st.caption(f"Page {offset // lib.PAGE_SIZE + 1} of {pages}", width="content")
+            st.button("Next", key="lib_next", on_click=lib.turn_page, args=(1,),
+                      disabled=offset + lib.PAGE_SIZE >= page.total, icon=":material/chevron_right:")
 
 
 def delete_controls(item) -> None:

@@ -45,14 +45,16 @@ def replay(transcript) -> None:
         st.select_slider("Turn", [t.turn for t in turns], key="timeline_turn", on_change=turn_changed,
                          args=(transcript,), format_func=lambda n: f"Turn {n}: {transcript.turn(n).label}")
     number = st.session_state.get("timeline_turn", 1)
-    back, label, forward = st.columns([1, 4, 1], vertical_alignment="center")
-    back.button("Previous", key="timeline_prev", on_click=move, args=(transcript, -1), disabled=number <= 1,
-                icon=":material/chevron_left:", width="stretch")
-    forward.button("Next", key="timeline_next", on_click=move, args=(transcript, 1), disabled=number >= len(turns),
-                   icon=":material/chevron_right:", width="stretch")
     turn = transcript.turn(number)
     phase = live_view.nav_phase(transcript, turn)
-    label.caption(f"Turn {number} of {len(turns)} · {PHASE_LABELS[phase]}")
+    # at their own width, spread across the row and wrapping on a narrow screen: a sixth of the row each was too
+    # narrow for "Previous" at 780 px beside the sidebar
+    with st.container(horizontal=True, horizontal_alignment="distribute", vertical_alignment="center"):
+        st.button("Previous", key="timeline_prev", on_click=move, args=(transcript, -1), disabled=number <= 1,
+                  icon=":material/chevron_left:")
+        st.caption(f"Turn {number} of {len(turns)} · {PHASE_LABELS[phase]}", width="content")
+        st.button("Next", key="timeline_next", on_click=move, args=(transcript, 1), disabled=number >= len(turns),
+                  icon=":material/chevron_right:")
     by_turn = live_view.interventions_by_turn(transcript)
     if number == 1:
         for item in by_turn.get(0, []):  # made before the first turn
