@@ -188,3 +188,29 @@ def test_the_moderator_picks_listed_assumptions_by_index_under_constrained_decod
     for conflict in moderator.assumption_conflicts:
         assert conflict.pro_assumption in run.pro.assumptions
         assert conflict.con_assumption in run.con.assumptions
+
+
+def test_swap_check_on_the_embedded_model(debate_file, tmp_path, capsys):
+    """``metrics --swap-check`` on the embedded model's flagship debate (or the reference standing in for it):
+    a report whose counts add up and a flip rate in [0, 1], or the typed failure of the moderator (exit 4)."""
+    from helpers import run_cli
+
+    out = tmp_path / "swap.json"
+    code, _, err = run_cli(capsys, "metrics", "--swap-check", str(debate_file), "--format", "json", "--out", str(out))
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["published"]["flip_rate"] == 0.136
+    if code != 0:
+        assert code == 4 and report["failed"], err
+        assert "substance checks" in err or "broke the ClearSide schema" in err
+        return
+    (result,) = report["debates"]
+    assert 0.0 <= result["flip_rate"] <= 1.0 and result["semantic"] is True and result["model_calls"] >= 1
+    assert result["provider"].startswith("embedded")
+    for name, section in result["sections"].items():
+        assert section["matched"] + section["vanished"] == section["items"] > 0, name
+        assert section["flipped"] <= section["matched"], name
+    conflicts = result["details"][0]["swapped_moderator"]["assumption_conflicts"]
+    document = json.loads(debate_file.read_text(encoding="utf-8"))
+    assert all(c["pro_assumption"] in document["pro"]["assumptions"] and
+               c["con_assumption"] in document["con"]["assumptions"] for c in conflicts), "read back in the FOR frame"
+
