@@ -239,3 +239,22 @@ def test_regress_swap_check_adds_the_flip_rate_to_each_run(tmp_path, capsys):
     code, out, _ = run(capsys, "regress", "--suite", "flagship", "--runs", "1", "--provider",
                        flagship_script(tmp_path, 1, name="plain.json"))
     assert code == 0 and "flip_rate" not in out and "Swap check" not in out, "off by default"
+
+
+def test_the_regress_workflow_carries_the_swap_check_to_each_item(monkeypatch):
+    """regress --enqueue: the batch's job says swap_check, and each item's scored debate is asked for it."""
+    from clearside import batches, runtime
+    from clearside.scored import Scored
+
+    queued = []
+    monkeypatch.setattr(runtime, "enqueue", lambda name, job, **options: queued.append(job) or job["batch"])
+    asked = []
+    monkeypatch.setattr(batches, "run_scored", lambda *a, **options: asked.append(options["swap_check"]) or Scored(
+        "d", "r", "failed", metrics={"schema_valid": 0.0}, error="not run"))
+    for swap_check in (True, False):
+        batches.enqueue_regress("flagship", ScriptedProvider(), runs=1, lend=False, swap_check=swap_check)
+        job = queued[-1]
+        assert job["swap_check"] is swap_check
+        assert batches._scored(job, job["tasks"][0], ScriptedProvider(), None)["status"] == "failed"
+    assert asked == [True, False]
+

@@ -256,7 +256,8 @@ def add_parsers(sub, model_options) -> None:
                    help="score coverage, stance and hinges against flagship, argkp-dev:1..4 or a reference file; "
                         f"with --swap-check, also swap-check {SWAP_REFERENCES} (comma-separated)")
     m.add_argument("--format", choices=("json", "md"), default="json")
-    m.add_argument("--no-embeddings", action="store_true", help="only the metrics that need no embedding model")
+    m.add_argument("--no-embeddings", action="store_true", help="only the metrics that need no embedding model "
+                                                                "(with --swap-check: lexical matching and checks)")
     m.add_argument("--out", metavar="FILE")
     m.add_argument("--swap-check", action="store_true",
                    help="rerun only the moderator with FOR and AGAINST exchanged and report the flip rate "
