@@ -124,12 +124,23 @@ def reask_message(errors: list[str], *, substance: bool = False) -> dict[str, st
                                        "Reply again with only the corrected JSON object."}
 
 
+# A failing item quoted in a check's message, "argument 2 ('A neuza jeste dorju ...') is not about ...": the user's
+# error message keeps it, but a re-ask that shows it to a small model primes the model to write more of the same.
+_QUOTED_ITEM = re.compile(r"""\s*\((['"]).{25,}?\1\)""")
+
+
+def unquoted(problem: str) -> str:
+    """A check's message without the failing item it quotes (short quotes, such as a verdict's phrase, stay)."""
+    return _QUOTED_ITEM.sub("", problem)
+
+
 def with_fixes(messages: list[dict[str, str]], problems: list[str]) -> list[dict[str, str]]:
     """``messages`` with what to fix added to their last (user) message: a re-ask that does not show the
-    model its failed reply (the global prompt's ``fix`` task)."""
+    model its failed reply (the global prompt's ``fix`` task), nor the failing items its checks quote."""
     if not problems:
         return list(messages)
-    fix = prompts.render(prompts.load("global").tasks["fix"], problems="\n".join(f"- {p}" for p in problems[:12]))
+    listed = "\n".join(f"- {unquoted(p)}" for p in problems[:12])
+    fix = prompts.render(prompts.load("global").tasks["fix"], problems=listed)
     *head, last = messages
     return [*head, {**last, "content": f"{last['content']}\n{fix}"}]
 

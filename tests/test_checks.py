@@ -646,6 +646,9 @@ def test_a_small_model_is_reasked_without_its_failed_reply(provider, small):
         assert roles == [*(m["role"] for m in first.messages), "assistant", "user"]
         added = second.messages[-1]["content"]
     assert "is not about" in added
+    if small:  # nor the failing claims its checks quote: shown them, a small model writes more of the same
+        off_claims = [a["claim"] for a in off_topic_side()["arguments"]]
+        assert not [claim for claim in off_claims if claim in added]
 
 
 def test_a_drop_that_exposes_a_new_finding_is_settled_before_the_reply_is_accepted(provider):
