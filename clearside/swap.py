@@ -30,7 +30,8 @@ frame. The measures, precisely:
   the rate: the rate asks what of the original synthesis survives).
 - **Lean** of a hinge, a disagreement or a conflict's description: its largest similarity to the FOR case's
   texts (summary, claims, assumptions) minus its largest similarity to the AGAINST case's, both cases as the
-  document has them. Above 0 the item is framed in FOR's terms, below 0 in AGAINST's.
+  document has them. Above 0 the item is framed in FOR's terms, below 0 in AGAINST's. (``LEAN``, 0.05, is
+  ours and not yet calibrated on repeated model runs.)
 - **Flipped**: a matched hinge, disagreement or conflict whose lean changed sign with both leans at least
   ``LEAN`` (0.05) away from 0 (it now attaches to the other side), or a matched conflict whose crossed
   similarity beats its straight one (its FOR and AGAINST assumptions swapped meaning). Agreements belong to

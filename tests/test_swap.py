@@ -180,9 +180,12 @@ def test_swap_check_command_reports_json_and_text_with_the_published_figure(tmp_
     assert debate["flip_rate"] == 0.0 and debate["runs"] == 2 and debate["model_calls"] == 3
     assert "written by openai:gpt-4o-mini" in debate["original"]  # another model's synthesis: rerun, not compared
     assert report["mean_flip_rate"] == 0.0 and report["published"]["flip_rate"] == 0.136
+    code, saved, _ = run(capsys, "import", str(path))  # a saved debate's id works as a file does
+    assert code == 0
     spec = script_file(tmp_path, "again.json", moderator=[neutral_reply()] * 2)
-    code, out, _ = run(capsys, "metrics", "--swap-check", str(path), "--provider", spec, "--format", "md")
-    assert code == 0 and "Flip rate **0.0%**" in out and "13.6%" in out and "The Coin Flip Judge" in out
+    code, out, _ = run(capsys, "metrics", "--swap-check", saved.strip(), "--provider", spec, "--format", "md")
+    assert code == 0 and f"## {saved.strip()}:" in out and "Flip rate **0.0%**" in out
+    assert "13.6%" in out and "The Coin Flip Judge" in out
 
 
 def test_swap_check_command_refuses_bad_input_with_exit_2(tmp_path, capsys):
