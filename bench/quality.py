@@ -14,13 +14,16 @@ Every finished document is scored with the same checks (``clearside.checks.docum
 embeddings): that is the garbage a user would read. Propositions: the flagship, the four ArgKP dev topics and
 our own (``--set dev``); ``--set heldout`` runs four more of our own that were kept aside while the checks were
 written, ``--set heldout2`` four more that were kept aside while mending was written (``heldout`` had been
-seen by then), and ``--set heldout3`` four more kept aside while the small model's re-ask was changed.
+seen by then), ``--set heldout3`` four more kept aside while the small model's re-ask was changed, and
+``--set heldout4`` four more kept aside while the advocates' context, the statement grammar and the unquoted re-ask
+were changed.
 Wall time is measured around ``Engine.run`` in-process (the GGUF and the embedding model loaded
 beforehand, once), and around the whole CLI process for ``before@REV``, which therefore also counts that
 process's start and GGUF load (about 1-2 s with a warm page cache).
 
 Run from the repository root:
-    python bench/quality.py [--set dev|heldout|heldout2|heldout3] [--configs before@1d59a0e,whole,focused] [--limit N]
+    python bench/quality.py [--set dev|heldout|heldout2|heldout3|heldout4] [--configs before@1d59a0e,whole,focused]
+        [--limit N]
 Writes bench/results/quality-<set>.json (rows of configurations not run this time are kept from the last run on
 the same propositions) and prints a Markdown table. Never run it beside another model job.
 """
@@ -70,6 +73,13 @@ HELD_OUT_3 = [  # kept aside while the small-model re-ask (enforce.with_fixes) w
     "Should a family farm convert to organic production?",
     "Should a museum return artifacts acquired during colonial rule?",
 ]
+HELD_OUT_4 = [  # written and kept aside while the context labelling, the statement grammar and the unquoted re-ask
+    # were made (2026-11-25); first run for the closing measurement
+    "Should a regional bank close its branches in small towns?",
+    "Should a high school start classes an hour later?",
+    "Should a city build a new football stadium with public money?",
+    "Should a software team require code review for every change?",
+]
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
@@ -80,6 +90,8 @@ def propositions(which: str) -> list[str]:
         return list(HELD_OUT_2)
     if which == "heldout3":
         return list(HELD_OUT_3)
+    if which == "heldout4":
+        return list(HELD_OUT_4)
     return [flagship().proposition, *(ref.proposition for ref in argkp_dev()), *OURS]
 
 
@@ -135,7 +147,7 @@ def run_before(question: str, rev: str) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--set", choices=("dev", "heldout", "heldout2", "heldout3"), default="dev")
+    parser.add_argument("--set", choices=("dev", "heldout", "heldout2", "heldout3", "heldout4"), default="dev")
     parser.add_argument("--configs", default="before@1d59a0e,whole,focused")
     parser.add_argument("--limit", type=int, default=0)
     args = parser.parse_args()
