@@ -101,7 +101,7 @@ def one(browser, url: str, store: Store, tabs: int, server_pid: int) -> dict:
         page = browser.new_page(viewport={"width": 1440, "height": 900})
         page.goto(f"{url}/?debate={debate_id}")
         pages.append(page)
-    while (record := store.get(debate_id)).status == "running":
+    while (record := store.get(debate_id)).status in ("queued", "running"):  # the runtime queues it first
         time.sleep(0.5)
     wall = time.perf_counter() - started
     cpu, browser = cpu_seconds(server_pid) - cpu0, browser_cpu_seconds() - browser0

@@ -115,7 +115,10 @@ def static_stage(job_id: str, job: dict[str, Any], stage: str, token: str = "") 
         recorder = StaticRecorder(store, run, provider, debate_id=job["debate_id"])
         engine = Engine(provider, retries=job.get("retries", 2), temperature=job.get("temperature", 0.4),
                         on_event=sink, on_section=recorder.on_section, strategy=job.get("strategy"))
-        engine.run_stage(run, stage)
+        try:
+            engine.run_stage(run, stage)
+        finally:  # what the stage's agents used, finished or not (the finishing step keeps the sum)
+            recorder.add_usage(run)
     except DebateFailed as exc:
         return {**_stopped(store, job, exc.cause), "token": token}
     except ClearSideError as exc:  # a provider that cannot be built here, the store refusing a write

@@ -61,6 +61,10 @@ def test_a_queued_debate_runs_on_the_host_and_is_saved(hosted, capsys):
     record = open_store().get(debate_id)
     assert record.status == "done" and record.document["pro"]["arguments"]
     assert sorted(r.agent for r in provider.requests) == ["con", "moderator", "orchestrator", "pro"]
+    # each step saved what its agents used, and the finishing step kept the sum (metrics and the bench read it)
+    usage = record.data["usage"]
+    assert sorted(usage) == ["con", "moderator", "orchestrator", "pro"]
+    assert all(u["calls"] == 1 and u["completion_tokens"] > 0 for u in usage.values())
     agents = Follower(debate_id).update()  # what a page on another replica reads
     assert {name: p.status for name, p in agents.items()} == dict.fromkeys(
         ("orchestrator", "pro", "con", "moderator"), "done")
@@ -104,8 +108,13 @@ def test_a_failed_debate_runs_again_as_a_new_job_that_keeps_what_finished(hosted
     job = workflows.continue_static(debate_id, provider)
     assert job == f"{debate_id}-2"
     settle(job)
-    assert open_store().get(debate_id).status == "done"
+    record = open_store().get(debate_id)
+    assert record.status == "done"
     assert [r.agent for r in provider.requests].count("orchestrator") == 1
+    # the failed job's usage (its three agents; the server error returned nothing to count) and the new job's
+    # moderator add up
+    assert {agent: u["calls"] for agent, u in record.data["usage"].items()} == {
+        "orchestrator": 1, "pro": 1, "con": 1, "moderator": 1}
     assert run_cli(capsys, "status", debate_id)[0] == 0
 
 

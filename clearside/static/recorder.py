@@ -21,6 +21,16 @@ from ..store import Store
 PROMPTS = ("orchestrator", "advocate", "moderator")
 
 
+def add_usage(saved: dict[str, dict[str, Any]], more: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Two usage summaries added up, agent by agent and figure by figure."""
+    total = {agent: dict(figures) for agent, figures in saved.items()}
+    for agent, figures in more.items():
+        mine = total.setdefault(agent, {})
+        for name, value in figures.items():
+            mine[name] = round(mine.get(name, 0) + value, 3) if isinstance(value, float) else mine.get(name, 0) + value
+    return total
+
+
 def usage_summary(usage: dict[str, Usage]) -> dict[str, dict[str, Any]]:
     """Tokens and seconds per agent, without the raw attempts."""
     return {agent: {k: v for k, v in asdict(u).items() if k != "attempts"} for agent, u in usage.items()}
@@ -77,6 +87,14 @@ class StaticRecorder:
         self.store.save_section(self.id, name, getattr(run, name).dump())
         if run.quality:  # the checks' record so far, so a resumed debate keeps what earlier agents caught
             self.store.save_section(self.id, "quality", {agent: q.dump() for agent, q in run.quality.items()})
+
+    def add_usage(self, run: DebateRun) -> None:
+        """Add what ``run``'s agents used to the debate's saved usage: a runtime step runs one stage on a run of
+        its own, so the step saves its part and the finishing step, which generates nothing, keeps the sum."""
+        if not run.usage:
+            return
+        saved = (self.store.get(self.id).data or {}).get("usage") or {}
+        self.store.update(self.id, data={"usage": add_usage(saved, usage_summary(run.usage))})
 
     def finish(self, document: Document, run: DebateRun) -> None:
         self.store.finish_static(self.id, document.dump(), usage=usage_summary(run.usage),
