@@ -47,8 +47,9 @@ def test_messages_steer_the_workflow_and_another_handle_follows_and_steers_it(db
     wait_for(other, lambda s: len(s.transcript.turns) >= 2 and s.speaker and len(s.speech) > 20)
 
     other.pause()  # a message and a control row: the turn in flight halts at its next check
-    snap = wait_for(other, lambda s: s.status == "paused")
-    assert snap.transcript.state == "paused" and snap.transcript.partial.speech
+    # the control row says "paused" at once; the halted turn's speech is saved when the turn sees it (within 0.5 s)
+    snap = wait_for(other, lambda s: s.status == "paused" and s.transcript.state == "paused")
+    assert snap.transcript.partial.speech
     until(lambda: live_workflow.STATE[job.job_id]["paused"], 10, "the workflow never took the pause message")
     held = len(snap.transcript.turns)
 
