@@ -21,7 +21,7 @@ from ..store import Store
 PROMPTS = ("orchestrator", "advocate", "moderator")
 
 
-def add_usage(saved: dict[str, dict[str, Any]], more: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def summed_usage(saved: dict[str, dict[str, Any]], more: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Two usage summaries added up, agent by agent and figure by figure."""
     total = {agent: dict(figures) for agent, figures in saved.items()}
     for agent, figures in more.items():
@@ -94,7 +94,7 @@ class StaticRecorder:
         if not run.usage:
             return
         saved = (self.store.get(self.id).data or {}).get("usage") or {}
-        self.store.update(self.id, data={"usage": add_usage(saved, usage_summary(run.usage))})
+        self.store.update(self.id, data={"usage": summed_usage(saved, usage_summary(run.usage))})
 
     def finish(self, document: Document, run: DebateRun) -> None:
         self.store.finish_static(self.id, document.dump(), usage=usage_summary(run.usage),
