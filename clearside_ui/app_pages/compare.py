@@ -127,6 +127,7 @@ def agreement_section(report: dict, running: bool) -> None:
 
 
 def comparison(batch: str) -> None:
+    shown = cv.signature(batch)  # before the report: a status that changes in between reruns the page, not lost
     report, documents, running = cv.result(batch)
     st.divider()
     st.markdown(f"**Question:** {esc(report['question'])}")
@@ -134,7 +135,7 @@ def comparison(batch: str) -> None:
     if report.get("error"):
         st.error(esc(report["error"]))
     if running:
-        follow("compare", POLL_SECONDS, watch, batch, cv.signature(batch))
+        follow("compare", POLL_SECONDS, watch, batch, shown)
     for column, label in zip(st.columns(len(report["models"]), border=True), report["models"], strict=True):
         with column:
             model_column(label, report["results"][label], documents.get(label))
