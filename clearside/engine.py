@@ -31,6 +31,7 @@ from .schema import (
     Proposition,
     Quality,
     Side,
+    stamped,
     validate_document,
 )
 
@@ -275,7 +276,7 @@ class Engine:
         }
         if self.substance:
             data["quality"] = self.quality(run).dump()
-        return validate_document(data)
+        return validate_document(stamped(data))
 
     def quality(self, run: DebateRun) -> Quality:
         """The debate's quality record: each agent's checks, and the context values the model inferred."""

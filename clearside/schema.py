@@ -5,9 +5,13 @@ no extra keys anywhere, enums are closed, string arrays hold at least one
 element (except ``challenges.responses``), strings are never blank and
 ``meta.generated_at`` is an ISO-8601 datetime.
 
-1.1.0 adds one optional top-level key, ``quality``: the record of what the substance
-checks caught while the debate was generated (spec 002's minor-version rule: a new
-optional field; a 1.0 reader drops it on import). Optional keys may be omitted
+1.1.0 adds optional fields only (spec 002's minor-version rule; a 1.0 reader drops them on
+import): ``quality``, the record of what the substance checks caught while the debate was
+generated; ``personas``, the cases of a persona debate, with ``Argument.persona`` naming whose
+argument it is and ``moderator.lens_divergence``; ``moderator.cruxes``, what depends on each
+decision hinge; and ``remap``, the user's weights and assumption stances a re-mapped synthesis
+was made under, with the original synthesis it is compared against. A document that uses none
+of them is stamped 1.0.0 (:func:`version_for`). Optional keys may be omitted
 but never set to ``null``: JSON Schema and pydantic must agree on that, so the
 exported schema lists optional keys without a null alternative.
 """
@@ -36,7 +40,9 @@ from .errors import InputError
 
 SCHEMA_VERSION = "1.1.0"
 SCHEMA_ID = f"https://clearside.dev/schemas/clearside-{SCHEMA_VERSION}.schema.json"
-SCHEMA_FILE = Path(__file__).resolve().parent / "data" / "schemas" / f"clearside-{SCHEMA_VERSION}.schema.json"
+SCHEMA_DIR = Path(__file__).resolve().parent / "data" / "schemas"
+SCHEMA_FILE = SCHEMA_DIR / f"clearside-{SCHEMA_VERSION}.schema.json"
+BASE_VERSION = "1.0.0"  # what a document that uses no 1.1 addition is stamped
 
 Category = Literal["economic", "ethical", "technical", "social", "political", "environmental"]
 EvidenceType = Literal["fact", "projection", "analogy", "value_judgment"]
@@ -123,6 +129,7 @@ class Argument(Strict):
     explanation: Text
     evidence_type: EvidenceType
     confidence: Confidence
+    persona: Text | None = None  # 1.1: the persona whose argument this is (persona debates)
 
 
 class Side(Strict):
@@ -146,12 +153,36 @@ class AssumptionConflict(Strict):
     conflict_description: Text | None = None
 
 
+Index = Annotated[int, Field(ge=0)]
+Share = Annotated[float, Field(ge=0, le=1)]
+
+
+class CruxLoad(Strict):
+    pro: Share  # the share of FOR's arguments that depend on the hinge
+    con: Share
+
+
+class Crux(Strict):
+    """1.1: what depends on one decision hinge, and what each answer to it would mean."""
+
+    hinge: Index  # index into moderator.decision_hinges
+    pro_arguments: list[Index] = Field(default_factory=list)  # indices into pro.arguments
+    con_arguments: list[Index] = Field(default_factory=list)
+    pro_assumptions: list[Index] = Field(default_factory=list)  # indices into pro.assumptions
+    con_assumptions: list[Index] = Field(default_factory=list)
+    load: CruxLoad
+    if_yes: Text
+    if_no: Text
+
+
 class Moderator(Strict):
     areas_of_agreement: TextList
     core_disagreements: Annotated[list[Disagreement], Field(min_length=1)]
     assumption_conflicts: Annotated[list[AssumptionConflict], Field(min_length=1)]
     evidence_gaps: TextList
     decision_hinges: TextList
+    lens_divergence: TextList | None = None  # 1.1, persona debates: where the lenses diverge
+    cruxes: list[Crux] | None = None  # 1.1
 
 
 class ResponseBody(Strict):
@@ -201,6 +232,55 @@ class Quality(Strict):
     inferred: list[ContextField] = Field(default_factory=list)  # context values the model inferred
 
 
+Stance = Literal["for", "against", "mixed"]
+
+
+class Persona(Strict):
+    name: Text
+    lens: Text  # the discipline's one-line lens
+    builtin: bool
+
+
+class PersonaCase(Strict):
+    """1.1: one persona's case, written blind to the other personas."""
+
+    persona: Persona
+    stance: Stance
+    arguments: Annotated[list[Argument], Field(min_length=1)]
+    assumptions: TextList
+    uncertainties: TextList
+
+
+Weight = Annotated[int, Field(ge=0, le=3)]
+
+
+class Weights(Strict):
+    """How much the user cares about each argument category, 0 to 3 (unset: 1)."""
+
+    economic: Weight | None = None
+    ethical: Weight | None = None
+    technical: Weight | None = None
+    social: Weight | None = None
+    political: Weight | None = None
+    environmental: Weight | None = None
+
+
+class AssumptionStance(Strict):
+    side: Literal["pro", "con"]
+    index: Index  # into that side's assumptions
+    assumption: Text  # its text, as the user saw it
+    stance: Literal["accept", "reject", "unsure"]
+
+
+class Remap(Strict):
+    """1.1: the conditions a re-mapped synthesis was made under, and the synthesis it replaced."""
+
+    weights: Weights | None = None
+    stances: list[AssumptionStance] = Field(default_factory=list)
+    original: Moderator  # the synthesis before this re-map: the diff's other side
+    remapped_at: IsoDatetime
+
+
 class Document(Strict):
     """A complete ClearSide debate document."""
 
@@ -216,7 +296,9 @@ class Document(Strict):
     con: Side
     moderator: Moderator
     challenges: Challenges
-    quality: Quality | None = None
+    quality: Quality | None = None  # 1.1
+    personas: Annotated[list[PersonaCase], Field(min_length=2, max_length=4)] | None = None  # 1.1
+    remap: Remap | None = None  # 1.1
 
 
 class _ContractSchema(GenerateJsonSchema):
@@ -250,6 +332,25 @@ def document_validator() -> Draft202012Validator:
     """The validator of the exported v1 JSON Schema (the schema file when present)."""
     schema = json.loads(SCHEMA_FILE.read_text(encoding="utf-8")) if SCHEMA_FILE.exists() else json_schema()
     return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+
+
+@lru_cache(maxsize=1)
+def base_validator() -> Draft202012Validator:
+    """The validator of the 1.0.0 schema: what a 1.0 reader accepts."""
+    schema = json.loads((SCHEMA_DIR / f"clearside-{BASE_VERSION}.schema.json").read_text(encoding="utf-8"))
+    return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+
+
+def version_for(document: dict[str, Any]) -> str:
+    """The version a document is stamped with: 1.0.0 when a 1.0 reader accepts it as it is, else the current one."""
+    probe = {**document, "meta": {**document.get("meta", {}), "schema_version": BASE_VERSION}}
+    return BASE_VERSION if base_validator().is_valid(probe) else SCHEMA_VERSION
+
+
+def stamped(document: dict[str, Any]) -> dict[str, Any]:
+    """``document`` with ``meta.schema_version`` set by :func:`version_for` (in place, and returned)."""
+    document["meta"]["schema_version"] = version_for(document)
+    return document
 
 
 def jsonschema_errors(document: dict[str, Any]) -> list[str]:

@@ -258,3 +258,81 @@ def test_pydantic_and_jsonschema_agree(path, value):
     schema_ok = not jsonschema_errors(data)
     assert pydantic_ok == schema_ok, f"pydantic {'accepts' if pydantic_ok else 'rejects'} {value!r}, " \
                                      f"the JSON Schema {'accepts' if schema_ok else 'rejects'} it"
+
+
+# ---------------------------------------------------------------- 1.1 additions
+
+
+def with_additions() -> dict[str, Any]:
+    """The spec example using every 1.1 addition: personas, a persona label, lens divergence, cruxes, a re-map."""
+    data = fixture_dict()
+    data["meta"]["schema_version"] = "1.1.0"
+    argument = {**data["pro"]["arguments"][0], "persona": "Economist"}
+    data["pro"]["arguments"][0] = argument
+    data["personas"] = [
+        {"persona": {"name": "Economist", "lens": "costs, incentives and trade-offs", "builtin": True},
+         "stance": "for", "arguments": [argument], "assumptions": ["Markets clear"], "uncertainties": ["Prices"]},
+        {"persona": {"name": "Night-shift nurse", "lens": "what it does to a 12-hour shift", "builtin": False},
+         "stance": "mixed", "arguments": [data["con"]["arguments"][0]], "assumptions": ["Staffing is fixed"],
+         "uncertainties": ["Rotas"]}]
+    moderator = data["moderator"]
+    original = copy.deepcopy(moderator)
+    moderator["lens_divergence"] = ["The economist counts cost; the nurse counts hours"]
+    moderator["cruxes"] = [{"hinge": 0, "pro_arguments": [0], "con_arguments": [], "pro_assumptions": [0],
+                            "con_assumptions": [], "load": {"pro": 0.5, "con": 0.0},
+                            "if_yes": "FOR's first argument stands", "if_no": "FOR loses its first argument"}]
+    data["remap"] = {"weights": {"economic": 3, "ethical": 0},
+                     "stances": [{"side": "pro", "index": 0, "assumption": data["pro"]["assumptions"][0],
+                                  "stance": "reject"}],
+                     "original": original, "remapped_at": "2026-11-25T18:00:00Z"}
+    return data
+
+
+def test_a_1_1_document_round_trips_and_is_stamped_1_1():
+    from clearside.schema import version_for
+    data = with_additions()
+    assert_accepted(data)
+    assert version_for(data) == "1.1.0"
+    assert version_for(fixture_dict()) == "1.0.0", "a document using no addition stays 1.0.0"
+
+
+@pytest.mark.parametrize("path, value", [
+    (("remap", "weights", "economic"), 4),
+    (("remap", "weights", "economic"), -1),
+    (("remap", "weights", "moral"), 2),
+    (("remap", "stances", 0, "stance"), "maybe"),
+    (("moderator", "cruxes", 0, "load", "pro"), 1.5),
+    (("moderator", "cruxes", 0, "hinge"), -1),
+    (("moderator", "cruxes", 0, "if_yes"), " "),
+    (("personas", 0, "stance"), "neutral"),
+    (("personas",), []),
+    (("moderator", "lens_divergence"), []),
+])
+def test_1_1_rules_are_enforced_by_pydantic_and_jsonschema(path, value):
+    assert_rejected(mutate(with_additions(), path, value))
+
+
+def test_five_personas_are_refused():
+    data = with_additions()
+    data["personas"] = data["personas"] * 2 + data["personas"][:1]
+    assert_rejected(data)
+
+
+def test_a_1_0_reader_takes_a_1_1_document_by_setting_the_additions_aside():
+    """What a 1.0 reader does on import (spec 002): drop the keys its schema does not know; the rest is valid 1.0."""
+    from clearside.schema import base_validator
+    from clearside.store.exchange import drop_unknown
+    data = with_additions()
+    dropped = drop_unknown(data, base_validator())
+    data["meta"]["schema_version"] = "1.0.0"
+    assert set(dropped) == {"personas", "remap", "moderator/lens_divergence", "moderator/cruxes",
+                            "pro/arguments/0/persona"}
+    assert list(base_validator().iter_errors(data)) == []
+
+
+def test_every_1_0_document_is_a_valid_1_1_document():
+    """The 1.0.0 schema file is kept as it was published; what it accepts the current schema accepts."""
+    from clearside.schema import SCHEMA_DIR, base_validator
+    assert (SCHEMA_DIR / "clearside-1.0.0.schema.json").exists()
+    data = fixture_dict()
+    assert list(base_validator().iter_errors(data)) == [] and jsonschema_errors(data) == []

@@ -105,22 +105,36 @@ def test_a_newer_minor_version_is_migrated_and_nothing_is_lost(db, tmp_path, cap
     code, out, err = run(capsys, "import", str(path))
     assert code == 0 and "Migrated from version 1.3.0" in err and "meta/stakeholders" in err
     record = db.get(out.strip())
-    assert record.document["meta"]["schema_version"] == SCHEMA_VERSION and jsonschema_errors(record.document) == []
+    # what is left uses no 1.1 addition, so it is stamped 1.0.0: a 1.0 reader takes it as it is
+    assert "Migrated from version 1.3.0 to 1.0.0." in err
+    assert record.document["meta"]["schema_version"] == "1.0.0" and jsonschema_errors(record.document) == []
     assert "stakeholders" not in record.document["meta"]
     assert record.data["imported"]["dropped"] == {"meta/stakeholders": ["residents", "utilities"],
                                                   "pro/arguments/0/citations": ["https://example.org/report"]}
     assert record.data["imported"]["from_version"] == "1.3.0"
 
 
-def test_a_1_0_document_imports_as_the_current_minor_version(db, tmp_path, capsys):
+def test_a_1_0_document_imports_unchanged_and_stays_1_0(db, tmp_path, capsys):
     document = fixture_dict()
-    document["meta"]["schema_version"] = "1.0.0"  # before the optional quality record: nothing to drop
+    document["meta"]["schema_version"] = "1.0.0"  # uses no 1.1 addition: nothing to drop, nothing to migrate
     path = tmp_path / "same.json"
     path.write_text(json.dumps(document), encoding="utf-8")
     code, out, err = run(capsys, "import", str(path))
-    assert code == 0 and f"Migrated from version 1.0.0 to {SCHEMA_VERSION}." in err and "Set aside" not in err
+    assert code == 0 and "Migrated" not in err and "Set aside" not in err
     record = db.get(out.strip())
-    assert record.document["proposition"] == document["proposition"]
+    assert record.document == document
+
+
+def test_a_1_1_document_keeps_its_additions_and_version(db, tmp_path, capsys):
+    document = fixture_dict()
+    document["meta"]["schema_version"] = "1.0.0"  # wrongly stamped: it uses a 1.1 addition
+    document["pro"]["arguments"][0]["persona"] = "Economist"
+    path = tmp_path / "persona.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    code, out, err = run(capsys, "import", str(path))
+    assert code == 0 and f"to {SCHEMA_VERSION}" in err and "Set aside" not in err
+    record = db.get(out.strip())
+    assert record.document["pro"]["arguments"][0]["persona"] == "Economist"
     assert record.document["meta"]["schema_version"] == SCHEMA_VERSION
 
 

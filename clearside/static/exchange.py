@@ -6,7 +6,7 @@ import copy
 from typing import Any
 
 from ..errors import InputError
-from ..schema import SCHEMA_VERSION, document_validator, validate_document
+from ..schema import SCHEMA_VERSION, document_validator, stamped, validate_document
 from ..store import Store
 from ..store.exchange import Imported, check_major, drop_unknown, import_record, migration_notes
 from ..store.privacy import scrub
@@ -25,7 +25,7 @@ def migrate_document(data: dict[str, Any]) -> tuple[dict[str, Any], str, dict[st
     check_major(original, "meta.schema_version", SCHEMA_VERSION)
     document = copy.deepcopy(data)
     dropped = drop_unknown(document, document_validator())
-    document["meta"]["schema_version"] = SCHEMA_VERSION
+    stamped(document)  # 1.0.0 unless it uses a 1.1 addition
     try:
         validate_document(document)
     except InputError as exc:
@@ -36,7 +36,8 @@ def migrate_document(data: dict[str, Any]) -> tuple[dict[str, Any], str, dict[st
 def import_static(store: Store, data: dict[str, Any], source: str) -> Imported:
     document, original, dropped = migrate_document(data)
     debate_id = store.import_static(scrub(document), imported=scrub(import_record(original, dropped, source)))
-    return Imported(debate_id, "static", original, migration_notes(original, dropped))
+    return Imported(debate_id, "static", original,
+                    migration_notes(original, dropped, document["meta"]["schema_version"]))
 
 
 def export_static(store: Store, debate_id: str) -> dict[str, Any]:
