@@ -1,0 +1,166 @@
+"""Re-map under value weights and assumption stances (clearside/remap.py, ``remap`` command, explore view).
+
+The moderator runs on the scripted provider: the tests assert what its request carried (the user's weights
+and stances), that a verdict is still caught on the re-mapped synthesis, that the re-map record holds the
+conditions and the original synthesis, and that the diff and the view's order are right on hand-made input.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from helpers import fixture_dict, moderator_reply, request_text, side_reply
+
+from clearside import checks, remap
+from clearside.engine import Engine
+from clearside.errors import ClearSideError, InputError
+from clearside.providers.scripted import ScriptedProvider
+from clearside.schema import Document, Weights, validate_document
+
+LEX = checks.Embeddings(enabled=False)
+
+
+def document() -> dict:
+    doc = fixture_dict()
+    doc["pro"], doc["con"] = side_reply("pro", arguments=4), side_reply("con", arguments=4)
+    doc["moderator"] = moderator_reply()
+    doc.pop("quality", None)
+    doc["meta"]["model_info"] = {"provider": "scripted", "model": "script"}
+    return doc
+
+
+def remapped_reply() -> dict:
+    """A clean synthesis that lists the scaling hinge first and adds one about operating cost."""
+    reply = moderator_reply()
+    reply["decision_hinges"] = ["Moderator: what are the real scaling requirements?",
+                                "Moderator: would the running cost of many services fit the operating budget?",
+                                "Moderator: does the team have distributed systems experience?"]
+    reply["assumption_conflicts"][0].update(pro_assumption="P1", con_assumption="C1")
+    return reply
+
+
+def only_wanted(reply: dict):
+    """Answer with ``reply``, or with the fields a mending call asks for."""
+
+    def answer(request) -> dict:
+        wanted = list((request.schema or {}).get("properties", {}))
+        return {k: copy.deepcopy(reply[k]) for k in wanted if k in reply} or copy.deepcopy(reply)
+
+    return answer
+
+
+# -- conditions ------------------------------------------------------------------------------------------------
+
+def test_weights_parse_and_bad_weights_name_the_fix():
+    assert remap.parse_weights("economic=3, Ethical=0").dump() == {"economic": 3, "ethical": 0}
+    for text, fix in (("economic", "CATEGORY=N"), ("money=2", "Unknown category 'money'"),
+                      ("economic=4", "from 0 to 3"), ("economic=-1", "from 0 to 3"), ("economic=x", "from 0 to 3"),
+                      ("economic=1,economic=2", "twice"), ("", "empty")):
+        with pytest.raises(InputError, match=fix):
+            remap.parse_weights(text)
+
+
+def test_assumptions_match_by_id_text_prefix_or_substring_and_refuse_ambiguity():
+    doc = validate_document(document())
+    assert remap.match_assumption(doc, "C2")[:2] == ("con", 1)
+    assert remap.match_assumption(doc, "pro assumption b")[:2] == ("pro", 1)
+    assert remap.match_assumption(doc, "Con assumption A: the organization has DevOps maturity")[:2] == ("con", 0)
+    with pytest.raises(InputError, match=r"matches 2 assumptions \(P1, C1\)"):
+        remap.match_assumption(doc, "DevOps maturity")
+    with pytest.raises(InputError, match="matches no listed assumption: use its id or text, one of: P1 "):
+        remap.match_assumption(doc, "the moon is cheese")
+    with pytest.raises(InputError, match="two stances"):
+        remap.stances_for(doc, accept=["P1"], reject=["Pro assumption A"])
+
+
+# -- the re-map ------------------------------------------------------------------------------------------------
+
+def test_a_remap_reruns_only_the_moderator_with_the_conditions_and_keeps_the_original():
+    provider = ScriptedProvider(fallback=only_wanted(remapped_reply()))
+    data = document()
+    before = copy.deepcopy(data)
+    doc = validate_document(copy.deepcopy(data))
+    stances = remap.stances_for(doc, accept=["P2"], reject=["Con assumption B"], unsure=["C1"])
+    out = remap.remap(data, Engine(provider), weights=Weights(economic=3, ethical=0, social=2), stances=stances)
+    assert data == before, "the document passed in is not changed"
+    assert {r.agent for r in provider.requests} == {"moderator"}
+    text = request_text(provider.requests_for("moderator")[0])
+    assert "The user cares most about: economic (3 of 3), social (2 of 3)." in text
+    assert "The user sets aside: ethical (weight 0 of 3)." in text
+    assert 'The user accepts assumption P2 of the case FOR: "Pro assumption B: traffic keeps growing each year".' \
+        in text
+    assert "The user rejects assumption C2 of the case AGAINST" in text and "is unsure about assumption C1" in text
+    assert "Never say which side wins" in text
+    assert isinstance(out, Document) and out.meta.schema_version == "1.1.0"
+    assert out.moderator.decision_hinges[0] == "Moderator: what are the real scaling requirements?"
+    assert out.remap.original.dump() == before["moderator"]
+    assert out.remap.weights.dump() == {"economic": 3, "ethical": 0, "social": 2}
+    assert [(s.side, s.index, s.stance) for s in out.remap.stances] == [("pro", 1, "accept"), ("con", 1, "reject"),
+                                                                      ("con", 0, "unsure")]
+    assert out.pro.dump() == before["pro"] and out.con.dump() == before["con"]
+    assert out.remap.remapped_at.endswith("Z")
+
+
+def test_a_verdict_in_the_remapped_synthesis_is_caught_and_sent_back():
+    biased = remapped_reply()
+    biased["core_disagreements"][0]["description"] = "On balance, the FOR side's arguments are stronger once " \
+        "cost is what matters most"
+    provider = ScriptedProvider(script={"moderator": [biased]}, fallback=only_wanted(remapped_reply()))
+    engine = Engine(provider, embeddings=LEX)
+    out = remap.remap(document(), engine, weights=Weights(economic=3))
+    assert len(provider.requests_for("moderator")) >= 2, "the biased reply was not accepted"
+    assert all("USER'S PRIORITIES" in request_text(r) for r in provider.requests_for("moderator"))
+    assert "stronger" not in str(out.moderator.dump())
+    assert "takes a side ('On balance')" in str(engine.last_violations), engine.last_violations
+
+
+def test_a_moderator_that_keeps_a_verdict_fails_the_remap():
+    biased = remapped_reply()
+    biased["core_disagreements"][0]["description"] = "I recommend adopting microservices: the FOR side is right"
+    provider = ScriptedProvider(fallback=only_wanted(biased))
+    with pytest.raises(ClearSideError):
+        remap.remap(document(), Engine(provider, embeddings=LEX, retries=1), weights=Weights(ethical=3))
+
+
+def test_a_remap_without_conditions_is_refused():
+    with pytest.raises(InputError, match="Nothing to re-map"):
+        remap.remap(document(), Engine(ScriptedProvider()), weights=Weights(economic=1))
+
+
+# -- the diff and the view's order ------------------------------------------------------------------------------
+
+def test_diff_finds_added_removed_reworded_and_moved_items():
+    a = moderator_reply()
+    a["decision_hinges"] = ["Does the team have distributed systems experience?",
+                            "What are the real scaling requirements of the product?",
+                            "Will the cloud bill grow faster than the revenue?"]
+    b = copy.deepcopy(a)
+    b["decision_hinges"] = ["What are the real scaling requirements of the product today?",
+                            "Does the team have distributed systems experience?",
+                            "Is the data model easy to split across services?"]
+    b["areas_of_agreement"] = list(reversed(a["areas_of_agreement"]))
+    for embeddings in (None, LEX):
+        d = remap.diff(a, b, embeddings)
+        hinges = d["sections"]["decision_hinges"]
+        assert hinges["added"] == ["Is the data model easy to split across services?"]
+        assert hinges["removed"] == ["Will the cloud bill grow faster than the revenue?"]
+        assert [(r["before"], r["after"]) for r in hinges["reworded"]] == [
+            ("What are the real scaling requirements of the product?",
+             "What are the real scaling requirements of the product today?")]
+        assert {(m["from"], m["to"]) for m in hinges["moved"]} == {(1, 2), (2, 1)}
+        agreements = d["sections"]["areas_of_agreement"]
+        assert agreements["added"] == agreements["removed"] == [] and len(agreements["moved"]) == 2
+        assert d["sections"]["core_disagreements"] == {"added": [], "removed": [], "reworded": [], "moved": [],
+                                                       "kept": 1}
+        assert d["changed"] and d["semantic"] is (embeddings is None and checks.Embeddings().enabled)
+    assert remap.diff(a, copy.deepcopy(a), LEX)["changed"] is False
+
+
+def test_weighted_order_puts_heavier_categories_first_and_weight_zero_last_never_dropped():
+    side = side_reply("con", arguments=4)  # technical, environmental, ethical, economic
+    order = remap.weighted_order(side, Weights(economic=3, technical=0))
+    assert [e["argument"]["category"] for e in order] == ["economic", "environmental", "ethical", "technical"]
+    assert [e["index"] for e in order] == [3, 1, 2, 0]
+    assert [e["emphasis"] for e in order] == ["high", "normal", "normal", "set_aside"]
+    assert [e["index"] for e in remap.weighted_order(side, None)] == [0, 1, 2, 3]
