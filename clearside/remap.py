@@ -273,3 +273,23 @@ def weighted_order(side: Side | dict[str, Any], weights: Weights | dict[str, int
     for entry in entries:
         entry["emphasis"] = EMPHASIS[entry["weight"]]
     return sorted(entries, key=lambda e: (-e["weight"], e["index"]))
+
+
+# -- versions ----------------------------------------------------------------------------------------------------
+
+def describe(remapped: Document) -> str:
+    """A re-map's conditions in a few words (the label of its version)."""
+    record = remapped.remap
+    weights = [f"{k} {v}" for k, v in (record.weights.dump() if record and record.weights else {}).items()]
+    stances = [f"{s.stance} {_LABEL[s.side][0]}{s.index + 1}" for s in (record.stances if record else [])]
+    return "; ".join(filter(None, (", ".join(weights), ", ".join(stances)))) or "no conditions"
+
+
+def save_version(store: Any, debate_id: str, remapped: Document, provider: Provider | None = None) -> int:
+    """Save ``remapped`` as the next version of the saved debate ``debate_id`` (the debate is not changed);
+    ``provider``: the one that re-mapped it."""
+    record = remapped.remap
+    body = {"weights": record.weights.dump() if record and record.weights else {},
+            "stances": [s.dump() for s in record.stances] if record else [], "document": remapped.dump()}
+    return store.add_version(debate_id, "remap", body, label=describe(remapped),
+                             provider=provider.name if provider else "", model=provider.model if provider else "")

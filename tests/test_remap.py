@@ -14,7 +14,7 @@ from helpers import fixture_dict, moderator_reply, request_text, side_reply
 
 from clearside import checks, remap
 from clearside.engine import Engine
-from clearside.errors import ClearSideError, InputError
+from clearside.errors import ClearSideError, InputError, NotFound
 from clearside.providers.scripted import ScriptedProvider
 from clearside.schema import Document, Weights, validate_document
 
@@ -164,3 +164,40 @@ def test_weighted_order_puts_heavier_categories_first_and_weight_zero_last_never
     assert [e["index"] for e in order] == [3, 1, 2, 0]
     assert [e["emphasis"] for e in order] == ["high", "normal", "normal", "set_aside"]
     assert [e["index"] for e in remap.weighted_order(side, None)] == [0, 1, 2, 3]
+
+
+# -- versions --------------------------------------------------------------------------------------------------
+
+def test_remaps_are_kept_as_numbered_versions_and_the_original_is_never_changed(store_url):
+    from clearside.store import Store
+
+    store = Store(store_url)
+    try:
+        data = document()
+        debate_id = store.create("static", data["proposition"]["raw_input"], provider="scripted", model="script",
+                                 document=copy.deepcopy(data), status="done")
+        provider = ScriptedProvider(fallback=only_wanted(remapped_reply()))
+        doc = validate_document(copy.deepcopy(data))
+        first = remap.remap(data, Engine(provider, embeddings=LEX), weights=Weights(economic=3))
+        second = remap.remap(data, Engine(provider, embeddings=LEX),
+                             stances=remap.stances_for(doc, reject=["C2"]))
+        assert remap.save_version(store, debate_id, first, provider) == 1
+        assert remap.save_version(store, debate_id, second, provider) == 2
+        listed = store.versions(debate_id)
+        assert [(v.number, v.kind, v.label, v.provider, v.body) for v in listed] == [
+            (1, "remap", "economic 3", "scripted", None), (2, "remap", "reject C2", "scripted", None)]
+        body = store.version(debate_id, 2).body
+        assert body["stances"] == [{"side": "con", "index": 1, "assumption": "Con assumption B: traffic keeps "
+                                    "growing each year", "stance": "reject"}]
+        assert validate_document(body["document"]).remap.original.dump() == data["moderator"]
+        assert store.get(debate_id).document["moderator"] == data["moderator"], "the original is kept as it was"
+        with pytest.raises(NotFound, match="has no version 3"):
+            store.version(debate_id, 3)
+        with pytest.raises(InputError, match="Unknown version kind"):
+            store.add_version(debate_id, "draft", {})
+        copy_id = store.duplicate(debate_id)
+        assert [v.number for v in store.versions(copy_id)] == [1, 2]
+        store.delete(debate_id)
+        assert not store.exists(debate_id) and len(store.versions(copy_id)) == 2
+    finally:
+        store.close()

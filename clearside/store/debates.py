@@ -16,9 +16,9 @@ from ..schema import SCHEMA_VERSION
 from .database import Database
 from .privacy import scrub
 from .records import KINDS, SUMMARY_COLUMNS, Page, Record, Summary, check_id, document_text, new_id, now, search_text
-from .tables import Challenge, Debate, InterventionRow, LiveTurn, Run, Section
+from .tables import Challenge, Debate, DebateVersion, InterventionRow, LiveTurn, Run, Section
 
-PARTS = (Section, Challenge, LiveTurn, InterventionRow)  # the rows that belong to one debate
+PARTS = (Section, Challenge, LiveTurn, InterventionRow, DebateVersion)  # the rows that belong to one debate
 
 
 def _day_start(day: date | datetime) -> datetime:
@@ -72,7 +72,7 @@ class Debates(Database):
         self.update(debate_id, title=title)
 
     def delete(self, debate_id: str) -> None:
-        """Remove a debate and all its parts (sections, challenges, turns, interventions)."""
+        """Remove a debate and all its parts (sections, challenges, turns, interventions, versions)."""
         with self.write() as session:
             row = self.debate_row(session, debate_id)
             for table in PARTS:  # also where FKs are not enforced

@@ -5,7 +5,8 @@
 
 * :class:`~clearside.store.debates.Debates`: any debate as a whole (CRUD, search, facets, duplicate);
 * :class:`~clearside.store.parts.StaticParts`: a static debate's sections, document and challenges;
-* :class:`~clearside.store.runs.Runs`: comparison and regression runs, and baselines.
+* :class:`~clearside.store.runs.Runs`: comparison and regression runs, and baselines;
+* :class:`~clearside.store.versions.Versions`: a static debate's re-maps and stances, beside the original.
 
 Mixins rather than parts held as attributes (``store.runs.add(...)``) because every
 caller (the pages, the CLI, compare, regress, the live writer) keeps calling
@@ -21,11 +22,12 @@ from .debates import Debates
 from .parts import StaticParts
 from .records import KINDS, SEARCH_LIMIT, Page, Record, Summary, check_id, document_text, iso, new_id, now, search_text
 from .runs import Runs
+from .versions import VERSION_KINDS, Version, Versions
 
 
-class Store(Debates, StaticParts, Runs):
+class Store(Debates, StaticParts, Runs, Versions):
     """One database. ``Store()`` opens the default (``DATABASE_URL`` or the SQLite file) and migrates it."""
 
 
-__all__ = ["KINDS", "SEARCH_LIMIT", "Page", "Record", "Store", "Summary", "check_id", "document_text", "iso",
-           "new_id", "now", "search_text"]
+__all__ = ["KINDS", "SEARCH_LIMIT", "VERSION_KINDS", "Page", "Record", "Store", "Summary", "Version", "check_id",
+           "document_text", "iso", "new_id", "now", "search_text"]

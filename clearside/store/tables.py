@@ -5,7 +5,8 @@ pipeline), ``live`` (the six-phase protocol). Its parts live in child tables so 
 debate being generated is saved piece by piece: ``sections`` (proposition, pro,
 con, moderator, each written when its agent finishes), ``challenges`` (one row
 per challenge response), ``live_turns`` and ``interventions`` (a live transcript,
-turn by turn). ``runs`` records comparison and regression runs. No column holds a
+turn by turn), ``debate_versions`` (a static debate's re-maps under the user's weights and
+stances). ``runs`` records comparison and regression runs. No column holds a
 user identifier (NFR-404): nothing here knows who asked. A debate made in the
 dashboard carries ``data["owner"]``, the hash of a random key its browser keeps in a
 cookie (clearside_ui/owner.py): it tells that browser "yours" and names no one.
@@ -103,6 +104,22 @@ class InterventionRow(Base):
     status: Mapped[str] = mapped_column(String(16))
     body: Mapped[dict[str, Any]] = mapped_column(Json)
     updated_at: Mapped[datetime] = mapped_column(Stamp)
+
+
+class DebateVersion(Base):
+    """A version of a static debate: the user's assumption stances and weights, and the re-mapped document made
+    under them (clearside/remap.py). The debate's own row and document are never changed by a version."""
+
+    __tablename__ = "debate_versions"
+
+    debate_id: Mapped[str] = _parent()
+    number: Mapped[int] = mapped_column(Integer, primary_key=True)  # 1, 2, ... in the order they were saved
+    kind: Mapped[str] = mapped_column(String(16))  # remap (a re-mapped document) | stances (conditions only)
+    label: Mapped[str] = mapped_column(Text, default="")  # the conditions in words, for lists
+    body: Mapped[dict[str, Any]] = mapped_column(Json)  # {"weights", "stances", "document"?}
+    provider: Mapped[str] = mapped_column(String(64), default="")
+    model: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(Stamp)
 
 
 class Run(Base):
