@@ -201,3 +201,80 @@ def test_remaps_are_kept_as_numbered_versions_and_the_original_is_never_changed(
         assert not store.exists(debate_id) and len(store.versions(copy_id)) == 2
     finally:
         store.close()
+
+
+# -- the command line ------------------------------------------------------------------------------------------
+
+def test_remap_command_writes_the_remapped_document_or_the_diff(tmp_path, capsys, monkeypatch):
+    import json
+
+    from helpers import run_cli, script_file
+
+    monkeypatch.setenv("CLEARSIDE_SEMANTIC_CHECKS", "0")  # lexical checks and diff: the pipeline is under test
+    path = tmp_path / "debate.json"
+    path.write_text(json.dumps(document()), encoding="utf-8")
+    spec = script_file(tmp_path, moderator=[remapped_reply()] * 2)
+    code, out, err = run_cli(capsys, "remap", str(path), "--provider", spec, "--weights", "economic=3,ethical=0",
+                             "--accept", "P2", "--reject", "con assumption b", "--format", "diff")
+    assert code == 0, err
+    assert "## Decision hinges" in out and "- added: Moderator: would the running cost" in out
+    assert "- moved from 2 to 1: Moderator: what are the real scaling requirements?" in out
+    code, _, err = run_cli(capsys, "remap", str(path), "--provider", spec, "--unsure", "Pro assumption A",
+                           "--out", str(tmp_path / "out.json"))
+    assert code == 0, err
+    saved = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    assert saved["remap"]["stances"] == [{"side": "pro", "index": 0, "stance": "unsure",
+                                          "assumption": "Pro assumption A: the organization has DevOps maturity"}]
+
+
+def test_remapping_a_saved_debate_saves_a_version_and_lists_it(tmp_path, capsys, monkeypatch):
+    from helpers import run_cli, script_file
+
+    from clearside.store import open_store
+
+    monkeypatch.setenv("CLEARSIDE_SEMANTIC_CHECKS", "0")
+    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'store.db'}")
+    spec = script_file(tmp_path, moderator=[remapped_reply()])
+    store = open_store()
+    debate_id = store.create("static", "Q?", provider="scripted", model="script", document=document(), status="done")
+    code, _, err = run_cli(capsys, "remap", debate_id, "--provider", spec, "--weights", "social=2")
+    assert code == 0 and f"Saved as version 1 of debate {debate_id}" in err, err
+    code, out, _ = run_cli(capsys, "remap", debate_id, "--versions")
+    assert code == 0 and out.startswith("1\t") and "\tremap\tsocial 2\tscripted:" in out
+    assert store.get(debate_id).document["moderator"] == document()["moderator"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--weights", "economic=5"], "out of range: use a whole number from 0 to 3"),
+    (["--weights", "money=2"], "Unknown category 'money' in --weights: use economic, ethical"),
+    (["--weights", "economic"], "is not CATEGORY=N"),
+    (["--accept", "the moon is cheese"], "matches no listed assumption: use its id or text"),
+    (["--reject", "DevOps"], "matches 2 assumptions (P1, C1): give more of its text, or its id"),
+    ([], "Nothing to re-map with: give --weights"),
+    (["--versions"], "--versions lists a saved debate's versions: give its id"),
+])
+def test_remap_command_refuses_bad_input_naming_the_fix(tmp_path, capsys, args, message):
+    import json
+
+    from helpers import run_cli
+
+    path = tmp_path / "debate.json"
+    path.write_text(json.dumps(document()), encoding="utf-8")
+    code, out, err = run_cli(capsys, "remap", str(path), "--provider", "scripted", *args)
+    assert code == 2 and message in err and out == "", err
+
+
+def test_debate_with_weights_runs_the_debate_then_a_remap(tmp_path, capsys, monkeypatch):
+    import json
+
+    from helpers import full_script, run_cli
+
+    monkeypatch.setenv("CLEARSIDE_SEMANTIC_CHECKS", "0")
+    spec = full_script(tmp_path, moderator=[moderator_reply(), remapped_reply()])
+    code, out, err = run_cli(capsys, "debate", "Should we adopt microservices?", "--provider", spec,
+                             "--weights", "technical=3")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["remap"]["weights"] == {"technical": 3} and doc["remap"]["original"] == moderator_reply()
+    code, _, err = run_cli(capsys, "debate", "Q?", "--provider", spec, "--weights", "technical=1")
+    assert code == 2 and "the default: raise or lower one" in err

@@ -2,7 +2,7 @@
 
 One module per command group: ``debate`` (debate, challenge, render, schema), ``live``, ``store`` (list, export,
 import, delete, rename, duplicate), ``jobs`` (worker, status and ``debate --enqueue``), ``evaluate`` (metrics,
-regress, runs, bless, compare), ``perspectives``, ``dashboard`` (ui); ``common`` holds what they share.
+regress, runs, bless, compare), ``perspectives``, ``remap``, ``dashboard`` (ui); ``common`` holds what they share.
 
 Exit codes: 0 ok, 2 bad input (an unknown debate id or a refused import
 included), 3 provider unreachable or failing, 4 schema failure after retries,
@@ -17,7 +17,7 @@ import sys
 from ..errors import ClearSideError
 from ..live.exchange import adopt_live_files, legacy_live_files
 from ..store import open_store
-from . import dashboard, debate, evaluate, jobs, live, perspectives, store
+from . import dashboard, debate, evaluate, jobs, live, perspectives, remap, store
 from .common import model_options
 
 
@@ -31,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     jobs.add_parsers(sub)
     evaluate.add_parsers(sub, model_options)
     perspectives.add_parser(sub, model_options)
+    remap.add_parser(sub)
     debate.add_schema_parser(sub)
     dashboard.add_parser(sub)
     return parser
