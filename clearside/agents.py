@@ -188,8 +188,8 @@ def _case_text(side: Side, ids: list[str] | None = None) -> str:
     """A compact digest of one case: what the moderator needs, without the explanations.
 
     With ``ids``, each assumption carries the id the moderator picks it by."""
-    lines = [f"- [{a.category}; {a.evidence_type.replace('_', ' ')}; {a.confidence} confidence] {a.claim}"
-             for a in side.arguments]
+    lines = [f"- [{a.category}; {a.evidence_type.replace('_', ' ')}; {a.confidence} confidence] "
+             f"{f'({prompts.quote(a.persona)}) ' if a.persona else ''}{a.claim}" for a in side.arguments]
     labels = ids or ["" for _ in side.assumptions]
     lines += [f"- Assumption{' ' + label if label else ''}: {item}" for label, item in zip(labels, side.assumptions,
                                                                                          strict=True)]

@@ -1,5 +1,9 @@
 """The debate pipeline: orchestrator, then pro and con in parallel, then moderator; and challenges.
 
+A persona debate (``DebateRun.personas``, :mod:`clearside.personas`) runs the same stages: its advocates stage
+runs the personas in parallel instead, then composes ``pro`` and ``con`` from their cases, and its moderator
+also fills ``lens_divergence``.
+
 A :class:`DebateRun` holds every section produced so far. Running it again
 fills only the missing sections, so a retry after a failure reruns only the
 agent that failed. Progress is reported through ``on_event`` callbacks, which
@@ -16,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from . import agents, checks, focused, inputs, prompts
+from . import agents, checks, focused, inputs, personas, prompts
 from .enforce import run_structured
 from .errors import ClearSideError, DebateFailed, InputError
 from .providers import Provider, Usage, get_provider
@@ -28,6 +32,7 @@ from .schema import (
     Context,
     Document,
     Moderator,
+    Persona,
     Proposition,
     Quality,
     Side,
@@ -66,14 +71,19 @@ class DebateRun:
     usage: dict[str, Usage] = field(default_factory=dict)
     violations: list[dict[str, Any]] = field(default_factory=list)
     quality: dict[str, AgentQuality] = field(default_factory=dict)  # per agent: what the substance checks caught
+    # a persona debate: its personas and their cases (saved as the section "personas"); None: pro and con advocates
+    personas: personas.Panel | None = None
 
     @classmethod
     def from_input(cls, question: str, *, geography: str | None = None, timeframe: str | None = None,
-                   domain: str | None = None) -> DebateRun:
-        """Apply the input rules; raises InputError with a message the user can act on."""
+                   domain: str | None = None, personas: list[Persona] | None = None) -> DebateRun:
+        """Apply the input rules; raises InputError with a message the user can act on. ``personas``: 2 to 4
+        (see :func:`clearside.personas.choose`) make it a persona debate."""
         fields = {"geography": geography, "timeframe": timeframe, "domain": domain}
         context = {k: v for k, value in fields.items() if (v := inputs.context_field(k, value))}
-        return cls(raw_input=inputs.question(question), context=Context(**context) if context else None)
+        panel = _panel(personas) if personas else None
+        return cls(raw_input=inputs.question(question), context=Context(**context) if context else None,
+                   personas=panel)
 
     @property
     def missing(self) -> list[str]:
@@ -82,6 +92,10 @@ class DebateRun:
     def missing_agents(self) -> list[str]:
         """The agents still to run: the orchestrator writes ``proposition``, the others their namesakes."""
         return ["orchestrator" if name == "proposition" else name for name in self.missing]
+
+
+def _panel(chosen: list[Persona]) -> personas.Panel:
+    return personas.Panel(personas.checked(list(chosen)))
 
 
 def utc_stamp() -> str:
@@ -186,6 +200,8 @@ class Engine:
         try:
             if stage == "orchestrator" and run.proposition is None:
                 self._section(run, "proposition", self._orchestrator(run))
+            elif stage == "advocates" and run.personas is not None:
+                self._personas(run)
             elif stage == "advocates":
                 self._advocates(run)
             elif stage == "moderator" and run.moderator is None:
@@ -215,12 +231,18 @@ class Engine:
             return checks.moderator.check(data, pro=pro, con=con, question=run.proposition.normalized_question,
                                           embeddings=self.embeddings)
 
-        if self.strategy == "focused":
+        if run.personas is not None:  # one call whatever the strategy: lens_divergence needs the whole picture
+            schema, decode = personas.moderator_wire(run.pro, run.con)
+            check = personas.moderator_check(check)
+            messages = personas.moderator_messages(run.proposition, run.pro, run.con, run.personas)
+            floors = {**checks.moderator.FLOORS, **personas.MODERATOR_FLOORS}
+        elif self.strategy == "focused":
             return self._agent(run, agents.MODERATOR, focused=lambda engine, r: focused.moderator(engine, r, check))
-        schema, decode = agents.moderator_wire(run.pro, run.con)
-        return self._agent(run, agents.MODERATOR, agents.moderator_messages(run.proposition, run.pro, run.con),
-                           prepare=agents.conflicts_from_ids(run.pro, run.con), check=check,
-                           floors=checks.moderator.FLOORS, schema=schema, decode=decode,
+        else:
+            schema, decode = agents.moderator_wire(run.pro, run.con)
+            messages, floors = agents.moderator_messages(run.proposition, run.pro, run.con), checks.moderator.FLOORS
+        return self._agent(run, agents.MODERATOR, messages, prepare=agents.conflicts_from_ids(run.pro, run.con),
+                           check=check, floors=floors, schema=schema, decode=decode,
                            mend=lambda review: focused.mend_moderator(self, run, check, review))
 
     def _advocate(self, run: DebateRun, spec: agents.AgentSpec) -> None:
@@ -246,10 +268,48 @@ class Engine:
     def _advocates(self, run: DebateRun) -> None:
         """Pro and con run concurrently, each blind to the other; a success is kept even if the other fails."""
         todo = [spec for spec in (agents.PRO, agents.CON) if getattr(run, spec.name) is None]
-        if not todo:
+        self._together([lambda spec=spec: self._advocate(run, spec) for spec in todo])
+
+    def _persona(self, run: DebateRun, index: int, lock: threading.Lock) -> None:
+        """One persona's case, blind to the others; saved (the whole panel) as soon as it lands."""
+        panel, proposition = run.personas, run.proposition
+        persona = panel.personas[index]
+        reply = self._agent(run, personas.spec(index),
+                            personas.messages(persona, proposition, run.context, inferred=not self.provider.small),
+                            prepare=personas.labelled(persona), floors=personas.FLOORS,
+                            check=personas.case_check(proposition.normalized_question, proposition.raw_input,
+                                                      self.embeddings))
+        with lock:
+            panel.keep(index, reply)
+            self.on_section(run, "personas")
+
+    def _personas(self, run: DebateRun) -> None:
+        """The personas run concurrently, each blind to the others; then pro and con are composed from them."""
+        lock = threading.Lock()
+        sides = [name for name in ("pro", "con") if getattr(run, name) is None]
+        for name in sides:  # the progress of the two cases the personas' arguments make up
+            self.on_event(Event("start", name))
+        try:
+            self._together([lambda i=i: self._persona(run, i, lock) for i in run.personas.missing()])
+        except ClearSideError as exc:
+            for name in sides:
+                self.on_event(Event("error", name, str(exc)))
+            raise
+        if sides:
+            pro, con = personas.sides(run.personas)
+            used = [run.usage[agent] for agent in run.personas.finished_agents() if agent in run.usage]
+            took = {"seconds": round(max((u.seconds for u in used), default=0.0), 2),
+                    "tokens": sum(u.completion_tokens for u in used)}
+            for name, side in (("pro", pro), ("con", con)):
+                self._section(run, name, side)
+                self.on_event(Event("done", name, data=took))
+
+    def _together(self, tasks: list[Callable[[], None]]) -> None:
+        """Run ``tasks`` concurrently; every success is kept even if another fails (the first failure is raised)."""
+        if not tasks:
             return
-        with ThreadPoolExecutor(max_workers=len(todo), thread_name_prefix="advocate") as pool:
-            futures = [pool.submit(self._advocate, run, spec) for spec in todo]
+        with ThreadPoolExecutor(max_workers=len(tasks), thread_name_prefix="advocate") as pool:
+            futures = [pool.submit(task) for task in tasks]
         failure = None
         for future in futures:
             try:
@@ -266,7 +326,7 @@ class Engine:
                 "generated_at": utc_stamp(),
                 "model_info": {"provider": self.provider.name, "model": self.provider.model},
                 "confidence_level": overall_confidence(run.pro, run.con),
-                "notes": _notes(("orchestrator", "advocate", "moderator")),
+                "notes": _notes(("orchestrator", "personas" if run.personas else "advocate", "moderator")),
             },
             "proposition": run.proposition.dump(),
             "pro": run.pro.dump(),
@@ -274,6 +334,8 @@ class Engine:
             "moderator": run.moderator.dump(),
             "challenges": {"available_actions": list(ACTIONS), "responses": []},
         }
+        if run.personas is not None:
+            data["personas"] = [case.dump() for case, _ in run.personas.ordered()]
         if self.substance:
             data["quality"] = self.quality(run).dump()
         return validate_document(stamped(data))
@@ -317,7 +379,8 @@ class Engine:
         exactly as in :meth:`run` (prompt, checks, repairs); the document is not changed. Its usage and
         violations are ``last_usage`` and ``last_violations``, as for a challenge."""
         doc = document if isinstance(document, Document) else validate_document(copy.deepcopy(document))
-        run = DebateRun(raw_input=doc.proposition.raw_input, proposition=doc.proposition, pro=doc.pro, con=doc.con)
+        run = DebateRun(raw_input=doc.proposition.raw_input, proposition=doc.proposition, pro=doc.pro, con=doc.con,
+                        personas=personas.Panel.from_document(doc.personas, doc.pro) if doc.personas else None)
         moderator = self._moderator(run)
         self.last_usage = run.usage
         self.last_violations = run.violations

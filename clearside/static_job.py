@@ -96,7 +96,8 @@ class StaticJob:
             progress = agents.setdefault(name, AgentProgress())
             if name in self._finished_before and progress.status == "pending":
                 progress.status = "done"  # finished by an earlier run of the debate, kept
-        return {name: agents[name] for name in AGENT_ORDER}
+        extra = sorted(name for name in agents if name.startswith("persona-"))  # a persona debate's personas
+        return {name: agents[name] for name in (*AGENT_ORDER, *extra)}
 
     def wait(self, timeout: float | None = None) -> Snapshot:
         """Block until the job ends (or ``timeout`` seconds pass); its snapshot."""
@@ -126,7 +127,8 @@ def rerun_job(store: Store, debate_id: str, provider: Provider, *, temperature: 
               owner: str | None = None) -> StaticJob:
     """A new debate on the saved one's question and context, generated afresh by ``provider``; queued."""
     saved = load_run(store, debate_id)
-    run = DebateRun(raw_input=saved.raw_input, context=saved.context)
+    run = DebateRun(raw_input=saved.raw_input, context=saved.context,
+                    personas=saved.personas.fresh() if saved.personas else None)
     return new_job(store, run, provider, temperature=temperature, strategy=strategy, parent_id=debate_id,
                    owner=owner).start()
 

@@ -14,6 +14,7 @@ from typing import Any
 from .. import prompts
 from ..engine import SECTIONS, DebateRun
 from ..errors import InputError
+from ..personas import Panel
 from ..providers import Provider, Usage
 from ..schema import AgentQuality, Context, Document, Moderator, Proposition, Side
 from ..store import Store
@@ -42,7 +43,7 @@ def start_static(store: Store, run: DebateRun, *, provider: str, model: str, par
     """Save a static debate before its agents run, with any sections ``run`` already has (``data``: more
     keys for its data, e.g. its owner token; ``debate_id``: the id to save it under, else a new one); returns
     its id."""
-    sections = {name: getattr(run, name).dump() for name in SECTIONS if getattr(run, name) is not None}
+    sections = {name: getattr(run, name).dump() for name in (*SECTIONS, "personas") if getattr(run, name) is not None}
     return store.start_static(run.raw_input, provider=provider, model=model,
                               context=run.context.dump() if run.context else {}, sections=sections,
                               parent_id=parent_id, prompt_versions=prompt_versions, data=data, debate_id=debate_id)
@@ -60,8 +61,11 @@ def load_run(store: Store, debate_id: str) -> DebateRun:
     for name, body in sections.items():
         if name in models:
             setattr(run, name, models[name].model_validate(body))
+    if "personas" in sections:  # a persona debate: its personas and the cases that landed
+        run.personas = Panel.load(sections["personas"])
     # the quality record of the agents that finished (an agent that did not finish runs again, afresh)
     finished = {"orchestrator" if name == "proposition" else name for name in models if name in sections}
+    finished |= set(run.personas.finished_agents() if run.personas else ())
     run.quality = {agent: AgentQuality.model_validate(body)
                    for agent, body in sections.get("quality", {}).items() if agent in finished}
     return run
