@@ -278,3 +278,107 @@ def test_debate_with_weights_runs_the_debate_then_a_remap(tmp_path, capsys, monk
     assert doc["remap"]["weights"] == {"technical": 3} and doc["remap"]["original"] == moderator_reply()
     code, _, err = run_cli(capsys, "debate", "Q?", "--provider", spec, "--weights", "technical=1")
     assert code == 2 and "the default: raise or lower one" in err
+
+
+# -- the dashboard (AppTest) -----------------------------------------------------------------------------------
+
+def explore_script():
+    import json
+
+    import streamlit as st
+
+    from clearside.schema import Document
+    from clearside_ui import explore_view
+
+    document = Document.model_validate(json.loads(st.session_state["doc_json"]))
+    explore_view.explore(document, debate_id=st.session_state.get("debate"), store=st.session_state.get("store"),
+                         editable=True)
+
+
+def explore_app(provider, **state):
+    import json
+
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(explore_script, default_timeout=30)
+    at.session_state["doc_json"] = json.dumps(document())
+    at.session_state["provider_override"] = provider
+    for key, value in state.items():
+        at.session_state[key] = value
+    return at.run()
+
+
+def claims_in_order(at) -> list[str]:
+    return [m.value for m in at.markdown if m.value.startswith("- ") and "weight" in m.value]
+
+
+def test_sliders_reorder_both_cases_at_once_with_no_model_call():
+    provider = ScriptedProvider()
+    at = explore_app(provider)
+    assert not at.exception, at.exception
+    before = claims_in_order(at)
+    assert len(before) == 8 and all("weight 1" in c for c in before)
+    at.slider(key="weight_economic").set_value(3)
+    at.slider(key="weight_technical").set_value(0).run()
+    after = [c.replace("\\", "") for c in claims_in_order(at)]
+    pro, con = after[:3], after[3:]
+    assert "▲▲ **Pro: small teams can release" in pro[0] and "economic · weight 3" in pro[0]
+    assert "▲▲ **Con: splitting the data" in con[0] and "economic · weight 3" in con[0]
+    assert not any("technical" in c for c in after), "weight 0: set aside, out of the ordered lists"
+    assert [e.label for e in at.expander] == ["Set aside by weight 0 (1)"] * 2, "the same rule for both cases"
+    assert provider.requests == []
+    page = " ".join(m.value for m in at.markdown).lower()
+    assert "score" not in page and "winner" not in page
+
+
+def test_remap_button_runs_in_the_background_saves_a_version_and_shows_the_diff(tmp_path, monkeypatch):
+    from helpers import settle
+
+    from clearside.store import Store
+
+    monkeypatch.setenv("CLEARSIDE_SEMANTIC_CHECKS", "0")
+    store = Store(f"sqlite:///{tmp_path / 'store.db'}")
+    debate_id = store.create("static", "Q?", provider="scripted", model="script", document=document(), status="done")
+    provider = ScriptedProvider(fallback=only_wanted(remapped_reply()))
+    at = explore_app(provider, debate=debate_id, store=store)
+    at.button(key="remap_start").click().run()
+    assert "Set a weight other than 1" in at.error[0].value and provider.requests == []
+    at.radio(key=f"stance_{debate_id[:8]}_con_1").set_value("reject")
+    at.slider(key="weight_social").set_value(2)
+    at.button(key="remap_start").click().run()
+    settle(at, lambda a: any("Saved as version 1" in s.value for s in a.success),
+           describe=lambda a: str([m.value for m in a.markdown][-5:] + [e.value for e in a.error]))
+    (request,) = provider.requests_for("moderator")
+    text = request_text(request)
+    assert "The user rejects assumption C2 of the case AGAINST" in text and "social (2 of 3)" in text
+    page = "\n".join(m.value for m in at.markdown)
+    assert ":blue-badge[added] Moderator: would the running cost" in page.replace("\\", "")
+    assert "Versions of this debate" in page and at.selectbox(key="remap_version").value == 1
+    assert store.get(debate_id).document["moderator"] == document()["moderator"]
+    store.close()
+
+
+def test_the_debate_page_shows_the_explore_panel_and_the_saved_versions(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    from clearside.store import open_store
+
+    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'store.db'}")
+    store = open_store()
+    debate_id = store.create("static", "Q?", provider="scripted", model="script", document=document(), status="done")
+    remapped = remap.remap(document(), Engine(ScriptedProvider(fallback=only_wanted(remapped_reply())),
+                                              embeddings=LEX), weights=Weights(ethical=3))
+    remap.save_version(store, debate_id, remapped)
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=30)
+    at.session_state["provider_override"] = ScriptedProvider()
+    at.query_params["debate"] = debate_id
+    at.run()
+    assert not at.exception, at.exception
+    page = "\n".join(m.value for m in at.markdown)
+    assert "Explore with your priorities" in page and "Versions of this debate" in page
+    assert at.selectbox(key="remap_version").options == ["Version 1 · " + store.versions(debate_id)[0].created_at
+                                                         + " · ethical 3"]
+    assert not [b for b in at.button if b.key == "remap_start"], "another browser's debate: read-only, no re-map"
+    assert "Read-only: make an editable copy to re-map" in "\n".join(c.value for c in at.caption)
