@@ -214,3 +214,86 @@ def test_swap_check_on_the_embedded_model(debate_file, tmp_path, capsys):
     assert all(c["pro_assumption"] in document["pro"]["assumptions"] and
                c["con_assumption"] in document["con"]["assumptions"] for c in conflicts), "read back in the FOR frame"
 
+
+
+def test_persona_debate_on_the_embedded_model():
+    """Two personas and the moderator on the real model (the proposition given, to stay within a minute): each
+    persona's request holds only its own lens, and the document groups their arguments by direction with labels
+    and maps where the lenses diverge; or the typed failure, with the cases that finished kept."""
+    import time
+
+    from clearside import personas
+    from clearside.errors import QualityCheckError
+    from clearside.schema import Proposition
+
+    provider = get_provider("embedded")
+    seen = []
+    original = provider.complete
+
+    def spy(request, on_delta=None):
+        seen.append(request)
+        return original(request, on_delta)
+
+    provider.complete = spy
+    run = DebateRun.from_input(FLAGSHIP, personas=personas.choose("economist,environmentalist"))
+    run.proposition = Proposition(raw_input=FLAGSHIP, normalized_question=FLAGSHIP)
+    started = time.monotonic()
+    try:
+        document = Engine(provider, retries=1).run(run)
+    except DebateFailed as exc:
+        assert isinstance(exc.cause, SchemaViolationError | QualityCheckError), exc
+        assert exc.run.personas is not None and len(exc.run.personas.personas) == 2
+        return
+    finally:
+        print(f"persona debate on the embedded model: {time.monotonic() - started:.1f} s, {len(seen)} calls")
+    for request in seen:
+        if request.agent.startswith("persona-"):
+            own, other = ("economist", "environmentalist")[::1 if request.agent == "persona-1" else -1]
+            text = "\n".join(m["content"] for m in request.messages)
+            assert personas.BUILTINS[own] in text and personas.BUILTINS[other] not in text
+    assert jsonschema_errors(document.dump()) == []
+    assert [c.persona.name for c in document.personas] == ["economist", "environmentalist"]
+    assert all(a.persona in ("economist", "environmentalist") for a in (*document.pro.arguments,
+                                                                        *document.con.arguments))
+    assert document.moderator.lens_divergence
+    assert not any(f.check == "verdict" for _, f in checks.document_findings(document.dump()))
+
+
+def test_remap_on_the_embedded_model():
+    """A re-map of the flagship reference on the real model (the moderator only, under weights and a rejected
+    assumption): the request carries the conditions and the result is a valid 1.1 document with the original
+    synthesis kept, the same cases and no verdict; or the typed failure of the moderator's checks."""
+    import time
+
+    from clearside import remap
+    from clearside.errors import QualityCheckError
+    from clearside.references import flagship
+    from clearside.schema import Weights, validate_document
+
+    document = validate_document(flagship().document)
+    provider = get_provider("embedded")
+    seen = []
+    original = provider.complete
+
+    def spy(request, on_delta=None):
+        seen.append(request)
+        return original(request, on_delta)
+
+    provider.complete = spy
+    stances = remap.stances_for(document, reject=["C1"])
+    started = time.monotonic()
+    try:
+        out = remap.remap(document, Engine(provider, retries=1), weights=Weights(economic=3, ethical=0),
+                          stances=stances)
+    except (SchemaViolationError, QualityCheckError):
+        assert seen and all(r.agent == "moderator" for r in seen)
+        return
+    finally:
+        print(f"re-map on the embedded model: {time.monotonic() - started:.1f} s, {len(seen)} calls")
+    assert seen and all(r.agent == "moderator" for r in seen)
+    assert "The user rejects assumption C1" in "\n".join(m["content"] for m in seen[0].messages)
+    assert jsonschema_errors(out.dump()) == [] and out.meta.schema_version == "1.1.0"
+    assert out.remap.original == document.moderator and out.pro == document.pro and out.con == document.con
+    assert not any(f.check == "verdict" for _, f in checks.document_findings(out.dump()))
+    changes = remap.diff(out.remap.original, out.moderator)
+    assert set(changes["sections"]) == set(remap.SECTIONS)
