@@ -318,6 +318,7 @@ def test_page_picker_runs_a_persona_debate_with_one_column_per_persona_all_escap
     headings = [m.value for m in at.markdown if m.value.startswith("#### ")]
     assert "#### Economist" in headings and any("Saboteur" in h for h in headings)
     assert any(m.value == ":gray-badge[stance: against]" for m in at.markdown)
+    assert any(":violet-badge[economist]" in m.value for m in at.markdown), "FOR and AGAINST label each argument"
     captions = " ".join(c.value for c in at.caption)
     assert "Lens (built-in)" in captions and "Lens (your own)" in captions and "alert" in captions
     for element in [*at.markdown, *at.caption]:
