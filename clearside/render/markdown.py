@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from clearside.checks.record import tally
+from clearside.cruxes import CAVEAT, LOAD_NOTE, dependants, load_line, sorted_by_load
 from clearside.schema import CATEGORY_VALUES, Argument, Document, Side
 
 CATEGORY_ORDER: tuple[str, ...] = CATEGORY_VALUES  # economic, ethical, technical, social, political, environmental
@@ -92,8 +93,19 @@ def _moderator(doc: Document) -> list[str]:
                   f"   **AGAINST assumes:** {conflict.con_assumption}", "",
                   f"   **Why they conflict:** {conflict.conflict_description or 'Not stated by the moderator.'}", ""]
     lines += ["### Evidence gaps", "", *bullets(mod.evidence_gaps), "",
-              "### Decision hinges", "", "The debate would materially shift if we knew:", "",
-              *numbered(mod.decision_hinges), ""]
+              "### Decision hinges", "", "The debate would materially shift if we knew:", ""]
+    return lines + (_cruxes(doc) if mod.cruxes else [*numbered(mod.decision_hinges), ""])
+
+
+def _cruxes(doc: Document) -> list[str]:
+    """The hinges by load, each with what rests on it and what a yes or a no would test."""
+    lines = [f"*{LOAD_NOTE} {CAVEAT}*", ""]
+    for rank, (hinge, crux) in enumerate(sorted_by_load(doc), start=1):
+        items = dependants(doc, crux)
+        lines += [f"{rank}. **{hinge}** (hinge {crux.hinge + 1})", "", f"   Load: {load_line(doc, crux)}", ""]
+        lines += ["   Rests on it:", "", *(f"   - {who}: {text}" for who, text in items), ""] if items else []
+        lines += [f"   {crux.if_yes}", ""] if crux.if_yes == crux.if_no else \
+            [f"   {crux.if_yes}", "", f"   {crux.if_no}", ""]
     return lines
 
 

@@ -7,6 +7,7 @@ evidence is a projection or a value judgment, i.e. inference rather than fact.
 
 from __future__ import annotations
 
+from clearside.cruxes import CAVEAT, LOAD_NOTE, dependants_line, load_line, sorted_by_load
 from clearside.render.markdown import CONFIDENCE_LABELS, EVIDENCE_LABELS, NO_VERDICT, bullets, numbered
 from clearside.schema import Argument, Document
 
@@ -26,6 +27,17 @@ def _argument_bullet(argument: Argument) -> str:
     return line
 
 
+def _cruxes(doc: Document) -> list[str]:
+    """The hinges by load: each with its load, what rests on it, and what a yes or a no would test."""
+    lines = [f"*{LOAD_NOTE}*", ""]
+    for rank, (hinge, crux) in enumerate(sorted_by_load(doc), start=1):
+        lines.append(f"{rank}. {hinge} [{load_line(doc, crux)}]")
+        lines += [f"   - {dependants_line(crux)}", f"   - {crux.if_yes}"]
+        if crux.if_no != crux.if_yes:
+            lines.append(f"   - {crux.if_no}")
+    return [*lines, "", f"*{CAVEAT}*", ""]
+
+
 def quick_view(doc: Document) -> str:
     """A short Markdown summary of both sides, the key uncertainties and the decision hinges."""
     lines = [f"# {doc.proposition.normalized_question}", "", "**FOR**", ""]
@@ -35,7 +47,8 @@ def quick_view(doc: Document) -> str:
     lines += ["", "**Key uncertainties**", ""]
     lines += bullets(f"FOR: {item}" for item in doc.pro.uncertainties)
     lines += bullets(f"AGAINST: {item}" for item in doc.con.uncertainties)
-    lines += ["", "**Decision hinges**", "", *numbered(doc.moderator.decision_hinges), ""]
+    lines += ["", "**Decision hinges**", ""]
+    lines += _cruxes(doc) if doc.moderator.cruxes else [*numbered(doc.moderator.decision_hinges), ""]
     lines += [f"*{FLAG} = low confidence, or evidence that is a projection or a value judgment.*", "",
               f"*{NO_VERDICT}*"]
     return "\n".join(lines) + "\n"
