@@ -19,6 +19,8 @@ import browser_kit
 import pytest
 from helpers import free_port
 
+from clearside import checks, cruxes
+
 playwright = pytest.importorskip("playwright.sync_api")
 pytestmark = pytest.mark.browser
 
@@ -36,6 +38,7 @@ def server(tmp_path_factory):
     env.pop("DATABASE_URL", None)
     linked = json.loads(FIXTURE.read_text(encoding="utf-8"))
     linked["proposition"]["raw_input"] = linked["proposition"]["normalized_question"] = URL_QUESTION
+    linked = cruxes.attach(linked, checks.LEXICAL_ONLY).dump()  # with cruxes: its hinges are drawn by load
     (data / "linked.json").write_text(json.dumps(linked), encoding="utf-8")
     for name, path in (("plain", FIXTURE), ("linked", data / "linked.json")):
         done = subprocess.run([sys.executable, "-m", "clearside", "import", str(path)], cwd=browser_kit.ROOT,
@@ -107,6 +110,25 @@ def test_a_long_paste_is_kept_and_says_how_much_to_shorten(server, page):
     assert "debate=" not in page.url, "nothing started"
 
 
+def test_the_persona_picker_takes_built_ins_and_your_own_and_names_the_fix(server, page):
+    expect = playwright.expect
+    page.goto(server)
+    expect(page.get_by_role("textbox", name="Question or claim")).to_be_visible(timeout=30_000)
+    page.get_by_role("textbox", name="Question or claim").fill(QUESTION)
+    page.get_by_text("Personas (optional)").click()
+    page.get_by_role("combobox", name="Built-in personas").click()
+    page.get_by_role("option", name="economist").click()
+    page.keyboard.press("Escape")
+    own = page.get_by_role("textbox", name="Your own personas")
+    own.fill("Farmer <b>crop yields</b>")  # no "Name: lens"
+    own.press("Control+Enter")
+    settled(page)
+    page.get_by_role("button", name="Generate Pro & Con Debate").click()
+    expect(page.get_by_text('write it as "Name: one-line lens"', exact=False).first).to_be_visible(timeout=30_000)
+    assert page.locator("b", has_text="crop yields").count() == 0, "the typed text stays text"
+    assert "debate=" not in page.url, "nothing started"
+
+
 def test_clear_filters_empties_the_search(server, page):
     expect = playwright.expect
     page.goto(f"{server}/library")
@@ -149,6 +171,7 @@ def test_a_bare_url_in_a_question_stays_text_on_the_debate_page_and_in_the_libra
     page.goto(f"{server}/?debate={IMPORTED['linked']}")
     expect(page.get_by_text("MODERATOR SYNTHESIS")).to_be_visible(timeout=30_000)
     expect(page.get_by_text("https://example.org/report", exact=False).first).to_be_visible()
+    expect(page.get_by_text("Load: FOR", exact=False).first).to_be_visible()  # the hinges by load (cruxes)
     assert page.locator("a[href*='example.org']").count() == 0, "the URL in the question is not a link"
     page.goto(f"{server}/library")
     search = page.get_by_role("textbox", name="Search")
