@@ -235,19 +235,28 @@ def test_saved_panel_resumes_from_the_store(tmp_path):
     assert len(provider.requests_for("persona-1")) == 1
 
 
-def test_static_job_runs_a_persona_debate():
+def test_the_runtime_runs_a_persona_debate_and_a_rerun_keeps_its_personas():
     from clearside import hosting, static_job
     from clearside.store import open_store
 
     hosting.host(role="test")  # conftest stops hosting after the test
     provider = scripted()
-    job = static_job.new_job(open_store(), persona_run(), provider, temperature=0.4).start()
-    snap = job.wait(timeout=30)
-    assert snap.state == "done", snap.error
-    assert snap.agents["pro"].status == snap.agents["con"].status == "done"
-    assert snap.agents["persona-1"].status == snap.agents["persona-2"].status == "done"
-    assert [c.persona.name for c in snap.document.personas] == ["economist", "ethicist"]
-    assert snap.document.moderator.lens_divergence
+    store = open_store()
+    first = static_job.new_job(store, persona_run(), provider, temperature=0.4).start().wait(30)
+    assert first.state == "done", first.error
+    assert [c.persona.name for c in first.document.personas] == ["economist", "ethicist"]
+    assert first.document.moderator.lens_divergence
+    assert first.agents["pro"].status == first.agents["con"].status == "done"
+    assert first.agents["persona-1"].status == first.agents["persona-2"].status == "done"
+    # the Library's Re-run: the same question and personas, every case written afresh
+    for i, name in enumerate(("economist", "ethicist")):
+        provider.enqueue(persona_reply(name, "mixed"), agent=f"persona-{i + 1}")
+    provider.enqueue(persona_moderator_reply(), agent="moderator")
+    provider.enqueue(orchestrator_reply(), agent="orchestrator")
+    again = static_job.rerun_job(store, first.id, provider, temperature=0.4).wait(30)
+    assert again.state == "done", again.error
+    assert [(c.persona.name, c.stance) for c in again.document.personas] == [("economist", "mixed"),
+                                                                            ("ethicist", "mixed")]
 
 
 # ---- the CLI -----------------------------------------------------------------------------------------------
