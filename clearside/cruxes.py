@@ -53,6 +53,7 @@ FLOOR_LEXICAL = 0.05
 MARGIN_LEXICAL = 0.0
 SIDES = {"pro": "FOR", "con": "AGAINST"}
 NO_DEPENDANTS = "No argument of either side rests on this hinge."
+_ROUNDING = 1e-6  # float32 cosines: a tie within rounding is a tie
 QUOTE = 60  # characters of a claim or an assumption quoted in a counterfactual
 LOAD_NOTE = "Load: the share of each side's arguments that rest on the hinge; the most load-bearing first."
 CAVEAT = ("What rests on a hinge is found by text similarity, not by a model (36-58% of it a true dependant in "
@@ -75,8 +76,8 @@ def similarities(hinges: list[str], texts: list[str], embeddings: Embeddings) ->
     matrix = embeddings.similarities(hinges, texts)
     if matrix is not None:
         return np.asarray(matrix, dtype=float), True
-    return np.array([[jaccard(h, t) for t in texts] for h in hinges], dtype=float).reshape(len(hinges), len(texts)), \
-        False
+    lexical = np.array([[jaccard(h, t) for t in texts] for h in hinges], dtype=float)
+    return lexical.reshape(len(hinges), len(texts)), False
 
 
 def depends(matrix: np.ndarray, *, semantic: bool) -> np.ndarray:
@@ -86,7 +87,7 @@ def depends(matrix: np.ndarray, *, semantic: bool) -> np.ndarray:
     if matrix.size == 0:
         return matrix.astype(bool)
     closest = matrix.max(axis=0, keepdims=True)
-    return (matrix >= floor) & (matrix >= closest - margin - 1e-9)
+    return (matrix >= floor) & (matrix >= closest - margin - _ROUNDING)
 
 
 def _numbers(indices: list[int]) -> str:
