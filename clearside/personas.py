@@ -4,7 +4,8 @@ A persona is a name and a one-line lens: a built-in one (:data:`BUILTINS`) or th
 user text and always quoted in prompts as data. Each persona is one agent (``persona-1`` ...), run concurrently
 and blind to the others: it sees only the proposition (as an advocate does) and its own name and lens. It weighs
 both directions from its lens (``arguments_for`` and ``arguments_against``, one or two each) and says where it
-lands overall (``stance``: for, against or mixed).
+lands overall (``stance``: for, against or mixed). A persona is one call whatever the generation strategy, and its
+reply is re-asked whole when it fails its checks (no mending in parts).
 
 The document keeps every renderer, metric and export working: ``pro`` gathers every persona's arguments for,
 ``con`` every persona's arguments against, each labelled with its ``persona`` (so a mixed persona, like any

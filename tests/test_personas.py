@@ -4,7 +4,7 @@ composed by stance with persona labels, the moderator's lens divergence, the run
 from __future__ import annotations
 
 import json
-import time
+import threading
 
 import pytest
 from helpers import QUESTION, moderator_reply, orchestrator_reply, request_text
@@ -63,13 +63,11 @@ def persona_moderator_reply() -> dict:
     return reply
 
 
-def scripted(names=("economist", "ethicist"), stances=("for", "against"), *, delay: float = 0.0) -> ScriptedProvider:
+def scripted(names=("economist", "ethicist"), stances=("for", "against")) -> ScriptedProvider:
     provider = ScriptedProvider()
     provider.enqueue(orchestrator_reply(), agent="orchestrator")
     for i, (name, stance) in enumerate(zip(names, stances, strict=True)):
-        reply = persona_reply(name, stance)
-        provider.enqueue({"__delay__": delay, "reply": json.dumps(reply)} if delay else reply,
-                         agent=f"persona-{i + 1}")
+        provider.enqueue(persona_reply(name, stance), agent=f"persona-{i + 1}")
     provider.enqueue(persona_moderator_reply(), agent="moderator")
     return provider
 
@@ -146,12 +144,17 @@ def test_a_stance_no_persona_took_still_gets_every_assumption():
 
 
 def test_personas_run_concurrently():
+    """Each persona's reply waits at a barrier for the other two: run one after another, the barrier breaks."""
     names = ("economist", "ethicist", "environmentalist")
-    provider = scripted(names, ("for", "against", "mixed"), delay=0.5)
-    started = time.monotonic()
+    barrier = threading.Barrier(len(names), timeout=10)
+    provider = ScriptedProvider()
+    provider.enqueue(orchestrator_reply(), agent="orchestrator")
+    for i, (name, stance) in enumerate(zip(names, ("for", "against", "mixed"), strict=True)):
+        reply = persona_reply(name, stance)
+        provider.enqueue(lambda request, reply=reply: (barrier.wait(), reply)[1], agent=f"persona-{i + 1}")
+    provider.enqueue(persona_moderator_reply(), agent="moderator")
     document = Engine(provider, substance=False).run(persona_run(names))
-    assert time.monotonic() - started < 1.3  # three half-second personas side by side, not one after another
-    assert len(document.personas) == 3
+    assert not barrier.broken and len(document.personas) == 3
 
 
 def test_a_regular_debate_is_unchanged():
