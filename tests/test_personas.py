@@ -291,11 +291,12 @@ def test_cli_persona_debate(tmp_path, capsys):
     (["--personas", "economist,ethicist,environmentalist,technologist,local resident"], "remove some"),
     (["--personas", "economist,wizard"], "Unknown persona 'wizard'"),
     (["--personas", "economist", "--persona", "no colon here"], "Name: one-line lens"),
+    (["--resume", "abc", "--personas", "economist,ethicist"], "--resume keeps the saved debate's personas"),
 ])
 def test_cli_bad_persona_input(args, fix, capsys):
     from clearside.cli import main
 
-    code = main(["debate", QUESTION, *args, "--provider", "scripted"])
+    code = main(["debate", *([] if "--resume" in args else [QUESTION]), *args, "--provider", "scripted"])
     assert code == InputError.exit_code
     assert fix in capsys.readouterr().err
 
