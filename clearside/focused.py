@@ -150,7 +150,7 @@ def _arguments(engine, run, spec, check, base, arguments: list[dict[str, Any]], 
             failure = exc
             _dropped(run, spec.name, f"arguments/{len(arguments)}", exc)
             continue
-        arguments += [a.model_dump(mode="json") for a in result.arguments]
+        arguments += [a.model_dump(mode="json", exclude_none=True) for a in result.arguments]
         problems = None
     if not arguments and failure is not None:
         raise failure
@@ -170,7 +170,7 @@ def _finish(engine, run, spec, check, base, arguments: list[dict[str, Any]], kep
         summary = engine.call(run, spec, _ask(base, instruction, problems), model=_part(Side, *wanted), schema=wire,
                               max_tokens=400, fresh=False, reask=reask, floors=checks.sides.FLOORS,
                               check=_scoped(check, {"arguments": arguments, **kept}, wanted))
-        values.update(summary.model_dump(mode="json"))
+        values.update(summary.model_dump(mode="json", exclude_none=True))
     return Side.model_validate({**values, "arguments": arguments})
 
 
