@@ -231,3 +231,21 @@ def test_no_button_is_cut_off_on_a_narrow_screen(server, browser, width):
             cut[path.split("=")[0]] = found
     narrow.close()
     assert cut == {}, f"buttons cut off at {width} px: {cut}"
+
+
+def test_the_explore_panel_reorders_by_a_slider_and_an_editable_copy_offers_the_remap(server, page):
+    """The weights' sliders, the assumption stances and (on an editable copy) Re-map with these priorities."""
+    expect = playwright.expect
+    page.goto(f"{server}/?debate={IMPORTED['plain']}")
+    expect(page.get_by_text("Explore with your priorities")).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("technical · weight 1").first).to_be_visible()
+    slider = page.locator("[data-testid='stSlider']", has_text="Technical").get_by_role("slider")
+    slider.focus()
+    slider.press("ArrowRight")
+    slider.press("ArrowRight")
+    settled(page)
+    expect(page.get_by_text("technical · weight 3")).to_have_count(2)  # both cases, the same rule, no model call
+    expect(page.get_by_text("P1 (FOR)", exact=False).first).to_be_visible()
+    expect(page.get_by_text("reject").first).to_be_visible()
+    page.get_by_role("button", name="Make an editable copy").click()
+    expect(page.get_by_role("button", name="Re-map with these priorities")).to_be_visible(timeout=30_000)
