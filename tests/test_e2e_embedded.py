@@ -215,6 +215,30 @@ def test_swap_check_on_the_embedded_model(debate_file, tmp_path, capsys):
                c["con_assumption"] in document["con"]["assumptions"] for c in conflicts), "read back in the FOR frame"
 
 
+def test_cruxes_on_the_embedded_models_debate(debate_file, capsys):
+    """``cruxes --document`` on the embedded model's flagship debate (or the reference standing in for it), with
+    MiniLM and no model call: one crux per hinge, every index within its list, each load the share of the listed
+    arguments, and if yes / if no free of verdicts."""
+    from helpers import run_cli
+
+    from clearside import neutrality
+
+    code, out, err = run_cli(capsys, "cruxes", str(debate_file), "--document")
+    assert code == 0, err
+    document = json.loads(out)
+    assert jsonschema_errors(document) == [] and document["meta"]["schema_version"] == "1.1.0"
+    mod = document["moderator"]
+    assert [c["hinge"] for c in mod["cruxes"]] == list(range(len(mod["decision_hinges"])))
+    for crux in mod["cruxes"]:
+        for side in ("pro", "con"):
+            arguments, assumptions = document[side]["arguments"], document[side]["assumptions"]
+            assert all(0 <= i < len(arguments) for i in crux[f"{side}_arguments"])
+            assert all(0 <= i < len(assumptions) for i in crux[f"{side}_assumptions"])
+            assert crux["load"][side] == round(len(crux[f"{side}_arguments"]) / len(arguments), 3)
+        assert neutrality.violations(crux["if_yes"]) == [] and neutrality.violations(crux["if_no"]) == []
+    assert any(c[f"{side}_arguments"] for c in mod["cruxes"] for side in ("pro", "con")), "something rests on a hinge"
+
+
 
 def test_persona_debate_on_the_embedded_model():
     """Two personas and the moderator on the real model (the proposition given, to stay within a minute): each
@@ -260,17 +284,19 @@ def test_persona_debate_on_the_embedded_model():
 
 
 def test_remap_on_the_embedded_model():
-    """A re-map of the flagship reference on the real model (the moderator only, under weights and a rejected
+    """A re-map of the spec's example debate on the real model (the moderator only, under weights and a rejected
     assumption): the request carries the conditions and the result is a valid 1.1 document with the original
-    synthesis kept, the same cases and no verdict; or the typed failure of the moderator's checks."""
+    synthesis kept, the same cases and no verdict; or the typed failure of the moderator's checks. (The example's
+    cases are short, so the one-minute budget holds on a loaded machine; bench/remap.py times the flagship.)"""
     import time
+
+    from helpers import fixture_dict
 
     from clearside import remap
     from clearside.errors import QualityCheckError
-    from clearside.references import flagship
     from clearside.schema import Weights, validate_document
 
-    document = validate_document(flagship().document)
+    document = validate_document(fixture_dict())
     provider = get_provider("embedded")
     seen = []
     original = provider.complete
