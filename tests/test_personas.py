@@ -204,9 +204,10 @@ def test_a_failed_persona_keeps_the_others_and_a_retry_runs_only_it():
 
 def test_moderate_again_keeps_the_lens_divergence():
     provider = scripted()
-    document = Engine(provider).run(persona_run())
+    document = Engine(provider, substance=False).run(persona_run())
     provider.enqueue(persona_moderator_reply(), agent="moderator")
     again = Engine(provider).moderate(document)
+    assert "lens_divergence" in request_text(provider.requests_for("moderator")[-1])
     assert again.lens_divergence
     panel = personas.Panel.from_document(document.personas, document.pro)
     assert panel.leans == {0: ["for", "against"], 1: ["for", "against"]}
