@@ -114,9 +114,9 @@ class DebateVersion(Base):
 
     debate_id: Mapped[str] = _parent()
     number: Mapped[int] = mapped_column(Integer, primary_key=True)  # 1, 2, ... in the order they were saved
-    kind: Mapped[str] = mapped_column(String(16))  # remap (a re-mapped document) | stances (conditions only)
+    kind: Mapped[str] = mapped_column(String(16))  # remap: a re-mapped document (store/versions.py)
     label: Mapped[str] = mapped_column(Text, default="")  # the conditions in words, for lists
-    body: Mapped[dict[str, Any]] = mapped_column(Json)  # {"weights", "stances", "document"?}
+    body: Mapped[dict[str, Any]] = mapped_column(Json)  # {"weights", "stances", "document"}
     provider: Mapped[str] = mapped_column(String(64), default="")
     model: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime] = mapped_column(Stamp)

@@ -1,8 +1,8 @@
-"""Versions of a static debate: the user's assumption stances and value weights, and each re-map made under them.
+"""Versions of a static debate: each re-map, with the user's value weights and assumption stances it was made under.
 
 A version is a numbered row of ``debate_versions`` beside the debate; the debate's own row, document and
 sections are never touched, so the original stays as it was generated. Values are plain dicts (the store
-knows no engine): ``body`` holds ``weights``, ``stances`` and, for a re-map, the re-mapped ``document``.
+knows no engine): ``body`` holds ``weights``, ``stances`` and the re-mapped ``document``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from .privacy import scrub
 from .records import iso, now
 from .tables import DebateVersion
 
-VERSION_KINDS = ("remap", "stances")
+VERSION_KINDS = ("remap",)  # the kind column leaves room for other kinds of version
 
 
 @dataclass(frozen=True)
