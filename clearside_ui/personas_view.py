@@ -6,11 +6,14 @@ Every name, lens and argument is user or model text: all of it goes through :fun
 
 from __future__ import annotations
 
+from typing import Any
+
 import streamlit as st
 
 from clearside import personas
 from clearside.jobs import Snapshot
 from clearside.schema import Document, Persona
+from clearside_ui import view
 from clearside_ui.view import STATUS_ICONS, STATUS_WORDS, esc
 
 PICKED, CUSTOM = "personas", "custom_personas"
@@ -53,16 +56,9 @@ def _arguments(title: str, arguments: list) -> None:
                     f":gray-badge[confidence: {argument.confidence}]")
 
 
-def columns(document: Document) -> None:
-    """One column per persona (its lens, stance and case), then where the lenses diverge; nothing for a
-    regular debate."""
-    if not document.personas:
-        return
-    st.markdown("### Personas")
-    st.caption("Each persona wrote its case from its own lens, blind to the others. The cases FOR and AGAINST "
-               "above gather their arguments, each labelled with its persona.")
-    panel = personas.Panel.from_document(document.personas, document.pro)
-    for column, (case, leans) in zip(st.columns(len(document.personas), gap="small"), panel.ordered(), strict=True):
+def _case_columns(panel: personas.Panel) -> None:
+    cases = panel.ordered()
+    for column, (case, leans) in zip(st.columns(len(cases), gap="small"), cases, strict=True):
         with column.container(border=True):
             st.markdown(f"#### {esc(personas.title(case.persona.name))}")
             origin = "built-in" if case.persona.builtin else "your own"
@@ -73,9 +69,35 @@ def columns(document: Document) -> None:
             _arguments("Against", [a for a, lean in pairs if lean == "against"])
             st.markdown("**Assumptions**\n\n" + "\n".join(f"- {esc(a)}" for a in case.assumptions))
             st.markdown("**Uncertainties**\n\n" + "\n".join(f"- {esc(u)}" for u in case.uncertainties))
+
+
+def columns(document: Document) -> None:
+    """One column per persona (its lens, stance and case), then where the lenses diverge; nothing for a
+    regular debate."""
+    if not document.personas:
+        return
+    st.markdown("### Personas")
+    st.caption("Each persona wrote its case from its own lens, blind to the others. The cases FOR and AGAINST "
+               "above gather their arguments, each labelled with its persona.")
+    _case_columns(personas.Panel.from_document(document.personas, document.pro))
     if document.moderator.lens_divergence:
         st.markdown("**Where the lenses diverge**\n\n"
                     + "\n".join(f"- {esc(item)}" for item in document.moderator.lens_divergence))
+
+
+def sections_view(sections: dict[str, Any]) -> None:
+    """An unfinished debate's finished sections (:func:`view.sections_view`) and, for a persona debate, the
+    cases that landed and the personas still to write."""
+    view.sections_view(sections)
+    if "personas" not in sections:
+        return
+    panel = personas.Panel.load(sections["personas"])
+    if panel.cases:
+        st.markdown("### Personas")
+        _case_columns(panel)
+    waiting = [personas.title(panel.personas[i].name) for i in panel.missing()]
+    if waiting:
+        st.caption("Personas still to write their case: " + esc(", ".join(waiting)) + ".")
 
 
 def progress(snap: Snapshot) -> None:

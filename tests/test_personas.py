@@ -350,3 +350,20 @@ def test_page_refuses_one_persona_with_the_fix_and_runs_nothing():
     at.button(key="generate").click().run()
     assert any("2 to 4 personas; 1 was given: add some" in e.value.replace("\\", "") for e in at.error)
     assert provider.requests == []
+
+
+def test_page_shows_the_cases_that_landed_when_a_persona_debate_stops_part_way():
+    from helpers import settle
+
+    provider = ScriptedProvider()
+    provider.enqueue(orchestrator_reply(), agent="orchestrator")
+    provider.enqueue(persona_reply("economist"), agent="persona-1")
+    provider.enqueue(*(["not json"] * 3), agent="persona-2")
+    at = _app(provider)
+    at.text_area(key="question").set_value(QUESTION)
+    at.multiselect(key="personas").set_value(["economist", "ethicist"])
+    at.button(key="generate").click().run()
+    settle(at, lambda a: any("Personas still to write their case" in c.value for c in a.caption))
+    assert any(m.value == "#### Economist" for m in at.markdown)
+    assert any("Ethicist" in c.value for c in at.caption if "still to write" in c.value)
+    assert at.button(key="retry")
