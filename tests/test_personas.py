@@ -287,6 +287,20 @@ def test_cli_persona_debate(tmp_path, capsys):
     assert {a["persona"] for a in document["pro"]["arguments"]} == {"economist", "environmentalist", "Farmer"}
 
 
+def test_cli_enqueue_saves_the_personas_for_any_host(capsys):
+    from clearside.cli import main
+    from clearside.static.recorder import load_run
+    from clearside.store import open_store
+
+    code = main(["debate", QUESTION, "--personas", "economist", "--persona", HOSTILE, "--enqueue",
+                 "--provider", "scripted"])
+    assert code == 0
+    debate_id = capsys.readouterr().out.strip()
+    saved = load_run(open_store(), debate_id)
+    assert [(p.name, p.builtin) for p in saved.personas.personas] == [("economist", True), ("Saboteur", False)]
+    assert saved.personas.missing() == [0, 1]
+
+
 @pytest.mark.parametrize(("args", "fix"), [
     (["--personas", "economist"], "add some"),
     (["--personas", "economist,ethicist,environmentalist,technologist,local resident"], "remove some"),
