@@ -76,8 +76,8 @@ def builtin(name: str) -> Persona:
     key = inputs.clean(name).casefold().replace("_", " ")
     key = {"public health expert": "public-health expert", "resident": "local resident"}.get(key, key)
     if key not in BUILTINS:
-        raise InputError(f"Unknown persona {name.strip()!r}: use one of {', '.join(BUILTINS)}, or your own as "
-                         '--persona "Name: one-line lens".')
+        raise InputError(f"Unknown persona {inputs.clean(name)[:60]!r}: use one of {', '.join(BUILTINS)}, or your "
+                         'own as --persona "Name: one-line lens".')
     return Persona(name=key, lens=BUILTINS[key], builtin=True)
 
 
