@@ -311,9 +311,17 @@ def _partial_points(text: str) -> list[str]:
     return points
 
 
+STREAMED = ("pro", "con")  # the agents whose streamed points progress_view shows
+
+
 def progress_fingerprint(snap: Snapshot) -> tuple:
-    """What :func:`progress_view` shows, cheaply: each agent's status, attempts, time and streamed length."""
-    return (snap.state, *((a, p.status, p.attempts, round(p.seconds, 1), len(p.text)) for a, p in snap.agents.items()))
+    """What :func:`progress_view` shows: each agent's status line, and the advocates' streamed points. Only what
+    the page shows: while the orchestrator or the moderator writes, nothing on the page moves, so the follower
+    backs off (a moderator's reply is not shown until it is done)."""
+    lines = tuple((a, p.status, p.attempts, round(p.seconds, 1) if p.status == "done" else None)
+                  for a, p in snap.agents.items())
+    points = tuple(tuple(streamed_points(a, snap.agents[a].text)) for a in STREAMED if a in snap.agents)
+    return (snap.state, lines, points)
 
 
 def streamed_points(agent: str, text: str) -> list[str]:
@@ -330,7 +338,7 @@ def progress_view(snap: Snapshot) -> None:
         status = STATUS_WORDS.get(progress.status, progress.status)
         st.markdown(f"{STATUS_ICONS[progress.status]} {AGENT_LABELS[agent]}: {status}{extra}{done}")
     columns = st.columns(2)
-    for column, agent, title in ((columns[0], "pro", "FOR"), (columns[1], "con", "AGAINST")):
+    for column, agent, title in zip(columns, STREAMED, ("FOR", "AGAINST"), strict=True):
         points = streamed_points(agent, snap.agents[agent].text)
         if points:
             column.markdown(f"**{title} (streaming)**\n\n" + "\n".join(f"- {esc(p)}" for p in points))

@@ -108,3 +108,34 @@ def test_a_followed_view_is_drawn_again_at_a_slower_pace_then_at_the_page_pace()
     assert at.session_state["drawn_with"][-2:] == [1.0, 2.0]
     at.run()  # a run the user causes (a click, another page): the page's own pace again
     assert at.session_state["drawn_with"][-1] == 1.0
+
+
+def fingerprint_script() -> None:
+    """The Debate page's fingerprint of a running debate whose agents hold what the session says."""
+    import streamlit as st
+
+    from clearside.jobs import AGENT_ORDER, AgentProgress, Snapshot
+    from clearside_ui import view
+
+    agents = {agent: AgentProgress(status="done", attempts=1, seconds=1.0) for agent in AGENT_ORDER}
+    for agent, text in st.session_state["texts"].items():
+        agents[agent] = AgentProgress(status="running", attempts=1, seconds=st.session_state["seconds"], text=text)
+    snap = Snapshot(id="x", state="running", agents=agents, document=None, error="", exit_code=0)
+    st.session_state.setdefault("seen", []).append(view.progress_fingerprint(snap))
+
+
+def test_the_fingerprint_moves_with_what_the_page_shows_and_not_with_unseen_text():
+    """A moderator's growing reply and a running agent's clock show nothing new: the follower backs off while
+    they run. A FOR point that grows is on the page: the fingerprint changes."""
+    at = AppTest.from_function(fingerprint_script, default_timeout=30)
+    at.session_state["texts"], at.session_state["seconds"] = {"moderator": '{"areas_of_agreement": ["Bo'}, 1.0
+    at.run()
+    at.session_state["texts"], at.session_state["seconds"] = {"moderator": '{"areas_of_agreement": ["Both sid'}, 3.0
+    at.run()
+    at.session_state["texts"] = {"moderator": '{"areas_of_agreement": ["Both sid', "pro": REPLY[:40]}
+    at.run()
+    at.session_state["texts"] = {"moderator": '{"areas_of_agreement": ["Both sid', "pro": REPLY[:60]}
+    at.run()
+    first, unseen, pro_starts, pro_grows = at.session_state["seen"]
+    assert first == unseen, "moderator text and a running clock are not shown"
+    assert pro_starts != unseen and pro_grows != pro_starts, "FOR's streamed points are shown"
