@@ -252,3 +252,15 @@ def test_metrics_of_a_reference_file_or_a_live_transcript_score_their_document(t
     assert result["schema_validity"]["valid"] and result["diversity"]["available"] is False
     assert main(["metrics", str(references.FLAGSHIP), "--no-embeddings"]) == 0
     assert json.loads(capsys.readouterr().out)["balance"]["count_ratio"] == 1.0
+
+
+def test_neutrality_counts_what_the_moderator_wrote_not_the_cruxes_composed_from_the_sides():
+    from clearside.metrics.lexical import neutrality_metric
+    moderator = fixture_dict()["moderator"]
+    before = neutrality_metric(moderator)
+    quoted = "FOR's argument 1 (\"The moratorium is clearly the best policy and must be adopted\") holds"
+    moderator["cruxes"] = [{"hinge": 0, "pro_arguments": [0], "con_arguments": [], "pro_assumptions": [],
+                            "con_assumptions": [], "load": {"pro": 0.5, "con": 0.0}, "if_yes": quoted, "if_no": quoted}]
+    assert neutrality_metric(moderator) == before
+    moderator["decision_hinges"].append("The moratorium is clearly the best policy and must be adopted")
+    assert neutrality_metric(moderator) != before, "a verdict the moderator writes still counts"

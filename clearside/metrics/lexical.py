@@ -28,8 +28,11 @@ def validity(data: Any) -> dict[str, Any]:
 
 
 def moderator_texts(moderator: dict[str, Any]) -> Iterator[tuple[str, str]]:
-    """Every moderator string with its field path, e.g. ``core_disagreements[1].description``."""
+    """Every string the moderator wrote, with its field path, e.g. ``core_disagreements[1].description``.
+    ``cruxes`` are not the moderator's: ClearSide composes them from the sides' own claims (:mod:`clearside.cruxes`)."""
     for key, value in moderator.items():
+        if key == "cruxes":
+            continue
         for i, item in enumerate(value if isinstance(value, list) else [value]):
             if isinstance(item, str):
                 yield f"{key}[{i}]", item
