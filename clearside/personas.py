@@ -253,7 +253,7 @@ def case_check(question: str, raw_input: str, embeddings: checks.Embeddings):
 
 
 def _moved(finding: checks.Finding, key: str) -> checks.Finding:
-    label = key.replace("_", " ")[:-1]  # "argument for", "argument against"
+    label = {"arguments_for": "argument for", "arguments_against": "argument against"}[key]
     return replace(finding, path=(key, *finding.path[1:]), message=finding.message.replace("argument", label, 1))
 
 

@@ -185,6 +185,22 @@ def test_hostile_custom_persona_stays_quoted_data():
     assert document.personas[1].persona.builtin is False
 
 
+def test_a_persona_claim_that_echoes_the_question_is_sent_back_naming_its_direction():
+    from helpers import NORMALIZED
+
+    echo = persona_reply("ethicist", "against")
+    echo["arguments_against"][0]["claim"] = NORMALIZED
+    provider = ScriptedProvider()
+    provider.enqueue(orchestrator_reply(), agent="orchestrator")
+    provider.enqueue(persona_reply("economist"), agent="persona-1")
+    provider.enqueue(echo, persona_reply("ethicist", "against"), agent="persona-2")
+    provider.enqueue(persona_moderator_reply(), agent="moderator")
+    document = Engine(provider).run(persona_run())
+    retry = provider.requests_for("persona-2")[1].messages[-1]["content"]
+    assert "argument against 1's claim restates the question" in retry
+    assert document.quality.agents["persona-2"].reasks == 1
+
+
 def test_a_failed_persona_keeps_the_others_and_a_retry_runs_only_it():
     provider = ScriptedProvider()
     provider.enqueue(orchestrator_reply(), agent="orchestrator")
