@@ -382,3 +382,22 @@ def test_the_debate_page_shows_the_explore_panel_and_the_saved_versions(tmp_path
                                                          + " · ethical 3"]
     assert not [b for b in at.button if b.key == "remap_start"], "another browser's debate: read-only, no re-map"
     assert "Read-only: make an editable copy to re-map" in "\n".join(c.value for c in at.caption)
+
+
+def test_a_failing_remap_says_why_and_hostile_assumption_text_stays_text(monkeypatch):
+    import json
+
+    from helpers import settle
+
+    monkeypatch.setenv("CLEARSIDE_SEMANTIC_CHECKS", "0")
+    data = document()
+    data["con"]["assumptions"][0] = "<img src=x onerror=alert(1)> **loud** [link](javascript:x)"
+    provider = ScriptedProvider(script={"moderator": [{"__error__": "unreachable", "message": "the server is down"}]})
+    at = explore_app(provider, doc_json=json.dumps(data))
+    label = at.radio(key="stance_doc_con_0").label
+    assert "<img" not in label.replace("\\<", "") and "\\*\\*loud\\*\\*" in label and "\\[link\\]" in label
+    at.radio(key="stance_doc_con_0").set_value("accept")
+    at.button(key="remap_start").click().run()
+    settle(at, lambda a: any("the server is down" in e.value for e in a.error),
+           describe=lambda a: str([e.value for e in a.error]))
+    assert not at.success and at.button(key="remap_start").disabled is False
