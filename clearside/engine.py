@@ -274,11 +274,11 @@ class Engine:
         """One persona's case, blind to the others; saved (the whole panel) as soon as it lands."""
         panel, proposition = run.personas, run.proposition
         persona = panel.personas[index]
+        check = personas.case_check(proposition.normalized_question, proposition.raw_input, self.embeddings)
         reply = self._agent(run, personas.spec(index),
                             personas.messages(persona, proposition, run.context, inferred=not self.provider.small),
-                            prepare=personas.labelled(persona), floors=personas.FLOORS,
-                            check=personas.case_check(proposition.normalized_question, proposition.raw_input,
-                                                      self.embeddings))
+                            prepare=personas.labelled(persona), floors=personas.FLOORS, check=check,
+                            mend=lambda review: personas.mend(self, run, index, check, review))
         with lock:
             panel.keep(index, reply)
             self.on_section(run, "personas")

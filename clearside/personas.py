@@ -4,8 +4,8 @@ A persona is a name and a one-line lens: a built-in one (:data:`BUILTINS`) or th
 user text and always quoted in prompts as data. Each persona is one agent (``persona-1`` ...), run concurrently
 and blind to the others: it sees only the proposition (as an advocate does) and its own name and lens. It weighs
 both directions from its lens (``arguments_for`` and ``arguments_against``, one or two each) and says where it
-lands overall (``stance``: for, against or mixed). A persona is one call whatever the generation strategy, and its
-reply is re-asked whole when it fails its checks (no mending in parts).
+lands overall (``stance``: for, against or mixed). A persona is one call whatever the generation strategy; a
+reply that fails its checks keeps what passed and has each failing field written again on its own (:func:`mend`).
 
 The document keeps every renderer, metric and export working: ``pro`` gathers every persona's arguments for,
 ``con`` every persona's arguments against, each labelled with its ``persona`` (so a mixed persona, like any
@@ -22,8 +22,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from pydantic import ConfigDict, create_model
+
 from . import agents, checks, inputs, prompts
 from .checks.text import statement_problem
+from .enforce import with_fixes
 from .errors import InputError
 from .schema import Argument, Persona, PersonaCase, Proposition, Side, Stance, Strict, TextList
 from .wire import array, obj, one_of, string
@@ -53,6 +56,7 @@ PERSONA_WIRE = obj(
     uncertainties=array(string(), 2, 3),
 )
 FLOORS = {"arguments_for": 1, "arguments_against": 1, "assumptions": 1, "uncertainties": 1}
+MODERATOR_FLOORS = {"lens_divergence": 1}
 
 
 class Reply(Strict):
@@ -69,8 +73,6 @@ def spec(index: int) -> agents.AgentSpec:
     """The agent of the ``index``-th persona (``persona-1`` ...): its usage, checks and progress are its own."""
     return agents.AgentSpec(f"persona-{index + 1}", "personas", Reply, PERSONA_WIRE, 900)
 
-
-# ---- choosing personas -------------------------------------------------------------------------------------
 
 def builtin(name: str) -> Persona:
     key = inputs.clean(name).casefold().replace("_", " ")
@@ -122,8 +124,6 @@ def checked(chosen: list[Persona]) -> list[Persona]:
         seen.add(persona.name.casefold())
     return chosen
 
-
-# ---- the panel a run holds (saved as the section "personas") -----------------------------------------------
 
 @dataclass
 class Panel:
@@ -179,13 +179,32 @@ def labelled(persona: Persona):
     """A ``prepare`` hook: every argument of the reply names its persona."""
 
     def prepare(data: dict[str, Any]) -> dict[str, Any]:
-        return {**data, **{key: [{**a, "persona": persona.name} for a in data.get(key, []) if isinstance(a, dict)]
-                           for key in ("arguments_for", "arguments_against")}}
+        return {**data, **{key: [{**a, "persona": persona.name} for a in data[key] if isinstance(a, dict)]
+                           for key in ("arguments_for", "arguments_against") if isinstance(data.get(key), list)}}
 
     return prepare
 
 
-# ---- prompts -----------------------------------------------------------------------------------------------
+def mend(engine, run, index: int, check, review: checks.Review) -> Reply:
+    """A reply that failed its checks: keep the fields that passed and write each failing one again, alone (as
+    the advocates' replies are mended; a small model mostly fixes one field when it is asked for it alone)."""
+    persona = run.personas.personas[index]
+    base = messages(persona, run.proposition, run.context, inferred=not engine.provider.small)
+    merged = {name: value for name, value in review.kept.items() if name not in review.failing}
+    for name in [name for name in PERSONA_WIRE["properties"] if name in review.failing]:
+        ask = [*base, {"role": "user", "content": prompts.render(prompts.load("personas").tasks["part"], field=name)}]
+        part = engine.call(run, spec(index), with_fixes(ask, review.failing[name]), model=_PARTS[name],
+                           schema=obj(**{name: PERSONA_WIRE["properties"][name]}), prepare=labelled(persona),
+                           check=lambda data, name=name: [f for f in check({**merged, **data}) if f.path[0] == name],
+                           floors={name: FLOORS.get(name, 0)}, max_tokens=400, fresh=False, reask=True)
+        merged.update(part.model_dump(mode="json", exclude_none=True))
+    return Reply.model_validate(merged)
+
+
+_PARTS = {name: create_model(f"Reply_{name}", __config__=ConfigDict(extra="forbid"),
+                             **{name: (Reply.model_fields[name].annotation, Reply.model_fields[name])})
+          for name in Reply.model_fields}
+
 
 def messages(persona: Persona, proposition: Proposition, typed=True, *, inferred: bool = True) -> list[dict[str, str]]:
     """A persona's prompt: the proposition as an advocate sees it, and the persona's own name and lens, quoted
@@ -233,9 +252,6 @@ def moderator_check(check):
     return both
 
 
-MODERATOR_FLOORS = {"lens_divergence": 1}
-
-
 def case_check(question: str, raw_input: str, embeddings: checks.Embeddings):
     """The advocates' checks on each direction's arguments, and once on the assumptions and uncertainties."""
 
@@ -257,15 +273,9 @@ def _moved(finding: checks.Finding, key: str) -> checks.Finding:
     return replace(finding, path=(key, *finding.path[1:]), message=finding.message.replace("argument", label, 1))
 
 
-# ---- pro and con from the cases ----------------------------------------------------------------------------
-
 def title(name: str) -> str:
     """A persona's name as a heading: its first letter capitalised, the rest as typed."""
     return name[:1].upper() + name[1:]
-
-
-def _unique(items: Iterable[str]) -> list[str]:
-    return list(dict.fromkeys(items))
 
 
 def sides(panel: Panel) -> tuple[Side, Side]:
@@ -282,7 +292,7 @@ def sides(panel: Panel) -> tuple[Side, Side]:
                 summary.append(f"{title(case.persona.name)} (stance: {case.stance}): {claims[0]}")
         chosen = [case for case, _ in cases if case.stance in (direction, "mixed")] or [case for case, _ in cases]
         built.append(Side(executive_summary=summary, arguments=arguments,
-                          assumptions=_unique(a for case in chosen for a in case.assumptions),
-                          uncertainties=_unique(u for case in chosen for u in case.uncertainties)))
+                          assumptions=list(dict.fromkeys(a for case in chosen for a in case.assumptions)),
+                          uncertainties=list(dict.fromkeys(u for case in chosen for u in case.uncertainties))))
     return built[0], built[1]
 

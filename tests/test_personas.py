@@ -185,19 +185,28 @@ def test_hostile_custom_persona_stays_quoted_data():
     assert document.personas[1].persona.builtin is False
 
 
-def test_a_persona_claim_that_echoes_the_question_is_sent_back_naming_its_direction():
+def test_a_failing_field_is_written_again_alone_and_the_rest_is_kept():
+    """A claim that echoes the question: only arguments_against is asked for again, told why (naming its
+    direction); the stance, arguments for, assumptions and uncertainties of the first reply are kept."""
     from helpers import NORMALIZED
 
     echo = persona_reply("ethicist", "against")
     echo["arguments_against"][0]["claim"] = NORMALIZED
+    fixed = {"arguments_against": persona_reply("ethicist")["arguments_against"]}
     provider = ScriptedProvider()
     provider.enqueue(orchestrator_reply(), agent="orchestrator")
     provider.enqueue(persona_reply("economist"), agent="persona-1")
-    provider.enqueue(echo, persona_reply("ethicist", "against"), agent="persona-2")
+    provider.enqueue(echo, fixed, agent="persona-2")
     provider.enqueue(persona_moderator_reply(), agent="moderator")
     document = Engine(provider).run(persona_run())
-    retry = provider.requests_for("persona-2")[1].messages[-1]["content"]
-    assert "argument against 1's claim restates the question" in retry
+    retry = provider.requests_for("persona-2")[1]
+    assert list(retry.schema["properties"]) == ["arguments_against"]
+    assert "argument against 1's claim restates the question" in retry.messages[-1]["content"]
+    case = document.personas[1]
+    assert case.stance == "against" and case.assumptions == echo["assumptions"]
+    assert [a.claim for a in case.arguments] == [echo["arguments_for"][0]["claim"],
+                                                 fixed["arguments_against"][0]["claim"]]
+    assert all(a.persona == "ethicist" for a in case.arguments)
     assert document.quality.agents["persona-2"].reasks == 1
 
 
