@@ -16,7 +16,7 @@ from clearside.enforce import partial_object
 from clearside.errors import ConfigError
 from clearside.jobs import AGENT_ORDER, Snapshot
 from clearside.schema import CATEGORY_VALUES, Document, Side
-from clearside_ui import scroll
+from clearside_ui import cruxes_view, scroll
 
 
 # How often a page following a running debate redraws it (seconds). Each redraw costs every following tab a few
@@ -213,7 +213,8 @@ def side_view(side: Side, title: str, colour: str, responses: dict[str, list[Any
         st.markdown(f"**{category.capitalize()}**")
         for argument in arguments:
             st.markdown(f"- **{esc(argument.claim)}** {esc(argument.explanation)}  \n"
-                        f"  :blue-badge[{argument.evidence_type.replace('_', ' ')}] "
+                        + (f"  :violet-badge[{esc(argument.persona)}]" if argument.persona else "")  # persona debates
+                        + f"  :blue-badge[{argument.evidence_type.replace('_', ' ')}] "
                         f":gray-badge[confidence: {argument.confidence}]")
             _challenge_notes(argument.claim, responses)
     st.markdown("**Assumptions**")
@@ -239,6 +240,8 @@ def moderator_view(document: Document, responses: dict[str, list[Any]]) -> None:
                     f"{esc(conflict.con_assumption)}{why}")
     st.markdown("**Evidence gaps**\n\n" + "\n".join(f"- {esc(g)}" for g in mod.evidence_gaps))
     st.markdown("**Decision hinges**")
+    if cruxes_view.hinges_view(document, lambda hinge: _challenge_notes(hinge, responses)):  # by load, with cruxes
+        return
     for number, hinge in enumerate(mod.decision_hinges, 1):
         st.markdown(f"{number}\\. {esc(hinge)}")
         _challenge_notes(hinge, responses)

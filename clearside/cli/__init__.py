@@ -17,7 +17,7 @@ import sys
 from ..errors import ClearSideError
 from ..live.exchange import adopt_live_files, legacy_live_files
 from ..store import open_store
-from . import dashboard, debate, evaluate, jobs, live, perspectives, remap, store
+from . import cruxes, dashboard, debate, evaluate, jobs, live, perspectives, remap, store
 from .common import model_options
 
 
@@ -32,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_parsers(sub, model_options)
     perspectives.add_parser(sub, model_options)
     remap.add_parser(sub)
+    cruxes.add_parser(sub)
     debate.add_schema_parser(sub)
     dashboard.add_parser(sub)
     return parser

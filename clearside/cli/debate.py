@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .. import schema
+from .. import personas, remap, schema
 from ..engine import SECTIONS, STRATEGIES, DebateRun, Engine, validate_document
 from ..errors import DebateFailed, InputError
 from ..inputs import read_json
@@ -51,6 +51,9 @@ def cmd_debate(args: argparse.Namespace) -> int:
     if args.resume:
         if args.question:
             raise InputError("Give either a QUESTION or --resume ID, not both.")
+        if args.personas or args.persona:
+            raise InputError("--resume keeps the saved debate's personas: give --personas or --persona with a "
+                             "QUESTION only.")
         run = load_run(open_store(), args.resume)
         if not run.missing:
             print(f"Debate {args.resume} is already complete; rendering it.", file=sys.stderr)
@@ -58,7 +61,13 @@ def cmd_debate(args: argparse.Namespace) -> int:
         raise InputError("Give a QUESTION to debate, or --resume ID to finish a saved one.")
     else:
         run = DebateRun.from_input(args.question, geography=args.geography, timeframe=args.timeframe,
-                                   domain=args.domain)
+                                   domain=args.domain, personas=personas.choose(args.personas, args.persona))
+    weights = remap.parse_weights(args.weights) if args.weights is not None else None  # checked before any call
+    if weights is not None and set(weights.dump().values()) == {1}:
+        raise InputError("--weights sets every category it names to 1, the default: raise or lower one (0 to 3).")
+    if weights is not None and args.enqueue:
+        raise InputError("--weights re-maps a finished debate: without --enqueue, or later with `python -m "
+                         "clearside remap ID --weights ...`.")
     if args.enqueue:
         provider = get_provider(args.provider, small=True if args.small else None)
         return jobs.enqueue_debate(run, provider, resume=args.resume, temperature=args.temperature,
@@ -75,6 +84,10 @@ def cmd_debate(args: argparse.Namespace) -> int:
         raise exc.cause from None
     if recorder is not None:
         print(f"Saved debate {recorder.id}", file=sys.stderr)
+    if weights is not None:  # then the synthesis re-mapped under them (saved as a version of a saved debate)
+        document = remap.remap(document, engine, weights=weights)
+        if recorder is not None:
+            remap.save_version(open_store(), recorder.id, document, engine.provider)
     write(render(document, args.format), args.out)
     return 0
 
@@ -120,6 +133,12 @@ def add_parsers(sub: Any) -> None:
     debate.add_argument("--geography")
     debate.add_argument("--timeframe")
     debate.add_argument("--domain")
+    debate.add_argument("--personas", metavar="NAMES", help="a persona debate: 2 to 4 of "
+                        f"{', '.join(personas.BUILTINS)}, comma-separated (with --persona: 2 to 4 in all)")
+    debate.add_argument("--persona", action="append", metavar='"NAME: LENS"',
+                        help="your own persona, a name and a one-line lens (repeatable)")
+    debate.add_argument("--weights", metavar="CATEGORY=N,...", help="then re-map the synthesis under your value "
+                        "weights, 0 to 3 per category, e.g. economic=3,ethical=1 (see the remap command)")
     debate.add_argument("--format", choices=FORMATS, default="json")
     debate.add_argument("--strategy", choices=STRATEGIES,
                         help="whole: one call per agent; focused: each agent in smaller calls (default: the "

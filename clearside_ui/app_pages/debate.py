@@ -18,7 +18,7 @@ from clearside.references import flagship
 from clearside.render import render
 from clearside.schema import ACTIONS, Document
 from clearside.static_job import ChallengeJob, StaticJob, resume_job
-from clearside_ui import jobs, owner, page_path, scroll, settings, view
+from clearside_ui import explore_view, jobs, owner, page_path, personas_view, scroll, settings, view
 from clearside_ui.inputs import context_boxes, length_note, question_box
 from clearside_ui.quality_view import quality_view
 
@@ -61,7 +61,7 @@ def start_debate() -> None:
         run = DebateRun.from_input(st.session_state.get("question", ""),
                                    geography=st.session_state.get("geography"),
                                    timeframe=st.session_state.get("timeframe"),
-                                   domain=st.session_state.get("domain"))
+                                   domain=st.session_state.get("domain"), personas=personas_view.chosen())
         job = jobs.start_static(run, settings.build_provider(), temperature=settings.temperature(),
                                 strategy=settings.strategy(), owner=owner.token())
     except ClearSideError as exc:
@@ -138,6 +138,7 @@ def live_debate(job_id: str) -> None:
         st.info("Queued: it starts as soon as the model is free (it is generating another debate). It stays "
                 "queued if you close this tab.", icon=":material/schedule:")
     view.progress_view(snap)
+    personas_view.progress(snap)
     if snap.finished:
         st.rerun()
 
@@ -239,11 +240,11 @@ def saved_debate(debate_id: str) -> None:
             st.warning(f"This debate was not finished ({record.status}). The sections that did finish are kept; "
                        "Resume generates only the missing ones with the model chosen in the sidebar.")
             st.button("Resume", key="resume_saved", type="primary", on_click=resume, args=(debate_id,))
-            view.sections_view(jobs.store().sections(debate_id))
+            personas_view.sections_view(jobs.store().sections(debate_id))
         elif ours:
             st.warning(f"This debate was not finished ({record.status}). Read-only: it was started in another "
                        "browser or on another machine, and only that browser can resume it.")
-            view.sections_view(jobs.store().sections(debate_id))
+            personas_view.sections_view(jobs.store().sections(debate_id))
         return
     document = Document.model_validate(record.document)
     st.session_state["document"] = document
@@ -251,7 +252,9 @@ def saved_debate(debate_id: str) -> None:
     scroll.anchor("cs-debate")  # a finished debate starts below the fold: it is brought into view once
     scroll.into_view("cs-debate", once=f"debate:{debate_id}")
     view.document_view(document)
+    personas_view.columns(document)
     quality_view(document)
+    explore_view.explore(document, debate_id=debate_id, store=jobs.store(), editable=editable)
     if editable:
         challenge_panel(document)
     else:
@@ -274,6 +277,7 @@ def followed_debate(debate_id: str, job_id: str) -> None:
         st.caption("Generating on a worker: it goes on if you close this tab, and every section is saved as it "
                    "finishes.")
     view.progress_view(snap)
+    personas_view.progress(snap)
 
 
 st.title("ClearSide")
@@ -283,6 +287,7 @@ question_box("question", error_key="input_error",
              placeholder="e.g. Should the U.S. impose a temporary moratorium on new AI data centers?")
 with st.expander("Context (optional)"):
     context_boxes(error_key="input_error")
+personas_view.picker(error_key="input_error")
 
 debate_id = st.query_params.get("debate") or st.session_state.get("debate_id")
 if debate_id != st.session_state.get("debate_id") or st.query_params.get("debate") != debate_id:
@@ -324,7 +329,7 @@ else:
             st.error(view.esc(snapshot.error))
             st.caption("Your question and context are kept, and so is every section that finished (saved).")
         retry_button(debate_id, job.provider.spec, "Resume" if cancelled else "Retry")
-        view.sections_view(jobs.store().sections(debate_id))
+        personas_view.sections_view(jobs.store().sections(debate_id))
     elif (record := saved_record(debate_id)) is not None and (job_id := jobs.queued_job(record.data)):
         if owner.may_change(debate_id, record.data):
             st.button("Cancel", key="cancel_followed", on_click=jobs.cancel_followed, args=(debate_id,),
