@@ -79,6 +79,8 @@ def swapped(document: dict[str, Any]) -> dict[str, Any]:
     """The document with its FOR and AGAINST cases exchanged (the moderator's input for the swapped run)."""
     data = copy.deepcopy(document)
     data["pro"], data["con"] = data["con"], data["pro"]
+    for case in data.get("personas") or []:  # a persona debate: each persona's stance in the swapped frame too
+        case["stance"] = {"for": "against", "against": "for"}.get(case["stance"], case["stance"])
     return data
 
 

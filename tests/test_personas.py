@@ -238,6 +238,18 @@ def test_moderate_again_keeps_the_lens_divergence():
     assert panel.leans == {0: ["for", "against"], 1: ["for", "against"]}
 
 
+def test_the_swap_check_swaps_each_personas_stance_with_the_sides():
+    from clearside import swap
+
+    provider = scripted()
+    document = Engine(provider, substance=False).run(persona_run())
+    provider.enqueue(persona_moderator_reply(), agent="moderator")
+    swap.swap_check(document, Engine(provider, substance=False))  # same model: the debate's synthesis is the base
+    original, swapped = (provider.requests_for("moderator")[i].messages[1]["content"] for i in (0, -1))
+    assert '"economist" (stance: for;' in original and '"ethicist" (stance: against;' in original
+    assert '"economist" (stance: against;' in swapped and '"ethicist" (stance: for;' in swapped
+
+
 # ---- saved, resumed, on the runtime ------------------------------------------------------------------------
 
 def test_saved_panel_resumes_from_the_store(tmp_path):
