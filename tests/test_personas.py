@@ -157,6 +157,14 @@ def test_personas_run_concurrently():
     assert not barrier.broken and len(document.personas) == 3
 
 
+def test_the_focused_strategy_still_makes_one_call_per_persona_and_one_synthesis():
+    provider = scripted()
+    document = Engine(provider, strategy="focused", substance=False).run(persona_run())
+    assert {agent: len(provider.requests_for(agent)) for agent in ("persona-1", "persona-2", "moderator")} == {
+        "persona-1": 1, "persona-2": 1, "moderator": 1}
+    assert document.moderator.lens_divergence
+
+
 def test_a_regular_debate_is_unchanged():
     from helpers import scripted_debate
 
