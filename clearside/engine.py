@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from . import agents, checks, focused, inputs, personas, prompts
+from . import agents, checks, cruxes, focused, inputs, personas, prompts
 from .enforce import run_structured
 from .errors import ClearSideError, DebateFailed, InputError
 from .providers import Provider, Usage, get_provider
@@ -338,7 +338,8 @@ class Engine:
             data["personas"] = [case.dump() for case, _ in run.personas.ordered()]
         if self.substance:
             data["quality"] = self.quality(run).dump()
-        return validate_document(stamped(data))
+        # what rests on each hinge (no model call: similarity, about 2 s with MiniLM loaded)
+        return cruxes.attach(validate_document(stamped(data)), self.embeddings)
 
     def quality(self, run: DebateRun) -> Quality:
         """The debate's quality record: each agent's checks, and the context values the model inferred."""

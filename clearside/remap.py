@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from . import checks, prompts
+from . import checks, cruxes, prompts
 from .checks.text import jaccard
 from .engine import Engine, utc_stamp
 from .errors import InputError
@@ -200,7 +200,7 @@ def remap(document: Document | dict[str, Any], engine: Engine, *, weights: Weigh
     data["remap"] = Remap.model_validate(record).dump()
     notes = data["meta"].get("notes", "")
     data["meta"]["notes"] = f"{notes} Re-mapped under the user's weights and assumption stances.".strip()
-    return validate_document(stamped(data))
+    return cruxes.attach(validate_document(stamped(data)), engine.embeddings)  # the new hinges' cruxes
 
 
 # -- what changed ------------------------------------------------------------------------------------------------

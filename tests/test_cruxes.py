@@ -256,3 +256,37 @@ def test_on_the_flagship_with_minilm_the_obvious_dependants_are_found():
     assert 1 in found[2].con_assumptions  # "Other nations will not adopt similar pauses."
     assert 7 in found[3].pro_arguments  # "AI data centers demand massive electricity and water ..."
     assert jsonschema_errors(document.dump()) == []
+
+
+def _valid_indices(document: Document) -> None:
+    mod = document.moderator
+    assert mod.cruxes is not None and [c.hinge for c in mod.cruxes] == list(range(len(mod.decision_hinges)))
+    for crux in mod.cruxes:
+        for side in ("pro", "con"):
+            case = getattr(document, side)
+            assert all(i < len(case.arguments) for i in getattr(crux, f"{side}_arguments"))
+            assert all(i < len(case.assumptions) for i in getattr(crux, f"{side}_assumptions"))
+            assert getattr(crux.load, side) == round(len(getattr(crux, f"{side}_arguments")) / len(case.arguments), 3)
+
+
+def test_every_generated_debate_and_every_remap_carries_cruxes(monkeypatch):
+    """The engine attaches cruxes when it assembles a debate, and a re-map computes them for its new hinges."""
+    from helpers import moderator_reply, scripted_debate
+
+    from clearside import remap
+    from clearside.engine import DebateRun, Engine
+    from clearside.providers.scripted import ScriptedProvider
+    monkeypatch.setenv("CLEARSIDE_SEMANTIC_CHECKS", "0")  # the lexical path: no MiniLM needed here
+    provider = ScriptedProvider()
+    scripted_debate(provider)
+    engine = Engine(provider)
+    document = engine.run(DebateRun.from_input("Should we adopt microservices architecture?"))
+    _valid_indices(document)
+    assert jsonschema_errors(document.dump()) == [] and document.meta.schema_version == "1.1.0"
+    reply = moderator_reply()
+    reply["decision_hinges"] = ["Whether the team can run many services", *reply["decision_hinges"]]
+    provider.enqueue(reply, agent="moderator")
+    remapped = remap.remap(document, engine, weights=remap.parse_weights("economic=3"))
+    _valid_indices(remapped)
+    assert len(remapped.moderator.cruxes) == len(document.moderator.cruxes) + 1
+    assert remapped.remap.original.cruxes == document.moderator.cruxes, "the original keeps its own cruxes"

@@ -275,7 +275,9 @@ def test_debate_with_weights_runs_the_debate_then_a_remap(tmp_path, capsys, monk
                              "--weights", "technical=3")
     assert code == 0, err
     doc = json.loads(out)
-    assert doc["remap"]["weights"] == {"technical": 3} and doc["remap"]["original"] == moderator_reply()
+    original = doc["remap"]["original"]
+    assert doc["remap"]["weights"] == {"technical": 3} and original.pop("cruxes") and original == moderator_reply()
+    assert len(doc["moderator"]["cruxes"]) == len(doc["moderator"]["decision_hinges"]), "the new hinges' cruxes"
     code, _, err = run_cli(capsys, "debate", "Q?", "--provider", spec, "--weights", "technical=1")
     assert code == 2 and "the default: raise or lower one" in err
 
