@@ -249,3 +249,17 @@ def test_script_cross_examination_rebuttals_and_closing_come_from_the_document(d
     assert "- Both recognize trade-offs between flexibility and complexity" in synthesis
     assert "- Projected growth requirements" in synthesis
     assert "2. What are the actual scaling requirements for the next 2 years?" in synthesis
+
+
+def test_a_persona_debate_renders_its_panel_labels_and_where_the_lenses_diverge():
+    from test_schema import with_additions
+    doc = Document.model_validate(with_additions())
+    report, quick = render(doc, "md"), render(doc, "quick")
+    assert "## The personas" in report
+    assert "- **Night-shift nurse** (your own): what it does to a 12-hour shift · Stance: mixed" in report
+    claim = doc.pro.arguments[0].claim
+    assert f"- **{claim}** *(Economist)*" in report and f"- {claim} (Economist) [" in quick
+    for text in (report, quick):
+        assert "Where the lenses diverge" in text and "The economist counts cost; the nurse counts hours" in text
+    plain = render(Document.model_validate(fixture_dict()), "md")
+    assert "The personas" not in plain and "lenses diverge" not in plain

@@ -73,11 +73,27 @@ def _side(title: str, side: Side) -> list[str]:
     for category, arguments in by_category(side.arguments):
         lines += [f"#### {CATEGORY_LABELS[category]}", ""]
         for argument in arguments:
-            lines += [f"- **{argument.claim}**", "", f"  {argument.explanation}", "",
+            who = f" *({argument.persona})*" if argument.persona else ""  # a persona debate: whose argument
+            lines += [f"- **{argument.claim}**{who}", "", f"  {argument.explanation}", "",
                       f"  *{evidence_line(argument)}*", ""]
     lines += ["### Assumptions", "", *bullets(side.assumptions), "",
               "### Uncertainties", "", *bullets(side.uncertainties), ""]
     return lines
+
+
+STANCES = {"for": "for", "against": "against", "mixed": "mixed (for and against)"}
+
+
+def _personas(doc: Document) -> list[str]:
+    """A persona debate's panel: each persona, its lens and its stance (its arguments are in FOR and AGAINST)."""
+    if not doc.personas:
+        return []
+    lines = ["## The personas", "", "Each wrote its case blind to the others; their arguments are listed under FOR "
+             "and AGAINST, labelled with the persona.", ""]
+    for case in doc.personas:
+        kind = "built-in" if case.persona.builtin else "your own"
+        lines.append(f"- **{case.persona.name}** ({kind}): {case.persona.lens} · Stance: {STANCES[case.stance]}")
+    return [*lines, ""]
 
 
 def _moderator(doc: Document) -> list[str]:
@@ -92,6 +108,8 @@ def _moderator(doc: Document) -> list[str]:
         lines += [f"{number}. **FOR assumes:** {conflict.pro_assumption}", "",
                   f"   **AGAINST assumes:** {conflict.con_assumption}", "",
                   f"   **Why they conflict:** {conflict.conflict_description or 'Not stated by the moderator.'}", ""]
+    if mod.lens_divergence:
+        lines += ["### Where the lenses diverge", "", *bullets(mod.lens_divergence), ""]
     lines += ["### Evidence gaps", "", *bullets(mod.evidence_gaps), "",
               "### Decision hinges", "", "The debate would materially shift if we knew:", ""]
     return lines + (_cruxes(doc) if mod.cruxes else [*numbered(mod.decision_hinges), ""])
@@ -153,6 +171,7 @@ def structured_report(doc: Document) -> str:
     if meta.notes:
         meta_parts.append(f"· Notes: {meta.notes}")
     lines += [f"*{' '.join(meta_parts)}*", "", NO_VERDICT, ""]
+    lines += _personas(doc)
     lines += _side("FOR the proposition", doc.pro)
     lines += _side("AGAINST the proposition", doc.con)
     lines += _moderator(doc)

@@ -21,7 +21,8 @@ def is_flagged(argument: Argument) -> bool:
 
 
 def _argument_bullet(argument: Argument) -> str:
-    line = f"- {argument.claim} [{CONFIDENCE_LABELS[argument.confidence]}]"
+    who = f" ({argument.persona})" if argument.persona else ""
+    line = f"- {argument.claim}{who} [{CONFIDENCE_LABELS[argument.confidence]}]"
     if is_flagged(argument):
         line += f" {FLAG} {EVIDENCE_LABELS[argument.evidence_type]}"
     return line
@@ -49,6 +50,8 @@ def quick_view(doc: Document) -> str:
     lines += bullets(f"AGAINST: {item}" for item in doc.con.uncertainties)
     lines += ["", "**Decision hinges**", ""]
     lines += _cruxes(doc) if doc.moderator.cruxes else [*numbered(doc.moderator.decision_hinges), ""]
+    if doc.moderator.lens_divergence:
+        lines += ["**Where the lenses diverge**", "", *bullets(doc.moderator.lens_divergence), ""]
     lines += [f"*{FLAG} = low confidence, or evidence that is a projection or a value judgment.*", "",
               f"*{NO_VERDICT}*"]
     return "\n".join(lines) + "\n"
