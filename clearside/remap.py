@@ -285,11 +285,12 @@ def describe(remapped: Document) -> str:
     return "; ".join(filter(None, (", ".join(weights), ", ".join(stances)))) or "no conditions"
 
 
-def save_version(store: Any, debate_id: str, remapped: Document, provider: Provider | None = None) -> int:
+def save_version(store: Any, debate_id: str, remapped: Document, provider: Provider | None = None, *,
+                 name: str = "", model: str = "") -> int:
     """Save ``remapped`` as the next version of the saved debate ``debate_id`` (the debate is not changed);
-    ``provider``: the one that re-mapped it."""
+    ``provider``: the one that re-mapped it (or its ``name`` and ``model``, as a runtime job recorded them)."""
     record = remapped.remap
     body = {"weights": record.weights.dump() if record and record.weights else {},
             "stances": [s.dump() for s in record.stances] if record else [], "document": remapped.dump()}
     return store.add_version(debate_id, "remap", body, label=describe(remapped),
-                             provider=provider.name if provider else "", model=provider.model if provider else "")
+                             provider=provider.name if provider else name, model=provider.model if provider else model)

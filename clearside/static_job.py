@@ -8,7 +8,8 @@ on its queue, and the next host (the dashboard, ``python -m clearside worker``) 
 
 The mode registry (:mod:`clearside.modes`) resumes and re-runs static debates through :func:`resume_job` and
 :func:`rerun_job`; the dashboard starts new ones with :func:`new_job`, and asks challenges with
-:class:`ChallengeJob` (workflow ``clearside.challenge``).
+:class:`ChallengeJob` (workflow ``clearside.challenge``) and re-maps a saved debate with :class:`RemapJob`
+(workflow ``clearside.remap``).
 """
 
 from __future__ import annotations
@@ -17,13 +18,13 @@ import copy
 import time
 from typing import Any
 
-from . import inputs, runtime, workflows
+from . import inputs, remap, runtime, workflows
 from .engine import DebateRun
 from .errors import Cancelled, ClearSideError, InputError
 from .jobs import AGENT_ORDER, AgentProgress, Snapshot
 from .progress import Follower
 from .providers import Provider
-from .schema import ACTIONS, Document
+from .schema import ACTIONS, AssumptionStance, Document, Weights
 from .static.recorder import StaticRecorder, load_run
 from .store import Store
 
@@ -164,6 +165,55 @@ class ChallengeJob:
             return "running", None, ""
         if now.status == "done":
             return "done", Document.model_validate(self.store.get(self.debate_id).document), ""
+        return now.status, None, now.error if now.status == "failed" else ""
+
+    def wait(self, timeout: float | None = None) -> tuple[str, Document | None, str]:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not runtime.state(self.id, self.store.url).finished and (deadline is None or time.monotonic() < deadline):
+            time.sleep(0.1)
+        return self.result()
+
+
+class RemapJob:
+    """One re-map of a saved debate under the user's weights and stances, run on the runtime (workflow
+    ``clearside.remap``) and saved as the debate's next version once it is complete; the debate itself is never
+    changed, and a cancel saves nothing."""
+
+    def __init__(self, store: Store, debate_id: str | None, weights: Weights | None,
+                 stances: list[AssumptionStance], provider: Provider, *, temperature: float = 0.4) -> None:
+        if not debate_id:
+            raise InputError("Only a saved debate can be re-mapped: its re-maps are saved as its versions.")
+        record = store.get(debate_id)  # an unknown id is refused here, with its message
+        if record.document is None:
+            raise InputError("Only a finished debate can be re-mapped: resume it first.")
+        weights = weights if weights is not None and weights.dump() else None
+        stances = list(stances)
+        if not remap.conditions(Document.model_validate(record.document), weights, stances):
+            raise InputError("Set a weight other than 1 or a stance on an assumption first.")
+        self.store, self.debate_id, self.weights, self.stances = store, debate_id, weights, stances
+        self.provider, self.temperature = provider, temperature
+        self.id = ""
+        self.version: int | None = None
+
+    def start(self) -> RemapJob:
+        self.id = workflows.enqueue_remap(self.debate_id, self.weights, self.stances, self.provider,
+                                          temperature=self.temperature, store_url=self.store.url)
+        return self
+
+    def cancel(self) -> None:
+        """Stop at the next token: no version is saved."""
+        runtime.cancel(self.id, self.store.url)
+
+    def result(self) -> tuple[str, Document | None, str]:
+        """``(state, the re-mapped document or None, error message)``; state: running, done, failed or
+        cancelled. Once done, ``version`` is the number it was saved under."""
+        now = runtime.state(self.id, self.store.url)
+        if not now.finished:
+            return "running", None, ""
+        if now.status == "done":
+            self.version = int(now.result["number"])
+            body = self.store.version(self.debate_id, self.version).body or {}
+            return "done", Document.model_validate(body["document"]), ""
         return now.status, None, now.error if now.status == "failed" else ""
 
     def wait(self, timeout: float | None = None) -> tuple[str, Document | None, str]:

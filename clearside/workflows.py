@@ -21,20 +21,22 @@ from typing import Any
 
 from dbos import DBOS
 
-from . import prompts, runtime
+from . import prompts, remap, runtime
 from .engine import STAGES, Engine, Event
 from .errors import Cancelled, ClearSideError, DebateFailed
 from .jobs import AgentProgress, apply_event
 from .progress import ProgressWriter
 from .providers import Provider, get_provider
-from .schema import Document
+from .schema import AssumptionStance, Document, Weights
 from .static.recorder import StaticRecorder, load_run
 from .store import open_store
+from .store.privacy import scrub
 
 log = logging.getLogger("clearside.jobs")
 
 STATIC = "clearside.static"
 CHALLENGE = "clearside.challenge"
+REMAP = "clearside.remap"
 CANCEL_CHECK_SECONDS = 0.5
 
 # Providers the process that queued a job lent it (an API key typed in the sidebar, a model already loaded,
@@ -260,6 +262,84 @@ def enqueue_challenge(debate_id: str, action: str, target: str, provider: Provid
     job_id = f"{debate_id}:challenge:{uuid.uuid4().hex[:12]}"
     LOCAL_PROVIDERS[job_id] = provider
     return runtime.enqueue(CHALLENGE, challenge_job(debate_id, action, target, provider, temperature=temperature),
+                           job_id=job_id, queue=queue_for(provider), store_url=store_url)
+
+
+@DBOS.step(name=f"{REMAP}.run")
+def remap_run(job_id: str, job: dict[str, Any]) -> dict[str, Any]:
+    """Re-map a saved debate under the job's weights and stances; the re-mapped document, not yet saved
+    (``{"status": "ok", "document": ...}``)."""
+    sink = Sink(job_id)
+    try:
+        store = open_store()
+        document = Document.model_validate(store.get(job["debate_id"]).document)
+        provider = provider_for(job_id, job)
+        engine = Engine(provider, temperature=job.get("temperature", 0.4), on_event=sink)
+        weights = Weights.model_validate(job["weights"]) if job.get("weights") else None
+        stances = [AssumptionStance.model_validate(s) for s in job.get("stances") or []]
+        remapped = remap.remap(document, engine, weights=weights, stances=stances)
+    except Cancelled:  # before the synthesis was complete: no version is added, the re-map can be asked again
+        return {"status": "cancelled", "error": "Cancelled.", "exit_code": Cancelled.exit_code}
+    except ClearSideError as exc:
+        return {"status": "failed", "error": exc.for_dashboard(), "exit_code": exc.exit_code}
+    except Exception as exc:  # never end a job silently: the page must say what happened
+        log.exception("Job %s failed", job_id)
+        return {"status": "failed", "error": f"The re-map failed: {exc!r}", "exit_code": ClearSideError.exit_code}
+    finally:
+        sink.close()
+    return {"status": "ok", "document": remapped.dump(), "provider": provider.name, "model": provider.model}
+
+
+@DBOS.step(name=f"{REMAP}.save")
+def remap_save(job: dict[str, Any], mapped: dict[str, Any]) -> dict[str, Any]:
+    """Save the re-mapped document as the debate's next version, once: a rerun after a crash finds it already
+    there as the latest version."""
+    store = open_store()
+    debate_id = job["debate_id"]
+    versions = store.versions(debate_id)
+    if versions:
+        latest = store.version(debate_id, versions[-1].number)
+        if (latest.body or {}).get("document") == scrub(mapped["document"]):
+            return {"status": "done", "debate_id": debate_id, "number": latest.number}
+    number = remap.save_version(store, debate_id, Document.model_validate(mapped["document"]),
+                                name=mapped["provider"], model=mapped["model"])
+    return {"status": "done", "debate_id": debate_id, "number": number}
+
+
+@DBOS.workflow(name=REMAP)
+def remap_debate(job: dict[str, Any]) -> dict[str, Any]:
+    """One re-map of a saved debate (``job``: see :func:`remap_job`): rerun the moderator under the user's
+    conditions, then save the result as the debate's next version (the debate itself is not changed)."""
+    job_id = DBOS.workflow_id or ""
+    log.info("job %s started: re-map of debate %s", job_id, job["debate_id"])
+    with _local_lock:
+        RUNNING.add(job_id)
+    try:
+        outcome = remap_run(job_id, job)
+        if outcome["status"] == "ok":
+            outcome = remap_save(job, outcome)
+    finally:
+        with _local_lock:
+            LOCAL.pop(job_id, None)
+            RUNNING.discard(job_id)
+        LOCAL_PROVIDERS.pop(job_id, None)
+    log.info("job %s %s%s", job_id, outcome["status"], f": {outcome['error']}" if outcome.get("error") else "")
+    return outcome
+
+
+def remap_job(debate_id: str, weights: Weights | None, stances: list[AssumptionStance], provider: Provider, *,
+              temperature: float = 0.4) -> dict[str, Any]:
+    return {"debate_id": debate_id, "weights": weights.dump() if weights is not None else None,
+            "stances": [s.dump() for s in stances], "provider": recipe(provider), "temperature": temperature}
+
+
+def enqueue_remap(debate_id: str, weights: Weights | None, stances: list[AssumptionStance], provider: Provider, *,
+                  temperature: float = 0.4, store_url: str | None = None) -> str:
+    """Queue a re-map of the saved debate ``debate_id`` under ``weights`` and ``stances`` (by ``provider``, lent
+    to this host); its job id, at once."""
+    job_id = f"{debate_id}:remap:{uuid.uuid4().hex[:12]}"
+    LOCAL_PROVIDERS[job_id] = provider
+    return runtime.enqueue(REMAP, remap_job(debate_id, weights, stances, provider, temperature=temperature),
                            job_id=job_id, queue=queue_for(provider), store_url=store_url)
 
 

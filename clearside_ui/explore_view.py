@@ -6,10 +6,11 @@ stances, below the debate on the Debate page.
   of 0 sets a category aside (its arguments collapse at the end of each case, never removed). Both cases are
   ordered by the same rule; nothing is totalled, scored or charted per side.
 - **Stances**: accept, reject or unsure for each listed assumption (P1.. of the case FOR, C1.. of AGAINST).
-- **Re-map with these priorities** reruns only the moderator under them (:func:`clearside.remap.remap`) in a
-  background thread of this server. The job lives in a process-wide registry, so a page rerun (or a reload)
-  finds it again, and a re-map of a saved debate is saved as its next version as soon as it is done: nothing
-  is lost if the tab closes. The result is shown as a diff against the original synthesis, and the debate's
+- **Re-map with these priorities** reruns only the moderator under them (:func:`clearside.remap.remap`) on the
+  durable runtime (:class:`clearside.static_job.RemapJob`, workflow ``clearside.remap``), which saves the result
+  as the debate's next version: a page rerun finds the job again (its id is in the session, the job in the
+  process-wide registry), and a re-map interrupted by a crash or a restart is finished by the next host. Only a
+  saved debate can be re-mapped. The result is shown as a diff against the original synthesis, and the debate's
   versions are listed with theirs. The original debate is never changed.
 
 Every assumption, claim and synthesis item is model text: all of it goes through :func:`esc`.
@@ -17,62 +18,25 @@ Every assumption, claim and synthesis item is model text: all of it goes through
 
 from __future__ import annotations
 
-import threading
-import uuid
 from typing import Any
 
 import streamlit as st
 
 from clearside import remap
-from clearside.engine import Engine
-from clearside.errors import ClearSideError, InputError
+from clearside.errors import ClearSideError
 from clearside.schema import CATEGORY_VALUES, AssumptionStance, Document, Weights
-from clearside_ui import settings
+from clearside.static_job import RemapJob
+from clearside_ui import jobs, settings
 from clearside_ui.view import esc, moderator_view
 
 NO_STANCE = "no stance"
+LOST = ("This server no longer follows the re-map (it was restarted): the runtime finishes it, and its version "
+        "is listed below once it is saved.")
 STANCE_OPTIONS = (NO_STANCE, *remap.STANCES)
 MARKS = {"high": "▲▲ ", "raised": "▲ ", "normal": "", "set_aside": ""}
 SECTION_NAMES = {"decision_hinges": "Decision hinges", "core_disagreements": "Core disagreements",
                  "areas_of_agreement": "Areas of agreement", "assumption_conflicts": "Assumption conflicts",
                  "evidence_gaps": "Evidence gaps"}
-
-
-class RemapJob:
-    """One re-map running in a thread of this server; ``state``: running, done or failed."""
-
-    def __init__(self, document: Document, weights: Weights | None, stances: list[AssumptionStance], provider: Any,
-                 *, temperature: float, store: Any = None, debate_id: str | None = None) -> None:
-        self.id = uuid.uuid4().hex
-        self.debate_id, self.state, self.error = debate_id, "running", ""
-        self.document: Document | None = None
-        self.changes: dict[str, Any] | None = None
-        self.version: int | None = None
-        self._args = (document, weights, stances, provider, temperature, store)
-        self.thread = threading.Thread(target=self._run, name="clearside-remap", daemon=True)
-
-    def start(self) -> RemapJob:
-        self.thread.start()
-        return self
-
-    def _run(self) -> None:
-        document, weights, stances, provider, temperature, store = self._args
-        try:
-            engine = Engine(provider, temperature=temperature)
-            remapped = remap.remap(document, engine, weights=weights, stances=stances)
-            self.changes = remap.diff(document.moderator, remapped.moderator, engine.embeddings)
-            if store is not None and self.debate_id:
-                self.version = remap.save_version(store, self.debate_id, remapped, provider)
-            self.document, self.state = remapped, "done"
-        except ClearSideError as exc:
-            self.error, self.state = exc.for_dashboard(), "failed"
-        except Exception as exc:  # noqa: BLE001 - a thread's failure must reach the page, not vanish
-            self.error, self.state = f"The re-map failed: {exc}", "failed"
-
-
-@st.cache_resource
-def registry() -> dict[str, RemapJob]:
-    return {}
 
 
 def current_weights() -> Weights:
@@ -144,26 +108,30 @@ def diff_view(changes: dict[str, Any]) -> None:
 def start(document: Document, scope: str, debate_id: str | None, store: Any) -> None:
     weights, stances = current_weights(), current_stances(document, scope)
     try:
-        if not weights.dump() and not stances:
-            raise InputError("Set a weight other than 1 or a stance on an assumption first.")
-        job = RemapJob(document, weights if weights.dump() else None, stances, settings.build_provider(),
-                       temperature=settings.temperature(), store=store, debate_id=debate_id).start()
+        job = jobs.start_job(RemapJob(store, debate_id, weights, stances, settings.build_provider(),
+                                      temperature=settings.temperature()))
     except ClearSideError as exc:
         st.session_state["remap_error"] = exc.for_dashboard()
         return
-    registry()[job.id] = job
-    st.session_state.update(remap_job=job.id, remap_error="", remap_shown=job.id)
+    st.session_state.update(remap_job=job.id, remap_error="", remap_landed=None, remap_cancelled=None)
 
 
 @st.fragment(run_every=1.0)
 def _running(job_id: str) -> None:
-    job = registry().get(job_id)
-    if job is None or job.state != "running":
-        st.session_state["remap_job"] = None
-        if job is not None and job.version:
-            st.session_state["remap_version"] = job.version  # the versions list opens on the new one
-        st.rerun()
-    st.info("Re-mapping with your priorities: the moderator is rerun, only it…", icon=":material/sync:")
+    job = jobs.registry().get(job_id)
+    try:
+        state, _, error = job.result() if isinstance(job, RemapJob) else ("failed", None, LOST)
+    except ClearSideError as exc:  # the runtime's database is unreachable: say so, the job goes on elsewhere
+        state, error = "failed", exc.for_dashboard()
+    if state == "running":
+        st.info("Re-mapping with your priorities: the moderator is rerun, only it…", icon=":material/sync:")
+        return
+    landed = (job.debate_id, job.version) if state == "done" and job.version else None
+    cancelled = job.debate_id if state == "cancelled" and job is not None else None
+    st.session_state.update(remap_job=None, remap_error=error, remap_landed=landed, remap_cancelled=cancelled)
+    if landed:
+        st.session_state["remap_version"] = job.version  # the versions list opens on the new one
+    st.rerun()
 
 
 def versions_view(debate_id: str, store: Any) -> None:
@@ -196,27 +164,25 @@ def explore(document: Document, *, debate_id: str | None = None, store: Any = No
     weights = weights_panel()
     weighted_arguments(document, weights)
     stances_panel(document, scope)
-    job = registry().get(st.session_state.get("remap_job") or "")
-    busy = job is not None and job.state == "running"
-    if editable:
+    busy = bool(st.session_state.get("remap_job"))
+    if editable and debate_id and store is not None:
         st.button("Re-map with these priorities", key="remap_start", on_click=start,
                   args=(document, scope, debate_id, store), disabled=busy, icon=":material/alt_route:",
                   help="Rerun only the moderator under your weights and stances; saved as a new version.")
+    elif editable:
+        st.caption("Re-mapping needs a saved debate (each re-map is saved as one of its versions): open it from "
+                   "the Library to re-map it.")
     else:
         st.caption("Read-only: make an editable copy to re-map this debate.")
     if st.session_state.get("remap_error"):
         st.error(esc(st.session_state["remap_error"]))
     if busy:
-        _running(job.id)
-    shown = registry().get(st.session_state.get("remap_shown") or "")
-    if shown is not None and shown.debate_id == debate_id and shown.state != "running":
-        if shown.state == "failed":
-            st.error(esc(shown.error))
-        elif shown.changes is not None:
-            saved = f" Saved as version {shown.version}." if shown.version else ""
-            st.success(f"Re-mapped: what changed against the original synthesis.{saved}",
-                       icon=":material/check_circle:")
-            if shown.version is None:
-                diff_view(shown.changes)
+        _running(st.session_state["remap_job"])
+    landed = st.session_state.get("remap_landed")
+    if landed and not busy and landed[0] == debate_id:
+        st.success(f"Re-mapped: what changed against the original synthesis. Saved as version {landed[1]}.",
+                   icon=":material/check_circle:")
+    if not busy and st.session_state.get("remap_cancelled") == debate_id and debate_id:
+        st.info("Re-map cancelled: no version was saved.", icon=":material/stop_circle:")
     if debate_id and store is not None:
         versions_view(debate_id, store)

@@ -12,7 +12,7 @@ from clearside.jobs import AgentProgress, JobRegistry, Snapshot
 from clearside.live.exchange import adopt_live_files as adopt
 from clearside.progress import Follower
 from clearside.providers import Provider
-from clearside.static_job import ChallengeJob, StaticJob, new_job
+from clearside.static_job import ChallengeJob, RemapJob, StaticJob, new_job
 from clearside.store import Store, open_store
 
 
@@ -65,8 +65,9 @@ def start_static(run: DebateRun, provider: Provider, *, temperature: float, stra
 
 
 def start_job(job):
-    """Start (or resume) a job: a static debate or a challenge goes on the runtime, which this process hosts."""
-    if isinstance(job, StaticJob | ChallengeJob):
+    """Start (or resume) a job: a static debate, a challenge or a re-map goes on the runtime, which this process
+    hosts."""
+    if isinstance(job, StaticJob | ChallengeJob | RemapJob):
         host()
     return registry().add(job.start())
 

@@ -333,13 +333,13 @@ def test_sliders_reorder_both_cases_at_once_with_no_model_call():
     assert "score" not in page and "winner" not in page
 
 
-def test_remap_button_runs_in_the_background_saves_a_version_and_shows_the_diff(tmp_path, monkeypatch):
+def test_remap_button_runs_on_the_runtime_saves_a_version_and_shows_the_diff(monkeypatch):
     from helpers import settle
 
-    from clearside.store import Store
+    from clearside.store import open_store
 
     monkeypatch.setenv("CLEARSIDE_SEMANTIC_CHECKS", "0")
-    store = Store(f"sqlite:///{tmp_path / 'store.db'}")
+    store = open_store()  # the dashboard's store: the runtime this page hosts runs the re-map on it
     debate_id = store.create("static", "Q?", provider="scripted", model="script", document=document(), status="done")
     provider = ScriptedProvider(fallback=only_wanted(remapped_reply()))
     at = explore_app(provider, debate=debate_id, store=store)
@@ -357,7 +357,7 @@ def test_remap_button_runs_in_the_background_saves_a_version_and_shows_the_diff(
     assert ":blue-badge[added] Moderator: would the running cost" in page.replace("\\", "")
     assert "Versions of this debate" in page and at.selectbox(key="remap_version").value == 1
     assert store.get(debate_id).document["moderator"] == document()["moderator"]
-    store.close()
+    assert at.session_state["remap_job"] is None and len(store.versions(debate_id)) == 1
 
 
 def test_the_debate_page_shows_the_explore_panel_and_the_saved_versions(tmp_path, monkeypatch):
@@ -391,15 +391,24 @@ def test_a_failing_remap_says_why_and_hostile_assumption_text_stays_text(monkeyp
 
     from helpers import settle
 
+    from clearside.store import open_store
+
     monkeypatch.setenv("CLEARSIDE_SEMANTIC_CHECKS", "0")
     data = document()
     data["con"]["assumptions"][0] = "<img src=x onerror=alert(1)> **loud** [link](javascript:x)"
     provider = ScriptedProvider(script={"moderator": [{"__error__": "unreachable", "message": "the server is down"}]})
-    at = explore_app(provider, doc_json=json.dumps(data))
-    label = at.radio(key="stance_doc_con_0").label
+    unsaved = explore_app(provider, doc_json=json.dumps(data))  # a document that is not saved: no re-map
+    assert not [b for b in unsaved.button if b.key == "remap_start"]
+    assert "Re-mapping needs a saved debate" in "\n".join(c.value for c in unsaved.caption)
+    store = open_store()
+    debate_id = store.create("static", "Q?", provider="scripted", model="script", document=data, status="done")
+    at = explore_app(provider, doc_json=json.dumps(data), debate=debate_id, store=store)
+    key = f"stance_{debate_id[:8]}_con_0"
+    label = at.radio(key=key).label
     assert "<img" not in label.replace("\\<", "") and "\\*\\*loud\\*\\*" in label and "\\[link\\]" in label
-    at.radio(key="stance_doc_con_0").set_value("accept")
+    at.radio(key=key).set_value("accept")
     at.button(key="remap_start").click().run()
     settle(at, lambda a: any("the server is down" in e.value for e in a.error),
            describe=lambda a: str([e.value for e in a.error]))
     assert not at.success and at.button(key="remap_start").disabled is False
+    assert store.versions(debate_id) == [], "a failed re-map saves no version"

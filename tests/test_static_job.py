@@ -16,7 +16,7 @@ from clearside.jobs import AGENT_ORDER, AgentProgress, JobRegistry, apply_event
 from clearside.providers.scripted import ScriptedProvider
 from clearside.schema import jsonschema_errors
 from clearside.static.recorder import load_run
-from clearside.static_job import ChallengeJob, StaticJob, new_job, rerun_job, resume_job
+from clearside.static_job import ChallengeJob, RemapJob, StaticJob, new_job, rerun_job, resume_job
 from clearside.store import open_store
 
 
@@ -189,3 +189,48 @@ def test_a_failed_challenge_says_why_and_bad_input_is_refused_at_once(provider):
         ChallengeJob(store, debate_id, "overrule", "x", provider)
     with pytest.raises(InputError):
         ChallengeJob(store, debate_id, "question_assumption", "   ", provider)
+
+
+def test_a_remap_runs_on_the_runtime_and_is_saved_once_as_a_version(provider):
+    from clearside import runtime
+    from clearside.schema import AssumptionStance, Weights
+
+    debate_id, document = finished_debate(provider)
+    store = open_store()
+    reply = moderator_reply()
+    reply["decision_hinges"] = list(reversed(reply["decision_hinges"]))
+    provider.enqueue(reply, agent="moderator")
+    stance = AssumptionStance(side="con", index=0, assumption=document.con.assumptions[0], stance="reject")
+    job = RemapJob(store, debate_id, Weights(economic=3), [stance], provider).start()
+    assert job.id.startswith(f"{debate_id}:remap:")
+    state, remapped, error = job.wait(30)
+    assert (state, error) == ("done", "") and job.version == 1
+    assert runtime.state(job.id).name == workflows.REMAP
+    assert remapped.moderator.decision_hinges == reply["decision_hinges"]
+    assert remapped.remap.weights.dump() == {"economic": 3} and remapped.remap.stances == [stance]
+    assert remapped.remap.original.dump() == document.moderator.dump()
+    assert store.get(debate_id).document == document.dump(), "the original debate is unchanged"
+    (version,) = store.versions(debate_id)
+    assert version.kind == "remap" and version.provider == "scripted"
+    # the save step rerun after a crash (its checkpoint lost) finds the version there and adds nothing
+    mapped = {"document": store.version(debate_id, 1).body["document"], "provider": "scripted", "model": "script"}
+    assert workflows.remap_save({"debate_id": debate_id}, mapped)["number"] == 1
+    assert len(store.versions(debate_id)) == 1
+
+
+def test_a_failed_remap_says_why_saves_nothing_and_bad_input_is_refused_at_once(provider):
+    from clearside.schema import Weights
+
+    debate_id, document = finished_debate(provider)
+    store = open_store()
+    provider.enqueue({"__error__": "unreachable", "message": "Ollama is not reachable — start it"}, agent="moderator")
+    state, result, error = RemapJob(store, debate_id, Weights(ethical=0), [], provider).start().wait(30)
+    assert state == "failed" and result is None and "start it" in error
+    assert store.versions(debate_id) == [] and store.get(debate_id).document == document.dump()
+    with pytest.raises(InputError, match="Set a weight other than 1"):
+        RemapJob(store, debate_id, Weights(), [], provider)
+    with pytest.raises(InputError, match="Only a saved debate"):
+        RemapJob(store, None, Weights(ethical=0), [], provider)
+    unfinished = store.create("static", "Q?", provider="scripted", model="script", status="failed")
+    with pytest.raises(InputError, match="Only a finished debate"):
+        RemapJob(store, unfinished, Weights(ethical=0), [], provider)
