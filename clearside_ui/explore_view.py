@@ -116,6 +116,12 @@ def start(document: Document, scope: str, debate_id: str | None, store: Any) -> 
     st.session_state.update(remap_job=job.id, remap_error="", remap_landed=None, remap_cancelled=None)
 
 
+def cancel() -> None:
+    job = jobs.registry().get(st.session_state.get("remap_job") or "")
+    if isinstance(job, RemapJob):
+        job.cancel()  # the fragment sees it cancelled and says so
+
+
 @st.fragment(run_every=1.0)
 def _running(job_id: str) -> None:
     job = jobs.registry().get(job_id)
@@ -177,6 +183,8 @@ def explore(document: Document, *, debate_id: str | None = None, store: Any = No
     if st.session_state.get("remap_error"):
         st.error(esc(st.session_state["remap_error"]))
     if busy:
+        st.button("Cancel the re-map", key="remap_cancel", on_click=cancel, icon=":material/stop_circle:",
+                  help="Stop the moderator: no version is saved, and you can re-map again.")
         _running(st.session_state["remap_job"])
     landed = st.session_state.get("remap_landed")
     if landed and not busy and landed[0] == debate_id:

@@ -360,6 +360,33 @@ def test_remap_button_runs_on_the_runtime_saves_a_version_and_shows_the_diff(mon
     assert at.session_state["remap_job"] is None and len(store.versions(debate_id)) == 1
 
 
+def test_a_running_remap_can_be_cancelled_and_saves_no_version(monkeypatch):
+    import threading
+
+    from helpers import settle
+
+    from clearside.store import open_store
+
+    monkeypatch.setenv("CLEARSIDE_SEMANTIC_CHECKS", "0")
+    store = open_store()
+    debate_id = store.create("static", "Q?", provider="scripted", model="script", document=document(), status="done")
+    gate = threading.Event()
+    provider = ScriptedProvider()
+    provider.enqueue(lambda request: (gate.wait(60), only_wanted(remapped_reply())(request))[1], agent="moderator")
+    at = explore_app(provider, debate=debate_id, store=store)
+    at.slider(key="weight_social").set_value(2)
+    try:
+        at.button(key="remap_start").click().run()
+        settle(at, lambda a: any(b.key == "remap_cancel" for b in a.button), describe=lambda a: str(a.info))
+        at.button(key="remap_cancel").click().run()
+    finally:
+        gate.set()  # the moderator's call returns; its first token meets the cancel
+    settle(at, lambda a: any("Re-map cancelled" in i.value for i in a.info),
+           describe=lambda a: str([i.value for i in a.info] + [e.value for e in a.error]))
+    assert not any(b.key == "remap_cancel" for b in at.button) and not at.button(key="remap_start").proto.disabled
+    assert store.versions(debate_id) == [] and store.get(debate_id).document == document()
+
+
 def test_the_debate_page_shows_the_explore_panel_and_the_saved_versions(tmp_path, monkeypatch):
     from pathlib import Path
 
