@@ -49,6 +49,8 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--provider", default="embedded")
     parser.add_argument("--runs", type=int, default=1, help="swapped runs per topic (default 1)")
+    parser.add_argument("--control", action="store_true", help="also rerun the moderator on the original order "
+                        "(the moderator's own variation; the swap effect is the flip rate minus it)")
     parser.add_argument("--only", help="comma-separated topics: flagship, argkp-dev:1..4 (default: all five)")
     args = parser.parse_args()
     names = [n.strip() for n in args.only.split(",")] if args.only else list(references.NAMES)
@@ -77,7 +79,7 @@ def main() -> int:
         row["debate_seconds"] = debate_s
         started = time.perf_counter()
         try:
-            result = swap.swap_check(document, engine, runs=args.runs, name=name)
+            result = swap.swap_check(document, engine, runs=args.runs, name=name, control=args.control)
         except ClearSideError as exc:
             row["error"] = f"the swapped moderator failed: {exc}"
             rows.append(row)
@@ -89,11 +91,15 @@ def main() -> int:
                    swapped_run_s=round(sum(swapped_s) / len(swapped_s), 1),
                    sections={k: {x: v[x] for x in ("items", "matched", "flipped", "vanished")}
                              for k, v in result["sections"].items()})
+        if args.control:
+            row.update(control_flip_rate=result["control_flip_rate"], swap_effect=result["swap_effect"])
         row["pass"] = row["swapped_run_s"] < GOAL_S
         rows.append(row)
         print(f"{name}: flip rate {row['flip_rate']:.1%}, swapped moderator run {row['swapped_run_s']} s "
               f"({'under' if row['pass'] else 'over'} the {GOAL_S:g} s goal), {row['model_calls']} call(s), "
-              f"{row['swap_check_wall_s']} s wall", flush=True)
+              f"{row['swap_check_wall_s']} s wall"
+              + (f"; control {row['control_flip_rate']:.1%}, swap effect {row['swap_effect']:+.1%}"
+                 if args.control else ""), flush=True)
     rates = [r["flip_rate"] for r in rows if "flip_rate" in r]
     result = {"machine": {"cpu_count": os.cpu_count(), "loadavg_before": [round(x, 2) for x in load_before],
                           "loadavg_after": [round(x, 2) for x in os.getloadavg()]},

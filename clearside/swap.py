@@ -225,11 +225,13 @@ def _same_model(document: Document, engine: Engine) -> bool:
 
 
 def swap_check(document: dict[str, Any] | Document, engine: Engine, *, runs: int = 1, name: str = "",
-               original: str = "auto") -> dict[str, Any]:
+               original: str = "auto", control: bool = False) -> dict[str, Any]:
     """Rerun ``engine``'s moderator ``runs`` times on ``document`` with its cases exchanged and report how far
     the synthesis moved. ``original``: ``document`` (compare with the document's own synthesis), ``rerun``
     (run the moderator once on the original order too) or ``auto`` (rerun unless the document was written by
-    the engine's provider and model). Raises the moderator's typed error when a run fails."""
+    the engine's provider and model). ``control``: also rerun it ``runs`` times on the original order, measured
+    the same way: that rate is the moderator's run-to-run variation, and ``swap_effect`` (the flip rate minus
+    it) what the swap itself moved. Raises the moderator's typed error when a run fails."""
     if runs < 1:
         raise InputError(f"--runs must be at least 1 (got {runs}).")
     if original not in ("auto", "document", "rerun"):
@@ -255,6 +257,12 @@ def swap_check(document: dict[str, Any] | Document, engine: Engine, *, runs: int
         result = {**compare(data, base, rerun, engine.embeddings), "swapped_moderator": rerun,
                   "model_seconds": round(run_seconds, 2)}
         done.append(result)
+    controls = []
+    for _ in range(runs if control else 0):
+        again = engine.moderate(doc).dump()
+        seconds += sum(u.seconds for u in engine.last_usage.values())
+        calls += sum(u.calls for u in engine.last_usage.values())
+        controls.append(compare(data, base, again, engine.embeddings)["flip_rate"])
     sections = {s: {k: sum(r["sections"][s][k] for r in done) for k in ("items", "matched", "flipped", "vanished",
                                                                          "appeared")} for s in SECTIONS}
     for s in sections.values():
@@ -267,13 +275,18 @@ def swap_check(document: dict[str, Any] | Document, engine: Engine, *, runs: int
             "sections": sections, "semantic": all(r["semantic"] for r in done),
             "thresholds": {"match": MATCH if done[0]["semantic"] else MATCH_LEXICAL, "lean": LEAN},
             "model_seconds": round(seconds, 2), "model_calls": calls,
-            "wall_seconds": round(time.perf_counter() - started, 2), "details": done}
+            "wall_seconds": round(time.perf_counter() - started, 2), "details": done,
+            **({"control_flip_rate": _r(statistics.fmean(controls)), "control_flip_rates": controls,
+                "swap_effect": _r(statistics.fmean(rates) - statistics.fmean(controls))} if controls else {})}
 
 
 def batch(results: list[dict[str, Any]], failures: list[dict[str, str]] | None = None) -> dict[str, Any]:
     """Several debates' swap checks: each one's, their mean flip rate and the published figure beside it."""
     rates = [r["flip_rate"] for r in results]
-    return {"debates": results, "failed": failures or [],
+    controls = [r for r in results if "control_flip_rate" in r]
+    means = {"mean_control_flip_rate": _r(statistics.fmean(r["control_flip_rate"] for r in controls)),
+             "mean_swap_effect": _r(statistics.fmean(r["swap_effect"] for r in controls))} if controls else {}
+    return {"debates": results, "failed": failures or [], **means,
             "mean_flip_rate": _r(statistics.fmean(rates)) if rates else None,
             "published": PUBLISHED}
 
@@ -288,7 +301,9 @@ def markdown(report: dict[str, Any]) -> str:
                   + (f" (runs: {', '.join(f'{x:.1%}' for x in r['flip_rates'])})" if r["runs"] > 1 else "")
                   + f"; compared with {r['original']}; "
                   f"{'MiniLM' if r['semantic'] else 'lexical (no embedding model)'} matching at "
-                  f"{r['thresholds']['match']:g}; {r['model_calls']} model call(s), {r['model_seconds']:g} s.", "",
+                  f"{r['thresholds']['match']:g}; {r['model_calls']} model call(s), {r['model_seconds']:g} s."
+                  + (f" Control (the original order again): {r['control_flip_rate']:.1%}, the moderator's own "
+                     f"variation; swap effect **{r['swap_effect']:+.1%}**." if "control_flip_rate" in r else ""), "",
                   "| section | items | matched | flipped | vanished | appeared | flip rate |",
                   "|---|---|---|---|---|---|---|"]
         lines += [f"| {name} | {s['items']} | {s['matched']} | {s['flipped']} | {s['vanished']} | {s['appeared']} | "
@@ -306,5 +321,8 @@ def markdown(report: dict[str, Any]) -> str:
         lines += [f"## {f['debate']}: failed", "", f["error"], ""]
     if report["mean_flip_rate"] is not None:
         lines.append(f"Mean flip rate over {len(report['debates'])} debate(s): **{report['mean_flip_rate']:.1%}**.")
+    if report.get("mean_swap_effect") is not None:
+        lines.append(f"Mean control flip rate {report['mean_control_flip_rate']:.1%}; mean swap effect "
+                     f"**{report['mean_swap_effect']:+.1%}**.")
     lines.append(f"Context: {p['what']} is about {p['flip_rate']:.1%} ({p['source']}); {p['note']}.")
     return "\n".join(lines).rstrip() + "\n"

@@ -261,3 +261,39 @@ def test_the_regress_workflow_carries_the_swap_check_to_each_item(monkeypatch):
         assert batches._scored(job, job["tasks"][0], ScriptedProvider(), None)["status"] == "failed"
     assert asked == [True, False]
 
+
+
+POOL = [["How fast can the payment ledger be migrated?", "What does the on-call rota cost?"],
+        ["Do regulators accept split audit trails?", "How many engineers can be hired this year?"],
+        ["What latency do customers in Asia tolerate?", "Will the vendor contract be renewed?"],
+        ["How often does the schema of orders change?", "What would a data-centre outage cost?"],
+        ["Can mobile clients batch their requests?", "How long does the current build take?"]]
+
+
+def test_the_control_separates_the_moderators_own_variation_from_the_swap():
+    """A moderator that writes a different synthesis on every run, whatever the order: the swap "moves" it, and so
+    does a plain rerun; the control says so and the swap effect is about nothing."""
+    import itertools
+    counter = itertools.count()
+
+    def drifting(request) -> dict:
+        n = next(counter)
+        reply = neutral_reply()
+        reply["decision_hinges"] = POOL[n % len(POOL)]
+        return answer(reply, request)
+
+    report = swap.swap_check(document(), Engine(ScriptedProvider(fallback=drifting)), runs=2, original="rerun",
+                             control=True)
+    assert report["flip_rate"] > 0 and report["control_flip_rate"] == report["flip_rate"]
+    assert report["swap_effect"] == 0.0 and len(report["control_flip_rates"]) == 2
+    steady = swap.swap_check(document(), Engine(ScriptedProvider(fallback=biased)), original="rerun", control=True)
+    assert steady["control_flip_rate"] == 0.0 and steady["swap_effect"] == steady["flip_rate"] >= 0.8
+    text = swap.markdown(swap.batch([report, steady]))
+    assert "Control (the original order again)" in text and "mean swap effect" in text
+
+
+def test_control_without_swap_check_is_refused(tmp_path, capsys):
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps(document()), encoding="utf-8")
+    code, _, err = run(capsys, "metrics", str(path), "--control")
+    assert code == 2 and "--control goes with --swap-check" in err

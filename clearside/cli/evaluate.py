@@ -42,6 +42,8 @@ def _load_debate(source: str) -> tuple[Any, dict[str, Any] | None]:
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:
+    if args.control and not args.swap_check:
+        raise InputError("--control goes with --swap-check: it is the swap check's unswapped rerun.")
     if args.swap_check:
         return cmd_swap_check(args)
     if len(args.debate) != 1:
@@ -115,7 +117,7 @@ def cmd_swap_check(args: argparse.Namespace) -> int:
     for name, document in documents:
         print(f"Swap check of {name}: {args.runs} swapped moderator run(s) on {provider.spec}", file=sys.stderr)
         try:
-            results.append(swap.swap_check(document, engine, runs=args.runs, name=name))
+            results.append(swap.swap_check(document, engine, runs=args.runs, name=name, control=args.control))
         except ClearSideError as exc:
             failures.append({"debate": name, "error": str(exc)})
             code = code or exc.exit_code
@@ -263,6 +265,9 @@ def add_parsers(sub, model_options) -> None:
                    help="rerun only the moderator with FOR and AGAINST exchanged and report the flip rate "
                         "(one model call per run; see clearside/swap.py)")
     m.add_argument("--runs", type=int, default=1, help="swapped moderator runs per debate, averaged (default 1)")
+    m.add_argument("--control", action="store_true",
+                   help="with --swap-check: also rerun the moderator --runs times on the original order; its flip "
+                        "rate is the moderator's own run-to-run variation, and the swap effect what is left")
     m.add_argument("--provider", default=DEFAULT_PROVIDER,
                    help="the model the swap check runs on, as for debate (default: embedded)")
     m.add_argument("--retries", type=int, default=2, help="re-asks after an invalid output (default 2)")
