@@ -99,11 +99,11 @@ class LiveJob:
 
     def start(self, *, paused: bool = False, credits: int = 0) -> LiveJob:
         """Queue the debate from its cursor (a job already queued or running is left as it is)."""
-        if self.alive():
+        saved = load_live(self.store, self.id)
+        if self.alive() and not (saved.state == "failed" and self._wound_up()):
             return self
         if self.provider is None:
             raise InputError("This live debate runs on another server; choose a model to resume it here.")
-        saved = load_live(self.store, self.id)
         if saved.state == "failed":  # a retry: snapshots must not still say failed until the job gets going
             self.store.update(self.id, status="running", data={"state": "running", "error": ""})
         self.job_id = flow.enqueue_live(self.id, self.provider, step_mode=self._step_mode, paused=paused,
@@ -112,6 +112,16 @@ class LiveJob:
         return self
 
     retry = start
+
+    def _wound_up(self, timeout: float = 10.0) -> bool:
+        """Whether the job has finished within ``timeout`` s: a failed turn is saved (and shown) a moment before
+        its workflow returns, and a Retry in that moment must wait for it rather than be taken for a no-op."""
+        deadline = time.monotonic() + timeout
+        while self.alive():
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.05)
+        return True
 
     def _send(self, op: str, **options: Any) -> None:
         flow.request(self.job_id or "", op, store_url=self.store.url, **options)
