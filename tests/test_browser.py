@@ -60,9 +60,11 @@ def test_debate_challenge_and_escaping_in_a_real_browser(server, browser):
     # The tiny model's output can keep failing a substance check; the page then names the checks and offers
     # Retry, which reruns only the agents that did not finish: a user presses it, and so does this test.
     finish_with_retries(page, expect)
-    expect(page.get_by_text("FOR", exact=True)).to_be_in_viewport()  # the finished debate is brought into view
-    expect(page.get_by_text("FOR", exact=True)).to_be_visible()
-    expect(page.get_by_text("AGAINST", exact=True)).to_be_visible()
+    # the debate's own FOR and AGAINST headings (the explore panel below also labels its columns FOR and AGAINST)
+    for_heading = page.locator("#for").get_by_text("FOR", exact=True)
+    expect(for_heading).to_be_in_viewport()  # the finished debate is brought into view
+    expect(for_heading).to_be_visible()
+    expect(page.locator("#against").get_by_text("AGAINST", exact=True)).to_be_visible()
     expect(page.get_by_text("<script>window.__pwned = 1</script>", exact=False).first).to_be_visible()
     page.screenshot(path=str(ARTIFACTS / "debate-1440.png"), full_page=True)
     for heading in ("FOR", "AGAINST", "MODERATOR SYNTHESIS"):
@@ -108,8 +110,10 @@ def test_debate_challenge_and_escaping_in_a_real_browser(server, browser):
     shared.goto(link)
     expect(shared.get_by_text("MODERATOR SYNTHESIS")).to_be_visible(timeout=60_000)
     expect(shared.get_by_text("Challenge · Question an assumption", exact=False).first).to_be_visible()
-    expect(shared.get_by_text("Read-only", exact=False)).to_be_visible()
+    expect(shared.get_by_text("Read-only: this debate was made in another browser", exact=False)).to_be_visible()
+    expect(shared.get_by_text("Read-only: make an editable copy to re-map", exact=False)).to_be_visible()
     assert shared.get_by_role("button", name="Question an assumption").count() == 0
+    assert shared.get_by_role("button", name="Re-map with these priorities").count() == 0
     shared.goto(f"{server}/library")
     expect(shared.get_by_text("Library", exact=True).first).to_be_visible(timeout=30_000)
     expect(shared.get_by_text("1 saved debate", exact=False).first).to_be_visible(timeout=30_000)
