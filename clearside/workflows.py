@@ -17,6 +17,8 @@ import logging
 import threading
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from dbos import DBOS
@@ -162,20 +164,28 @@ def static_finish(job_id: str, job: dict[str, Any], model: str = "") -> dict[str
     return {"status": "done", "debate_id": job["debate_id"]}
 
 
-@DBOS.workflow(name=STATIC)
-def static_debate(job: dict[str, Any]) -> dict[str, Any]:
-    """A saved static debate from its question to its document (``job``: see :func:`static_job`)."""
-    job_id = DBOS.workflow_id or job["debate_id"]
-    log.info("job %s started: static debate %s", job_id, job["debate_id"])
+@contextmanager
+def _in_process(job_id: str) -> Iterator[None]:
+    """A workflow running ``job_id`` in this process: in ``RUNNING`` meanwhile (:func:`wait_stopped`), and its
+    local view and lent provider let go when it ends, however it ends."""
     with _local_lock:
         RUNNING.add(job_id)
     try:
-        outcome = _static_stages(job_id, job)
+        yield
     finally:
         with _local_lock:
             LOCAL.pop(job_id, None)
             RUNNING.discard(job_id)
         LOCAL_PROVIDERS.pop(job_id, None)
+
+
+@DBOS.workflow(name=STATIC)
+def static_debate(job: dict[str, Any]) -> dict[str, Any]:
+    """A saved static debate from its question to its document (``job``: see :func:`static_job`)."""
+    job_id = DBOS.workflow_id or job["debate_id"]
+    log.info("job %s started: static debate %s", job_id, job["debate_id"])
+    with _in_process(job_id):
+        outcome = _static_stages(job_id, job)
     log.info("job %s %s%s", job_id, outcome["status"], f": {outcome['error']}" if outcome.get("error") else "")
     return outcome
 
@@ -234,17 +244,10 @@ def challenge(job: dict[str, Any]) -> dict[str, Any]:
     """One challenge of a saved debate (``job``: see :func:`challenge_job`): answer it, then save the answer."""
     job_id = DBOS.workflow_id or ""
     log.info("job %s started: challenge (%s) of debate %s", job_id, job["action"], job["debate_id"])
-    with _local_lock:
-        RUNNING.add(job_id)
-    try:
+    with _in_process(job_id):
         outcome = challenge_answer(job_id, job)
         if outcome["status"] == "ok":
             outcome = challenge_save(job, outcome)
-    finally:
-        with _local_lock:
-            LOCAL.pop(job_id, None)
-            RUNNING.discard(job_id)
-        LOCAL_PROVIDERS.pop(job_id, None)
     log.info("job %s %s%s", job_id, outcome["status"], f": {outcome['error']}" if outcome.get("error") else "")
     return outcome
 
@@ -312,17 +315,10 @@ def remap_debate(job: dict[str, Any]) -> dict[str, Any]:
     conditions, then save the result as the debate's next version (the debate itself is not changed)."""
     job_id = DBOS.workflow_id or ""
     log.info("job %s started: re-map of debate %s", job_id, job["debate_id"])
-    with _local_lock:
-        RUNNING.add(job_id)
-    try:
+    with _in_process(job_id):
         outcome = remap_run(job_id, job)
         if outcome["status"] == "ok":
             outcome = remap_save(job, outcome)
-    finally:
-        with _local_lock:
-            LOCAL.pop(job_id, None)
-            RUNNING.discard(job_id)
-        LOCAL_PROVIDERS.pop(job_id, None)
     log.info("job %s %s%s", job_id, outcome["status"], f": {outcome['error']}" if outcome.get("error") else "")
     return outcome
 
