@@ -231,11 +231,14 @@ class Engine:
             return checks.moderator.check(data, pro=pro, con=con, question=run.proposition.normalized_question,
                                           embeddings=self.embeddings)
 
+        mend_options: dict[str, Any] = {}
         if run.personas is not None:  # one call whatever the strategy: lens_divergence needs the whole picture
             schema, decode = personas.moderator_wire(run.pro, run.con)
             check = personas.moderator_check(check)
             messages = personas.moderator_messages(run.proposition, run.pro, run.con, run.personas)
             floors = {**checks.moderator.FLOORS, **personas.MODERATOR_FLOORS}
+            mend_options = {"base": messages, "wire": (schema, decode), "floors": floors,
+                            "fields": (*focused.MODERATOR_FIELDS, *personas.MODERATOR_FLOORS)}
         elif self.strategy == "focused":
             return self._agent(run, agents.MODERATOR, focused=lambda engine, r: focused.moderator(engine, r, check))
         else:
@@ -243,7 +246,7 @@ class Engine:
             messages, floors = agents.moderator_messages(run.proposition, run.pro, run.con), checks.moderator.FLOORS
         return self._agent(run, agents.MODERATOR, messages, prepare=agents.conflicts_from_ids(run.pro, run.con),
                            check=check, floors=floors, schema=schema, decode=decode,
-                           mend=lambda review: focused.mend_moderator(self, run, check, review))
+                           mend=lambda review: focused.mend_moderator(self, run, check, review, **mend_options))
 
     def _advocate(self, run: DebateRun, spec: agents.AgentSpec) -> None:
         proposition = run.proposition

@@ -186,17 +186,25 @@ def moderator(engine, run, check) -> Moderator:
     return _moderator_fields(engine, run, check, {}, MODERATOR_FIELDS, fresh=True)
 
 
-def mend_moderator(engine, run, check, review: checks.Review) -> Moderator:
-    """A synthesis whose whole reply failed its checks: keep the fields that passed, write the others."""
+def mend_moderator(engine, run, check, review: checks.Review, *, base: list[dict[str, str]] | None = None,
+                   wire: tuple[dict[str, Any], dict[str, Any]] | None = None,
+                   fields: tuple[str, ...] = MODERATOR_FIELDS, floors: dict[str, int] | None = None) -> Moderator:
+    """A synthesis whose whole reply failed its checks: keep the fields that passed, write the others.
+
+    ``base``, ``wire``, ``fields`` and ``floors``: the moderator's prompt, wire and decode schemas, the fields it
+    writes and their minimum counts, when they are not the regular ones (a persona debate adds lens_divergence,
+    which is written again like any other field, never left out)."""
     kept = {name: value for name, value in review.kept.items() if name not in review.failing}
-    return _moderator_fields(engine, run, check, kept, [f for f in MODERATOR_FIELDS if f in review.failing],
-                             fresh=False, problems=review.failing)
+    return _moderator_fields(engine, run, check, kept, [f for f in fields if f in review.failing],
+                             fresh=False, problems=review.failing, base=base, wire=wire, floors=floors)
 
 
 def _moderator_fields(engine, run, check, merged: dict[str, Any], wanted, *, fresh: bool,
-                      problems: dict[str, list[str]] | None = None) -> Moderator:
-    base = agents.moderator_messages(run.proposition, run.pro, run.con)
-    schema, decode = agents.moderator_wire(run.pro, run.con)
+                      problems: dict[str, list[str]] | None = None, base: list[dict[str, str]] | None = None,
+                      wire: tuple[dict[str, Any], dict[str, Any]] | None = None,
+                      floors: dict[str, int] | None = None) -> Moderator:
+    base = base or agents.moderator_messages(run.proposition, run.pro, run.con)
+    schema, decode = wire or agents.moderator_wire(run.pro, run.con)
     prepare = agents.conflicts_from_ids(run.pro, run.con)
     merged = dict(merged)
     for n, field in enumerate(wanted):
@@ -207,6 +215,6 @@ def _moderator_fields(engine, run, check, merged: dict[str, Any], wanted, *, fre
                              decode=obj(**{field: decode["properties"][field]}), max_tokens=300,
                              fresh=fresh and n == 0, reask=not fresh,
                              prepare=prepare if field == "assumption_conflicts" else None,
-                             check=_scoped(check, merged, [field]), floors=checks.moderator.FLOORS)
+                             check=_scoped(check, merged, [field]), floors=floors or checks.moderator.FLOORS)
         merged.update(result.model_dump(mode="json", exclude_none=True))
     return Moderator.model_validate(merged)

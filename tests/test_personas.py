@@ -218,6 +218,30 @@ def test_a_failing_field_is_written_again_alone_and_the_rest_is_kept():
     assert document.quality.agents["persona-2"].reasks == 1
 
 
+def test_a_failing_lens_divergence_is_written_again_alone_and_never_dropped():
+    """The moderator's reply passes everywhere but lens_divergence (a fragment): only lens_divergence is asked
+    for again, in the persona frame (its prompt names the lenses), told why; the other five fields are kept and
+    the document maps where the lenses diverge (before, the mend wrote only the five regular fields and the
+    persona debate came out without it)."""
+    broken = persona_moderator_reply()
+    broken["lens_divergence"] = ["The economist reads the cost evidence; however the ethicist sees premises which"]
+    fixed = {"lens_divergence": ["The economist weighs the cost of operations while the ethicist weighs who "
+                                 "carries the on-call burden."]}
+    provider = ScriptedProvider()
+    provider.enqueue(orchestrator_reply(), agent="orchestrator")
+    provider.enqueue(persona_reply("economist"), agent="persona-1")
+    provider.enqueue(persona_reply("ethicist", "against"), agent="persona-2")
+    provider.enqueue(broken, fixed, agent="moderator")
+    document = Engine(provider, retries=1).run(persona_run())
+    first, again = provider.requests_for("moderator")
+    assert list(again.schema["properties"]) == ["lens_divergence"]
+    assert "lens_divergence item 1 is a fragment" in again.messages[-1]["content"]
+    assert '("economist")' in request_text(again) and '("ethicist")' in request_text(again)
+    assert document.moderator.lens_divergence == fixed["lens_divergence"]
+    assert document.moderator.decision_hinges == broken["decision_hinges"]
+    assert document.quality.agents["moderator"].reasks == 1
+
+
 def test_a_failed_persona_keeps_the_others_and_a_retry_runs_only_it():
     provider = ScriptedProvider()
     provider.enqueue(orchestrator_reply(), agent="orchestrator")
