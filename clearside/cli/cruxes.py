@@ -18,6 +18,7 @@ from ..errors import InputError
 from ..inputs import read_json
 from ..render import json_text
 from ..schema import Document, validate_document
+from ..static.exchange import document_of
 from ..store import open_store
 from .common import write
 
@@ -34,7 +35,7 @@ def _load(source: str) -> dict[str, Any]:
     if not Path(source).exists():
         raise InputError(f"No debate file {source}: give a debate JSON file or a saved debate's id "
                          "(`python -m clearside list` shows them).")
-    data = read_json(source, "debate")
+    data = document_of(read_json(source, "debate"))  # an export's versions set aside
     if isinstance(data, dict) and "key_points" in data and isinstance(data.get("document"), dict):
         data = data["document"]  # a reference file: its v1 document
     if not isinstance(data, dict):

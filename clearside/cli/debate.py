@@ -17,6 +17,7 @@ from ..providers import get_provider
 from ..render import FORMATS, render
 from ..schema import ACTIONS
 from ..scored import run_recorded
+from ..static.exchange import document_of
 from ..static.recorder import StaticRecorder, load_run
 from ..store import open_store, safe_url
 from . import jobs
@@ -93,7 +94,7 @@ def cmd_debate(args: argparse.Namespace) -> int:
 
 
 def _read_document(path: str) -> dict[str, Any]:
-    data = read_json(path)
+    data = document_of(read_json(path))  # an export's versions set aside
     if not isinstance(data, dict):
         raise InputError(f"{path} does not hold a ClearSide document (expected a JSON object).")
     validate_document(data)

@@ -20,6 +20,7 @@ from ..inputs import question, read_json
 from ..metrics.report import markdown as metrics_markdown
 from ..providers import DEFAULT_PROVIDER, get_provider
 from ..schema import validate_document
+from ..static.exchange import document_of
 from ..store import open_store
 from .common import log_violations, progress, write
 
@@ -35,7 +36,7 @@ def _load_debate(source: str) -> tuple[Any, dict[str, Any] | None]:
         if record.document is None:
             raise InputError(f"Debate {source} has no finished document yet (status {record.status}).")
         return record.document, (record.data or {}).get("usage")
-    data = read_json(source, "debate")
+    data = document_of(read_json(source, "debate"))  # an export's versions set aside
     if isinstance(data, dict) and ("key_points" in data or "turns" in data) and isinstance(data.get("document"), dict):
         return data["document"], None  # a reference file or a live transcript: score its v1 document
     return data, None

@@ -103,7 +103,8 @@ def add_parsers(sub: Any) -> None:
     listing.add_argument("--limit", type=int, default=50)
     listing.set_defaults(func=cmd_list)
 
-    export = sub.add_parser("export", help="write a saved debate as JSON (a v1 document, or a live transcript)")
+    export = sub.add_parser("export", help="write a saved debate as JSON (a v1 document and its versions, or a live "
+                                        "transcript)")
     export.add_argument("id")
     export.add_argument("--out", metavar="FILE", help="write here instead of stdout")
     export.set_defaults(func=cmd_export)

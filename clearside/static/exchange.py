@@ -1,20 +1,50 @@
-"""A static debate as a file: its v1 document, exported as is and imported across 1.x versions (spec 002)."""
+"""A static debate as a file: its v1 document, exported as is and imported across 1.x versions (spec 002).
+
+The file is the debate's v1 document. When the debate has versions (its re-maps, ``clearside/remap.py``), the
+file also has one optional top-level key beside the document's own, ``versions``: a list, oldest first, of
+
+    {"number": 1, "kind": "remap", "label": "economic 3", "provider": "ollama", "model": "llama3.2",
+     "created_at": "2026-11-22T08:00:00Z", "body": {"weights": {...}, "stances": [...], "document": {...}}}
+
+(the store's versions, ``body["document"]`` a whole v1 document). The document is the file without that key,
+and ClearSide's readers of a document file (``render``, ``challenge``, ``metrics``, ``cruxes``, ``remap``) set it
+aside (:func:`document_of`); ``import`` restores the versions on the new debate, numbers and all. A debate with
+no versions exports exactly as before: the document alone. A ClearSide older than the key imports such a file as
+it does any newer minor version's: the key is set aside in the debate's import record.
+"""
 
 from __future__ import annotations
 
 import copy
+from datetime import UTC, datetime
 from typing import Any
 
+from pydantic import ValidationError
+
 from ..errors import InputError
-from ..schema import SCHEMA_VERSION, document_validator, stamped, validate_document
+from ..schema import SCHEMA_VERSION, AssumptionStance, Weights, document_validator, stamped, validate_document
 from ..store import Store
 from ..store.exchange import Imported, check_major, drop_unknown, import_record, migration_notes
 from ..store.privacy import scrub
+from ..store.versions import VERSION_KINDS, Version
+
+VERSIONS = "versions"  # the export file's optional top-level key: the debate's versions
+VERSION_FIELDS = ("number", "kind", "label", "provider", "model", "created_at", "body")
+OPTIONAL_FIELDS = ("label", "provider", "model")  # "" when absent
+BODY_FIELDS = ("weights", "stances", "document")  # a re-map's body (remap.save_version)
+MAX_PROVIDER = 64  # the store's provider column
 
 
 def is_document(data: dict[str, Any]) -> bool:
     """Whether an imported file is a v1 document (it has ``meta``)."""
     return "meta" in data
+
+
+def document_of(data: Any) -> Any:
+    """An exported file's v1 document: the file without its ``versions`` key (anything else as it is)."""
+    if isinstance(data, dict) and VERSIONS in data and is_document(data):
+        return {key: value for key, value in data.items() if key != VERSIONS}
+    return data
 
 
 def migrate_document(data: dict[str, Any]) -> tuple[dict[str, Any], str, dict[str, Any]]:
@@ -33,18 +63,129 @@ def migrate_document(data: dict[str, Any]) -> tuple[dict[str, Any], str, dict[st
     return document, original, dropped
 
 
+# -- versions -----------------------------------------------------------------------------------------------------
+
+def exported_version(version: Version) -> dict[str, Any]:
+    """One version as the file carries it (the store's fields but the old debate's id)."""
+    return {name: getattr(version, name) for name in VERSION_FIELDS}
+
+
+def _refuse(where: str, problem: str) -> InputError:
+    return InputError(f"Not imported: {where}: {problem}. Nothing was changed.")
+
+
+def _problems(exc: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors()[:4])
+
+
+def _moment(value: Any, where: str) -> datetime:
+    if isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            moment = None
+        if moment is not None:
+            return moment if moment.tzinfo else moment.replace(tzinfo=UTC)  # as the store writes it: UTC
+    raise _refuse(where, f"created_at is {value!r}, not a date and time like 2026-11-22T08:00:00Z")
+
+
+def _body(body: Any, where: str, path: str, dropped: dict[str, Any]) -> dict[str, Any]:
+    if not isinstance(body, dict):
+        raise _refuse(where, f"body is {type(body).__name__}, not an object with {', '.join(BODY_FIELDS)}")
+    missing = [name for name in BODY_FIELDS if name not in body]
+    if missing:
+        raise _refuse(where, f"body has no {' and no '.join(missing)}")
+    try:
+        weights = Weights.model_validate(body["weights"]).dump()
+    except ValidationError as exc:
+        raise _refuse(where, f"body.weights is not a set of weights 0 to 3 by category ({_problems(exc)})") from None
+    if not isinstance(body["stances"], list):
+        raise _refuse(where, f"body.stances is {type(body['stances']).__name__}, not a list")
+    stances = []
+    for index, stance in enumerate(body["stances"]):
+        try:
+            stances.append(AssumptionStance.model_validate(stance).dump())
+        except ValidationError as exc:
+            raise _refuse(where, f"body.stances[{index}] is not a stance ({_problems(exc)})") from None
+    if not isinstance(body["document"], dict):
+        raise _refuse(where, f"body.document is {type(body['document']).__name__}, not a ClearSide document")
+    try:
+        document, _, unknown = migrate_document(body["document"])
+    except InputError as exc:
+        reason = str(exc).removeprefix("Not imported: ").removesuffix(" Nothing was changed.").rstrip(".")
+        raise _refuse(where, f"body.document: {reason}") from None
+    dropped.update({f"{path}/body/document/{key}": value for key, value in unknown.items()})
+    dropped.update({f"{path}/body/{key}": copy.deepcopy(value) for key, value in body.items()
+                    if key not in BODY_FIELDS})
+    return {"weights": weights, "stances": stances, "document": document}
+
+
+def read_versions(value: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The ``versions`` of an export file as the store restores them, and the fields set aside
+    (``{"versions/0/extra": value}``). Checks every entry before anything is saved; InputError names the entry
+    (its place in the list and its number) and the field."""
+    if not isinstance(value, list):
+        raise InputError(f"Not imported: {VERSIONS} is {type(value).__name__}, not a list of versions. "
+                         "Nothing was changed.")
+    entries: list[dict[str, Any]] = []
+    dropped: dict[str, Any] = {}
+    numbers: dict[int, int] = {}
+    for position, item in enumerate(value):
+        where, path = f"{VERSIONS}[{position}]", f"{VERSIONS}/{position}"
+        if not isinstance(item, dict):
+            raise _refuse(where, f"it is {type(item).__name__}, not an object with {', '.join(VERSION_FIELDS)}")
+        number = item.get("number")
+        if type(number) is not int or number < 1:
+            raise _refuse(where, f"number is {number!r}, not a whole number from 1")
+        where += f" (version {number})"
+        if number in numbers:
+            raise _refuse(where, f"number {number} is also {VERSIONS}[{numbers[number]}]'s: each version has its "
+                                 "own number")
+        numbers[number] = position
+        missing = [name for name in ("kind", "created_at", "body") if name not in item]
+        if missing:
+            raise _refuse(where, f"it has no {' and no '.join(missing)}")
+        if item["kind"] not in VERSION_KINDS:
+            raise _refuse(where, f"kind is {item['kind']!r}; this ClearSide knows {' and '.join(VERSION_KINDS)}")
+        texts = {name: item.get(name, "") for name in OPTIONAL_FIELDS}
+        for name, text in texts.items():
+            if not isinstance(text, str):
+                raise _refuse(where, f"{name} is {type(text).__name__}, not text")
+        if len(texts["provider"]) > MAX_PROVIDER:
+            raise _refuse(where, f"provider is {len(texts['provider'])} characters long, more than {MAX_PROVIDER}")
+        created_at = _moment(item["created_at"], where)
+        body = _body(item["body"], where, path, dropped)
+        dropped.update({f"{path}/{key}": copy.deepcopy(val) for key, val in item.items() if key not in VERSION_FIELDS})
+        entries.append({"number": number, "kind": item["kind"], **texts, "created_at": created_at, "body": body})
+    return sorted(entries, key=lambda entry: entry["number"]), dropped
+
+
+# -- import and export -------------------------------------------------------------------------------------------
+
 def import_static(store: Store, data: dict[str, Any], source: str) -> Imported:
-    document, original, dropped = migrate_document(data)
-    debate_id = store.import_static(scrub(document), imported=scrub(import_record(original, dropped, source)))
-    return Imported(debate_id, "static", original,
-                    migration_notes(original, dropped, document["meta"]["schema_version"]))
+    """A new debate from the file's document, with the file's versions when it has any: all of it or nothing."""
+    document, original, dropped = migrate_document(document_of(data))
+    versions, versions_dropped = read_versions(data[VERSIONS]) if VERSIONS in data else ([], {})
+    dropped = {**dropped, **versions_dropped}
+    debate_id = store.import_static(scrub(document), imported=scrub(import_record(original, dropped, source)),
+                                    versions=versions)
+    notes = migration_notes(original, dropped, document["meta"]["schema_version"])
+    if versions:
+        notes.append(f"Restored {len(versions)} version{'s' if len(versions) != 1 else ''} (re-maps), numbered as "
+                     "in the file.")
+    return Imported(debate_id, "static", original, notes)
 
 
 def export_static(store: Store, debate_id: str) -> dict[str, Any]:
-    """The finished debate's v1 document, with every challenge response, secrets scrubbed."""
+    """The finished debate's v1 document, with every challenge response, and its versions under ``versions``
+    when it has any; secrets scrubbed."""
     record = store.get(debate_id)
     if record.document is None:
         raise InputError(f"Debate {debate_id} is not finished ({record.status}), so it has no complete document to "
                          "export yet. Resume it from the Library page or with "
                          f"`python -m clearside debate --resume {debate_id}`.")
-    return scrub(record.document)
+    exported = scrub(record.document)
+    versions = store.versions(debate_id, bodies=True)
+    if versions:
+        exported[VERSIONS] = scrub([exported_version(version) for version in versions])
+    return exported

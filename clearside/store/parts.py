@@ -7,6 +7,7 @@ Everything here is a plain dict: the store never sees the engine's ``DebateRun``
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterable
 from typing import Any
 
 from sqlalchemy import func, select
@@ -17,6 +18,7 @@ from .database import Database
 from .privacy import scrub
 from .records import check_id, document_text, now, search_text
 from .tables import Challenge, Debate, Section
+from .versions import restore_versions
 
 
 class StaticParts(Database):
@@ -66,8 +68,10 @@ class StaticParts(Database):
             data.pop("error", None)
             self._finish(session, row, document, data)
 
-    def import_static(self, document: dict[str, Any], *, imported: dict[str, Any]) -> str:
-        """Save a finished document read from a file, in one transaction."""
+    def import_static(self, document: dict[str, Any], *, imported: dict[str, Any],
+                      versions: Iterable[dict[str, Any]] = ()) -> str:
+        """Save a finished document read from a file, with its ``versions`` (re-maps, as
+        :func:`~clearside.store.versions.restore_versions` takes them), in one transaction: all or nothing."""
         info = document.get("meta", {}).get("model_info", {})
         with self.write() as session:
             debate_id = self.create("static", document["proposition"]["raw_input"],
@@ -75,6 +79,7 @@ class StaticParts(Database):
                                     session=session)
             session.flush()
             self._finish(session, session.get(Debate, debate_id), document, {"imported": imported})
+            restore_versions(session, debate_id, versions)
         return debate_id
 
     @staticmethod
