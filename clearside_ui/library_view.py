@@ -59,19 +59,29 @@ def resumable(item: Summary) -> bool:
     return item.status != "done" and status_label(item) not in ("queued", "running", "running elsewhere")
 
 
-def label(item: Summary, width: int = 80) -> str:
+def remaps(count: int) -> str:
+    """``2 re-maps`` (a debate's saved versions, clearside/remap.py); empty for none."""
+    return f"{count} re-map{'s' if count != 1 else ''}" if count else ""
+
+
+def label(item: Summary, width: int = 80, versions: int = 0) -> str:
     """A plain-text selectbox label (options are not Markdown)."""
     title = item.title if len(item.title) <= width else item.title[: width - 1] + "…"
-    return f"{title} · {item.kind} · {status_label(item)} · {when(item.created_at)}"
+    return " · ".join(filter(None, (title, item.kind, status_label(item), remaps(versions), when(item.created_at))))
 
 
 def link(item: Summary) -> str:
     return mode(item.kind).share_link(item.id)
 
 
-def table(items: list[Summary]) -> list[dict[str, str]]:
-    return [{"Title": i.title, "Kind": i.kind, "Status": status_label(i), "Provider": i.provider, "Model": i.model,
-             "Created": when(i.created_at), "Link": link(i)} for i in items]
+def table(items: list[Summary], versions: dict[str, int] | None = None) -> list[dict[str, str]]:
+    """The results table's rows. ``versions``: each debate's number of versions; the "Versions" column ("2
+    re-maps") is shown only when a debate on the page has one."""
+    versions = versions or {}
+    shown = any(versions.get(i.id) for i in items)
+    return [{"Title": i.title, "Kind": i.kind, "Status": status_label(i),
+             **({"Versions": remaps(versions.get(i.id, 0))} if shown else {}), "Provider": i.provider,
+             "Model": i.model, "Created": when(i.created_at), "Link": link(i)} for i in items]
 
 
 # -- queries -----------------------------------------------------------------------------------------------------
@@ -97,6 +107,11 @@ def results() -> Page:
         st.session_state["lib_offset"] = offset
         page = store.list(**chosen, limit=PAGE_SIZE, offset=offset)
     return page
+
+
+def version_counts(items: list[Summary]) -> dict[str, int]:
+    """How many versions (re-maps) each of these debates has: one query for them all."""
+    return jobs.store().version_counts(item.id for item in items)
 
 
 def unfinished() -> dict[str, int]:

@@ -431,3 +431,35 @@ def test_a_queued_debate_shows_as_queued_and_is_not_offered_for_resume(store):
         assert "Queued for a worker" in plain(at)
     finally:
         runtime.reset()
+
+
+def test_a_debate_with_versions_shows_how_many_re_maps_it_has_counted_in_one_query(store, monkeypatch):
+    question = "Is <b>two</b> *re-maps* enough?"
+    plain_id = finished(store, "Should the city build a new tram line?")
+    remapped = finished(store, question)
+    body = {"weights": {"economic": 3}, "stances": [], "document": fixture_dict()}
+    for label in ("economic 3", "<i>social</i> 2"):
+        store.add_version(remapped, "remap", body, label=label, provider="scripted", model="script")
+    counted = []
+    counts = Store.version_counts
+
+    def version_counts(self, debate_ids):
+        counted.append(list(debate_ids))
+        return counts(self, counted[-1])
+
+    monkeypatch.setattr(Store, "version_counts", version_counts)
+    monkeypatch.setattr(Store, "versions", lambda *a, **k: pytest.fail("the Library reads no version one by one"))
+    at = library()
+    table = at.dataframe[0].value
+    assert list(table.columns) == ["Title", "Kind", "Status", "Versions", "Provider", "Model", "Created", "Link"]
+    assert dict(zip(ids(at), table["Versions"], strict=True)) == {remapped: "2 re-maps", plain_id: ""}
+    assert counted == [[remapped, plain_id]], "one count for the whole page"
+    [caption] = [c.value.replace("\\", "") for c in at.caption if "created" in c.value]  # escaped: re\-maps
+    assert caption.endswith("· 2 re-maps"), caption
+    [option] = [o for o in at.selectbox(key="lib_pick").options if "re-map" in o]
+    assert "· 2 re-maps ·" in option and option.startswith(question), "a plain-text label, the title as typed"
+    [shown] = [m.value for m in at.markdown if m.value.startswith("**Question:**")]
+    assert "<b>" not in shown and "\\<b\\>" in shown and "\\*re\\-maps\\*" in shown
+    pick(at, plain_id)
+    assert not [c.value for c in at.caption if "re-map" in c.value.replace("\\", "")]
+    assert len(counted) == 2 and all(len(batch) == 2 for batch in counted), "still one count per run"

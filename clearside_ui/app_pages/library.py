@@ -50,11 +50,11 @@ def filter_bar(facets: dict[str, list[str]]) -> None:
                      format="YYYY-MM-DD", help="Pick the first and the last day (inclusive), in UTC.")
 
 
-def results_table(page) -> None:
+def results_table(page, versions: dict[str, int]) -> None:
     offset = st.session_state.get("lib_offset", 0)
     st.caption(f"{page.total} saved debate{'s match' if page.total != 1 else ' matches'} · showing "
                f"{offset + 1}–{offset + len(page.items)}, newest first")
-    st.dataframe(lib.table(page.items), hide_index=True, key="lib_table", width="stretch", column_config={
+    st.dataframe(lib.table(page.items, versions), hide_index=True, key="lib_table", width="stretch", column_config={
         "Link": st.column_config.LinkColumn("Share link", display_text="Open ↗",
                                             help="A link to this debate: copy it to share it, or open it.")},
         on_select=lambda: lib.row_picked([item.id for item in page.items]), selection_mode="single-row")
@@ -82,12 +82,13 @@ def delete_controls(item) -> None:
     cancel.button("Cancel", key="lib_delete_cancel", on_click=lib.cancel_delete, width="stretch")
 
 
-def actions(item) -> None:
+def actions(item, versions: int = 0) -> None:
     entry = mode(item.kind)
     if st.session_state.get("lib_title_for") != item.id:
         st.session_state.update(lib_title=item.title, lib_title_for=item.id)
+    remapped = f" · {esc(lib.remaps(versions))}" if versions else ""
     st.caption(f"{esc(lib.KIND_LABELS.get(item.kind, item.kind))} · {esc(lib.status_label(item))} · "
-               f"{esc(item.provider)}:{esc(item.model)} · created {esc(lib.when(item.created_at))}")
+               f"{esc(item.provider)}:{esc(item.model)} · created {esc(lib.when(item.created_at))}{remapped}")
     st.markdown(f"**Question:** {esc(item.question)}")
     use, why = lib.provider_label()
     left, right = st.columns(2, gap="large")
@@ -151,13 +152,15 @@ def library() -> None:
             st.info("Every saved debate so far was made by a comparison or a regression run: choose **Made by → "
                     "Anyone** to see them.")
         return
-    results_table(page)
     options = lib.picked(page.items)
+    versions = lib.version_counts(list(options.values()))  # the page and a pinned copy, in one query
+    results_table(page, versions)
     st.divider()
-    labels = {debate_id: lib.label(item) for debate_id, item in options.items()}  # fixed now: status changes
+    labels = {debate_id: lib.label(item, versions=versions.get(debate_id, 0))  # fixed now: status changes
+              for debate_id, item in options.items()}
     st.selectbox("Debate", list(labels), key="lib_pick", format_func=labels.get)
     messages()  # next to the buttons that caused them
-    actions(options[st.session_state["lib_pick"]])
+    actions(options[st.session_state["lib_pick"]], versions.get(st.session_state["lib_pick"], 0))
 
 
 lib.follow()
