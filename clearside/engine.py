@@ -134,6 +134,7 @@ class Engine:
         self.on_section = on_section or (lambda run, name: None)  # e.g. save it: called as each section lands
         self.last_usage: dict[str, Usage] = {}  # the latest challenge's usage and violations
         self.last_violations: list[dict[str, Any]] = []
+        self.last_quality: dict[str, AgentQuality] = {}  # the latest moderate()'s checks, per agent
 
     def _review(self, run: DebateRun, agent: str, check, floors: dict[str, int], fresh: bool = True,
                 reask: bool = False) -> checks.Review | None:
@@ -224,29 +225,34 @@ class Engine:
         return self._agent(run, agents.ORCHESTRATOR, agents.orchestrator_messages(run.raw_input, run.context),
                            prepare=agents.proposition_from_reply(run.raw_input, run.context), check=check)
 
-    def _moderator(self, run: DebateRun) -> Moderator:
+    def _moderator_frame(self, run: DebateRun) -> focused.Frame:
+        """What the moderator is asked with for this run: its checks, prompt, schemas, floors and fields (a persona
+        debate's add lens_divergence)."""
         pro, con = run.pro.dump(), run.con.dump()
 
         def check(data: dict[str, Any]) -> list[checks.Finding]:
             return checks.moderator.check(data, pro=pro, con=con, question=run.proposition.normalized_question,
                                           embeddings=self.embeddings)
 
-        mend_options: dict[str, Any] = {}
-        if run.personas is not None:  # one call whatever the strategy: lens_divergence needs the whole picture
-            schema, decode = personas.moderator_wire(run.pro, run.con)
-            check = personas.moderator_check(check)
-            messages = personas.moderator_messages(run.proposition, run.pro, run.con, run.personas)
-            floors = {**checks.moderator.FLOORS, **personas.MODERATOR_FLOORS}
-            mend_options = {"base": messages, "wire": (schema, decode), "floors": floors,
-                            "fields": (*focused.MODERATOR_FIELDS, *personas.MODERATOR_FLOORS)}
-        elif self.strategy == "focused":
-            return self._agent(run, agents.MODERATOR, focused=lambda engine, r: focused.moderator(engine, r, check))
-        else:
-            schema, decode = agents.moderator_wire(run.pro, run.con)
-            messages, floors = agents.moderator_messages(run.proposition, run.pro, run.con), checks.moderator.FLOORS
-        return self._agent(run, agents.MODERATOR, messages, prepare=agents.conflicts_from_ids(run.pro, run.con),
-                           check=check, floors=floors, schema=schema, decode=decode,
-                           mend=lambda review: focused.mend_moderator(self, run, check, review, **mend_options))
+        if run.personas is not None:
+            return focused.Frame(check=personas.moderator_check(check),
+                                 messages=personas.moderator_messages(run.proposition, run.pro, run.con,
+                                                                      run.personas),
+                                 wire=personas.moderator_wire(run.pro, run.con),
+                                 floors={**checks.moderator.FLOORS, **personas.MODERATOR_FLOORS},
+                                 fields=(*focused.MODERATOR_FIELDS, *personas.MODERATOR_FLOORS))
+        return focused.Frame(check=check, messages=agents.moderator_messages(run.proposition, run.pro, run.con),
+                             wire=agents.moderator_wire(run.pro, run.con), floors=checks.moderator.FLOORS)
+
+    def _moderator(self, run: DebateRun) -> Moderator:
+        frame = self._moderator_frame(run)
+        if run.personas is None and self.strategy == "focused":
+            return self._agent(run, agents.MODERATOR, focused=lambda engine, r: focused.moderator(engine, r, frame))
+        # a persona debate's moderator is one call whatever the strategy: lens_divergence needs the whole picture
+        schema, decode = frame.wire
+        return self._agent(run, agents.MODERATOR, frame.messages, prepare=agents.conflicts_from_ids(run.pro, run.con),
+                           check=frame.check, floors=frame.floors, schema=schema, decode=decode,
+                           mend=lambda review: focused.mend_moderator(self, run, frame, review))
 
     def _advocate(self, run: DebateRun, spec: agents.AgentSpec) -> None:
         proposition = run.proposition
@@ -378,16 +384,28 @@ class Engine:
         self.last_violations = run.violations
         return validate_document(data)
 
-    def moderate(self, document: Document | dict[str, Any]) -> Moderator:
+    def moderate(self, document: Document | dict[str, Any], fields: tuple[str, ...] | None = None) -> Moderator:
         """A fresh synthesis of a finished document's proposition and cases: only the moderator stage runs,
-        exactly as in :meth:`run` (prompt, checks, repairs); the document is not changed. Its usage and
-        violations are ``last_usage`` and ``last_violations``, as for a challenge."""
+        exactly as in :meth:`run` (prompt, checks, repairs); the document is not changed. ``fields``: write only
+        these sections afresh, one call each on the same prompt, and keep the others from the document's
+        synthesis. Its usage, violations and quality record are ``last_usage``, ``last_violations`` and
+        ``last_quality``, as for a challenge."""
         doc = document if isinstance(document, Document) else validate_document(copy.deepcopy(document))
         run = DebateRun(raw_input=doc.proposition.raw_input, proposition=doc.proposition, pro=doc.pro, con=doc.con,
                         personas=personas.Panel.from_document(doc.personas, doc.pro) if doc.personas else None)
-        moderator = self._moderator(run)
+        if fields:
+            frame = self._moderator_frame(run)
+            unknown = [name for name in fields if name not in frame.fields]
+            if unknown:
+                raise InputError(f"Unknown synthesis section {unknown[0]!r}: use one of {', '.join(frame.fields)}.")
+            kept = {k: v for k, v in doc.moderator.dump().items() if k in frame.fields and k not in fields}
+            moderator = self._agent(run, agents.MODERATOR, focused=lambda engine, r: focused.rewrite_moderator(
+                engine, r, frame, kept, fields))
+        else:
+            moderator = self._moderator(run)
         self.last_usage = run.usage
         self.last_violations = run.violations
+        self.last_quality = run.quality
         return moderator
 
 

@@ -181,30 +181,40 @@ def _dropped(run, agent: str, what: str, exc: QualityCheckError) -> None:
                                             f"{'; '.join(exc.errors[:3])}"))
 
 
-def moderator(engine, run, check) -> Moderator:
+@dataclasses.dataclass(frozen=True)
+class Frame:
+    """What the moderator is asked with: its checks, its prompt, its wire and decode schemas, the minimum item
+    count of each list and the sections it writes (a persona debate's frame adds lens_divergence)."""
+
+    check: Any
+    messages: list[dict[str, str]]
+    wire: tuple[dict[str, Any], dict[str, Any]]
+    floors: dict[str, int]
+    fields: tuple[str, ...] = MODERATOR_FIELDS
+
+
+def moderator(engine, run, frame: Frame) -> Moderator:
     """The synthesis one field per call."""
-    return _moderator_fields(engine, run, check, {}, MODERATOR_FIELDS, fresh=True)
+    return _moderator_fields(engine, run, frame, {}, frame.fields, fresh=True)
 
 
-def mend_moderator(engine, run, check, review: checks.Review, *, base: list[dict[str, str]] | None = None,
-                   wire: tuple[dict[str, Any], dict[str, Any]] | None = None,
-                   fields: tuple[str, ...] = MODERATOR_FIELDS, floors: dict[str, int] | None = None) -> Moderator:
-    """A synthesis whose whole reply failed its checks: keep the fields that passed, write the others.
-
-    ``base``, ``wire``, ``fields`` and ``floors``: the moderator's prompt, wire and decode schemas, the fields it
-    writes and their minimum counts, when they are not the regular ones (a persona debate adds lens_divergence,
-    which is written again like any other field, never left out)."""
+def mend_moderator(engine, run, frame: Frame, review: checks.Review) -> Moderator:
+    """A synthesis whose whole reply failed its checks: keep the fields that passed, write the others (every
+    field of the frame, so a persona debate's lens_divergence is written again like any other, never left out)."""
     kept = {name: value for name, value in review.kept.items() if name not in review.failing}
-    return _moderator_fields(engine, run, check, kept, [f for f in fields if f in review.failing],
-                             fresh=False, problems=review.failing, base=base, wire=wire, floors=floors)
+    return _moderator_fields(engine, run, frame, kept, [f for f in frame.fields if f in review.failing],
+                             fresh=False, problems=review.failing)
 
 
-def _moderator_fields(engine, run, check, merged: dict[str, Any], wanted, *, fresh: bool,
-                      problems: dict[str, list[str]] | None = None, base: list[dict[str, str]] | None = None,
-                      wire: tuple[dict[str, Any], dict[str, Any]] | None = None,
-                      floors: dict[str, int] | None = None) -> Moderator:
-    base = base or agents.moderator_messages(run.proposition, run.pro, run.con)
-    schema, decode = wire or agents.moderator_wire(run.pro, run.con)
+def rewrite_moderator(engine, run, frame: Frame, kept: dict[str, Any], wanted: Iterable[str]) -> Moderator:
+    """A synthesis with the ``wanted`` sections written afresh (one call each) and the ``kept`` ones as they are."""
+    return _moderator_fields(engine, run, frame, kept, [f for f in frame.fields if f in wanted], fresh=True)
+
+
+def _moderator_fields(engine, run, frame: Frame, merged: dict[str, Any], wanted, *, fresh: bool,
+                      problems: dict[str, list[str]] | None = None) -> Moderator:
+    base, check = frame.messages, frame.check
+    schema, decode = frame.wire
     prepare = agents.conflicts_from_ids(run.pro, run.con)
     merged = dict(merged)
     for n, field in enumerate(wanted):
@@ -215,6 +225,6 @@ def _moderator_fields(engine, run, check, merged: dict[str, Any], wanted, *, fre
                              decode=obj(**{field: decode["properties"][field]}), max_tokens=300,
                              fresh=fresh and n == 0, reask=not fresh,
                              prepare=prepare if field == "assumption_conflicts" else None,
-                             check=_scoped(check, merged, [field]), floors=floors or checks.moderator.FLOORS)
+                             check=_scoped(check, merged, [field]), floors=frame.floors)
         merged.update(result.model_dump(mode="json", exclude_none=True))
     return Moderator.model_validate(merged)

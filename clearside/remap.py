@@ -43,6 +43,8 @@ DEFAULT_WEIGHT = 1
 MAX_WEIGHT = 3
 STANCES = ("accept", "reject", "unsure")
 EMPHASIS = {0: "set_aside", 1: "normal", 2: "raised", 3: "high"}
+# what a re-map writes afresh: the conditions change which disagreements matter and which hinges are decisive
+REMAPPED = ("core_disagreements", "decision_hinges")
 SECTIONS = ("decision_hinges", "core_disagreements", "areas_of_agreement", "assumption_conflicts", "evidence_gaps")
 MATCH = 0.65  # cosine at which two items are one point reworded (as swap.py and the comparison page)
 MATCH_LEXICAL = 0.4
@@ -178,10 +180,17 @@ class Conditioned(Provider):
 
 
 def remap(document: Document | dict[str, Any], engine: Engine, *, weights: Weights | None = None,
-          stances: Sequence[AssumptionStance] = ()) -> Document:
+          stances: Sequence[AssumptionStance] = (), whole: bool = False) -> Document:
     """A new document whose synthesis is the moderator rerun under ``weights`` and ``stances``; ``remap`` holds
     them and the synthesis before. Raises InputError without conditions, the moderator's typed error on failure.
-    ``engine.last_usage`` and ``last_violations`` are the rerun's, as after :meth:`Engine.moderate`."""
+
+    The moderator writes afresh the sections the user's conditions change, :data:`REMAPPED` (which disagreements
+    matter and which hinges become decisive), one call each on its own prompt with the conditions; the agreements,
+    assumption conflicts, evidence gaps (and a persona debate's lens divergence) describe the two cases, which
+    the conditions leave as they are, and are kept from the original synthesis. ``whole``: rerun the whole
+    synthesis instead (every section, as the debate's moderator ran; about three times the output).
+    ``engine.last_usage`` and ``last_violations`` are the rerun's, as after :meth:`Engine.moderate`; the new
+    document's quality record gains the re-map's own checks as the agent ``remap``."""
     doc = document if isinstance(document, Document) else validate_document(copy.deepcopy(document))
     note = conditions(doc, weights, stances)
     if not note:
@@ -189,7 +198,7 @@ def remap(document: Document | dict[str, Any], engine: Engine, *, weights: Weigh
     rerun = Engine(Conditioned(engine.provider, note), retries=engine.retries, temperature=engine.temperature,
                    on_event=engine.on_event, substance=engine.substance, strategy=engine.strategy,
                    embeddings=engine.embeddings, mend=engine.mending)
-    moderator = rerun.moderate(doc)
+    moderator = rerun.moderate(doc, None if whole else REMAPPED)
     engine.last_usage, engine.last_violations = rerun.last_usage, rerun.last_violations
     data = doc.dump()
     data["moderator"] = moderator.dump()
@@ -198,8 +207,11 @@ def remap(document: Document | dict[str, Any], engine: Engine, *, weights: Weigh
     if weights is not None and weights.dump():
         record["weights"] = weights.dump()
     data["remap"] = Remap.model_validate(record).dump()
+    if data.get("quality") and "moderator" in rerun.last_quality:
+        data["quality"]["agents"]["remap"] = rerun.last_quality["moderator"].dump()
     notes = data["meta"].get("notes", "")
-    data["meta"]["notes"] = f"{notes} Re-mapped under the user's weights and assumption stances.".strip()
+    what = "the whole synthesis" if whole else "its disagreements and decision hinges"
+    data["meta"]["notes"] = f"{notes} Re-mapped under the user's weights and assumption stances: {what}.".strip()
     return cruxes.attach(validate_document(stamped(data)), engine.embeddings)  # the new hinges' cruxes
 
 

@@ -12,7 +12,7 @@ from clearside.schema import AgentQuality, Document, Quality
 from clearside_ui.view import esc
 
 AGENT_NAMES = {"orchestrator": "Orchestrator", "pro": "FOR", "con": "AGAINST", "moderator": "Moderator",
-               "challenge": "Challenge"}
+               "remap": "Re-map", "challenge": "Challenge"}
 ACTIONS = {"dropped": "dropped", "replaced": "replaced", "reasked": "re-asked"}
 REPAIRED = ("dropped", "replaced")
 

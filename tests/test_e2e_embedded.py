@@ -285,8 +285,9 @@ def test_persona_debate_on_the_embedded_model():
 
 def test_remap_on_the_embedded_model():
     """A re-map of the spec's example debate on the real model (the moderator only, under weights and a rejected
-    assumption): the request carries the conditions and the result is a valid 1.1 document with the original
-    synthesis kept, the same cases and no verdict; or the typed failure of the moderator's checks. (The example's
+    assumption): every request carries the conditions and the result is a valid 1.1 document with the original
+    synthesis kept, the same cases, the sections a re-map does not rewrite as they were, and no verdict; or the
+    typed failure of the moderator's checks. (The example's
     cases are short, so the one-minute budget holds on a loaded machine; bench/remap.py times the flagship.)"""
     import time
 
@@ -317,7 +318,9 @@ def test_remap_on_the_embedded_model():
     finally:
         print(f"re-map on the embedded model: {time.monotonic() - started:.1f} s, {len(seen)} calls")
     assert seen and all(r.agent == "moderator" for r in seen)
-    assert "The user rejects assumption C1" in "\n".join(m["content"] for m in seen[0].messages)
+    assert all("The user rejects assumption C1" in "\n".join(m["content"] for m in r.messages) for r in seen)
+    for section in set(remap.SECTIONS) - set(remap.REMAPPED):
+        assert getattr(out.moderator, section) == getattr(document.moderator, section), section
     assert jsonschema_errors(out.dump()) == [] and out.meta.schema_version == "1.1.0"
     assert out.remap.original == document.moderator and out.pro == document.pro and out.con == document.con
     assert not any(f.check == "verdict" for _, f in checks.document_findings(out.dump()))

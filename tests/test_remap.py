@@ -40,6 +40,11 @@ def remapped_reply() -> dict:
     return reply
 
 
+def parts(reply: dict) -> list[dict]:
+    """The replies of one re-map's calls: the sections it writes afresh, one call each, from ``reply``."""
+    return [{name: copy.deepcopy(reply[name])} for name in remap.REMAPPED]
+
+
 def only_wanted(reply: dict):
     """Answer with ``reply``, or with the fields a mending call asks for."""
 
@@ -106,13 +111,45 @@ def test_a_verdict_in_the_remapped_synthesis_is_caught_and_sent_back():
     biased = remapped_reply()
     biased["core_disagreements"][0]["description"] = "On balance, the FOR side's arguments are stronger once " \
         "cost is what matters most"
-    provider = ScriptedProvider(script={"moderator": [biased]}, fallback=only_wanted(remapped_reply()))
+    provider = ScriptedProvider(script={"moderator": [{"core_disagreements": biased["core_disagreements"]}]},
+                                fallback=only_wanted(remapped_reply()))
     engine = Engine(provider, embeddings=LEX)
     out = remap.remap(document(), engine, weights=Weights(economic=3))
     assert len(provider.requests_for("moderator")) >= 2, "the biased reply was not accepted"
     assert all("USER'S PRIORITIES" in request_text(r) for r in provider.requests_for("moderator"))
     assert "stronger" not in str(out.moderator.dump())
     assert "takes a side ('On balance')" in str(engine.last_violations), engine.last_violations
+
+
+def test_a_remap_writes_only_the_disagreements_and_hinges_and_keeps_the_sections_about_the_cases():
+    """The conditions change which disagreements matter and which hinges are decisive: those two sections are
+    written afresh (one call each, each with the conditions), the agreements, conflicts and evidence gaps are the
+    original's; ``whole`` reruns the whole synthesis in one call. The re-map's checks are its own quality record."""
+    data = document()
+    data["quality"] = {"checks_version": checks.CHECKS_VERSION, "strategy": "whole", "semantic": False,
+                       "agents": {"moderator": {"attempts": 1, "reasks": 0}}}
+    data["moderator"]["areas_of_agreement"] = ["Moderator: both sides accept that any change of architecture costs "
+                                               "the team time"]
+    echo = remapped_reply()
+    echo["decision_hinges"] = ["Moderator: what are the real scaling requirements?"] * 2  # an exact repeat
+    provider = ScriptedProvider(fallback=only_wanted(echo))
+    out = remap.remap(data, Engine(provider, embeddings=LEX), weights=Weights(economic=3))
+    asked = [list(r.schema["properties"]) for r in provider.requests_for("moderator")]
+    assert asked == [["core_disagreements"], ["decision_hinges"]]
+    assert all("USER'S PRIORITIES" in request_text(r) for r in provider.requests_for("moderator"))
+    for kept in ("areas_of_agreement", "assumption_conflicts", "evidence_gaps"):
+        assert out.moderator.dump()[kept] == data["moderator"][kept], kept
+    assert out.moderator.decision_hinges == ["Moderator: what are the real scaling requirements?"]
+    assert out.moderator.core_disagreements[0].dump() == remapped_reply()["core_disagreements"][0]
+    assert [i.check for i in out.quality.agents["remap"].items] == ["exact_repeat"]
+    assert (out.quality.agents["moderator"].attempts, out.quality.agents["moderator"].reasks) == (1, 0), "the original"
+    assert "disagreements and decision hinges" in out.meta.notes
+
+    whole = ScriptedProvider(fallback=only_wanted(remapped_reply()))
+    out = remap.remap(data, Engine(whole, embeddings=LEX), weights=Weights(economic=3), whole=True)
+    assert [list(r.schema["properties"]) for r in whole.requests_for("moderator")] == [list(remapped_reply())]
+    assert out.moderator.areas_of_agreement == remapped_reply()["areas_of_agreement"]
+    assert "the whole synthesis" in out.meta.notes
 
 
 def test_a_moderator_that_keeps_a_verdict_fails_the_remap():
@@ -213,7 +250,7 @@ def test_remap_command_writes_the_remapped_document_or_the_diff(tmp_path, capsys
     monkeypatch.setenv("CLEARSIDE_SEMANTIC_CHECKS", "0")  # lexical checks and diff: the pipeline is under test
     path = tmp_path / "debate.json"
     path.write_text(json.dumps(document()), encoding="utf-8")
-    spec = script_file(tmp_path, moderator=[remapped_reply()] * 2)
+    spec = script_file(tmp_path, moderator=parts(remapped_reply()) * 2)
     code, out, err = run_cli(capsys, "remap", str(path), "--provider", spec, "--weights", "economic=3,ethical=0",
                              "--accept", "P2", "--reject", "con assumption b", "--format", "diff")
     assert code == 0, err
@@ -234,7 +271,7 @@ def test_remapping_a_saved_debate_saves_a_version_and_lists_it(tmp_path, capsys,
 
     monkeypatch.setenv("CLEARSIDE_SEMANTIC_CHECKS", "0")
     monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'store.db'}")
-    spec = script_file(tmp_path, moderator=[remapped_reply()])
+    spec = script_file(tmp_path, moderator=parts(remapped_reply()))
     store = open_store()
     debate_id = store.create("static", "Q?", provider="scripted", model="script", document=document(), status="done")
     code, _, err = run_cli(capsys, "remap", debate_id, "--provider", spec, "--weights", "social=2")
@@ -270,7 +307,7 @@ def test_debate_with_weights_runs_the_debate_then_a_remap(tmp_path, capsys, monk
     from helpers import full_script, run_cli
 
     monkeypatch.setenv("CLEARSIDE_SEMANTIC_CHECKS", "0")
-    spec = full_script(tmp_path, moderator=[moderator_reply(), remapped_reply()])
+    spec = full_script(tmp_path, moderator=[moderator_reply(), *parts(remapped_reply())])
     code, out, err = run_cli(capsys, "debate", "Should we adopt microservices?", "--provider", spec,
                              "--weights", "technical=3")
     assert code == 0, err
@@ -350,9 +387,11 @@ def test_remap_button_runs_on_the_runtime_saves_a_version_and_shows_the_diff(mon
     at.button(key="remap_start").click().run()
     settle(at, lambda a: any("Saved as version 1" in s.value for s in a.success),
            describe=lambda a: str([m.value for m in a.markdown][-5:] + [e.value for e in a.error]))
-    (request,) = provider.requests_for("moderator")
-    text = request_text(request)
-    assert "The user rejects assumption C2 of the case AGAINST" in text and "social (2 of 3)" in text
+    requests = provider.requests_for("moderator")
+    assert len(requests) == len(remap.REMAPPED), "one call per section the re-map writes"
+    for request in requests:
+        text = request_text(request)
+        assert "The user rejects assumption C2 of the case AGAINST" in text and "social (2 of 3)" in text
     page = "\n".join(m.value for m in at.markdown)
     assert ":blue-badge[added] Moderator: would the running cost" in page.replace("\\", "")
     assert "Versions of this debate" in page and at.selectbox(key="remap_version").value == 1

@@ -192,14 +192,14 @@ def test_a_failed_challenge_says_why_and_bad_input_is_refused_at_once(provider):
 
 
 def test_a_remap_runs_on_the_runtime_and_is_saved_once_as_a_version(provider):
-    from clearside import runtime
+    from clearside import remap, runtime
     from clearside.schema import AssumptionStance, Weights
 
     debate_id, document = finished_debate(provider)
     store = open_store()
     reply = moderator_reply()
     reply["decision_hinges"] = list(reversed(reply["decision_hinges"]))
-    provider.enqueue(reply, agent="moderator")
+    provider.enqueue(*({name: reply[name]} for name in remap.REMAPPED), agent="moderator")  # one call each
     stance = AssumptionStance(side="con", index=0, assumption=document.con.assumptions[0], stance="reject")
     job = RemapJob(store, debate_id, Weights(economic=3), [stance], provider).start()
     assert job.id.startswith(f"{debate_id}:remap:")
