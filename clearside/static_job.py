@@ -9,14 +9,14 @@ on its queue, and the next host (the dashboard, ``python -m clearside worker``) 
 The mode registry (:mod:`clearside.modes`) resumes and re-runs static debates through :func:`resume_job` and
 :func:`rerun_job`; the dashboard starts new ones with :func:`new_job`, and asks challenges with
 :class:`ChallengeJob` (workflow ``clearside.challenge``) and re-maps a saved debate with :class:`RemapJob`
-(workflow ``clearside.remap``).
+(workflow ``clearside.remap``): two :class:`OneShotJob`, which add to the debate only what they completed.
 """
 
 from __future__ import annotations
 
 import copy
 import time
-from typing import Any
+from typing import Any, Self
 
 from . import inputs, remap, runtime, workflows
 from .engine import DebateRun
@@ -134,23 +134,23 @@ def rerun_job(store: Store, debate_id: str, provider: Provider, *, temperature: 
                    owner=owner).start()
 
 
-class ChallengeJob:
-    """One challenge of a saved debate, answered on the runtime (workflow ``clearside.challenge``) and added to
-    the debate once it is complete; a cancel adds nothing, and the challenge can be asked again."""
+class OneShotJob:
+    """A job that runs once on the runtime for a saved debate and adds what it made to the debate only once it is
+    complete (a challenge's answer, a re-map's version); a cancel adds nothing, and the job can be asked again.
+    A subclass queues its workflow (``_enqueue``) and reads back what it added (``_document``)."""
 
-    def __init__(self, store: Store, debate_id: str, action: str, target: str, provider: Provider, *,
-                 temperature: float = 0.4) -> None:
-        if action not in ACTIONS:
-            raise InputError(f"Unknown challenge action {action!r}: use one of {', '.join(ACTIONS)}.")
-        if store.get(debate_id).document is None:
-            raise InputError("Only a finished debate can be challenged: resume it first.")
-        self.store, self.debate_id, self.action, self.target = store, debate_id, action, inputs.target(target)
-        self.provider, self.temperature = provider, temperature
+    def __init__(self, store: Store, debate_id: str, provider: Provider, *, temperature: float = 0.4) -> None:
+        self.store, self.debate_id, self.provider, self.temperature = store, debate_id, provider, temperature
         self.id = ""
 
-    def start(self) -> ChallengeJob:
-        self.id = workflows.enqueue_challenge(self.debate_id, self.action, self.target, self.provider,
-                                              temperature=self.temperature, store_url=self.store.url)
+    def _enqueue(self) -> str:
+        raise NotImplementedError
+
+    def _document(self, result: dict[str, Any]) -> Document:
+        raise NotImplementedError
+
+    def start(self) -> Self:
+        self.id = self._enqueue()
         return self
 
     def cancel(self) -> None:
@@ -158,26 +158,48 @@ class ChallengeJob:
         runtime.cancel(self.id, self.store.url)
 
     def result(self) -> tuple[str, Document | None, str]:
-        """``(state, the debate with the answer or None, error message)``; state: running, done, failed or
+        """``(state, the document once done or None, error message)``; state: running, done, failed or
         cancelled."""
         now = runtime.state(self.id, self.store.url)
         if not now.finished:
             return "running", None, ""
         if now.status == "done":
-            return "done", Document.model_validate(self.store.get(self.debate_id).document), ""
+            return "done", self._document(now.result), ""
         return now.status, None, now.error if now.status == "failed" else ""
 
     def wait(self, timeout: float | None = None) -> tuple[str, Document | None, str]:
+        """Block until the job ends (or ``timeout`` seconds pass); its result."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while not runtime.state(self.id, self.store.url).finished and (deadline is None or time.monotonic() < deadline):
             time.sleep(0.1)
         return self.result()
 
 
-class RemapJob:
+class ChallengeJob(OneShotJob):
+    """One challenge of a saved debate, answered on the runtime (workflow ``clearside.challenge``) and added to
+    the debate once it is complete; done, its document is the debate with the answer."""
+
+    def __init__(self, store: Store, debate_id: str, action: str, target: str, provider: Provider, *,
+                 temperature: float = 0.4) -> None:
+        if action not in ACTIONS:
+            raise InputError(f"Unknown challenge action {action!r}: use one of {', '.join(ACTIONS)}.")
+        if store.get(debate_id).document is None:
+            raise InputError("Only a finished debate can be challenged: resume it first.")
+        super().__init__(store, debate_id, provider, temperature=temperature)
+        self.action, self.target = action, inputs.target(target)
+
+    def _enqueue(self) -> str:
+        return workflows.enqueue_challenge(self.debate_id, self.action, self.target, self.provider,
+                                           temperature=self.temperature, store_url=self.store.url)
+
+    def _document(self, result: dict[str, Any]) -> Document:
+        return Document.model_validate(self.store.get(self.debate_id).document)
+
+
+class RemapJob(OneShotJob):
     """One re-map of a saved debate under the user's weights and stances, run on the runtime (workflow
     ``clearside.remap``) and saved as the debate's next version once it is complete; the debate itself is never
-    changed, and a cancel saves nothing."""
+    changed. Done, its document is the re-mapped one and ``version`` the number it was saved under."""
 
     def __init__(self, store: Store, debate_id: str | None, weights: Weights | None,
                  stances: list[AssumptionStance], provider: Provider, *, temperature: float = 0.4) -> None:
@@ -190,34 +212,15 @@ class RemapJob:
         stances = list(stances)
         if not remap.conditions(Document.model_validate(record.document), weights, stances):
             raise InputError("Set a weight other than 1 or a stance on an assumption first.")
-        self.store, self.debate_id, self.weights, self.stances = store, debate_id, weights, stances
-        self.provider, self.temperature = provider, temperature
-        self.id = ""
+        super().__init__(store, debate_id, provider, temperature=temperature)
+        self.weights, self.stances = weights, stances
         self.version: int | None = None
 
-    def start(self) -> RemapJob:
-        self.id = workflows.enqueue_remap(self.debate_id, self.weights, self.stances, self.provider,
-                                          temperature=self.temperature, store_url=self.store.url)
-        return self
+    def _enqueue(self) -> str:
+        return workflows.enqueue_remap(self.debate_id, self.weights, self.stances, self.provider,
+                                       temperature=self.temperature, store_url=self.store.url)
 
-    def cancel(self) -> None:
-        """Stop at the next token: no version is saved."""
-        runtime.cancel(self.id, self.store.url)
-
-    def result(self) -> tuple[str, Document | None, str]:
-        """``(state, the re-mapped document or None, error message)``; state: running, done, failed or
-        cancelled. Once done, ``version`` is the number it was saved under."""
-        now = runtime.state(self.id, self.store.url)
-        if not now.finished:
-            return "running", None, ""
-        if now.status == "done":
-            self.version = int(now.result["number"])
-            body = self.store.version(self.debate_id, self.version).body or {}
-            return "done", Document.model_validate(body["document"]), ""
-        return now.status, None, now.error if now.status == "failed" else ""
-
-    def wait(self, timeout: float | None = None) -> tuple[str, Document | None, str]:
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while not runtime.state(self.id, self.store.url).finished and (deadline is None or time.monotonic() < deadline):
-            time.sleep(0.1)
-        return self.result()
+    def _document(self, result: dict[str, Any]) -> Document:
+        self.version = int(result["number"])
+        body = self.store.version(self.debate_id, self.version).body or {}
+        return Document.model_validate(body["document"])
