@@ -130,7 +130,8 @@ def _running(job_id: str) -> None:
     except ClearSideError as exc:  # the runtime's database is unreachable: say so, the job goes on elsewhere
         state, error = "failed", exc.for_dashboard()
     if state == "running":
-        st.info("Re-mapping with your priorities: the moderator is rerun, only it…", icon=":material/sync:")
+        st.info("Re-mapping with your priorities: the moderator rewrites the disagreements and the decision hinges "
+                "under them; the rest of the synthesis is kept…", icon=":material/sync:")
         return
     landed = (job.debate_id, job.version) if state == "done" and job.version else None
     cancelled = job.debate_id if state == "cancelled" and job is not None else None
