@@ -10,7 +10,9 @@ import): ``quality``, the record of what the substance checks caught while the d
 generated; ``personas``, the cases of a persona debate, with ``Argument.persona`` naming whose
 argument it is and ``moderator.lens_divergence``; ``moderator.cruxes``, what depends on each
 decision hinge; and ``remap``, the user's weights and assumption stances a re-mapped synthesis
-was made under, with the original synthesis it is compared against. A document that uses none
+was made under, with the original synthesis it is compared against; ``sources``, the user's own
+sources, with ``Argument.citations`` (verbatim quotes verified against their passages) and
+``Argument.support`` (cited or unsupported) when citations were on. A document that uses none
 of them is stamped 1.0.0 (:func:`version_for`). Optional keys may be omitted
 but never set to ``null``: JSON Schema and pydantic must agree on that, so the
 exported schema lists optional keys without a null alternative.
@@ -123,6 +125,39 @@ class Proposition(Strict):
     context: Context | None = None
 
 
+SourceRef = Annotated[str, StringConstraints(pattern=r"^S[1-9][0-9]*$")]  # S1, S2 ...: a source in the debate
+PassageId = Annotated[str, StringConstraints(pattern=r"^S[1-9][0-9]*\.[1-9][0-9]*$")]  # S1.3: its third passage
+Support = Literal["cited", "unsupported"]
+SourceKind = Literal["text", "markdown", "html", "pdf", "csv"]
+
+
+class Citation(Strict):
+    """1.1: a verbatim quote from one passage of one of the user's own sources, verified against that passage."""
+
+    source: SourceRef
+    passage: PassageId
+    quote: Text
+
+
+class CitedPassage(Strict):
+    """1.1: a passage an argument cites, as the source has it, so every quote can be checked from the document."""
+
+    id: PassageId
+    text: Text
+    page: Annotated[int, Field(ge=1)] | None = None  # a PDF's page the passage starts on
+
+
+class SourceInfo(Strict):
+    """1.1: one of the sources the user attached (stored with the debate by content hash)."""
+
+    ref: SourceRef
+    sha256: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]  # of the file's bytes
+    name: Text
+    kind: SourceKind
+    pages: Annotated[int, Field(ge=1)] | None = None  # a PDF's page count
+    passages: list[CitedPassage] = Field(default_factory=list)  # the passages the arguments cite
+
+
 class Argument(Strict):
     category: Category
     claim: Text
@@ -130,6 +165,8 @@ class Argument(Strict):
     evidence_type: EvidenceType
     confidence: Confidence
     persona: Text | None = None  # 1.1: the persona whose argument this is (persona debates)
+    citations: Annotated[list[Citation], Field(min_length=1)] | None = None  # 1.1: verified quotes, citations on
+    support: Support | None = None  # 1.1, citations on: cited (a verified quote) or unsupported (none)
 
 
 class Side(Strict):
@@ -299,6 +336,7 @@ class Document(Strict):
     quality: Quality | None = None  # 1.1
     personas: Annotated[list[PersonaCase], Field(min_length=2, max_length=4)] | None = None  # 1.1
     remap: Remap | None = None  # 1.1
+    sources: Annotated[list[SourceInfo], Field(min_length=1)] | None = None  # 1.1: the user's sources, if any
 
 
 class _ContractSchema(GenerateJsonSchema):

@@ -264,10 +264,16 @@ def test_pydantic_and_jsonschema_agree(path, value):
 
 
 def with_additions() -> dict[str, Any]:
-    """The spec example using every 1.1 addition: personas, a persona label, lens divergence, cruxes, a re-map."""
+    """The spec example using every 1.1 addition: personas, a persona label, lens divergence, cruxes, a re-map,
+    the user's sources with a verified citation and an unsupported argument."""
     data = fixture_dict()
     data["meta"]["schema_version"] = "1.1.0"
-    argument = {**data["pro"]["arguments"][0], "persona": "Economist"}
+    quote = "Scaling each service on its own halved our hosting bill"
+    data["sources"] = [{"ref": "S1", "sha256": "ab" * 32, "name": "costs report.pdf", "kind": "pdf", "pages": 3,
+                        "passages": [{"id": "S1.2", "text": f"In 2025, {quote} within a year.", "page": 1}]}]
+    data["con"]["arguments"][0] = {**data["con"]["arguments"][0], "support": "unsupported"}
+    argument = {**data["pro"]["arguments"][0], "persona": "Economist", "support": "cited",
+                "citations": [{"source": "S1", "passage": "S1.2", "quote": quote}]}
     data["pro"]["arguments"][0] = argument
     data["personas"] = [
         {"persona": {"name": "Economist", "lens": "costs, incentives and trade-offs", "builtin": True},
@@ -307,6 +313,16 @@ def test_a_1_1_document_round_trips_and_is_stamped_1_1():
     (("personas", 0, "stance"), "neutral"),
     (("personas",), []),
     (("moderator", "lens_divergence"), []),
+    (("sources",), []),
+    (("sources", 0, "ref"), "source 1"),
+    (("sources", 0, "sha256"), "not a hash"),
+    (("sources", 0, "kind"), "docx"),
+    (("sources", 0, "passages", 0, "id"), "S1"),
+    (("sources", 0, "passages", 0, "page"), 0),
+    (("pro", "arguments", 0, "citations"), []),
+    (("pro", "arguments", 0, "citations", 0, "quote"), " "),
+    (("pro", "arguments", 0, "citations", 0, "passage"), "3"),
+    (("pro", "arguments", 0, "support"), "verified"),
 ])
 def test_1_1_rules_are_enforced_by_pydantic_and_jsonschema(path, value):
     assert_rejected(mutate(with_additions(), path, value))
@@ -326,7 +342,8 @@ def test_a_1_0_reader_takes_a_1_1_document_by_setting_the_additions_aside():
     dropped = drop_unknown(data, base_validator())
     data["meta"]["schema_version"] = "1.0.0"
     assert set(dropped) == {"personas", "remap", "moderator/lens_divergence", "moderator/cruxes",
-                            "pro/arguments/0/persona"}
+                            "pro/arguments/0/persona", "pro/arguments/0/citations", "pro/arguments/0/support",
+                            "con/arguments/0/support", "sources"}
     assert list(base_validator().iter_errors(data)) == []
 
 
