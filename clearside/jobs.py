@@ -25,19 +25,21 @@ class AgentProgress:
     attempts: int = 0
     seconds: float = 0.0
     tokens: int = 0
+    parts: int = 0  # calls that rewrote part of the reply (a mend): ``text`` is the latest one's stream
 
 
 def apply_event(agents: dict[str, AgentProgress], event: Event) -> None:
     """Fold one engine event into the agents' progress (a job here, or a job followed from its progress rows)."""
     progress = agents.setdefault(event.agent, AgentProgress())
     if event.kind == "start":  # "running" from its first token: a serial model may first serve the other
-        progress.status, progress.text, progress.attempts = "waiting", "", 1
+        progress.status, progress.text, progress.attempts, progress.parts = "waiting", "", 1, 0
     elif event.kind == "delta":
         progress.text += event.text
         if progress.status == "waiting":
             progress.status = "running"
     elif event.kind == "part":  # another call of the same section: its stream starts afresh
         progress.text = ""
+        progress.parts += 1
     elif event.kind == "retry":
         progress.status, progress.text = "retrying", ""
         progress.attempts = event.data.get("attempt", progress.attempts + 1)

@@ -100,14 +100,16 @@ def queued_job(data: dict | None) -> str | None:
 
 def followed(job_id: str) -> tuple[runtime.JobState, Snapshot]:
     """A job another process runs, as this page sees it: its state and the agents' progress from its rows
-    (one Follower per browser session and job, so each redraw reads only the new rows)."""
+    (one Follower per browser session and job, so each redraw reads only the new rows), a persona debate's
+    personas after the four agents."""
     followers = st.session_state.setdefault("followers", {})
     follower = followers.setdefault(job_id, Follower(job_id))
     agents = follower.update()
     state = runtime.state(job_id)
+    shown = {name: agents.get(name, AgentProgress()) for name in AGENT_ORDER}
+    shown.update((name, agents[name]) for name in sorted(agents) if name.startswith("persona-"))
     return state, Snapshot(id=job_id, state="running" if not state.finished else state.status,
-                           agents={name: agents.get(name, AgentProgress()) for name in AGENT_ORDER},
-                           document=None, error=state.error, exit_code=0)
+                           agents=shown, document=None, error=state.error, exit_code=0)
 
 
 AGENT_ORDER = ("orchestrator", "pro", "con", "moderator")

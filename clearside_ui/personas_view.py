@@ -1,5 +1,6 @@
 """Persona debates on the Debate page (issue 16 item 2): the picker in the input area, one column per persona
-in the finished debate with where the lenses diverge, and the personas' progress while they write.
+in the finished debate with where the lenses diverge, and the personas' progress while they write: one column
+each, its arguments for and against as the model writes them, then its case once it landed.
 
 Every name, lens and argument is user or model text: all of it goes through :func:`esc`.
 """
@@ -11,12 +12,14 @@ from typing import Any
 import streamlit as st
 
 from clearside import personas
-from clearside.jobs import Snapshot
-from clearside.schema import Document, Persona
-from clearside_ui import view
+from clearside.errors import ClearSideError
+from clearside.jobs import AgentProgress, Snapshot
+from clearside.schema import Document, Persona, PersonaCase
+from clearside_ui import jobs, view
 from clearside_ui.view import STATUS_ICONS, STATUS_WORDS, esc
 
 PICKED, CUSTOM = "personas", "custom_personas"
+_LANDED = "persona_panel"  # session state: (debate id, the panel as last read from the store)
 
 
 def _clear(error_key: str | None) -> None:
@@ -56,19 +59,27 @@ def _arguments(title: str, arguments: list) -> None:
                     f":gray-badge[confidence: {argument.confidence}]")
 
 
+def _heading(persona: Persona) -> None:
+    st.markdown(f"#### {esc(personas.title(persona.name))}")
+    origin = "built-in" if persona.builtin else "your own"
+    st.caption(f"Lens ({origin}): {esc(persona.lens)}")
+
+
+def _case(case: PersonaCase, leans: list[str]) -> None:
+    st.markdown(f":gray-badge[stance: {case.stance}]")
+    pairs = list(zip(case.arguments, leans, strict=True))
+    _arguments("For", [a for a, lean in pairs if lean == "for"])
+    _arguments("Against", [a for a, lean in pairs if lean == "against"])
+    st.markdown("**Assumptions**\n\n" + "\n".join(f"- {esc(a)}" for a in case.assumptions))
+    st.markdown("**Uncertainties**\n\n" + "\n".join(f"- {esc(u)}" for u in case.uncertainties))
+
+
 def _case_columns(panel: personas.Panel) -> None:
     cases = panel.ordered()
     for column, (case, leans) in zip(st.columns(len(cases), gap="small"), cases, strict=True):
         with column.container(border=True):
-            st.markdown(f"#### {esc(personas.title(case.persona.name))}")
-            origin = "built-in" if case.persona.builtin else "your own"
-            st.caption(f"Lens ({origin}): {esc(case.persona.lens)}")
-            st.markdown(f":gray-badge[stance: {case.stance}]")
-            pairs = list(zip(case.arguments, leans, strict=True))
-            _arguments("For", [a for a, lean in pairs if lean == "for"])
-            _arguments("Against", [a for a, lean in pairs if lean == "against"])
-            st.markdown("**Assumptions**\n\n" + "\n".join(f"- {esc(a)}" for a in case.assumptions))
-            st.markdown("**Uncertainties**\n\n" + "\n".join(f"- {esc(u)}" for u in case.uncertainties))
+            _heading(case.persona)
+            _case(case, leans)
 
 
 def columns(document: Document) -> None:
@@ -100,12 +111,63 @@ def sections_view(sections: dict[str, Any]) -> None:
         st.caption("Personas still to write their case: " + esc(", ".join(waiting)) + ".")
 
 
-def progress(snap: Snapshot) -> None:
-    """The personas' own lines under the progress of a persona debate being generated."""
-    for agent, state in snap.agents.items():
-        if agent.startswith("persona-"):
-            extra = f" (attempt {state.attempts})" if state.attempts > 1 else ""
-            done = f" — {state.seconds:.1f} s" if state.status == "done" else ""
-            words = STATUS_WORDS.get(state.status, state.status)
-            st.markdown(f"{STATUS_ICONS[state.status]} Persona {agent.split('-')[1]} writing its case: "
-                        f"{words}{extra}{done}")
+def _landed(debate_id: str, done: set[int]) -> personas.Panel | None:
+    """The debate's personas and the cases saved so far, read from the store again only when a persona that
+    finished is not in what was read (its case is saved just after its "done" event); None if unreadable."""
+    kept = st.session_state.get(_LANDED)
+    if isinstance(kept, tuple) and kept[0] == debate_id and done <= set(kept[1].cases):
+        return kept[1]
+    try:
+        body = jobs.store().sections(debate_id).get("personas")
+    except ClearSideError:
+        return None  # the columns still stream; the next run reads again
+    if body is None:
+        return None
+    panel = personas.Panel.load(body)
+    st.session_state[_LANDED] = (debate_id, panel)
+    return panel
+
+
+def _streaming(agent: str, state: AgentProgress | None) -> None:
+    """A persona's arguments for and against as its reply streams, parsed as the advocates' points are."""
+    if state is None:
+        st.caption("Not started yet.")
+        return
+    if state.parts:  # a mend's call streams only the field it writes again: the earlier stream is gone
+        st.caption("Writing again the part of its case that failed its checks.")
+    points = view.streamed_points(agent, state.text, view.PERSONA_POINTS)
+    for key, title in zip(view.PERSONA_POINTS, ("For", "Against"), strict=True):
+        if points[key]:
+            st.markdown(f"**{title} (streaming)**\n\n" + "\n".join(f"- {esc(p)}" for p in points[key]))
+    if not any(points.values()) and not state.parts:
+        words = STATUS_WORDS.get(state.status, state.status)
+        st.caption(f"{words[:1].upper()}{words[1:]}: no argument yet.")
+
+
+def progress(snap: Snapshot, debate_id: str | None = None) -> None:
+    """The personas' own lines under the progress of a persona debate being generated, then one column per
+    persona: its arguments for and against as the model writes them, its whole case once it landed (the
+    cases landed are read from the saved debate ``debate_id``, which also names the personas)."""
+    writing = {agent: state for agent, state in snap.agents.items() if agent.startswith("persona-")}
+    for agent, state in writing.items():
+        extra = f" (attempt {state.attempts})" if state.attempts > 1 else ""
+        done = f" — {state.seconds:.1f} s" if state.status == "done" else ""
+        words = STATUS_WORDS.get(state.status, state.status)
+        st.markdown(f"{STATUS_ICONS[state.status]} Persona {agent.split('-')[1]} writing its case: "
+                    f"{words}{extra}{done}")
+    if not writing:
+        return
+    finished = {int(agent.split("-")[1]) - 1 for agent, state in writing.items() if state.status == "done"}
+    panel = _landed(debate_id, finished) if debate_id else None
+    count = len(panel.personas) if panel is not None else max(int(agent.split("-")[1]) for agent in writing)
+    for index, column in enumerate(st.columns(count, gap="small")):
+        agent = personas.spec(index).name
+        with column.container(border=True):
+            if panel is not None:
+                _heading(panel.personas[index])
+            else:
+                st.markdown(f"#### Persona {index + 1}")
+            if panel is not None and index in panel.cases:
+                _case(panel.cases[index], panel.leans[index])
+            else:
+                _streaming(agent, writing.get(agent))

@@ -306,30 +306,48 @@ def challenge_targets(document: Document) -> dict[str, str]:
     return targets
 
 
-def _partial_points(text: str) -> list[str]:
-    """Summary points and claims parsed from a reply still being streamed."""
-    data = partial_object(text)
-    points = [p for p in data.get("executive_summary", []) if isinstance(p, str)]
-    points += [a["claim"] for a in data.get("arguments", []) if isinstance(a, dict) and isinstance(a.get("claim"), str)]
-    return points
-
-
+ADVOCATE_POINTS = ("executive_summary", "arguments")  # what an advocate's column shows as it streams
+PERSONA_POINTS = ("arguments_for", "arguments_against")  # what a persona's column shows (personas_view.progress)
 STREAMED = ("pro", "con")  # the agents whose streamed points progress_view shows
 
 
+def _partial_points(text: str, keys: tuple[str, ...] = ADVOCATE_POINTS) -> dict[str, list[str]]:
+    """The points under each of ``keys`` of a reply still being streamed: a list's strings, and its objects'
+    claims (an advocate's summary and arguments, a persona's arguments for and against)."""
+    data = partial_object(text)
+    points: dict[str, list[str]] = {}
+    for key in keys:
+        items = data.get(key)
+        points[key] = [item if isinstance(item, str) else item["claim"]
+                       for item in (items if isinstance(items, list) else [])
+                       if isinstance(item, str) or (isinstance(item, dict) and isinstance(item.get("claim"), str))]
+    return points
+
+
+def points_keys(agent: str) -> tuple[str, ...]:
+    """The lists of an agent's streamed reply the Debate page shows as they grow (none: it shows only a line)."""
+    if agent in STREAMED:
+        return ADVOCATE_POINTS
+    return PERSONA_POINTS if agent.startswith("persona-") else ()
+
+
 def progress_fingerprint(snap: Snapshot) -> tuple:
-    """What :func:`progress_view` shows: each agent's status line, and the advocates' streamed points. Only what
-    the page shows: while the orchestrator or the moderator writes, nothing on the page moves, so the follower
-    backs off (a moderator's reply is not shown until it is done)."""
-    lines = tuple((a, p.status, p.attempts, round(p.seconds, 1) if p.status == "done" else None)
+    """What :func:`progress_view` and ``personas_view.progress`` show: each agent's status line, and the points
+    streamed by the advocates or by a persona debate's personas. Only what the page shows: while the orchestrator
+    or the moderator writes, nothing on the page moves, so the follower backs off (a moderator's reply is not
+    shown until it is done)."""
+    lines = tuple((a, p.status, p.attempts, p.parts, round(p.seconds, 1) if p.status == "done" else None)
                   for a, p in snap.agents.items())
-    points = tuple(tuple(streamed_points(a, snap.agents[a].text)) for a in STREAMED if a in snap.agents)
+    points = tuple((a, tuple(tuple(shown) for shown in streamed_points(a, p.text, keys).values()))
+                   for a, p in snap.agents.items() if (keys := points_keys(a)))
     return (snap.state, lines, points)
 
 
-def streamed_points(agent: str, text: str) -> list[str]:
-    """The points parsed from an agent's streamed reply, parsed again only when the reply grew (or restarted)."""
-    return poll_cached(f"points_{agent}", (len(text), text[:64]), lambda: _partial_points(text))
+def streamed_points(agent: str, text: str, keys: tuple[str, ...] = ADVOCATE_POINTS) -> dict[str, list[str]]:
+    """The points under ``keys`` parsed from an agent's streamed reply, parsed again only when the reply grew or
+    restarted (its length, head or tail changed: a re-ask or a mend starts the stream afresh)."""
+    return poll_cached(f"points_{agent}", (keys, len(text), text[:64], text[-64:]),
+                       lambda: _partial_points(text, keys))
 
 
 def progress_view(snap: Snapshot) -> None:
@@ -342,6 +360,6 @@ def progress_view(snap: Snapshot) -> None:
         st.markdown(f"{STATUS_ICONS[progress.status]} {AGENT_LABELS[agent]}: {status}{extra}{done}")
     columns = st.columns(2)
     for column, agent, title in zip(columns, STREAMED, ("FOR", "AGAINST"), strict=True):
-        points = streamed_points(agent, snap.agents[agent].text)
+        points = [point for shown in streamed_points(agent, snap.agents[agent].text).values() for point in shown]
         if points:
             column.markdown(f"**{title} (streaming)**\n\n" + "\n".join(f"- {esc(p)}" for p in points))

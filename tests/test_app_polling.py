@@ -31,9 +31,9 @@ def test_unchanged_streamed_text_is_not_parsed_again_and_stays_on_the_page(monke
     parsed: list[str] = []
     parse = view._partial_points
 
-    def counting(text: str) -> list[str]:
+    def counting(text: str, *keys) -> dict[str, list[str]]:
         parsed.append(text)
-        return parse(text)
+        return parse(text, *keys)
 
     monkeypatch.setattr(view, "_partial_points", counting)
     at = AppTest.from_function(progress_script, default_timeout=30)

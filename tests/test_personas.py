@@ -450,3 +450,196 @@ def test_page_shows_the_cases_that_landed_when_a_persona_debate_stops_part_way()
     assert any(m.value == "#### Economist" for m in at.markdown)
     assert any("Ethicist" in c.value for c in at.caption if "still to write" in c.value)
     assert at.button(key="retry")
+
+
+# ---- the personas' columns while they write ------------------------------------------------------------------
+
+class _HeldProvider(ScriptedProvider):
+    """Streams ``agent``'s reply in small chunks and, once ``until`` has been sent, holds the rest until
+    ``release`` is set: a model caught mid-reply."""
+
+    def __init__(self, agent: str, until: str) -> None:
+        super().__init__(chunk_size=8)
+        self.agent, self.until = agent, until
+        self.held, self.release = threading.Event(), threading.Event()
+
+    def _complete(self, request, on_delta):
+        import time
+
+        if request.agent != self.agent or on_delta is None:
+            return super()._complete(request, on_delta)
+        sent: list[str] = []
+
+        def held(text: str) -> None:
+            seen = self.until in "".join(sent)
+            if seen and not self.release.is_set():  # a follower reads deltas in batches, at most every 0.25 s:
+                time.sleep(0.3)  # the next one writes the batch that holds ``until``
+            on_delta(text)
+            sent.append(text)
+            if seen and not self.release.is_set():
+                self.held.set()
+                self.release.wait(30)
+
+        return super()._complete(request, held)
+
+
+def test_page_streams_each_personas_arguments_in_its_column_before_it_finishes_escaped():
+    """persona-1's reply is held right after its first argument for: that claim is already in its column (the
+    persona's name over it), escaped, while the persona is still writing; persona-2, done, shows its case."""
+    import re
+
+    from helpers import settle
+
+    from clearside_ui import jobs as ui_jobs
+    from clearside_ui.view import esc
+
+    economist = persona_reply("economist")
+    claim = economist["arguments_for"][0]["claim"] = ("Economist: independent scaling of each microservice lowers "
+                                                      "<b>infrastructure</b> cost [click](http://evil)")
+    against = economist["arguments_against"][0]["claim"]
+    provider = _HeldProvider("persona-1", json.dumps(claim))
+    provider.enqueue(orchestrator_reply(), agent="orchestrator")
+    provider.enqueue(economist, agent="persona-1")
+    provider.enqueue(persona_reply("ethicist", "against"), agent="persona-2")
+    provider.enqueue(persona_moderator_reply(), agent="moderator")
+    at = _app(provider)
+    at.text_area(key="question").set_value(QUESTION)
+    at.multiselect(key="personas").set_value(["economist", "ethicist"])
+    try:
+        at.button(key="generate").click().run()
+
+        def streamed(a) -> bool:
+            return provider.held.is_set() and any(esc(claim) in m.value for m in a.markdown)
+
+        settle(at, streamed, timeout=60)
+        snap = ui_jobs.registry().get(at.session_state["debate_id"]).snapshot()
+        assert snap.agents["persona-1"].status == "running", "shown before the persona finished"
+        [column] = [m.value for m in at.markdown if esc(claim) in m.value]
+        assert column.startswith("**For (streaming)**"), column
+        page = " ".join(m.value for m in at.markdown)
+        assert "#### Economist" in page and "#### Ethicist" in page
+        assert esc(against) not in page, "nothing is shown before the model wrote it"
+        for element in [*at.markdown, *at.caption]:
+            assert not re.search(r"(?<!\\)<", element.value), f"unescaped '<' in {element.value!r}"
+            assert not re.search(r"(?<!\\)\]\(", element.value), f"live Markdown link in {element.value!r}"
+            assert not element.proto.allow_html
+    finally:
+        provider.release.set()
+    settle(at, lambda a: any("Where the lenses diverge" in m.value for m in a.markdown), timeout=60)
+    assert [a.claim for a in at.session_state["document"].pro.arguments][0] == claim
+
+
+def test_a_partial_persona_reply_parses_into_its_arguments_for_and_against():
+    from clearside.engine import Event
+    from clearside.jobs import AgentProgress, apply_event
+    from clearside_ui.view import PERSONA_POINTS, _partial_points
+
+    reply = persona_reply("economist")
+    text = json.dumps(reply)
+    first, second = reply["arguments_for"][0]["claim"], reply["arguments_against"][0]["claim"]
+
+    def parsed(upto: int) -> dict[str, list[str]]:
+        return _partial_points(text[:upto], PERSONA_POINTS)
+
+    assert parsed(0) == parsed(12) == {"arguments_for": [], "arguments_against": []}
+    cut = text.index(first) + 20  # inside the first claim: what the model wrote of it so far
+    assert parsed(cut) == {"arguments_for": [first[:20]], "arguments_against": []}
+    assert parsed(text.index("arguments_against")) == {"arguments_for": [first], "arguments_against": []}
+    assert parsed(len(text)) == {"arguments_for": [first], "arguments_against": [second]}
+    assert _partial_points(text) == {"executive_summary": [], "arguments": []}, "the advocates' keys by default"
+
+    # a mend rewrites one field in a call of its own: the stream starts afresh and the first reply's points go
+    agents: dict[str, AgentProgress] = {}
+    for event in (Event("start", "persona-1"), Event("delta", "persona-1", text), Event("part", "persona-1"),
+                  Event("delta", "persona-1", '{"uncertainties": ["Economist is unsure')):
+        apply_event(agents, event)
+    assert agents["persona-1"].parts == 1
+    assert _partial_points(agents["persona-1"].text, PERSONA_POINTS) == {"arguments_for": [], "arguments_against": []}
+    apply_event(agents, Event("start", "persona-1"))  # a rerun of the step starts the agent over
+    assert agents["persona-1"].parts == 0 and agents["persona-1"].text == ""
+
+
+def _columns_script() -> None:
+    """A persona debate's progress with each persona's text from the session, and its fingerprint."""
+    import streamlit as st
+
+    from clearside.jobs import AGENT_ORDER, AgentProgress, Snapshot
+    from clearside_ui import personas_view, view
+
+    agents = {agent: AgentProgress() for agent in AGENT_ORDER}
+    for agent, (text, parts) in st.session_state["personas"].items():
+        agents[agent] = AgentProgress(status="running", attempts=1, text=text, parts=parts)
+    snap = Snapshot(id="x", state="running", agents=agents, document=None, error="", exit_code=0)
+    st.session_state.setdefault("seen", []).append(view.progress_fingerprint(snap))
+    personas_view.progress(snap)
+
+
+def test_persona_columns_drop_a_mended_stream_and_a_growing_point_moves_the_followers_fingerprint():
+    from streamlit.testing.v1 import AppTest
+
+    from clearside_ui.view import esc
+
+    economist, ethicist = json.dumps(persona_reply("economist")), json.dumps(persona_reply("ethicist"))
+    old = persona_reply("economist")["arguments_for"][0]["claim"]
+    claim = persona_reply("ethicist")["arguments_for"][0]["claim"]
+    cut = ethicist.index(claim) + 12
+    at = AppTest.from_function(_columns_script, default_timeout=30)
+    at.session_state["personas"] = {"persona-1": (economist, 0), "persona-2": (ethicist[:cut], 0)}
+    at.run()
+    assert not at.exception, at.exception
+
+    def shown() -> list[str]:
+        return [m.value for m in at.markdown]
+
+    assert "#### Persona 1" in shown() and "#### Persona 2" in shown()
+    assert f"**For (streaming)**\n\n- {esc(claim[:12])}" in shown()
+    assert any(esc(old) in m for m in shown())
+    at.run()  # the timer fires again, nothing new: the follower may back off
+    at.session_state["personas"] = {**at.session_state["personas"], "persona-2": (ethicist[:cut + 8], 0)}
+    at.run()
+    assert f"**For (streaming)**\n\n- {esc(claim[:20])}" in shown()
+    # persona-1's reply failed a check: the mend's call streams one field afresh; the first stream is not shown
+    at.session_state["personas"] = {**at.session_state["personas"],
+                                    "persona-1": ('{"uncertainties": ["Economist is uns', 1)}
+    at.run()
+    assert not any(esc(old) in m for m in shown()), "the stream before the mend is gone"
+    assert "Writing again the part of its case that failed its checks." in [c.value for c in at.caption]
+    first, same, grown, mended = at.session_state["seen"]
+    assert first == same, "nothing new: the same fingerprint"
+    assert grown != same and mended != grown, "a persona's point that grows or goes is what the page shows"
+
+
+def test_a_tab_following_a_persona_debate_generated_elsewhere_streams_its_columns_too():
+    """A debate queued on the runtime (a worker, another replica) and opened from its link: the page reads the
+    job's progress rows, persona agents included, and shows the held persona's first argument in its column."""
+    from pathlib import Path
+
+    from helpers import settle
+    from streamlit.testing.v1 import AppTest
+
+    from clearside import hosting, workflows
+    from clearside.static.recorder import StaticRecorder
+    from clearside.store import open_store
+    from clearside_ui.view import esc
+
+    hosting.host(role="test")  # conftest stops hosting after the test
+    economist = persona_reply("economist")
+    claim = economist["arguments_for"][0]["claim"]
+    provider = _HeldProvider("persona-1", json.dumps(claim))
+    provider.enqueue(orchestrator_reply(), agent="orchestrator")
+    provider.enqueue(economist, agent="persona-1")
+    provider.enqueue(persona_reply("ethicist", "against"), agent="persona-2")
+    provider.enqueue(persona_moderator_reply(), agent="moderator")
+    debate_id = StaticRecorder(open_store(), persona_run(), provider).id
+    try:
+        workflows.enqueue_static(debate_id, provider)
+        at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=30)
+        at.query_params["debate"] = debate_id
+        settle(at, lambda a: provider.held.is_set() and any(esc(claim) in m.value for m in a.markdown),
+               timeout=60)
+        assert any("Generating on a worker" in c.value for c in at.caption), "the followed view, not the job's own"
+        assert any(m.value == "#### Economist" for m in at.markdown)
+    finally:
+        provider.release.set()
+    settle(at, lambda a: any("Where the lenses diverge" in m.value for m in a.markdown), timeout=60)
+    assert open_store().get(debate_id).status == "done"

@@ -138,7 +138,7 @@ def live_debate(job_id: str) -> None:
         st.info("Queued: it starts as soon as the model is free (it is generating another debate). It stays "
                 "queued if you close this tab.", icon=":material/schedule:")
     view.progress_view(snap)
-    personas_view.progress(snap)
+    personas_view.progress(snap, job_id)
     if snap.finished:
         st.rerun()
 
@@ -277,7 +277,7 @@ def followed_debate(debate_id: str, job_id: str) -> None:
         st.caption("Generating on a worker: it goes on if you close this tab, and every section is saved as it "
                    "finishes.")
     view.progress_view(snap)
-    personas_view.progress(snap)
+    personas_view.progress(snap, debate_id)
 
 
 st.title("ClearSide")
