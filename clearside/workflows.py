@@ -277,7 +277,8 @@ def remap_run(job_id: str, job: dict[str, Any]) -> dict[str, Any]:
         store = open_store()
         document = Document.model_validate(store.get(job["debate_id"]).document)
         provider = provider_for(job_id, job)
-        engine = Engine(provider, temperature=job.get("temperature", 0.4), on_event=sink)
+        engine = Engine(provider, retries=job.get("retries", 2), temperature=job.get("temperature", 0.4),
+                        on_event=sink)
         weights = Weights.model_validate(job["weights"]) if job.get("weights") else None
         stances = [AssumptionStance.model_validate(s) for s in job.get("stances") or []]
         remapped = remap.remap(document, engine, weights=weights, stances=stances)
@@ -324,19 +325,21 @@ def remap_debate(job: dict[str, Any]) -> dict[str, Any]:
 
 
 def remap_job(debate_id: str, weights: Weights | None, stances: list[AssumptionStance], provider: Provider, *,
-              temperature: float = 0.4) -> dict[str, Any]:
+              temperature: float = 0.4, retries: int = 2) -> dict[str, Any]:
     return {"debate_id": debate_id, "weights": weights.dump() if weights is not None else None,
-            "stances": [s.dump() for s in stances], "provider": recipe(provider), "temperature": temperature}
+            "stances": [s.dump() for s in stances], "provider": recipe(provider), "temperature": temperature,
+            "retries": retries}
 
 
 def enqueue_remap(debate_id: str, weights: Weights | None, stances: list[AssumptionStance], provider: Provider, *,
-                  temperature: float = 0.4, store_url: str | None = None) -> str:
-    """Queue a re-map of the saved debate ``debate_id`` under ``weights`` and ``stances`` (by ``provider``, lent
-    to this host); its job id, at once."""
+                  temperature: float = 0.4, retries: int = 2, lend: bool = True, store_url: str | None = None) -> str:
+    """Queue a re-map of the saved debate ``debate_id`` under ``weights`` and ``stances`` (by ``provider``; with
+    ``lend``, a step run on this host uses it itself); its job id, at once."""
     job_id = f"{debate_id}:remap:{uuid.uuid4().hex[:12]}"
-    LOCAL_PROVIDERS[job_id] = provider
-    return runtime.enqueue(REMAP, remap_job(debate_id, weights, stances, provider, temperature=temperature),
-                           job_id=job_id, queue=queue_for(provider), store_url=store_url)
+    if lend:
+        LOCAL_PROVIDERS[job_id] = provider
+    job = remap_job(debate_id, weights, stances, provider, temperature=temperature, retries=retries)
+    return runtime.enqueue(REMAP, job, job_id=job_id, queue=queue_for(provider), store_url=store_url)
 
 
 def wait_stopped(job_id: str, timeout: float = 30) -> bool:

@@ -478,3 +478,88 @@ def test_a_failing_remap_says_why_and_hostile_assumption_text_stays_text(monkeyp
            describe=lambda a: str([e.value for e in a.error]))
     assert not at.success and at.button(key="remap_start").disabled is False
     assert store.versions(debate_id) == [], "a failed re-map saves no version"
+
+
+# -- remap --enqueue: the re-map queued on the runtime, run by any host ----------------------------------------
+
+def queued_remaps(debate_id: str) -> list[str]:
+    from clearside import runtime
+
+    return [w.workflow_id for w in runtime.client().list_workflows(workflow_id_prefix=f"{debate_id}:remap:",
+                                                                    load_input=False, load_output=False)]
+
+
+def test_remap_enqueue_queues_the_remap_a_host_saves_it_once_and_status_and_cancel_know_its_id(tmp_path, capsys,
+                                                                                              monkeypatch):
+    import json
+    import time
+
+    from helpers import run_cli, script_file
+
+    from clearside import hosting, runtime, workflows
+    from clearside.store import open_store
+
+    monkeypatch.setenv("CLEARSIDE_SEMANTIC_CHECKS", "0")
+    store = open_store()
+    debate_id = store.create("static", "Q?", provider="scripted", model="script", document=document(), status="done")
+    spec = script_file(tmp_path, moderator=parts(remapped_reply()))
+    args = ("remap", debate_id, "--enqueue", "--provider", spec, "--weights", "social=2", "--reject", "C2")
+    code, out, err = run_cli(capsys, *args)
+    job_id = out.strip()
+    assert code == 0 and job_id.startswith(f"{debate_id}:remap:"), err
+    assert f"python -m clearside status {job_id} --wait" in err and "worker" in err
+    assert job_id not in workflows.LOCAL_PROVIDERS, "the host rebuilds the provider from the job's recipe"
+    code, out, _ = run_cli(capsys, "status", job_id, "--format", "json")
+    assert code == 0 and json.loads(out) == {"id": job_id, "job": job_id, "status": "queued", "error": "",
+                                             "sections": [], "kind": "remap"}
+    code, out, _ = run_cli(capsys, *args)  # a second one, cancelled while queued: no host ever runs it
+    cancelled = out.strip()
+    code, _, err = run_cli(capsys, "cancel", cancelled)
+    assert code == 0 and f"Cancelled {cancelled}" in err
+    assert run_cli(capsys, "status", cancelled)[0] == 1
+    hosting.host(role="test")  # a host now starts: it takes the queued re-map
+    deadline = time.monotonic() + 30
+    while not runtime.state(job_id).finished and time.monotonic() < deadline:
+        time.sleep(0.05)
+    code, out, err = run_cli(capsys, "status", job_id)
+    assert code == 0 and out.startswith(f"{job_id}: done\nsaved as version 1 of debate {debate_id}"), out + err
+    (version,) = store.versions(debate_id)
+    assert (version.kind, version.label, version.provider) == ("remap", "social 2; reject C2", "scripted")
+    body = store.version(debate_id, 1).body
+    assert body["document"]["moderator"]["decision_hinges"] == remapped_reply()["decision_hinges"]
+    assert store.get(debate_id).document == document(), "the debate itself is unchanged"
+    assert runtime.state(cancelled).status == "cancelled"
+    code, _, err = run_cli(capsys, "cancel", job_id)
+    assert code == 0 and "nothing to cancel, it is done" in err
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--weights", "economic=5"], "out of range: use a whole number from 0 to 3"),
+    (["--weights", "economic=1"], "Set a weight other than 1 or a stance on an assumption first"),
+    (["--reject", "the moon is cheese"], "matches no listed assumption: use its id or text"),
+    ([], "Nothing to re-map with: give --weights"),
+])
+def test_remap_enqueue_refuses_bad_conditions_and_queues_nothing(capsys, args, message):
+    from helpers import run_cli
+
+    from clearside.store import open_store
+
+    store = open_store()
+    debate_id = store.create("static", "Q?", provider="scripted", model="script", document=document(), status="done")
+    code, out, err = run_cli(capsys, "remap", debate_id, "--enqueue", "--provider", "scripted", *args)
+    assert code == 2 and message in err and out == "", err
+    assert queued_remaps(debate_id) == [] and store.versions(debate_id) == []
+
+
+def test_remap_enqueue_refuses_a_file_naming_the_fix(tmp_path, capsys):
+    import json
+
+    from helpers import run_cli
+
+    path = tmp_path / "debate.json"
+    path.write_text(json.dumps(document()), encoding="utf-8")
+    code, out, err = run_cli(capsys, "remap", str(path), "--enqueue", "--provider", "scripted", "--weights",
+                             "social=2")
+    assert code == 2 and out == "", err
+    assert "--enqueue re-maps a saved debate" in err and f"python -m clearside import {path}" in err
+    assert "drop --enqueue" in err

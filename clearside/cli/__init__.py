@@ -1,8 +1,9 @@
 """``python -m clearside`` (and the ``clearside`` command): debates, live debates, challenges and the schema.
 
 One module per command group: ``debate`` (debate, challenge, render, schema), ``live``, ``store`` (list, export,
-import, delete, rename, duplicate), ``jobs`` (worker, status and ``debate --enqueue``), ``evaluate`` (metrics,
-regress, runs, bless, compare), ``perspectives``, ``remap``, ``dashboard`` (ui); ``common`` holds what they share.
+import, delete, rename, duplicate), ``jobs`` (worker, status, cancel, the ``--enqueue`` of ``debate`` and
+``remap``), ``evaluate`` (metrics, regress, runs, bless, compare), ``perspectives``, ``remap``, ``dashboard`` (ui);
+``common`` holds what they share.
 
 Exit codes: 0 ok, 2 bad input (an unknown debate id or a refused import
 included), 3 provider unreachable or failing, 4 schema failure after retries,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..engine import Engine, Event
 from ..errors import InputError
-from ..providers import DEFAULT_PROVIDER, get_provider
+from ..providers import DEFAULT_PROVIDER, Provider, get_provider
 
 LABELS = {"orchestrator": "normalizing the proposition", "pro": "writing the case FOR",
           "con": "writing the case AGAINST", "moderator": "mapping the disagreement",
@@ -61,12 +61,16 @@ def log_violations(path: str | None) -> None:
         logging.getLogger("clearside.violations").addHandler(handler)
 
 
+def provider_from_args(args: argparse.Namespace) -> Provider:
+    """The provider the model options ask for (``--provider``, ``--concurrency``, ``--small`` where there is one)."""
+    return get_provider(args.provider, small=True if getattr(args, "small", False) else None,
+                        concurrency=args.concurrency)
+
+
 def engine_from_args(args: argparse.Namespace) -> Engine:
     """The engine the model options ask for, printing its progress on stderr."""
     log_violations(args.violations_log)
-    provider = get_provider(args.provider, small=True if getattr(args, "small", False) else None,
-                            concurrency=args.concurrency)
-    return Engine(provider, retries=args.retries, temperature=args.temperature, on_event=progress(),
+    return Engine(provider_from_args(args), retries=args.retries, temperature=args.temperature, on_event=progress(),
                   strategy=getattr(args, "strategy", None))
 
 

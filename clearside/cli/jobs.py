@@ -1,5 +1,5 @@
-"""``python -m clearside worker``, ``status`` and ``cancel``, and the ``--enqueue`` of ``debate``: the runtime on the
-command line.
+"""``python -m clearside worker``, ``status`` and ``cancel``, and the ``--enqueue`` of ``debate`` and ``remap``: the
+runtime on the command line.
 
 ``status`` exit codes: 0 done, 1 failed or cancelled, 2 unknown id; without ``--wait`` a job still queued,
 running or paused also exits 0 (the state is printed).
@@ -21,6 +21,7 @@ from .. import batches, hosting, modes, regress, runtime, workflows
 from ..engine import SECTIONS
 from ..errors import ConfigError, NotFound
 from ..static.recorder import StaticRecorder
+from ..static_job import RemapJob
 from ..store import open_store
 
 WAIT_POLL_SECONDS = 0.5
@@ -39,9 +40,23 @@ def enqueue_debate(run: Any, provider: Any, *, resume: str | None, temperature: 
     else:
         debate_id = StaticRecorder(store, run, provider).id
         job_id = workflows.enqueue_static(debate_id, provider, lend=False, store=store, **options)
-    print(debate_id)
-    print(f"Queued job {job_id}: `python -m clearside worker` (or the dashboard) runs it; "
-          f"`python -m clearside status {debate_id} --wait` follows it.", file=sys.stderr)
+    return queued(debate_id, f"job {job_id}")
+
+
+def enqueue_remap(debate_id: str, weights: Any, stances: list[Any], provider: Any, *, temperature: float,
+                  retries: int) -> int:
+    """``remap ID --enqueue``: queue the re-map of the saved debate (its conditions checked first), print the
+    job's id, exit at once; the host that runs it saves it as the debate's next version."""
+    job = RemapJob(open_store(), debate_id, weights, stances, provider, temperature=temperature, retries=retries,
+                   lend=False).start()
+    return queued(job.id, f"a re-map of debate {debate_id} (saved as its next version once done)")
+
+
+def queued(item_id: str, what: str) -> int:
+    """What an ``--enqueue`` prints: the id to follow on stdout, who runs it and how to follow it on stderr."""
+    print(item_id)
+    print(f"Queued {what}: `python -m clearside worker` (or the dashboard) runs it; "
+          f"`python -m clearside status {item_id} --wait` follows it.", file=sys.stderr)
     return 0
 
 
@@ -73,6 +88,10 @@ def report(item_id: str) -> dict[str, Any]:
             if job.result and job.name == batches.COMPARE:
                 results = ((job.result or {}).get("report") or {}).get("results") or {}
                 out["models"] = {label: r["status"] for label, r in results.items()}
+        if job.name == workflows.REMAP:  # a re-map of a saved debate (`remap ID --enqueue`, the explore panel)
+            out["kind"] = "remap"
+            if job.status == "done":
+                out.update(debate=job.result["debate_id"], version=job.result["number"])
         return out
     record = store.get(debate_id)
     status, error = record.status, (record.data or {}).get("error", "")
@@ -107,6 +126,9 @@ def cmd_status(args: argparse.Namespace) -> int:
                   + (f"; {'passed' if state['passed'] else 'REGRESSION'}" if "passed" in state else ""))
         for label, status in state.get("models", {}).items():
             print(f"{label}: {status}")
+        if state.get("version"):
+            print(f"saved as version {state['version']} of debate {state['debate']} "
+                  f"(`python -m clearside remap {state['debate']} --versions` lists them)")
         if state.get("link"):
             print(f"on the dashboard: {state['link']}")
         if state.get("error"):
@@ -169,12 +191,13 @@ def add_parsers(sub: Any) -> None:
                         help="jobs on model servers each worker runs at once (one setting for all workers; "
                              f"default {runtime.SERVER_CONCURRENCY}); jobs on the in-process model run one at a time")
     worker.set_defaults(func=cmd_worker)
-    status = sub.add_parser("status", help="a debate's or job's state and finished sections")
+    status = sub.add_parser("status", help="a debate's or job's state and finished sections (a re-map job: the "
+                                           "version it was saved as)")
     status.add_argument("id", metavar="ID")
     status.add_argument("--wait", action="store_true", help="block until it is done, failed or cancelled")
     status.add_argument("--format", choices=("text", "json"), default="text")
     status.set_defaults(func=cmd_status)
-    cancel = sub.add_parser("cancel", help="stop a running debate, live debate, perspectives session or batch "
-                                           "(what finished stays saved)")
+    cancel = sub.add_parser("cancel", help="stop a running debate, live debate, perspectives session, batch or "
+                                           "re-map job (what finished stays saved)")
     cancel.add_argument("id", metavar="ID")
     cancel.set_defaults(func=cmd_cancel)

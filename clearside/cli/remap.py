@@ -3,7 +3,8 @@
 ``remap DEBATE.json|ID --weights economic=3,ethical=1 --accept TEXT --reject TEXT --unsure TEXT`` writes the
 re-mapped document (``--format json``), its Markdown report (``md``) or what changed against the original
 synthesis (``diff``). A saved debate's re-map is saved as its next version; the debate itself never changes.
-``remap ID --versions`` lists a saved debate's versions without calling a model.
+``remap ID --enqueue`` queues that re-map on the runtime instead (workflow ``clearside.remap``) and prints its job
+id at once; ``remap ID --versions`` lists a saved debate's versions without calling a model.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from ..inputs import read_json
 from ..render import render
 from ..schema import validate_document
 from ..store import open_store
-from .common import engine_from_args, model_options, write
+from . import jobs
+from .common import engine_from_args, model_options, provider_from_args, write
 
 _NAMES = {"decision_hinges": "Decision hinges", "core_disagreements": "Core disagreements",
           "areas_of_agreement": "Areas of agreement", "assumption_conflicts": "Assumption conflicts",
@@ -67,6 +69,9 @@ def cmd_remap(args: argparse.Namespace) -> int:
         write("\n".join(f"{v.number}\t{v.created_at}\t{v.kind}\t{v.label}\t{v.provider}:{v.model}" for v in listed)
               or f"Debate {debate_id} has no versions yet.", args.out)
         return 0
+    if args.enqueue and debate_id is None:
+        raise InputError(f"--enqueue re-maps a saved debate, and {args.debate} is a file: import it first "
+                         f"(`python -m clearside import {args.debate}`) and re-map its id, or drop --enqueue.")
     document = validate_document(data)
     weights = remap.parse_weights(args.weights) if args.weights is not None else None
     stances = remap.stances_for(document, accept=args.accept or (), reject=args.reject or (),
@@ -74,6 +79,9 @@ def cmd_remap(args: argparse.Namespace) -> int:
     if weights is None and not stances:
         raise InputError("Nothing to re-map with: give --weights economic=3,... or --accept/--reject/--unsure "
                          "an assumption.")
+    if args.enqueue:  # the conditions are checked above and by the job: bad input queues nothing
+        return jobs.enqueue_remap(debate_id, weights, stances, provider_from_args(args),
+                                  temperature=args.temperature, retries=args.retries)
     engine = engine_from_args(args)
     remapped = remap.remap(document, engine, weights=weights, stances=stances)
     if debate_id is not None:
@@ -103,5 +111,8 @@ def add_parser(sub: Any) -> None:
     parser.add_argument("--format", choices=("json", "md", "diff"), default="json",
                         help="json: the re-mapped document; md: its report; diff: what changed (default json)")
     parser.add_argument("--versions", action="store_true", help="list a saved debate's versions and exit")
+    parser.add_argument("--enqueue", action="store_true",
+                        help="queue the re-map of a saved debate for a worker (or the dashboard), which saves it as "
+                             "its next version; print the job id and exit at once")
     model_options(parser)
     parser.set_defaults(func=cmd_remap)
