@@ -200,11 +200,12 @@ class RemapJob(OneShotJob):
     """One re-map of a saved debate under the user's weights and stances, run on the runtime (workflow
     ``clearside.remap``) and saved as the debate's next version once it is complete; the debate itself is never
     changed. Done, its document is the re-mapped one and ``version`` the number it was saved under. ``lend=False``
-    (``remap --enqueue``): every host builds the provider from the job's recipe."""
+    (``remap --enqueue``): every host builds the provider from the job's recipe; ``whole``: rewrite every section
+    of the synthesis (see :func:`clearside.remap.remap`)."""
 
     def __init__(self, store: Store, debate_id: str | None, weights: Weights | None,
                  stances: list[AssumptionStance], provider: Provider, *, temperature: float = 0.4, retries: int = 2,
-                 lend: bool = True) -> None:
+                 lend: bool = True, whole: bool = False) -> None:
         if not debate_id:
             raise InputError("Only a saved debate can be re-mapped: its re-maps are saved as its versions.")
         record = store.get(debate_id)  # an unknown id is refused here, with its message
@@ -215,13 +216,13 @@ class RemapJob(OneShotJob):
         if not remap.conditions(Document.model_validate(record.document), weights, stances):
             raise InputError("Set a weight other than 1 or a stance on an assumption first.")
         super().__init__(store, debate_id, provider, temperature=temperature)
-        self.weights, self.stances, self.retries, self.lend = weights, stances, retries, lend
+        self.weights, self.stances, self.retries, self.lend, self.whole = weights, stances, retries, lend, whole
         self.version: int | None = None
 
     def _enqueue(self) -> str:
         return workflows.enqueue_remap(self.debate_id, self.weights, self.stances, self.provider,
                                        temperature=self.temperature, retries=self.retries, lend=self.lend,
-                                       store_url=self.store.url)
+                                       whole=self.whole, store_url=self.store.url)
 
     def _document(self, result: dict[str, Any]) -> Document:
         self.version = int(result["number"])

@@ -281,7 +281,7 @@ def remap_run(job_id: str, job: dict[str, Any]) -> dict[str, Any]:
                         on_event=sink)
         weights = Weights.model_validate(job["weights"]) if job.get("weights") else None
         stances = [AssumptionStance.model_validate(s) for s in job.get("stances") or []]
-        remapped = remap.remap(document, engine, weights=weights, stances=stances)
+        remapped = remap.remap(document, engine, weights=weights, stances=stances, whole=bool(job.get("whole")))
     except Cancelled:  # before the synthesis was complete: no version is added, the re-map can be asked again
         return {"status": "cancelled", "error": "Cancelled.", "exit_code": Cancelled.exit_code}
     except ClearSideError as exc:
@@ -325,20 +325,21 @@ def remap_debate(job: dict[str, Any]) -> dict[str, Any]:
 
 
 def remap_job(debate_id: str, weights: Weights | None, stances: list[AssumptionStance], provider: Provider, *,
-              temperature: float = 0.4, retries: int = 2) -> dict[str, Any]:
+              temperature: float = 0.4, retries: int = 2, whole: bool = False) -> dict[str, Any]:
     return {"debate_id": debate_id, "weights": weights.dump() if weights is not None else None,
             "stances": [s.dump() for s in stances], "provider": recipe(provider), "temperature": temperature,
-            "retries": retries}
+            "retries": retries, "whole": whole}
 
 
 def enqueue_remap(debate_id: str, weights: Weights | None, stances: list[AssumptionStance], provider: Provider, *,
-                  temperature: float = 0.4, retries: int = 2, lend: bool = True, store_url: str | None = None) -> str:
+                  temperature: float = 0.4, retries: int = 2, lend: bool = True, whole: bool = False,
+                  store_url: str | None = None) -> str:
     """Queue a re-map of the saved debate ``debate_id`` under ``weights`` and ``stances`` (by ``provider``; with
     ``lend``, a step run on this host uses it itself); its job id, at once."""
     job_id = f"{debate_id}:remap:{uuid.uuid4().hex[:12]}"
     if lend:
         LOCAL_PROVIDERS[job_id] = provider
-    job = remap_job(debate_id, weights, stances, provider, temperature=temperature, retries=retries)
+    job = remap_job(debate_id, weights, stances, provider, temperature=temperature, retries=retries, whole=whole)
     return runtime.enqueue(REMAP, job, job_id=job_id, queue=queue_for(provider), store_url=store_url)
 
 

@@ -84,3 +84,20 @@ def embedding_model_loaded_on_the_main_thread():
     from clearside import checks
 
     checks.Embeddings().warm()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def dbos_logs_to_the_real_stderr():
+    """DBOS's console log handler writes to whatever ``sys.stderr`` was when DBOS first started: inside a test
+    that captures it (``capsys``), a later host's start flushes that closed capture and fails ("I/O operation on
+    closed file"). Its handler is made here, on the process's own stderr, before any test starts a host."""
+    import logging
+
+    dbos_logger = logging.getLogger("dbos")
+    if not dbos_logger.handlers:
+        handler = logging.StreamHandler(sys.__stderr__)
+        handler.name = "__dbos_console_log_handler__"  # the name DBOS's own handler has: its settings apply to it
+        handler.setFormatter(logging.Formatter("%(asctime)s [%(levelname)8s] (%(name)s:%(filename)s:%(lineno)s) "
+                                               "%(message)s", datefmt="%H:%M:%S"))
+        dbos_logger.addHandler(handler)
+        dbos_logger.propagate = False

@@ -563,3 +563,38 @@ def test_remap_enqueue_refuses_a_file_naming_the_fix(tmp_path, capsys):
     assert code == 2 and out == "", err
     assert "--enqueue re-maps a saved debate" in err and f"python -m clearside import {path}" in err
     assert "drop --enqueue" in err
+
+
+def test_remap_whole_rewrites_every_section_on_the_command_line_and_in_a_queued_job(tmp_path, capsys, monkeypatch):
+    """``--whole``: one call for the whole synthesis, so the agreements change too; the flag travels in the job."""
+    import json
+    import time
+
+    from helpers import run_cli, script_file
+
+    from clearside import hosting, runtime
+    from clearside.store import open_store
+
+    monkeypatch.setenv("CLEARSIDE_SEMANTIC_CHECKS", "0")
+    whole = remapped_reply()
+    whole["areas_of_agreement"] = ["Moderator: both sides accept that the current monolith still serves customers"]
+    path = tmp_path / "debate.json"
+    path.write_text(json.dumps(document()), encoding="utf-8")
+    code, out, err = run_cli(capsys, "remap", str(path), "--provider", script_file(tmp_path, moderator=[whole]),
+                             "--weights", "economic=3", "--whole")
+    assert code == 0, err
+    assert json.loads(out)["moderator"]["areas_of_agreement"] == whole["areas_of_agreement"]
+    store = open_store()
+    debate_id = store.create("static", "Q?", provider="scripted", model="script", document=document(), status="done")
+    spec = script_file(tmp_path, "queued.json", moderator=[whole])
+    code, out, err = run_cli(capsys, "remap", debate_id, "--enqueue", "--whole", "--provider", spec, "--weights",
+                             "economic=3")
+    job_id = out.strip()
+    assert code == 0, err
+    hosting.host(role="test")
+    deadline = time.monotonic() + 30
+    while not runtime.state(job_id).finished and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert runtime.state(job_id).status == "done"
+    body = store.version(debate_id, 1).body
+    assert body["document"]["moderator"]["areas_of_agreement"] == whole["areas_of_agreement"]

@@ -44,11 +44,11 @@ def enqueue_debate(run: Any, provider: Any, *, resume: str | None, temperature: 
 
 
 def enqueue_remap(debate_id: str, weights: Any, stances: list[Any], provider: Any, *, temperature: float,
-                  retries: int) -> int:
+                  retries: int, whole: bool = False) -> int:
     """``remap ID --enqueue``: queue the re-map of the saved debate (its conditions checked first), print the
     job's id, exit at once; the host that runs it saves it as the debate's next version."""
     job = RemapJob(open_store(), debate_id, weights, stances, provider, temperature=temperature, retries=retries,
-                   lend=False).start()
+                   lend=False, whole=whole).start()
     return queued(job.id, f"a re-map of debate {debate_id} (saved as its next version once done)")
 
 

@@ -21,6 +21,7 @@ from ..errors import InputError
 from ..inputs import read_json
 from ..render import render
 from ..schema import validate_document
+from ..static.exchange import document_of
 from ..store import open_store
 from . import jobs
 from .common import engine_from_args, model_options, provider_from_args, write
@@ -38,7 +39,7 @@ def _source(source: str) -> tuple[dict[str, Any], str | None]:
             raise InputError(f"Debate {source} has no finished static document to re-map (kind {record.kind}, "
                              f"status {record.status}): re-map a finished pro/con debate.")
         return record.document, record.id
-    data = read_json(source, "debate")
+    data = document_of(read_json(source, "debate"))  # an export's versions set aside
     if not isinstance(data, dict):
         raise InputError(f"{source} does not hold a ClearSide document (expected a JSON object).")
     return data, None
@@ -81,9 +82,9 @@ def cmd_remap(args: argparse.Namespace) -> int:
                          "an assumption.")
     if args.enqueue:  # the conditions are checked above and by the job: bad input queues nothing
         return jobs.enqueue_remap(debate_id, weights, stances, provider_from_args(args),
-                                  temperature=args.temperature, retries=args.retries)
+                                  temperature=args.temperature, retries=args.retries, whole=args.whole)
     engine = engine_from_args(args)
-    remapped = remap.remap(document, engine, weights=weights, stances=stances)
+    remapped = remap.remap(document, engine, weights=weights, stances=stances, whole=args.whole)
     if debate_id is not None:
         number = remap.save_version(open_store(), debate_id, remapped, engine.provider)
         print(f"Saved as version {number} of debate {debate_id} (the original is unchanged).", file=sys.stderr)
@@ -110,6 +111,9 @@ def add_parser(sub: Any) -> None:
                                  "(repeatable)")
     parser.add_argument("--format", choices=("json", "md", "diff"), default="json",
                         help="json: the re-mapped document; md: its report; diff: what changed (default json)")
+    parser.add_argument("--whole", action="store_true",
+                        help="rewrite every section of the synthesis (default: only the core disagreements and the "
+                             "decision hinges, what your conditions change; the rest is kept)")
     parser.add_argument("--versions", action="store_true", help="list a saved debate's versions and exit")
     parser.add_argument("--enqueue", action="store_true",
                         help="queue the re-map of a saved debate for a worker (or the dashboard), which saves it as "
