@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from . import agents, checks, cruxes, focused, inputs, personas, prompts
+from . import agents, checks, citations, cruxes, focused, inputs, personas, prompts
 from .enforce import run_structured
 from .errors import ClearSideError, DebateFailed, InputError
 from .providers import Provider, Usage, get_provider
@@ -39,6 +39,7 @@ from .schema import (
     stamped,
     validate_document,
 )
+from .sources import Source
 
 
 @dataclass(frozen=True)
@@ -73,17 +74,26 @@ class DebateRun:
     quality: dict[str, AgentQuality] = field(default_factory=dict)  # per agent: what the substance checks caught
     # a persona debate: its personas and their cases (saved as the section "personas"); None: pro and con advocates
     personas: personas.Panel | None = None
+    # the user's own sources (issue 17): shown to the advocates; with ``citations``, quoted and verified
+    sources: list[Source] | None = None
+    citations: bool = True
+    library: citations.Library | None = field(default=None, repr=False)  # built once per run, on first use
 
     @classmethod
     def from_input(cls, question: str, *, geography: str | None = None, timeframe: str | None = None,
-                   domain: str | None = None, personas: list[Persona] | None = None) -> DebateRun:
+                   domain: str | None = None, personas: list[Persona] | None = None,
+                   sources: list[Source] | None = None, cite: bool = True) -> DebateRun:
         """Apply the input rules; raises InputError with a message the user can act on. ``personas``: 2 to 4
-        (see :func:`clearside.personas.choose`) make it a persona debate."""
+        (see :func:`clearside.personas.choose`) make it a persona debate; ``sources``: the user's own files
+        (:func:`clearside.sources.read_sources`), which the advocates draw on, and with ``cite`` quote."""
         fields = {"geography": geography, "timeframe": timeframe, "domain": domain}
         context = {k: v for k, value in fields.items() if (v := inputs.context_field(k, value))}
         panel = _panel(personas) if personas else None
+        if panel is not None and sources:
+            raise InputError("Sources are used by pro/con debates, not yet by persona debates: drop the sources or "
+                             "the personas.")
         return cls(raw_input=inputs.question(question), context=Context(**context) if context else None,
-                   personas=panel)
+                   personas=panel, sources=list(sources) if sources else None, citations=cite)
 
     @property
     def missing(self) -> list[str]:
@@ -109,9 +119,17 @@ def overall_confidence(pro: Side, con: Side) -> str:
     return ("low", "medium", "high")[round(sum(scores) / len(scores))]
 
 
-def _notes(names: tuple[str, ...]) -> str:
+def _notes(names: tuple[str, ...], run: DebateRun | None = None) -> str:
     listed = ", ".join(f"{name} {version}" for name, version in prompts.versions(*names).items())
-    return f"Prompt versions: {listed}. No citations requested."
+    sources = run.sources if run is not None else None
+    if not sources:
+        cited = "No citations requested."
+    elif run.citations:
+        cited = (f"Citations requested from {len(sources)} source(s) the user attached; every quote was checked "
+                 "against its passage.")
+    else:
+        cited = f"{len(sources)} source(s) the user attached were shown to the advocates; no citations requested."
+    return f"Prompt versions: {listed}. {cited}"
 
 
 class Engine:
@@ -241,8 +259,14 @@ class Engine:
                                  wire=personas.moderator_wire(run.pro, run.con),
                                  floors={**checks.moderator.FLOORS, **personas.MODERATOR_FLOORS},
                                  fields=(*focused.MODERATOR_FIELDS, *personas.MODERATOR_FLOORS))
-        return focused.Frame(check=check, messages=agents.moderator_messages(run.proposition, run.pro, run.con),
-                             wire=agents.moderator_wire(run.pro, run.con), floors=checks.moderator.FLOORS)
+        messages = agents.moderator_messages(run.proposition, run.pro, run.con)
+        if run.sources:  # the evidence gaps say what the user's own sources leave open
+            system, user = messages
+            note = prompts.render(prompts.load("moderator").tasks["sources"],
+                                  names=", ".join(prompts.quote(s.name) for s in run.sources))
+            messages = [system, {**user, "content": f"{user['content']}\n\n{note}"}]
+        return focused.Frame(check=check, messages=messages, wire=agents.moderator_wire(run.pro, run.con),
+                             floors=checks.moderator.FLOORS)
 
     def _moderator(self, run: DebateRun) -> Moderator:
         frame = self._moderator_frame(run)
@@ -261,18 +285,40 @@ class Engine:
             return checks.sides.check(data, question=proposition.normalized_question,
                                       raw_input=proposition.raw_input, embeddings=self.embeddings)
 
-        if self.strategy == "focused":
+        offered = self._offered(run, spec)
+        messages = self.advocate_messages(run, spec)
+        if self.strategy == "focused" and not offered:
             side = self._agent(run, spec, focused=lambda engine, r: focused.side(engine, r, spec, check))
-        else:
-            side = self._agent(run, spec, self.advocate_messages(run, spec), check=check,
-                               floors=checks.sides.FLOORS,
+        else:  # with sources, one call whatever the strategy: its arguments cite the passages it was shown
+            schema, decode = (citations.side_wire(agents.SIDE_WIRE, offered) if offered and run.citations
+                              else (None, None))
+            side = self._agent(run, spec, messages, check=check, floors=checks.sides.FLOORS, schema=schema,
+                               decode=decode, prepare=citations.prepare if schema else None,
                                mend=lambda review: focused.mend_side(self, run, spec, check, review))
+        if offered and run.citations:
+            side = citations.settle(self, run, spec, side, run.library, offered, messages)
         self._section(run, spec.name, side)
+
+    def _offered(self, run: DebateRun, spec: agents.AgentSpec) -> list:
+        """The passages of the user's sources this advocate is shown (none without sources)."""
+        if not run.sources:
+            return []
+        if run.library is None:
+            run.library = citations.Library.build(run.sources, self.embeddings)
+        limit = citations.SMALL_BUDGET if self.provider.small else citations.BUDGET
+        return run.library.offer(citations.query(run.proposition.normalized_question, spec.name), limit)
 
     def advocate_messages(self, run: DebateRun, spec: agents.AgentSpec) -> list[dict[str, str]]:
         """The advocate's prompt: the user's own context as user text; what the orchestrator inferred is labelled
-        so, and left out for a small model (it writes about whatever scope it is shown)."""
-        return agents.advocate_messages(spec.name, run.proposition, run.context, inferred=not self.provider.small)
+        so, and left out for a small model (it writes about whatever scope it is shown); the passages of the
+        user's sources it is offered, as quoted data."""
+        messages = agents.advocate_messages(spec.name, run.proposition, run.context, inferred=not self.provider.small)
+        offered = self._offered(run, spec)
+        if offered:
+            system, user = messages
+            messages = [system, {**user, "content": f"{user['content']}\n\n"
+                                                    f"{citations.prompt_block(run.library, offered)}"}]
+        return messages
 
     def _advocates(self, run: DebateRun) -> None:
         """Pro and con run concurrently, each blind to the other; a success is kept even if the other fails."""
@@ -335,7 +381,7 @@ class Engine:
                 "generated_at": utc_stamp(),
                 "model_info": {"provider": self.provider.name, "model": self.provider.model},
                 "confidence_level": overall_confidence(run.pro, run.con),
-                "notes": _notes(("orchestrator", "personas" if run.personas else "advocate", "moderator")),
+                "notes": _notes(("orchestrator", "personas" if run.personas else "advocate", "moderator"), run),
             },
             "proposition": run.proposition.dump(),
             "pro": run.pro.dump(),
@@ -345,6 +391,10 @@ class Engine:
         }
         if run.personas is not None:
             data["personas"] = [case.dump() for case, _ in run.personas.ordered()]
+        if run.sources:
+            if run.library is None:
+                run.library = citations.Library.build(run.sources, self.embeddings)
+            data["sources"] = citations.document_sources(run.library, [run.pro, run.con])
         if self.substance:
             data["quality"] = self.quality(run).dump()
         # what rests on each hinge (no model call: similarity, about 2 s with MiniLM loaded)

@@ -239,7 +239,7 @@ class Challenges(Strict):
     responses: list[ChallengeResponse] = Field(default_factory=list)
 
 
-QualityAction = Literal["dropped", "replaced", "reasked"]
+QualityAction = Literal["dropped", "replaced", "reasked", "flagged"]  # flagged: marked for the reader, kept
 ContextField = Literal["geography", "timeframe", "domain"]
 
 

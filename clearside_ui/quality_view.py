@@ -13,7 +13,7 @@ from clearside_ui.view import esc
 
 AGENT_NAMES = {"orchestrator": "Orchestrator", "pro": "FOR", "con": "AGAINST", "moderator": "Moderator",
                "remap": "Re-map", "challenge": "Challenge"}
-ACTIONS = {"dropped": "dropped", "replaced": "replaced", "reasked": "re-asked"}
+ACTIONS = {"dropped": "dropped", "replaced": "replaced", "reasked": "re-asked", "flagged": "flagged"}
 REPAIRED = ("dropped", "replaced")
 
 

@@ -16,7 +16,7 @@ def tally(quality: Quality | dict[str, Any]) -> dict[str, Any]:
     for agent in record.agents.values():
         for item in agent.items:
             caught[item.check] += 1
-            repaired[item.check] += item.action != "reasked"
+            repaired[item.check] += item.action in ("dropped", "replaced")  # not reasked, not flagged (kept)
     return {"caught": sum(caught.values()), "repaired": sum(repaired.values()),
             "reasks": sum(a.reasks for a in record.agents.values()),
             "by_check": {name: {"caught": caught[name], "repaired": repaired[name]} for name in sorted(caught)},

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .. import personas, remap, schema
+from .. import personas, remap, schema, sources
 from ..engine import SECTIONS, STRATEGIES, DebateRun, Engine, validate_document
 from ..errors import DebateFailed, InputError
 from ..inputs import read_json
@@ -48,13 +48,29 @@ def _recorder(args: argparse.Namespace, engine: Engine, run: DebateRun) -> Stati
     return recorder
 
 
+def _sources(paths: list[str] | None) -> list[sources.Source] | None:
+    """The files of ``--sources`` read and checked, all or nothing (each refusal names its file and the fix)."""
+    if not paths:
+        return None
+    files = []
+    for path in paths:
+        try:
+            files.append((Path(path).name, Path(path).read_bytes()))
+        except OSError as exc:
+            raise InputError(f"Cannot read the source {path}: {exc.strerror or exc}. Check the path.") from None
+    return sources.read_sources(files)
+
+
 def cmd_debate(args: argparse.Namespace) -> int:
+    if args.no_citations and not args.sources:
+        raise InputError("--no-citations goes with --sources: it shows your sources to the advocates without "
+                         "asking them to quote.")
     if args.resume:
         if args.question:
             raise InputError("Give either a QUESTION or --resume ID, not both.")
-        if args.personas or args.persona:
-            raise InputError("--resume keeps the saved debate's personas: give --personas or --persona with a "
-                             "QUESTION only.")
+        if args.personas or args.persona or args.sources:
+            raise InputError("--resume keeps the saved debate's personas and sources: give --personas, --persona "
+                             "or --sources with a QUESTION only.")
         run = load_run(open_store(), args.resume)
         if not run.missing:
             print(f"Debate {args.resume} is already complete; rendering it.", file=sys.stderr)
@@ -62,7 +78,8 @@ def cmd_debate(args: argparse.Namespace) -> int:
         raise InputError("Give a QUESTION to debate, or --resume ID to finish a saved one.")
     else:
         run = DebateRun.from_input(args.question, geography=args.geography, timeframe=args.timeframe,
-                                   domain=args.domain, personas=personas.choose(args.personas, args.persona))
+                                   domain=args.domain, personas=personas.choose(args.personas, args.persona),
+                                   sources=_sources(args.sources), cite=not args.no_citations)
     weights = remap.parse_weights(args.weights) if args.weights is not None else None  # checked before any call
     if weights is not None and set(weights.dump().values()) == {1}:
         raise InputError("--weights sets every category it names to 1, the default: raise or lower one (0 to 3).")
@@ -138,6 +155,12 @@ def add_parsers(sub: Any) -> None:
                         f"{', '.join(personas.BUILTINS)}, comma-separated (with --persona: 2 to 4 in all)")
     debate.add_argument("--persona", action="append", metavar='"NAME: LENS"',
                         help="your own persona, a name and a one-line lens (repeatable)")
+    debate.add_argument("--sources", nargs="+", metavar="FILE",
+                        help=f"your own sources (.txt, .md, .html, .pdf, .csv; at most {sources.MAX_FILES} files of "
+                             f"{sources.MAX_BYTES // 2**20} MB, {sources.MAX_PAGES} PDF pages each): the advocates "
+                             "draw on them and quote them, every quote checked against its passage")
+    debate.add_argument("--no-citations", action="store_true",
+                        help="with --sources: show them to the advocates without asking for quotes")
     debate.add_argument("--weights", metavar="CATEGORY=N,...", help="then re-map the synthesis under your value "
                         "weights, 0 to 3 per category, e.g. economic=3,ethical=1 (see the remap command)")
     debate.add_argument("--format", choices=FORMATS, default="json")

@@ -75,10 +75,38 @@ def _side(title: str, side: Side) -> list[str]:
         for argument in arguments:
             who = f" *({argument.persona})*" if argument.persona else ""  # a persona debate: whose argument
             lines += [f"- **{argument.claim}**{who}", "", f"  {argument.explanation}", "",
-                      f"  *{evidence_line(argument)}*", ""]
+                      f"  *{evidence_line(argument)}*", "", *_support(argument)]
     lines += ["### Assumptions", "", *bullets(side.assumptions), "",
               "### Uncertainties", "", *bullets(side.uncertainties), ""]
     return lines
+
+
+FACT_NO_SOURCE = "Fact claimed, no source."
+
+
+def _support(argument: Argument) -> list[str]:
+    """An argument's verified quotes, each with its passage's marker; a fact that cites none is said to."""
+    lines = [f'  > [{c.passage}] "{c.quote}"' for c in argument.citations or []]
+    if argument.support == "unsupported" and argument.evidence_type == "fact":
+        lines.append(f"  *{FACT_NO_SOURCE}*")
+    return [*lines, ""] if lines else []
+
+
+def _references(doc: Document) -> list[str]:
+    """The user's sources, each with the passages the arguments quote (every quote was checked against them)."""
+    if not doc.sources:
+        return []
+    lines = ["## References", "", "The sources you attached; every quote above was checked word for word against "
+             "its passage.", ""]
+    for source in doc.sources:
+        pages = f", {source.pages} pages" if source.pages else ""
+        lines.append(f"- **{source.ref}** {source.name} ({source.kind}{pages}; SHA-256 {source.sha256[:12]}…)")
+        for passage in source.passages:
+            page = f" (page {passage.page})" if passage.page else ""
+            lines.append(f"  - [{passage.id}]{page} {' '.join(passage.text.split())}")
+        if not source.passages:
+            lines.append("  - No argument quotes it.")
+    return [*lines, ""]
 
 
 STANCES = {"for": "for", "against": "against", "mixed": "mixed (for and against)"}
@@ -176,5 +204,6 @@ def structured_report(doc: Document) -> str:
     lines += _side("AGAINST the proposition", doc.con)
     lines += _moderator(doc)
     lines += _challenges(doc)
+    lines += _references(doc)
     lines += _quality(doc)
     return "\n".join(lines).rstrip("\n") + "\n"
