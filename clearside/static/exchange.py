@@ -11,6 +11,18 @@ and ClearSide's readers of a document file (``render``, ``challenge``, ``metrics
 aside (:func:`document_of`); ``import`` restores the versions on the new debate, numbers and all. A debate with
 no versions exports exactly as before: the document alone. A ClearSide older than the key imports such a file as
 it does any newer minor version's: the key is set aside in the debate's import record.
+
+When the debate has sources (the files the user attached, issue 17), the file has a second optional top-level
+key, ``sources_files`` (not ``sources``: that is the document's own list of the sources and the passages its
+arguments cite): a list, in the debate's order, of the store's sources (``clearside/store/sources.py``)
+
+    {"ref": "S1", "name": "report.pdf", "sha256": "<64 hex: the file's bytes>", "kind": "pdf", "pages": 12,
+     "size": 48213, "text": "<the text read from it, verbatim>"}
+
+It travels as ``versions`` does: set aside by :func:`document_of`, restored by ``import`` in the same
+transaction (each text stored once), each entry checked first and a malformed one refused by its place, its
+label and name (``sources_files[1] (S2 notes.txt)``) and the field, with nothing imported. A source's text is
+exported verbatim, never scrubbed (its quotes must verify against it; store/sources.py says why).
 """
 
 from __future__ import annotations
@@ -26,9 +38,12 @@ from ..schema import SCHEMA_VERSION, AssumptionStance, Weights, document_validat
 from ..store import Store
 from ..store.exchange import Imported, check_major, drop_unknown, import_record, migration_notes
 from ..store.privacy import scrub
+from ..store.sources import SOURCE_FIELDS, sources_problem, where_of
 from ..store.versions import VERSION_KINDS, Version
 
 VERSIONS = "versions"  # the export file's optional top-level key: the debate's versions
+SOURCES_FILES = "sources_files"  # the other: the debate's sources, with their texts
+BESIDE = (VERSIONS, SOURCES_FILES)  # the keys an export file has beside its document's own
 VERSION_FIELDS = ("number", "kind", "label", "provider", "model", "created_at", "body")
 OPTIONAL_FIELDS = ("label", "provider", "model")  # "" when absent
 BODY_FIELDS = ("weights", "stances", "document")  # a re-map's body (remap.save_version)
@@ -41,9 +56,10 @@ def is_document(data: dict[str, Any]) -> bool:
 
 
 def document_of(data: Any) -> Any:
-    """An exported file's v1 document: the file without its ``versions`` key (anything else as it is)."""
-    if isinstance(data, dict) and VERSIONS in data and is_document(data):
-        return {key: value for key, value in data.items() if key != VERSIONS}
+    """An exported file's v1 document: the file without its ``versions`` and ``sources_files`` keys (anything
+    else as it is)."""
+    if isinstance(data, dict) and is_document(data) and any(key in data for key in BESIDE):
+        return {key: value for key, value in data.items() if key not in BESIDE}
     return data
 
 
@@ -160,25 +176,68 @@ def read_versions(value: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     return sorted(entries, key=lambda entry: entry["number"]), dropped
 
 
+# -- sources ------------------------------------------------------------------------------------------------------
+
+def read_sources_files(value: Any, document: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The ``sources_files`` of an export file as the store restores them, and the fields set aside
+    (``{"sources_files/0/extra": value}``). Every entry is checked before anything is saved (InputError names
+    it and the field); a source the document lists (its ``sources``: label and file hash) must be among them,
+    with the same file."""
+    if not isinstance(value, list):
+        raise InputError(f"Not imported: {SOURCES_FILES} is {type(value).__name__}, not a list of sources. "
+                         "Nothing was changed.")
+    if found := sources_problem(value, SOURCES_FILES):
+        raise _refuse(*found)
+    listed = {info["ref"]: info for info in document.get("sources") or []}
+    entries: list[dict[str, Any]] = []
+    dropped: dict[str, Any] = {}
+    for index, item in enumerate(value):
+        where = where_of(SOURCES_FILES, index, item)
+        info = listed.get(item["ref"])
+        if info is not None and info.get("sha256") != item["sha256"]:
+            raise _refuse(where, f"sha256 is not that of the document's {item['ref']} ({info.get('sha256')})")
+        if info is not None and info.get("kind") != item["kind"]:
+            raise _refuse(where, f"kind is {item['kind']!r}, but the document's {item['ref']} is {info.get('kind')!r}")
+        dropped.update({f"{SOURCES_FILES}/{index}/{key}": copy.deepcopy(val) for key, val in item.items()
+                        if key not in SOURCE_FIELDS})
+        entries.append({name: item.get(name) for name in SOURCE_FIELDS})
+    if value:
+        held = {entry["ref"] for entry in entries}
+        if missing := [ref for ref in listed if ref not in held]:
+            raise _refuse(SOURCES_FILES, f"the document's sources name {', '.join(missing)}, which it does not hold")
+    return entries, dropped
+
+
+def exported_sources(store: Store, debate_id: str) -> list[dict[str, Any]]:
+    """The debate's sources as the file carries them, in order, each text verbatim."""
+    return [{name: source[name] for name in SOURCE_FIELDS} for source in store.sources(debate_id)]
+
+
 # -- import and export -------------------------------------------------------------------------------------------
 
 def import_static(store: Store, data: dict[str, Any], source: str) -> Imported:
-    """A new debate from the file's document, with the file's versions when it has any: all of it or nothing."""
+    """A new debate from the file's document, with the file's versions and sources when it has any: all of it
+    or nothing."""
     document, original, dropped = migrate_document(document_of(data))
     versions, versions_dropped = read_versions(data[VERSIONS]) if VERSIONS in data else ([], {})
-    dropped = {**dropped, **versions_dropped}
+    files, files_dropped = (read_sources_files(data[SOURCES_FILES], document) if SOURCES_FILES in data
+                            else ([], {}))
+    dropped = {**dropped, **versions_dropped, **files_dropped}
     debate_id = store.import_static(scrub(document), imported=scrub(import_record(original, dropped, source)),
-                                    versions=versions)
+                                    versions=versions, sources=files)
     notes = migration_notes(original, dropped, document["meta"]["schema_version"])
     if versions:
         notes.append(f"Restored {len(versions)} version{'s' if len(versions) != 1 else ''} (re-maps), numbered as "
                      "in the file.")
+    if files:
+        notes.append(f"Restored {len(files)} source{'s' if len(files) != 1 else ''} "
+                     f"({', '.join(entry['ref'] for entry in files)}).")
     return Imported(debate_id, "static", original, notes)
 
 
 def export_static(store: Store, debate_id: str) -> dict[str, Any]:
-    """The finished debate's v1 document, with every challenge response, and its versions under ``versions``
-    when it has any; secrets scrubbed."""
+    """The finished debate's v1 document, with every challenge response, its versions under ``versions`` and its
+    sources under ``sources_files`` when it has any; secrets scrubbed (but from a source's text)."""
     record = store.get(debate_id)
     if record.document is None:
         raise InputError(f"Debate {debate_id} is not finished ({record.status}), so it has no complete document to "
@@ -188,4 +247,7 @@ def export_static(store: Store, debate_id: str) -> dict[str, Any]:
     versions = store.versions(debate_id, bodies=True)
     if versions:
         exported[VERSIONS] = scrub([exported_version(version) for version in versions])
+    files = exported_sources(store, debate_id)
+    if files:
+        exported[SOURCES_FILES] = files  # verbatim: a quote verifies against exactly this text
     return exported

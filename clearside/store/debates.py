@@ -16,9 +16,11 @@ from ..schema import SCHEMA_VERSION
 from .database import Database
 from .privacy import scrub
 from .records import KINDS, SUMMARY_COLUMNS, Page, Record, Summary, check_id, document_text, new_id, now, search_text
-from .tables import Challenge, Debate, DebateVersion, InterventionRow, LiveTurn, Run, Section
+from .sources import drop_unheld_texts, held_texts
+from .tables import Challenge, Debate, DebateSource, DebateVersion, InterventionRow, LiveTurn, Run, Section
 
-PARTS = (Section, Challenge, LiveTurn, InterventionRow, DebateVersion)  # the rows that belong to one debate
+# the rows that belong to one debate (a source's text, in ``sources``, is shared: store/sources.py)
+PARTS = (Section, Challenge, LiveTurn, InterventionRow, DebateVersion, DebateSource)
 
 
 def _day_start(day: date | datetime) -> datetime:
@@ -72,12 +74,16 @@ class Debates(Database):
         self.update(debate_id, title=title)
 
     def delete(self, debate_id: str) -> None:
-        """Remove a debate and all its parts (sections, challenges, turns, interventions, versions)."""
+        """Remove a debate and all its parts (sections, challenges, turns, interventions, versions, sources), and
+        the texts of its sources that no other debate holds."""
         with self.write() as session:
             row = self.debate_row(session, debate_id)
+            texts = held_texts(session, row.id)
             for table in PARTS:  # also where FKs are not enforced
                 session.execute(delete(table).where(table.debate_id == row.id))
             session.delete(row)
+            session.flush()
+            drop_unheld_texts(session, texts)
 
     def duplicate(self, debate_id: str, *, title: str | None = None, owner: str | None = None) -> str:
         """A full copy under a new id, every part included; the copy records where it came from. It belongs to

@@ -17,6 +17,7 @@ from ..schema import SCHEMA_VERSION
 from .database import Database
 from .privacy import scrub
 from .records import check_id, document_text, now, search_text
+from .sources import link_sources
 from .tables import Challenge, Debate, Section
 from .versions import restore_versions
 
@@ -69,9 +70,10 @@ class StaticParts(Database):
             self._finish(session, row, document, data)
 
     def import_static(self, document: dict[str, Any], *, imported: dict[str, Any],
-                      versions: Iterable[dict[str, Any]] = ()) -> str:
+                      versions: Iterable[dict[str, Any]] = (), sources: Iterable[dict[str, Any]] = ()) -> str:
         """Save a finished document read from a file, with its ``versions`` (re-maps, as
-        :func:`~clearside.store.versions.restore_versions` takes them), in one transaction: all or nothing."""
+        :func:`~clearside.store.versions.restore_versions` takes them) and its ``sources`` (the attached files,
+        as :meth:`~clearside.store.sources.Sources.add_sources` takes them), in one transaction: all or nothing."""
         info = document.get("meta", {}).get("model_info", {})
         with self.write() as session:
             debate_id = self.create("static", document["proposition"]["raw_input"],
@@ -80,6 +82,7 @@ class StaticParts(Database):
             session.flush()
             self._finish(session, session.get(Debate, debate_id), document, {"imported": imported})
             restore_versions(session, debate_id, versions)
+            link_sources(session, debate_id, sources)
         return debate_id
 
     @staticmethod

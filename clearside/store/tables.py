@@ -6,8 +6,9 @@ debate being generated is saved piece by piece: ``sections`` (proposition, pro,
 con, moderator, each written when its agent finishes), ``challenges`` (one row
 per challenge response), ``live_turns`` and ``interventions`` (a live transcript,
 turn by turn), ``debate_versions`` (a static debate's re-maps under the user's weights and
-stances). ``runs`` records comparison and regression runs. No column holds a
-user identifier (NFR-404): nothing here knows who asked. A debate made in the
+stances), ``debate_sources`` (the files the user attached, in order, each linking to its text in
+``sources``, which holds each distinct text once: store/sources.py). ``runs`` records comparison and
+regression runs. No column holds a user identifier (NFR-404): nothing here knows who asked. A debate made in the
 dashboard carries ``data["owner"]``, the hash of a random key its browser keeps in a
 cookie (clearside_ui/owner.py): it tells that browser "yours" and names no one.
 """
@@ -120,6 +121,35 @@ class DebateVersion(Base):
     provider: Mapped[str] = mapped_column(String(64), default="")
     model: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime] = mapped_column(Stamp)
+
+
+class SourceText(Base):
+    """The text of an attached file, stored once however many debates hold it: keyed by the SHA-256 of the text
+    itself (UTF-8), which the store computes (store/sources.py says why not the file's hash). Deleting the last
+    debate that holds a text deletes the text."""
+
+    __tablename__ = "sources"
+
+    text_sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
+    text: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(Stamp)
+
+
+class DebateSource(Base):
+    """One file attached to a debate, in its place: its label, name, file hash, kind, pages, size, and its text
+    (a row of ``sources``)."""
+
+    __tablename__ = "debate_sources"
+
+    debate_id: Mapped[str] = _parent()
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)  # 1, 2, ... as attached
+    ref: Mapped[str] = mapped_column(String(16))  # S1, S2, ...
+    name: Mapped[str] = mapped_column(Text)
+    sha256: Mapped[str] = mapped_column(String(64))  # of the file's bytes as attached
+    kind: Mapped[str] = mapped_column(String(16))  # text | markdown | html | pdf | csv
+    pages: Mapped[int | None] = mapped_column(Integer, nullable=True)  # a PDF's page count
+    size: Mapped[int] = mapped_column(Integer)  # bytes as attached
+    text_sha256: Mapped[str] = mapped_column(String(64), ForeignKey("sources.text_sha256"), index=True)
 
 
 class Run(Base):
