@@ -129,7 +129,8 @@ def rerun_job(store: Store, debate_id: str, provider: Provider, *, temperature: 
     """A new debate on the saved one's question and context, generated afresh by ``provider``; queued."""
     saved = load_run(store, debate_id)
     run = DebateRun(raw_input=saved.raw_input, context=saved.context,
-                    personas=saved.personas.fresh() if saved.personas else None)
+                    personas=saved.personas.fresh() if saved.personas else None, sources=saved.sources,
+                    citations=saved.citations)  # the same sources, quoted (or not) as before
     return new_job(store, run, provider, temperature=temperature, strategy=strategy, parent_id=debate_id,
                    owner=owner).start()
 

@@ -198,3 +198,30 @@ def test_the_markdown_report_marks_quotes_lists_references_and_says_fact_claimed
     references = text.split("## References", 1)[1]
     assert "**S1** scaling report.txt (text" in references and "[S1.1]" in references
     assert "**S3** notes.html (html" in references and "No argument quotes it." in references
+
+
+def test_a_debate_with_sources_runs_on_the_runtime_keeps_them_and_a_rerun_quotes_them_again(db):
+    """Saved with the debate (the store keeps each text once); the runtime's steps load them from the store, as a
+    host that takes the debate over would; a re-run of it gets the same sources."""
+    from clearside import hosting
+    from clearside.static.recorder import load_run
+    from clearside.static_job import new_job, rerun_job
+
+    hosting.host(role="test")  # conftest stops hosting after the test
+    provider = ScriptedProvider()
+    for _ in range(2):
+        provider.enqueue(orchestrator_reply(), agent="orchestrator")
+        provider.enqueue(cited(side_reply("pro"), ("S1.1", GOOD)), agent="pro")
+        provider.enqueue(cited(side_reply("con")), agent="con")
+        provider.enqueue(moderator_reply(), agent="moderator")
+    run = DebateRun.from_input(QUESTION, sources=library_files())
+    job = new_job(db, run, provider, temperature=0.4).start()
+    snap = job.wait(60)
+    assert snap.state == "done", snap.error
+    assert [f["name"] for f in db.sources(job.id)] == ["scaling report.txt", "incidents.md", "notes.html"]
+    assert snap.document.pro.arguments[0].citations[0].quote == GOOD
+    assert load_run(db, job.id).sources[0].text == SCALING
+    again = rerun_job(db, job.id, provider, temperature=0.4)
+    rerun = again.wait(60)
+    assert rerun.state == "done", rerun.error
+    assert rerun.document.pro.arguments[0].support == "cited" and len(db.sources(again.id)) == 3

@@ -99,7 +99,7 @@ def test_a_newer_minor_version_is_migrated_and_nothing_is_lost(db, tmp_path, cap
     document = fixture_dict()
     document["meta"]["schema_version"] = "1.3.0"
     document["meta"]["stakeholders"] = ["residents", "utilities"]  # optional fields a 1.3 writer added
-    document["pro"]["arguments"][0]["citations"] = ["https://example.org/report"]
+    document["pro"]["arguments"][0]["footnotes"] = ["https://example.org/report"]
     path = tmp_path / "newer.json"
     path.write_text(json.dumps(document), encoding="utf-8")
     code, out, err = run(capsys, "import", str(path))
@@ -110,7 +110,7 @@ def test_a_newer_minor_version_is_migrated_and_nothing_is_lost(db, tmp_path, cap
     assert record.document["meta"]["schema_version"] == "1.0.0" and jsonschema_errors(record.document) == []
     assert "stakeholders" not in record.document["meta"]
     assert record.data["imported"]["dropped"] == {"meta/stakeholders": ["residents", "utilities"],
-                                                  "pro/arguments/0/citations": ["https://example.org/report"]}
+                                                  "pro/arguments/0/footnotes": ["https://example.org/report"]}
     assert record.data["imported"]["from_version"] == "1.3.0"
 
 

@@ -17,6 +17,7 @@ from ..errors import InputError
 from ..personas import Panel
 from ..providers import Provider, Usage
 from ..schema import AgentQuality, Context, Document, Moderator, Proposition, Side
+from ..sources import Source
 from ..store import Store
 
 PROMPTS = ("orchestrator", "advocate", "moderator")
@@ -44,9 +45,14 @@ def start_static(store: Store, run: DebateRun, *, provider: str, model: str, par
     keys for its data, e.g. its owner token; ``debate_id``: the id to save it under, else a new one); returns
     its id."""
     sections = {name: getattr(run, name).dump() for name in (*SECTIONS, "personas") if getattr(run, name) is not None}
+    files = [{"ref": s.ref, "name": s.name, "sha256": s.id, "kind": s.kind, "text": s.text, "pages": s.pages,
+              "size": s.size} for s in run.sources or []]
+    if files:  # with the sources, whether the advocates quote them (a resume on any host does the same)
+        data = {**(data or {}), "citations": run.citations}
     return store.start_static(run.raw_input, provider=provider, model=model,
                               context=run.context.dump() if run.context else {}, sections=sections,
-                              parent_id=parent_id, prompt_versions=prompt_versions, data=data, debate_id=debate_id)
+                              parent_id=parent_id, prompt_versions=prompt_versions, data=data, debate_id=debate_id,
+                              sources=files or None)
 
 
 def load_run(store: Store, debate_id: str) -> DebateRun:
@@ -63,6 +69,11 @@ def load_run(store: Store, debate_id: str) -> DebateRun:
             setattr(run, name, models[name].model_validate(body))
     if "personas" in sections:  # a persona debate: its personas and the cases that landed
         run.personas = Panel.load(sections["personas"])
+    files = store.sources(debate_id)
+    if files:  # the user's sources, exactly as read when the debate started
+        run.sources = [Source(id=f["sha256"], name=f["name"], kind=f["kind"], text=f["text"], pages=f["pages"],
+                              size=f["size"], ref=f["ref"]) for f in files]
+        run.citations = bool((record.data or {}).get("citations", True))
     # the quality record of the agents that finished (an agent that did not finish runs again, afresh)
     finished = {"orchestrator" if name == "proposition" else name for name in models if name in sections}
     finished |= set(run.personas.finished_agents() if run.personas else ())

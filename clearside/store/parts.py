@@ -28,10 +28,10 @@ class StaticParts(Database):
     def start_static(self, question: str, *, provider: str, model: str, context: dict[str, Any] | None = None,
                      sections: dict[str, dict[str, Any]] | None = None, parent_id: str | None = None,
                      prompt_versions: dict[str, str] | None = None, data: dict[str, Any] | None = None,
-                     debate_id: str | None = None) -> str:
+                     debate_id: str | None = None, sources: list[dict[str, Any]] | None = None) -> str:
         """Save a static debate before its agents run, with the ``sections`` it already has (name → body);
         ``data``: more keys for its data, e.g. its owner token; ``debate_id``: the id to save it under, else a
-        new one."""
+        new one; ``sources``: the files the user attached (see :meth:`add_sources`), in the same transaction."""
         if not isinstance(question, str):
             raise TypeError("Store.start_static takes the question as text; to save an engine run use "
                             "clearside.static.recorder.start_static(store, run, ...).")
@@ -42,6 +42,8 @@ class StaticParts(Database):
                                     debate_id=check_id(debate_id) if debate_id is not None else None)
             for name, body in (sections or {}).items():
                 session.add(Section(debate_id=debate_id, name=name, body=scrub(body), created_at=now()))
+            if sources:
+                link_sources(session, debate_id, sources)
         return debate_id
 
     def save_section(self, debate_id: str, name: str, body: dict[str, Any]) -> None:
