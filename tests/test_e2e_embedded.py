@@ -326,3 +326,55 @@ def test_remap_on_the_embedded_model():
     assert not any(f.check == "verdict" for _, f in checks.document_findings(out.dump()))
     changes = remap.diff(out.remap.original, out.moderator)
     assert set(changes["sections"]) == set(remap.SECTIONS)
+
+
+def test_debate_with_two_sources_on_the_embedded_model():
+    """Two sources made here (plain text), the proposition given to stay within a minute: each advocate's request
+    shows passages of them as quoted data, and the document lists both sources; every quote it keeps is checked
+    again from the document alone (its own passage text), and every argument is marked cited or unsupported; or
+    the typed failure, with the sources kept on the run."""
+    import time
+
+    from clearside import sources
+    from clearside.errors import QualityCheckError
+    from clearside.schema import Proposition
+
+    question = "Should cities ban cars from their historic centres?"
+    madrid = ("A 2019 study of Madrid found that nitrogen dioxide levels in the central zone fell by a third after "
+              "cars were restricted. Shops on the main pedestrian streets reported more visitors in the first year.")
+    oslo = ("Delivery firms in Oslo reported that each van spent twenty minutes longer per route after the centre "
+            "closed to cars. Older residents who rely on taxis said the new rules made hospital visits harder.")
+    attached = sources.read_sources([("madrid study.txt", madrid.encode()), ("oslo report.txt", oslo.encode())])
+    provider = get_provider("embedded")
+    seen = []
+    original = provider.complete
+
+    def spy(request, on_delta=None):
+        seen.append(request)
+        return original(request, on_delta)
+
+    provider.complete = spy
+    run = DebateRun.from_input(question, sources=attached)
+    run.proposition = Proposition(raw_input=question, normalized_question=question)
+    started = time.monotonic()
+    try:
+        document = Engine(provider, retries=1).run(run)
+    except DebateFailed as exc:
+        assert isinstance(exc.cause, SchemaViolationError | QualityCheckError), exc
+        assert exc.run.sources == attached
+        return
+    finally:
+        print(f"debate with two sources on the embedded model: {time.monotonic() - started:.1f} s, {len(seen)} calls")
+    for request in seen:
+        if request.agent in ("pro", "con") and "YOUR SOURCES" in request.messages[-1]["content"]:
+            assert json.dumps(madrid[:60])[:-1] in request.messages[-1]["content"] or \
+                json.dumps(oslo[:60])[:-1] in request.messages[-1]["content"]
+    assert {r.agent for r in seen if "YOUR SOURCES" in r.messages[-1]["content"]} == {"pro", "con"}
+    assert jsonschema_errors(document.dump()) == []
+    assert [s.name for s in document.sources] == ["madrid study.txt", "oslo report.txt"]
+    passages = {p.id: p.text for s in document.sources for p in s.passages}
+    for argument in (*document.pro.arguments, *document.con.arguments):
+        assert argument.support in ("cited", "unsupported")
+        assert (argument.support == "cited") == bool(argument.citations)
+        for citation in argument.citations or []:
+            assert sources.verify(citation.quote, passages[citation.passage]), citation
