@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from . import checks, prompts
@@ -53,6 +54,7 @@ class Library:
     def __post_init__(self) -> None:
         self.by_id = {p.id: p for p in self.passages}
         self._words = Index(self.passages, checks.LEXICAL_ONLY)
+        self._vectors: dict[str, Any] = {}  # passage id -> its MiniLM vector, computed once for both advocates
 
     @classmethod
     def build(cls, sources: Sequence[Source], embeddings: checks.Embeddings | None = None) -> Library:
@@ -64,8 +66,16 @@ class Library:
         pool = self.passages
         if len(pool) > PRE_RANK:
             pool = [p for p, _ in self._words.top(query, PRE_RANK)]
-        ranked = [p for p, _ in Index(pool, self.embeddings).top(query, len(pool))]
-        return budget(ranked, max_chars)
+        index = Index(pool, self.embeddings, vectors=self._known(pool))
+        if index.vectors is not None:
+            self._vectors.update(zip((p.id for p in pool), index.vectors, strict=True))
+        return budget([p for p, _ in index.top(query, len(pool))], max_chars)
+
+    def _known(self, pool: Sequence[Passage]) -> Any:
+        """The pool's vectors when every one was computed before (else None: the index computes them)."""
+        if pool and all(p.id in self._vectors for p in pool):
+            return np.stack([self._vectors[p.id] for p in pool])
+        return None
 
     def source(self, passage: Passage) -> Source:
         return next(s for s in self.sources if s.id == passage.source)

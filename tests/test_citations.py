@@ -225,3 +225,21 @@ def test_a_debate_with_sources_runs_on_the_runtime_keeps_them_and_a_rerun_quotes
     rerun = again.wait(60)
     assert rerun.state == "done", rerun.error
     assert rerun.document.pro.arguments[0].support == "cited" and len(db.sources(again.id)) == 3
+
+
+def test_the_passages_are_embedded_once_for_both_advocates():
+    """MiniLM embeds a pool of passages once; the other advocate's offer embeds only its own query."""
+    embeddings = checks.Embeddings()
+    sizes = []
+    real = embeddings.vectors
+
+    def counted(texts):
+        sizes.append(len(texts))
+        return real(texts)
+
+    embeddings.vectors = counted
+    library = citations.Library.build(library_files(), embeddings)
+    pro = library.offer(citations.query(QUESTION, "pro"), citations.BUDGET)
+    con = library.offer(citations.query(QUESTION, "con"), citations.BUDGET)
+    assert sizes == [3, 1, 1], "the three passages once, then one query per advocate"
+    assert {p.id for p in pro} == {p.id for p in con} == {"S1.1", "S2.1", "S3.1"}
