@@ -285,7 +285,7 @@ def test_every_generated_debate_and_every_remap_carries_cruxes(monkeypatch):
     assert jsonschema_errors(document.dump()) == [] and document.meta.schema_version == "1.1.0"
     reply = moderator_reply()
     reply["decision_hinges"] = ["Whether the team can run many services", *reply["decision_hinges"]]
-    provider.enqueue(reply, agent="moderator")
+    provider.enqueue(*({name: reply[name]} for name in remap.REMAPPED), agent="moderator")  # one call a section
     remapped = remap.remap(document, engine, weights=remap.parse_weights("economic=3"))
     _valid_indices(remapped)
     assert len(remapped.moderator.cruxes) == len(document.moderator.cruxes) + 1
