@@ -120,6 +120,7 @@ def test_the_persona_picker_takes_built_ins_and_your_own_and_names_the_fix(serve
     page.get_by_role("combobox", name="Built-in personas").click()
     page.get_by_role("option", name="economist").click()
     page.keyboard.press("Escape")
+    settled(page)  # the pick reruns the app: type into the box of the new run, not the one being replaced
     own = page.get_by_role("textbox", name="Your own personas")
     own.fill("Farmer <b>crop yields</b>")  # no "Name: lens"
     own.press("Control+Enter")
