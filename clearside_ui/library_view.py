@@ -64,6 +64,11 @@ def remaps(count: int) -> str:
     return f"{count} re-map{'s' if count != 1 else ''}" if count else ""
 
 
+def files(count: int) -> str:
+    """``2 files`` (a debate's attached sources, clearside/sources); empty for none."""
+    return f"{count} file{'s' if count != 1 else ''}" if count else ""
+
+
 def label(item: Summary, width: int = 80, versions: int = 0) -> str:
     """A plain-text selectbox label (options are not Markdown)."""
     title = item.title if len(item.title) <= width else item.title[: width - 1] + "…"
@@ -74,13 +79,15 @@ def link(item: Summary) -> str:
     return mode(item.kind).share_link(item.id)
 
 
-def table(items: list[Summary], versions: dict[str, int] | None = None) -> list[dict[str, str]]:
+def table(items: list[Summary], versions: dict[str, int] | None = None,
+          sources: dict[str, int] | None = None) -> list[dict[str, str]]:
     """The results table's rows. ``versions``: each debate's number of versions; the "Versions" column ("2
-    re-maps") is shown only when a debate on the page has one."""
-    versions = versions or {}
-    shown = any(versions.get(i.id) for i in items)
+    re-maps") is shown only when a debate on the page has one; so is the "Sources" column ("2 files")."""
+    versions, sources = versions or {}, sources or {}
+    shown, attached = any(versions.get(i.id) for i in items), any(sources.get(i.id) for i in items)
     return [{"Title": i.title, "Kind": i.kind, "Status": status_label(i),
-             **({"Versions": remaps(versions.get(i.id, 0))} if shown else {}), "Provider": i.provider,
+             **({"Versions": remaps(versions.get(i.id, 0))} if shown else {}),
+             **({"Sources": files(sources.get(i.id, 0))} if attached else {}), "Provider": i.provider,
              "Model": i.model, "Created": when(i.created_at), "Link": link(i)} for i in items]
 
 
@@ -112,6 +119,11 @@ def results() -> Page:
 def version_counts(items: list[Summary]) -> dict[str, int]:
     """How many versions (re-maps) each of these debates has: one query for them all."""
     return jobs.store().version_counts(item.id for item in items)
+
+
+def source_counts(items: list[Summary]) -> dict[str, int]:
+    """How many sources each of these debates has: one query for them all."""
+    return jobs.store().source_counts(item.id for item in items)
 
 
 def unfinished() -> dict[str, int]:

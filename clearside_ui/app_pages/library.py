@@ -50,11 +50,12 @@ def filter_bar(facets: dict[str, list[str]]) -> None:
                      format="YYYY-MM-DD", help="Pick the first and the last day (inclusive), in UTC.")
 
 
-def results_table(page, versions: dict[str, int]) -> None:
+def results_table(page, versions: dict[str, int], sources: dict[str, int]) -> None:
     offset = st.session_state.get("lib_offset", 0)
     st.caption(f"{page.total} saved debate{'s match' if page.total != 1 else ' matches'} · showing "
                f"{offset + 1}–{offset + len(page.items)}, newest first")
-    st.dataframe(lib.table(page.items, versions), hide_index=True, key="lib_table", width="stretch", column_config={
+    rows = lib.table(page.items, versions, sources)
+    st.dataframe(rows, hide_index=True, key="lib_table", width="stretch", column_config={
         "Link": st.column_config.LinkColumn("Share link", display_text="Open ↗",
                                             help="A link to this debate: copy it to share it, or open it.")},
         on_select=lambda: lib.row_picked([item.id for item in page.items]), selection_mode="single-row")
@@ -154,7 +155,7 @@ def library() -> None:
         return
     options = lib.picked(page.items)
     versions = lib.version_counts(list(options.values()))  # the page and a pinned copy, in one query
-    results_table(page, versions)
+    results_table(page, versions, lib.source_counts(page.items))
     st.divider()
     labels = {debate_id: lib.label(item, versions=versions.get(debate_id, 0))  # fixed now: status changes
               for debate_id, item in options.items()}
