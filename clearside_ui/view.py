@@ -15,8 +15,8 @@ import streamlit as st
 from clearside.enforce import partial_object
 from clearside.errors import ConfigError
 from clearside.jobs import AGENT_ORDER, Snapshot
-from clearside.schema import CATEGORY_VALUES, Document, Side
-from clearside_ui import cruxes_view, scroll
+from clearside.schema import CATEGORY_VALUES, Document, Side, SourceInfo
+from clearside_ui import cruxes_view, scroll, sources_view
 
 
 # How often a page following a running debate redraws it (seconds). Each redraw costs every following tab a few
@@ -203,7 +203,10 @@ def _challenge_notes(target: str, responses: dict[str, list[Any]]) -> None:
                 st.markdown("**Historical context**\n\n" + "\n".join(f"- {esc(h)}" for h in body.historical_context))
 
 
-def side_view(side: Side, title: str, colour: str, responses: dict[str, list[Any]]) -> None:
+def side_view(side: Side, title: str, colour: str, responses: dict[str, list[Any]],
+              sources: list[SourceInfo] | None = None) -> None:
+    """One advocate's case; ``sources``: the document's sources, whose passages the citations open."""
+    cited = sources_view.passages(sources)
     st.markdown(f"### :{colour}[{title}]")
     st.markdown("**Executive summary**\n\n" + "\n".join(f"- {esc(s)}" for s in side.executive_summary))
     for category in CATEGORY_VALUES:
@@ -212,10 +215,11 @@ def side_view(side: Side, title: str, colour: str, responses: dict[str, list[Any
             continue
         st.markdown(f"**{category.capitalize()}**")
         for argument in arguments:
-            st.markdown(f"- **{esc(argument.claim)}** {esc(argument.explanation)}  \n"
+            st.markdown(f"- **{esc(argument.claim)}**{sources_view.markers(argument)} {esc(argument.explanation)}  \n"
                         + (f"  :violet-badge[{esc(argument.persona)}]" if argument.persona else "")  # persona debates
                         + f"  :blue-badge[{argument.evidence_type.replace('_', ' ')}] "
-                        f":gray-badge[confidence: {argument.confidence}]")
+                        f":gray-badge[confidence: {argument.confidence}]{sources_view.badge(argument)}")
+            sources_view.citations(argument, cited)  # each marker opens the passage it quotes
             _challenge_notes(argument.claim, responses)
     st.markdown("**Assumptions**")
     for assumption in side.assumptions:
@@ -265,9 +269,9 @@ def document_view(document: Document) -> None:
     responses = responses_by_target(document)
     left, middle, right = st.columns(3, gap="medium")
     with left.container(border=True):
-        side_view(document.pro, "FOR", "green", responses)
+        side_view(document.pro, "FOR", "green", responses, document.sources)
     with middle.container(border=True):
-        side_view(document.con, "AGAINST", "red", responses)
+        side_view(document.con, "AGAINST", "red", responses, document.sources)
     with right.container(border=True):
         moderator_view(document, responses)
     targets = {t.casefold() for t in challenge_targets(document)}

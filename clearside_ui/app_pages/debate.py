@@ -18,7 +18,7 @@ from clearside.references import flagship
 from clearside.render import render
 from clearside.schema import ACTIONS, Document
 from clearside.static_job import ChallengeJob, StaticJob, resume_job
-from clearside_ui import explore_view, jobs, owner, page_path, personas_view, scroll, settings, view
+from clearside_ui import explore_view, jobs, owner, page_path, personas_view, scroll, settings, sources_view, view
 from clearside_ui.inputs import context_boxes, length_note, question_box
 from clearside_ui.quality_view import quality_view
 
@@ -56,19 +56,35 @@ def example_debate(name: str) -> None:
     st.button("Back to a new debate", key="example_back", on_click=show, args=(None,))
 
 
+def debate_run(**extra) -> DebateRun:
+    state = st.session_state
+    return DebateRun.from_input(state.get("question", ""), geography=state.get("geography"),
+                                timeframe=state.get("timeframe"), domain=state.get("domain"), **extra)
+
+
 def start_debate() -> None:
+    st.session_state[sources_view.ERROR] = ""
     try:
-        run = DebateRun.from_input(st.session_state.get("question", ""),
-                                   geography=st.session_state.get("geography"),
-                                   timeframe=st.session_state.get("timeframe"),
-                                   domain=st.session_state.get("domain"), personas=personas_view.chosen())
+        picked = personas_view.chosen()
+        run = debate_run(personas=picked)  # the question, context and personas first: no file is read in vain
+    except ClearSideError as exc:
+        st.session_state["input_error"] = exc.for_dashboard()
+        return
+    st.session_state["input_error"] = ""
+    try:  # the sources, read all or nothing; a refusal (or sources with personas) is shown under the uploader
+        attached, cite = sources_view.chosen()
+        if attached:
+            run = debate_run(personas=picked, sources=attached, cite=cite)
+    except ClearSideError as exc:
+        st.session_state[sources_view.ERROR] = exc.for_dashboard()
+        return
+    try:
         job = jobs.start_static(run, settings.build_provider(), temperature=settings.temperature(),
                                 strategy=settings.strategy(), owner=owner.token())
     except ClearSideError as exc:
         st.session_state["input_error"] = exc.for_dashboard()
         return
     owner.claim(job.id)
-    st.session_state["input_error"] = ""
     show(job.id)
 
 
@@ -253,6 +269,7 @@ def saved_debate(debate_id: str) -> None:
     scroll.into_view("cs-debate", once=f"debate:{debate_id}")
     view.document_view(document)
     personas_view.columns(document)
+    sources_view.panel(document)
     quality_view(document)
     explore_view.explore(document, debate_id=debate_id, store=jobs.store(), editable=editable)
     if editable:
@@ -288,6 +305,7 @@ question_box("question", error_key="input_error",
 with st.expander("Context (optional)"):
     context_boxes(error_key="input_error")
 personas_view.picker(error_key="input_error")
+sources_view.attach()
 
 debate_id = st.query_params.get("debate") or st.session_state.get("debate_id")
 if debate_id != st.session_state.get("debate_id") or st.query_params.get("debate") != debate_id:
