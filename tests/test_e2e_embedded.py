@@ -21,6 +21,19 @@ FLAGSHIP = ("Should the United States impose a temporary moratorium on new large
             "to allow democratic institutions to catch up?")
 
 
+def recorded(provider) -> list:
+    """The requests ``provider`` gets from now on, each appended to the list returned as it is made."""
+    seen: list = []
+    original = provider.complete
+
+    def spy(request, on_delta=None):
+        seen.append(request)
+        return original(request, on_delta)
+
+    provider.complete = spy
+    return seen
+
+
 @pytest.fixture(scope="module")
 def flagship_run(tmp_path_factory) -> tuple[subprocess.CompletedProcess, Path]:
     out = tmp_path_factory.mktemp("e2e") / "flagship.json"
@@ -173,14 +186,7 @@ def test_the_moderator_picks_listed_assumptions_by_index_under_constrained_decod
     run.proposition = Proposition(raw_input=FLAGSHIP, normalized_question=FLAGSHIP)
     run.pro, run.con = Side.model_validate(replies["pro"]), Side.model_validate(replies["con"])
     provider = get_provider("embedded")
-    seen = []
-    original = provider.complete
-
-    def spy(request, on_delta=None):
-        seen.append(request)
-        return original(request, on_delta)
-
-    provider.complete = spy
+    seen = recorded(provider)
     moderator = Engine(provider, substance=False)._moderator(run)
     enum = seen[0].schema["properties"]["assumption_conflicts"]["items"]["properties"]["pro_assumption"]["enum"]
     assert enum == [f"P{i}" for i in range(1, len(run.pro.assumptions) + 1)]
@@ -251,14 +257,7 @@ def test_persona_debate_on_the_embedded_model():
     from clearside.schema import Proposition
 
     provider = get_provider("embedded")
-    seen = []
-    original = provider.complete
-
-    def spy(request, on_delta=None):
-        seen.append(request)
-        return original(request, on_delta)
-
-    provider.complete = spy
+    seen = recorded(provider)
     run = DebateRun.from_input(FLAGSHIP, personas=personas.choose("economist,environmentalist"))
     run.proposition = Proposition(raw_input=FLAGSHIP, normalized_question=FLAGSHIP)
     started = time.monotonic()
@@ -299,14 +298,7 @@ def test_remap_on_the_embedded_model():
 
     document = validate_document(fixture_dict())
     provider = get_provider("embedded")
-    seen = []
-    original = provider.complete
-
-    def spy(request, on_delta=None):
-        seen.append(request)
-        return original(request, on_delta)
-
-    provider.complete = spy
+    seen = recorded(provider)
     stances = remap.stances_for(document, reject=["C1"])
     started = time.monotonic()
     try:
@@ -346,14 +338,7 @@ def test_debate_with_two_sources_on_the_embedded_model():
             "closed to cars. Older residents who rely on taxis said the new rules made hospital visits harder.")
     attached = sources.read_sources([("madrid study.txt", madrid.encode()), ("oslo report.txt", oslo.encode())])
     provider = get_provider("embedded")
-    seen = []
-    original = provider.complete
-
-    def spy(request, on_delta=None):
-        seen.append(request)
-        return original(request, on_delta)
-
-    provider.complete = spy
+    seen = recorded(provider)
     run = DebateRun.from_input(question, sources=attached)
     run.proposition = Proposition(raw_input=question, normalized_question=question)
     started = time.monotonic()
