@@ -33,7 +33,10 @@ def lines(text: str) -> str:
 
 
 def _size(size: int) -> str:
-    return f"{size / (1024 * 1024):.1f} MB" if size >= 1024 * 1024 else f"{max(1, round(size / 1024))} KB"
+    """As the limits count it (a MB is 1,024 KB)."""
+    if size < 1024:
+        return f"{size} bytes"
+    return f"{size / 1024:.0f} KB" if size < 1024 * 1024 else f"{size / (1024 * 1024):.1f} MB"
 
 
 def limits() -> str:
@@ -129,7 +132,7 @@ def citations(argument: Argument, cited: dict[str, tuple[SourceInfo, CitedPassag
         with st.expander(f"`[{citation.passage}]`{name}{page}", type="compact"):
             if passage is None:
                 st.markdown(f"> :orange-background[**{esc(citation.quote)}**]")
-                st.caption("The passage itself is not in this debate's document: the quote alone is shown.")
+                st.caption("The quote alone: the passage it comes from is listed with the finished debate.")
                 continue
             st.caption(f"Passage {citation.passage} of {source.ref}, {esc(source.name)} ({source.kind}{page}); "
                        "the quote the argument makes is highlighted.")

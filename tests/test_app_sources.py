@@ -101,7 +101,8 @@ def test_an_uploaded_file_and_a_pasted_text_are_quoted_and_each_marker_opens_its
     at.file_uploader(key="source_files").set_value([("incident review.md", REPORT.encode(), "text/markdown")])
     at.text_area(key="source_paste").set_value(HOSTILE)
     at.run()
-    assert "Attached (2): incident review\\.md (1 KB), pasted text\\.txt (" in text_of(at)
+    assert f"Attached (2): incident review\\.md ({len(REPORT)} bytes), pasted text\\.txt ({len(HOSTILE)} characters)" \
+        in text_of(at)
     generate(at)
     settle(at, finished)
     assert not at.error, [e.value for e in at.error]

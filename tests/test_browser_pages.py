@@ -1,8 +1,10 @@
 """Real browser: the dashboard's input policy, the Library's filters, Compare's preflight, narrow screens, a bare
-URL in a question, and the explore panel's controls with one re-map on the embedded model (the server's default).
+URL in a question, the explore panel's controls with one re-map on the embedded model (the server's default), a
+citation opened on its passage and a source file uploaded.
 
-Debian's Chromium under Playwright against `streamlit run app.py` with a store of its own that holds two
-imported debates (the Library needs one to show its filters; the other's question holds a bare URL), a finished
+Debian's Chromium under Playwright against `streamlit run app.py` with a store of its own that holds three
+imported debates (the Library needs one to show its filters; another's question holds a bare URL; the third quotes
+two sources of its own, one of them hostile, for the citations), a finished
 live debate and a finished perspectives session (made here on the scripted provider, for their pages' buttons),
 and an Ollama host where nothing listens.
 """
@@ -19,6 +21,7 @@ from pathlib import Path
 import browser_kit
 import pytest
 from helpers import free_port
+from test_app_sources import HOSTILE, PRO_QUOTE, sourced_export
 
 from clearside import checks, cruxes
 
@@ -41,7 +44,8 @@ def server(tmp_path_factory):
     linked["proposition"]["raw_input"] = linked["proposition"]["normalized_question"] = URL_QUESTION
     linked = cruxes.attach(linked, checks.LEXICAL_ONLY).dump()  # with cruxes: its hinges are drawn by load
     (data / "linked.json").write_text(json.dumps(linked), encoding="utf-8")
-    for name, path in (("plain", FIXTURE), ("linked", data / "linked.json")):
+    (data / "sourced.json").write_text(json.dumps(sourced_export()), encoding="utf-8")  # quoting its two sources
+    for name, path in (("plain", FIXTURE), ("linked", data / "linked.json"), ("sourced", data / "sourced.json")):
         done = subprocess.run([sys.executable, "-m", "clearside", "import", str(path)], cwd=browser_kit.ROOT,
                               env=env, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
@@ -284,3 +288,50 @@ def test_the_regression_page_offers_the_swap_check(server, page):
     expect(box).not_to_be_checked()
     page.get_by_text("Swap check", exact=True).click()
     expect(box).to_be_checked()
+
+
+def test_a_citation_opens_its_passage_with_the_quote_highlighted_and_the_source_stays_text(server, page):
+    expect = playwright.expect
+    page.goto(f"{server}/?debate={IMPORTED['sourced']}")
+    expect(page.get_by_text("MODERATOR SYNTHESIS")).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("fact claimed, no source").first).to_be_visible()
+    marker = page.locator("[data-testid='stExpander'] summary", has_text="[S2.1]")
+    marker.click()
+    passage = page.locator("[data-testid='stExpander']", has_text="[S2.1]").locator("blockquote")
+    expect(passage).to_be_visible(timeout=10_000)
+    expect(passage).to_contain_text(HOSTILE)  # the whole passage, as text: its markup and asterisks literal
+    highlight = passage.locator("strong")
+    expect(highlight).to_have_text(PRO_QUOTE[:-1])
+    colour = highlight.evaluate("e => getComputedStyle(e.closest('span') || e).backgroundColor")
+    assert colour not in ("", "rgba(0, 0, 0, 0)", "transparent"), f"the quote is highlighted: {colour}"
+    assert page.locator("[data-testid='stMain'] img[src='x']").count() == 0, "the source's markup is not markup"
+    assert "orange-background" not in passage.inner_text()
+    expect(page.get_by_text("arguments citing it: FOR 1 · AGAINST 0")).to_be_visible()  # the Sources panel
+    passage.scroll_into_view_if_needed()
+    browser_kit.ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(browser_kit.ARTIFACTS / "citation-1440.png"))  # the opened citation, in view
+
+
+def test_an_uploaded_file_is_listed_as_attached_and_one_over_the_limit_is_refused_by_name(server, page, tmp_path):
+    expect = playwright.expect
+    page.goto(server)
+    box = page.get_by_role("textbox", name="Question or claim")
+    expect(box).to_be_visible(timeout=30_000)
+    box.fill(QUESTION)
+    box.press("Control+Enter")
+    settled(page)
+    page.get_by_text("Sources (optional)").click()
+    (tmp_path / "notes.md").write_text("# Notes\n\nOur platform team halved the hosting bill in a year.\n")
+    upload = page.locator("[data-testid='stFileUploader'] input[type='file']")
+    upload.set_input_files(str(tmp_path / "notes.md"))
+    expect(page.get_by_text("Attached (1): notes.md (62 bytes)")).to_be_visible(timeout=30_000)
+    (tmp_path / "big.txt").write_bytes(b"a" * (5 * 1024 * 1024 + 1))
+    upload.set_input_files(str(tmp_path / "big.txt"))
+    expect(page.get_by_text("Attached (2): notes.md (62 bytes), big.txt (5.0 MB)")).to_be_visible(timeout=30_000)
+    page.get_by_role("button", name="Generate Pro & Con Debate").click()
+    expect(page.get_by_text("big.txt is 5.0 MB, over the 5 MB limit per file", exact=False)).to_be_visible(
+        timeout=30_000)
+    assert "debate=" not in page.url, "nothing started"
+    expect(page.get_by_text("Attached (2): notes.md (62 bytes), big.txt (5.0 MB)")).to_be_visible()  # nothing lost
+    expect(box).to_have_value(QUESTION)
+    page.screenshot(path=str(browser_kit.ARTIFACTS / "sources-refused-1440.png"), full_page=True)
