@@ -321,7 +321,7 @@ def test_an_uploaded_file_is_listed_as_attached_and_one_over_the_limit_is_refuse
     box.press("Control+Enter")
     settled(page)
     page.get_by_text("Sources (optional)").click()
-    (tmp_path / "notes.md").write_text("# Notes\n\nOur platform team halved the hosting bill in a year.\n")
+    (tmp_path / "notes.md").write_bytes(b"# Notes\n\nOur platform team halved the hosting bill in a year.\n")
     upload = page.locator("[data-testid='stFileUploader'] input[type='file']")
     upload.set_input_files(str(tmp_path / "notes.md"))
     expect(page.get_by_text("Attached (1): notes.md (62 bytes)")).to_be_visible(timeout=30_000)
@@ -334,4 +334,5 @@ def test_an_uploaded_file_is_listed_as_attached_and_one_over_the_limit_is_refuse
     assert "debate=" not in page.url, "nothing started"
     expect(page.get_by_text("Attached (2): notes.md (62 bytes), big.txt (5.0 MB)")).to_be_visible()  # nothing lost
     expect(box).to_have_value(QUESTION)
+    browser_kit.ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(browser_kit.ARTIFACTS / "sources-refused-1440.png"), full_page=True)
