@@ -55,6 +55,7 @@ class Library:
         self.by_id = {p.id: p for p in self.passages}
         self._words = Index(self.passages, checks.LEXICAL_ONLY)
         self._vectors: dict[str, Any] = {}  # passage id -> its MiniLM vector, computed once for both advocates
+        self._offers: dict[tuple[str, int], list[Passage]] = {}  # an advocate's prompt, mend and check ask alike
 
     @classmethod
     def build(cls, sources: Sequence[Source], embeddings: checks.Embeddings | None = None) -> Library:
@@ -62,7 +63,12 @@ class Library:
         return cls(list(sources), passages, embeddings or checks.Embeddings())
 
     def offer(self, query: str, max_chars: int) -> list[Passage]:
-        """The passages most relevant to ``query`` that fit ``max_chars``, best first."""
+        """The passages most relevant to ``query`` that fit ``max_chars``, best first (ranked once per query)."""
+        if (query, max_chars) not in self._offers:
+            self._offers[query, max_chars] = self._ranked(query, max_chars)
+        return list(self._offers[query, max_chars])
+
+    def _ranked(self, query: str, max_chars: int) -> list[Passage]:
         pool = self.passages
         if len(pool) > PRE_RANK:
             pool = [p for p, _ in self._words.top(query, PRE_RANK)]

@@ -243,3 +243,5 @@ def test_the_passages_are_embedded_once_for_both_advocates():
     con = library.offer(citations.query(QUESTION, "con"), citations.BUDGET)
     assert sizes == [3, 1, 1], "the three passages once, then one query per advocate"
     assert {p.id for p in pro} == {p.id for p in con} == {"S1.1", "S2.1", "S3.1"}
+    assert library.offer(citations.query(QUESTION, "pro"), citations.BUDGET) == pro and sizes == [3, 1, 1], \
+        "an advocate's prompt, its mend and its checks ask for its passages alike: ranked once"
