@@ -303,10 +303,14 @@ class Engine:
         """The passages of the user's sources this advocate is shown (none without sources)."""
         if not run.sources:
             return []
-        if run.library is None:
-            run.library = citations.Library.build(run.sources, self.embeddings)
         limit = citations.SMALL_BUDGET if self.provider.small else citations.BUDGET
-        return run.library.offer(citations.query(run.proposition.normalized_question, spec.name), limit)
+        return self._library(run).offer(citations.query(run.proposition.normalized_question, spec.name), limit)
+
+    def _library(self, run: DebateRun) -> citations.Library:
+        """The run's sources cut into passages and indexed, once per run."""
+        if run.library is None:
+            run.library = citations.Library.build(run.sources or [], self.embeddings)
+        return run.library
 
     def advocate_messages(self, run: DebateRun, spec: agents.AgentSpec) -> list[dict[str, str]]:
         """The advocate's prompt: the user's own context as user text; what the orchestrator inferred is labelled
@@ -392,9 +396,7 @@ class Engine:
         if run.personas is not None:
             data["personas"] = [case.dump() for case, _ in run.personas.ordered()]
         if run.sources:
-            if run.library is None:
-                run.library = citations.Library.build(run.sources, self.embeddings)
-            data["sources"] = citations.document_sources(run.library, [run.pro, run.con])
+            data["sources"] = citations.document_sources(self._library(run), [run.pro, run.con])
         if self.substance:
             data["quality"] = self.quality(run).dump()
         # what rests on each hinge (no model call: similarity, about 2 s with MiniLM loaded)
