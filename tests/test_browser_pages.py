@@ -213,8 +213,9 @@ def test_on_a_phone_the_sidebar_closes_after_picking_a_page(server, browser):
     expect(sidebar).to_have_attribute("data-collapsed", "true", timeout=10_000)
     expect(phone.get_by_role("textbox", name="Search")).to_be_in_viewport(timeout=30_000)
     expect(phone.get_by_role("heading", name="Library")).to_be_in_viewport()  # the page asked for, not the sidebar
-    assert phone.evaluate("() => document.querySelector('section[data-testid=\"stSidebar\"]')"
-                          ".getBoundingClientRect().right <= 1"), "the closed sidebar is off the screen"
+    # the attribute flips before the slide-out transition ends: wait for the sidebar to leave the screen
+    phone.wait_for_function("() => document.querySelector('section[data-testid=\"stSidebar\"]')"
+                            ".getBoundingClientRect().right <= 1", timeout=10_000)
     phone.close()
     desktop = browser.new_page(viewport={"width": 1440, "height": 900})  # side by side, it stays where it is
     desktop.goto(server)
