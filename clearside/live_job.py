@@ -20,11 +20,13 @@ from . import runtime
 from .errors import ClearSideError, InputError
 from .live.control import LiveView, requested_pause
 from .live.debate import LiveDebate, intervention_for
+from .live.evidence import sync_store
 from .live.exchange import load_live
 from .live.protocol import LiveConfig
 from .live.transcript import Intervention, Transcript
 from .progress import read
 from .providers import Provider
+from .sources import Source
 from .store import Store, open_store
 from .store.live import add_intervention
 
@@ -156,9 +158,11 @@ class LiveJob:
         else:
             self.start(credits=1)
 
-    def submit(self, kind: str, text: str, to: str | None = None) -> Intervention:
-        """Add an intervention; a failed debate keeps it queued until Retry (submitting never retries)."""
-        item = self._add(kind, text, to)
+    def submit(self, kind: str, text: str, to: str | None = None, source: Source | None = None) -> Intervention:
+        """Add an intervention; a failed debate keeps it queued until Retry (submitting never retries).
+        ``source``: a file injected as evidence (read by ``clearside.sources.read_source``): saved with the
+        intervention and linked to the saved debate before the workflow is woken."""
+        item = self._add(kind, text, to, source)
         now = self.state()
         if now is not None and not now.finished:
             self._send("wake")
@@ -166,9 +170,12 @@ class LiveJob:
             self.start()
         return item
 
-    def _add(self, kind: str, text: str | None, to: str | None) -> Intervention:
-        item = intervention_for(load_live(self.store, self.id), kind, text or "", to)
-        return Intervention.model_validate(add_intervention(self.store, self.id, item.model_dump(mode="json")))
+    def _add(self, kind: str, text: str | None, to: str | None, source: Source | None = None) -> Intervention:
+        item = intervention_for(load_live(self.store, self.id), kind, text or "", to, source)
+        saved = Intervention.model_validate(add_intervention(self.store, self.id, item.model_dump(mode="json")))
+        if saved.source is not None:
+            sync_store(self.store, load_live(self.store, self.id))
+        return saved
 
     def cancel(self) -> None:
         """Stop the job: the turn in flight halts within half a second, its speech so far kept."""

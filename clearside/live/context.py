@@ -41,6 +41,9 @@ def digest(turn: Turn) -> str:
                 *(f"Hinge: {h}" for h in f.get("decision_hinges", []))]
     else:
         body = [turn.text[:400]]
+    if isinstance(f.get("evidence_quote"), dict):
+        q = f["evidence_quote"]
+        body.append(f"Quoted the user's source [{q.get('passage')}]: \"{q.get('quote')}\"")
     if f.get("evidence_response"):
         body.append(f"On the user's evidence: {f['evidence_response']}")
     return "\n".join([head, *(f"  {who}: {line}" for line in body if line)])
@@ -106,16 +109,17 @@ def _task(step: Step, questions: int, assumptions: str = "") -> str:
 
 def turn_message(step: Step, proposition: Proposition, new_turns: list[Turn], config: LiveConfig, *,
                  first: bool, evidence: list[str], prefix: str = "", questions: int = 2,
-                 assumptions: str = "") -> str:
+                 assumptions: str = "", passages: str = "") -> str:
     """The user message for one planned turn: the turns this agent has not seen yet and its task.
 
-    ``assumptions``: for the synthesis, the sides' listed assumptions with their ids."""
+    ``assumptions``: for the synthesis, the sides' listed assumptions with their ids; ``passages``: the offered
+    passages of the user's source files, to quote (``Quoting.block``)."""
     live = prompts.load("live")
     words = config.budget_words(step)
     if prefix:
         words = max(words - len(prefix.split()), 10)
     evidence_text = (prompts.render(live.tasks["evidence"], items=" | ".join(prompts.quote(e) for e in evidence))
-                     if evidence else "")
+                     if evidence else "") + passages
     continuation = prompts.render(live.tasks["continuation"], prefix=prompts.quote(prefix)) if prefix else ""
     return prompts.render(
         live.user, header=header(step.speaker, proposition, first), phase=PHASE_LABELS[step.phase],

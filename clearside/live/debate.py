@@ -28,8 +28,10 @@ from ..engine import DebateRun
 from ..errors import ClearSideError, InputError
 from ..providers import Provider, Usage
 from ..schema import Document
+from ..sources import Source
 from ..store import LiveWriter, Store
 from . import context, guardrails
+from . import evidence as files
 from .assemble import side_from_turns, to_document
 from .exchange import load_live
 from .protocol import PLAN, SPEAKER_LABELS, SPEAKERS, LiveConfig, Step, phase_break_after, visible_steps
@@ -85,6 +87,13 @@ def cut_words(text: str, limit: int) -> str:
     return kept + "…"
 
 
+def _evidence_line(item: Intervention) -> str:
+    """Evidence as the agent is told it: the user's text, and the file it came with."""
+    if item.source is None or item.source.name in item.text:
+        return item.text
+    return f"{item.text} (with the file {item.source.name})"
+
+
 def _join(prefix: str, rest: str) -> str:
     return f"{prefix.rstrip()} {rest.lstrip()}".strip() if prefix else rest.strip()
 
@@ -100,11 +109,19 @@ def recipient_now(transcript: Transcript) -> str:
     return spoken[-1].speaker if spoken else (upcoming.speaker if upcoming else "moderator")
 
 
-def intervention_for(transcript: Transcript, kind: str, text: str, to: str | None = None) -> Intervention:
+def intervention_for(transcript: Transcript, kind: str, text: str, to: str | None = None,
+                     source: Source | None = None) -> Intervention:
     """A checked intervention on the transcript as it stands, numbered after its last one (not yet added);
-    InputError when it cannot be made (spec 004 "User Intervention Points")."""
+    InputError when it cannot be made (spec 004 "User Intervention Points"). ``source``: a file the user injects
+    as evidence (read by :func:`clearside.sources.read_source`), labelled among the debate's injected files; the
+    text may then be empty."""
     if kind not in INTERVENTION_TYPES:
         raise InputError(f"Unknown intervention type {kind!r}: use one of {', '.join(INTERVENTION_TYPES)}.")
+    if source is not None and kind != "inject_evidence":
+        raise InputError("Only evidence may be a file; ask your question as text.")
+    attached = files.labelled(source, transcript) if source is not None else None
+    if attached is not None and not (text or "").strip():
+        text = files.note_for(attached)
     text = inputs.question(text, label="The intervention")
     to = (to or "").strip().lower() or None
     if to is not None and to not in SPEAKERS:
@@ -124,7 +141,7 @@ def intervention_for(transcript: Transcript, kind: str, text: str, to: str | Non
         to = recipient_now(transcript)
     last = transcript.turns[-1].turn if transcript.turns else 0
     return Intervention(id=len(transcript.interventions) + 1, type=kind, text=text, to=to, at=now(),
-                        after_turn=last)
+                        after_turn=last, source=attached)
 
 
 class LiveDebate:
@@ -201,13 +218,18 @@ class LiveDebate:
 
     # -- interventions ------------------------------------------------------------------------
 
-    def submit(self, kind: str, text: str, to: str | None = None) -> Intervention:
-        """Record an intervention (spec 004 "User Intervention Points"); it is handled at its point."""
+    def submit(self, kind: str, text: str, to: str | None = None, source: Source | None = None) -> Intervention:
+        """Record an intervention (spec 004 "User Intervention Points"); it is handled at its point. ``source``:
+        a file injected as evidence, saved with the intervention and linked to the saved debate."""
         with self.lock:
-            item = intervention_for(self.transcript, kind, text, to)
+            item = intervention_for(self.transcript, kind, text, to, source)
             self.transcript.interventions.append(item)
             self.save()
-        self.on_event(LiveEvent("intervention", item.to or "", text=item.text, data={"id": item.id, "type": kind}))
+            if item.source is not None and self.writer is not None:
+                files.sync_store(self.writer.store, self.transcript)
+        self.on_event(LiveEvent("intervention", item.to or "", text=item.text,
+                                data={"id": item.id, "type": kind,
+                                      **({"file": item.source.name} if item.source is not None else {})}))
         return item
 
     def pending(self, *kinds: str) -> list[Intervention]:
@@ -406,33 +428,40 @@ class LiveDebate:
         prefix = partial.speech if partial else ""
         asked = [t for t in visible if t.kind == "question"]
         questions = asked[-1].fields.get("questions", []) if asked and step.kind == "answer" else []
-        schema = turn_schema(step, evidence=bool(evidence), questions=max(len(questions), 1))
-        decode, prepare, listed, sides = None, None, "", None
+        quoting = files.Quoting.prepare(evidence, self._proposition().normalized_question, step.speaker,
+                                        small=bool(getattr(self.provider, "small", False))) if evidence else None
+        quote_wire, quote_decode = (quoting.wire, quoting.decode) if quoting else (None, None)
+        schema = turn_schema(step, evidence=bool(evidence), questions=max(len(questions), 1), quote=quote_wire)
+        decode = turn_schema(step, evidence=bool(evidence), questions=max(len(questions), 1), quote=quote_decode) \
+            if quoting else None
+        prepare, listed, sides = None, "", None
         if step.kind == "synthesis":
             # assumption conflicts are traceable by construction: chosen by id among what the sides listed
             pro, con = side_from_turns(transcript, "pro"), side_from_turns(transcript, "con")
             wire, tight = agents.moderator_wire(pro, con)
-            schema = turn_schema(step, evidence=bool(evidence), moderator=wire)
-            decode = turn_schema(step, evidence=bool(evidence), moderator=tight)
+            schema = turn_schema(step, evidence=bool(evidence), moderator=wire, quote=quote_wire)
+            decode = turn_schema(step, evidence=bool(evidence), moderator=tight, quote=quote_decode)
             prepare, listed = agents.conflicts_from_ids(pro, con), agents.listed_assumptions(pro, con)
             sides = {"pro": pro.assumptions, "con": con.assumptions}
         history = context.conversation(step.speaker, transcript.turns)
         first, fresh = not self._spoke(step.speaker), False
+        told = [_evidence_line(i) for i in evidence]
+        passages = quoting.block() if quoting else ""
         prompt = context.turn_message(step, self._proposition(), unseen, config, first=first,
-                                      evidence=[i.text for i in evidence], prefix=prefix,
-                                      questions=max(len(questions), 1), assumptions=listed)
+                                      evidence=told, prefix=prefix, questions=max(len(questions), 1),
+                                      assumptions=listed, passages=passages)
         if not first and context.size(history) + len(prompt) > config.context_chars:
             # too long for the model's context: restart the conversation from digests of all it has seen
             fresh, history = True, [context.system_message()]
             unseen = [t for t in transcript.turns if t.turn in shown or t in visible]
             prompt = context.turn_message(step, self._proposition(), unseen, config, first=True,
-                                          evidence=[i.text for i in evidence], prefix=prefix,
-                                          questions=max(len(questions), 1), assumptions=listed)
+                                          evidence=told, prefix=prefix, questions=max(len(questions), 1),
+                                          assumptions=listed, passages=passages)
         messages = [*history, {"role": "user", "content": prompt}]
         sees = sorted(shown | {t.turn for t in visible})
         budget = config.budget_tokens(step)
-        max_tokens = FIELD_TOKENS[step.kind] + (EVIDENCE_TOKENS if evidence else 0) + math.ceil(
-            budget * config.hard_limit)
+        max_tokens = FIELD_TOKENS[step.kind] + (EVIDENCE_TOKENS if evidence else 0) + (
+            files.QUOTE_TOKENS if quoting else 0) + math.ceil(budget * config.hard_limit)
         with self.lock:
             transcript.state = "running"
         self.on_event(LiveEvent("turn_start", step.speaker, step.index, data={"label": step.label}))
@@ -473,6 +502,7 @@ class LiveDebate:
                                        on_delta=on_delta, on_retry=on_retry, salvage=salvage, decode=decode,
                                        prepare=prepare)
                 fields = reply.model_dump()
+                quote = fields.pop("evidence_quote", None)  # the user's words: no rule of the debate applies to them
                 flags = guardrails.check_turn(step, fields, opponent_claims=opponent_claims, own_earlier=own_earlier,
                                               assumptions=sides)
                 if not flags or attempt == config.guardrail_retries:
@@ -492,15 +522,23 @@ class LiveDebate:
                 self.save()
             self.on_event(LiveEvent("paused", step.speaker, step.index, text=kept))
             return None
+        notes: list[str] = []
+        if quoting is not None:  # verified against its passage, asked for again once, or removed
+            kept_quote, quote_flags, notes = files.settle(
+                self.provider, step.speaker, quoting, quote, conversation, state["raw"] or json.dumps(fields),
+                temperature=config.temperature, violations=self.violations)
+            if kept_quote is not None:
+                fields["evidence_quote"] = kept_quote
+            flags = [*flags, *quote_flags]
         return self._accept(step, fields, prefix, flags, regenerated, usage, state, sees, evidence,
-                            started, budget, max_tokens, questions, prompt, fresh, rejected)
+                            started, budget, max_tokens, questions, prompt, fresh, rejected, notes)
 
     def _accept(self, step: Step, fields: dict[str, Any], prefix: str, flags: list, regenerated: int,
                 usage: Usage, state: dict[str, Any], sees: list[int], evidence: list[Intervention],
                 started: str, budget: int, max_tokens: int, questions: list[str], prompt: str,
-                fresh: bool, rejected: list[dict[str, str]]) -> Turn:
+                fresh: bool, rejected: list[dict[str, str]], quote_notes: list[str] | None = None) -> Turn:
         config = self.config
-        text, notes, truncated = _join(prefix, fields.pop("speech")), [], False
+        text, notes, truncated = _join(prefix, fields.pop("speech")), list(quote_notes or []), False
         if state["cut"]:
             truncated = True
             notes.append(f"Generation stopped at the {max_tokens}-token limit of this turn (hard limit).")
@@ -534,7 +572,8 @@ class LiveDebate:
                     item.status = "delivered"
             self.save()
         self.on_event(LiveEvent("turn_done", step.speaker, step.index, text,
-                                data={"turn": turn.turn, "flags": flags, "truncated": truncated}))
+                                data={"turn": turn.turn, "flags": flags, "truncated": truncated,
+                                      **({"quote": fields["evidence_quote"]} if "evidence_quote" in fields else {})}))
         return turn
 
     def _claims(self, speaker: str) -> list[str]:

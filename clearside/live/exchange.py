@@ -22,6 +22,7 @@ from ..store import LiveWriter, Store, check_id, data_dir, new_id
 from ..store.exchange import Imported, check_major, drop_unknown, import_record, migration_notes
 from ..store.live import live_rows
 from ..store.privacy import scrub
+from .evidence import sync_store
 from .transcript import TRANSCRIPT_VERSION, Transcript, parse
 
 
@@ -68,6 +69,9 @@ def import_live(store: Store, data: dict[str, Any], source: str) -> Imported:
     writer = LiveWriter(store, transcript.id)
     writer.imported = import_record(original, scrub(dropped), source)
     writer.save(transcript)
+    if any(item.source is not None for item in transcript.interventions):  # the files injected as evidence
+        count = sync_store(store, transcript)
+        notes.append(f"Linked {count} source file{'s' if count != 1 else ''} injected as evidence.")
     return Imported(transcript.id, "live", original, notes)
 
 

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..errors import InputError
 from ..inputs import read_json
 
-TRANSCRIPT_VERSION = "1.0.0"
+TRANSCRIPT_VERSION = "1.1.0"  # 1.1: evidence may carry a source file (optional fields only)
 INTERVENTION_TYPES = ("pause_question", "clarification", "inject_evidence", "direct_question")
 InterventionType = Literal["pause_question", "clarification", "inject_evidence", "direct_question"]
 
@@ -59,6 +59,20 @@ class Turn(_Model):
     completion_tokens: int = 0
 
 
+class EvidenceSource(_Model):
+    """A file the user injected as evidence, read within the limits of :mod:`clearside.sources`: what the turns
+    that acknowledge it are offered passages of, and quote. ``text`` is the text read from the file (a PDF's
+    pages separated by a form feed); ``ref`` its label among the debate's injected files (S1, S2, ...)."""
+
+    ref: str
+    name: str
+    sha256: str  # of the file's bytes as attached
+    kind: Literal["text", "markdown", "html", "pdf", "csv"]
+    pages: int | None = None
+    size: int
+    text: str
+
+
 class Intervention(_Model):
     id: int
     type: InterventionType
@@ -72,6 +86,7 @@ class Intervention(_Model):
     answered_in_turn: int | None = None
     delivered_to: list[int] = Field(default_factory=list)
     error: str | None = None
+    source: EvidenceSource | None = None  # inject_evidence only: a file whose passages the agents quote
 
 
 class Partial(_Model):

@@ -47,8 +47,9 @@ def _argument(round_number: int) -> dict[str, Any]:
 
 
 def turn_schema(step: Step, *, evidence: bool = False, questions: int = 2,
-                moderator: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The wire schema for one planned turn; ``evidence`` adds the acknowledgement field.
+                moderator: dict[str, Any] | None = None, quote: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The wire schema for one planned turn; ``evidence`` adds the acknowledgement field, ``quote`` (a citation's
+    schema: ``clearside.live.evidence.Quoting``) the quote of the user's source file before it.
 
     ``moderator``: the synthesis fields' schema (``agents.moderator_wire``: conflicts chosen by assumption id)."""
     if step.kind == "opening":
@@ -70,6 +71,8 @@ def turn_schema(step: Step, *, evidence: bool = False, questions: int = 2,
         fields = dict((moderator or MODERATOR_WIRE)["properties"])
     else:
         raise ValueError(f"unknown turn kind {step.kind!r}")
+    if quote is not None:
+        fields["evidence_quote"] = quote
     if evidence:
         fields["evidence_response"] = EVIDENCE_RESPONSE
     return obj(**fields, speech=SPEECH)
