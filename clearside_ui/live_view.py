@@ -13,7 +13,7 @@ import streamlit as st
 from clearside.enforce import partial_object
 from clearside.errors import InputError, NotFound
 from clearside.live.exchange import load_live
-from clearside.live.export import TYPE_LABELS, to_markdown
+from clearside.live.export import TYPE_LABELS, flag_label, quote_label, source_label, to_markdown
 from clearside.live.guardrails import texts_of
 from clearside.live.protocol import PHASE_LABELS, PHASES, PLAN, SPEAKER_LABELS
 from clearside.live.transcript import Intervention, Transcript, Turn
@@ -210,6 +210,10 @@ def field_lines(turn: Turn) -> list[str]:
     lines += _bullets("Decision hinge", f.get("decision_hinges"))
     if isinstance(f.get("request"), str):
         lines.append(f"- *The user asked:* {esc(f['request'])}")
+    if isinstance(f.get("evidence_quote"), dict):
+        quote = f["evidence_quote"]
+        lines.append(f"- *Quotes your source* :green-badge[:material/verified: {esc(quote_label(quote))}] "
+                     f"“{esc(quote.get('quote', ''))}”")
     if isinstance(f.get("evidence_response"), str):
         lines.append(f"- *On the user's evidence:* {esc(f['evidence_response'])}")
     return lines
@@ -240,7 +244,7 @@ def turn_view(turn: Turn, after: list[Intervention] | None = None, *, key: str =
             st.markdown("\n".join(lines))
         for flag in turn.flags:
             quoted = f" In: “{esc(flag['text'])}”" if flag.get("text") else ""
-            st.warning(f"Guardrail ({esc(flag.get('rule', ''))}): {esc(flag.get('detail', ''))}{quoted}",
+            st.warning(f"{flag_label(flag)} ({esc(flag.get('rule', ''))}): {esc(flag.get('detail', ''))}{quoted}",
                        icon=":material/gpp_maybe:")
         for note in turn.notes:
             st.caption(f":material/info: {esc(note)}")
@@ -277,6 +281,8 @@ def intervention_view(item: Intervention) -> None:
     with st.container(border=True):
         st.markdown(f":violet-badge[:material/person: You · {TYPE_LABELS[item.type]}{target}] "
                     f":gray[after turn {item.after_turn}]  \n{esc(item.text)}")
+        if item.source is not None:
+            st.caption(f":material/attach_file: File: {esc(source_label(item.source))}")
         st.markdown(outcome(item))
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 
+from .evidence import RULE as QUOTE_RULE
 from .protocol import PHASE_LABELS, SPEAKER_LABELS
-from .transcript import Intervention, Transcript, Turn
+from .transcript import EvidenceSource, Intervention, Transcript, Turn
 
 TYPE_LABELS = {"pause_question": "Pause & question", "clarification": "Clarification request",
                "inject_evidence": "Evidence", "direct_question": "Direct question"}
@@ -27,9 +28,28 @@ def _md(text: str) -> str:
     return _BLOCK.sub(lambda m: f"\\{m[1]}" if m[1] else f"{m[2]}\\{m[3]}", text)
 
 
+def source_label(source: EvidenceSource) -> str:
+    """``report.pdf (S1; PDF, 12 pages, 48 KB)``: plain text, to be escaped where it is drawn."""
+    size = f"{source.size / 1024:.0f} KB" if source.size >= 1024 else f"{source.size} bytes"
+    pages = f", {source.pages} page{'s' if source.pages != 1 else ''}" if source.pages else ""
+    return f"{source.name} ({source.ref}; {source.kind}{pages}, {size})"
+
+
+def quote_label(quote: dict) -> str:
+    """Where a turn's verified quote comes from: ``S1.3 of report.pdf, page 2`` (plain text)."""
+    page = f", page {quote['page']}" if quote.get("page") else ""
+    return f"{quote.get('passage', '')} of {quote.get('name', quote.get('source', ''))}{page}"
+
+
+def flag_label(flag: dict) -> str:
+    return "Quote check" if flag.get("rule") == QUOTE_RULE else "Guardrail"
+
+
 def intervention_line(item: Intervention) -> str:
     target = f" to {SPEAKER_LABELS[item.to]}" if item.to else ""
     line = f"> **User · {TYPE_LABELS[item.type]}{target}** ({item.at}): {_md(item.text)}"
+    if item.source is not None:
+        line += f"  \n> File: {_md(source_label(item.source))}"
     if item.response:
         who = SPEAKER_LABELS.get(item.answered_by or "", "")
         line += f"  \n> **{who}:** {_md(item.response)}"
@@ -63,6 +83,10 @@ def _fields(turn: Turn) -> list[str]:
         if turn.kind in ("answer",) and key == "questions":
             continue
         lines += [f"- {label}: {_md(item)}" for item in f.get(key, []) if isinstance(item, str)]
+    if isinstance(f.get("evidence_quote"), dict):
+        quote = f["evidence_quote"]
+        lines.append(f"- Quotes the user's source ({_md(quote_label(quote))}, verified word for word): "
+                     f"“{_md(quote.get('quote', ''))}”")
     if f.get("evidence_response"):
         lines.append(f"- On the user's evidence: {_md(f['evidence_response'])}")
     return lines
@@ -86,7 +110,7 @@ def to_markdown(transcript: Transcript) -> str:
         lines += [f"### Turn {turn.turn} · {_md(turn.label)}", "", _md(turn.text), ""]
         lines += _fields(turn)
         for flag in turn.flags:
-            lines.append(f"- ⚠ Guardrail ({flag['rule']}): {_md(flag['detail'])}")
+            lines.append(f"- ⚠ {flag_label(flag)} ({flag['rule']}): {_md(flag['detail'])}")
         for note in turn.notes:
             lines.append(f"- Note: {_md(note)}")
         lines.append("")
