@@ -11,14 +11,32 @@ from ..errors import ClearSideError, InputError
 from ..inputs import read_json
 from ..live.debate import LiveDebate, LiveEvent
 from ..live.exchange import import_transcript_file
+from ..live.export import quote_label
 from ..live.protocol import SPEAKER_LABELS, LiveConfig
 from ..live.transcript import INTERVENTION_TYPES, Transcript
 from ..providers import get_provider
+from ..sources import Source, read_source
 from ..store import open_store, safe_url
 
 
+def read_evidence_file(path: str | Path, where: str = "") -> Source:
+    """A file injected as evidence, read within the sources' limits (the Debate page's); an InputError naming the
+    file and why it cannot be used (missing, empty, unreadable, too big, unsupported type)."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{where}{path}: cannot be read ({exc.strerror or exc}).") from exc
+    try:
+        return read_source(path.name, data)
+    except InputError as exc:
+        raise InputError(f"{where}{exc}") from None
+
+
 def read_interventions(path: str) -> list[dict[str, Any]]:
-    """A JSON list of ``{"after_turn", "type", "text", "to"?}``; refused whole if any item is wrong."""
+    """A JSON list of ``{"after_turn", "type", "text", "to"?, "file"?}``; refused whole if any item is wrong.
+    ``file`` (evidence only; relative to the interventions file's folder): a source file injected as evidence,
+    read now, so a refusal stops the command before the debate starts; ``text`` is then optional."""
     items = read_json(path, "the interventions file")
     if not isinstance(items, list):
         raise InputError(f"The interventions file {path} must hold a JSON list of interventions.")
@@ -26,7 +44,7 @@ def read_interventions(path: str) -> list[dict[str, Any]]:
         where = f"Intervention {number} in {path}"
         if not isinstance(item, dict):
             raise InputError(f"{where} is not an object.")
-        unknown = set(item) - {"after_turn", "type", "text", "to"}
+        unknown = set(item) - {"after_turn", "type", "text", "to", "file"}
         if unknown:
             raise InputError(f"{where} has unknown keys: {', '.join(sorted(unknown))}.")
         if not isinstance(item.get("after_turn"), int) or isinstance(item.get("after_turn"), bool) \
@@ -34,7 +52,15 @@ def read_interventions(path: str) -> list[dict[str, Any]]:
             raise InputError(f"{where} needs after_turn, a turn number of 0 or more.")
         if item.get("type") not in INTERVENTION_TYPES:
             raise InputError(f"{where} has type {item.get('type')!r}; use one of {', '.join(INTERVENTION_TYPES)}.")
-        if not isinstance(item.get("text"), str) or not item["text"].strip():
+        if "file" in item:
+            if item.get("type") != "inject_evidence" or not isinstance(item["file"], str) or not item["file"]:
+                raise InputError(f"{where}: only inject_evidence takes a file (a path to a .txt, .md, .html, "
+                                 ".pdf or .csv file).")
+            item["source"] = read_evidence_file(Path(path).parent / item.pop("file"), f"{where}: ")
+            item.setdefault("text", "")
+            if not isinstance(item["text"], str):
+                raise InputError(f"{where} has a text that is not a string.")
+        elif not isinstance(item.get("text"), str) or not item["text"].strip():
             raise InputError(f"{where} needs a non-empty text.")
         if item.get("to") not in (None, "pro", "con", "moderator"):
             raise InputError(f"{where} has to={item.get('to')!r}; use pro, con or moderator.")
@@ -69,12 +95,16 @@ class Printer:
         elif event.kind == "turn_done":
             for flag in event.data.get("flags", []):
                 write(f"\n[flag kept after regeneration: {flag['detail']}]")
+            if event.data.get("quote"):
+                quote = event.data["quote"]
+                write(f"\n[quotes {quote_label(quote)}, verified: \"{quote['quote']}\"]")
             if event.data.get("truncated"):
                 write("\n[cut at the hard time limit]")
             write("\n")
         elif event.kind == "intervention":
             write(f"\n[user {event.data['type'].replace('_', ' ')}"
-                  + (f" to {event.speaker}" if event.speaker else "") + f"] {event.text}\n")
+                  + (f" to {event.speaker}" if event.speaker else "") + f"] {event.text}"
+                  + (f" [file: {event.data['file']}]" if event.data.get("file") else "") + "\n")
         elif event.kind == "answered":
             write(f"[{SPEAKER_LABELS.get(event.speaker, event.speaker)} answers the user] {event.text}\n")
         elif event.kind == "paused":
@@ -90,7 +120,7 @@ def _scheduler(items: list[dict[str, Any]]):
         while queue and (queue[0]["after_turn"] <= done or debate.finished):
             item = queue.pop(0)
             try:
-                debate.submit(item["type"], item["text"], item.get("to"))
+                debate.submit(item["type"], item["text"], item.get("to"), item.get("source"))
             except InputError as exc:
                 print(f"warning: intervention after turn {item['after_turn']} skipped: {exc}", file=sys.stderr)
 
@@ -109,6 +139,11 @@ def _write_transcript(transcript: Transcript, out: str | None) -> None:
 
 def cmd_live(args: argparse.Namespace) -> int:
     items = read_interventions(args.interventions) if args.interventions else []
+    if args.evidence_after is not None and args.evidence_after < 0:
+        raise InputError("--evidence-after needs a turn number of 0 or more.")
+    items += [{"after_turn": args.evidence_after or 0, "type": "inject_evidence", "text": "",
+               "source": read_evidence_file(name, "--evidence-file ")} for name in args.evidence_file or []]
+    items.sort(key=lambda item: item["after_turn"])
     provider = get_provider(args.provider, concurrency=args.concurrency)
     printer = Printer()
     store = open_store()
@@ -143,6 +178,12 @@ def add_parser(sub: Any, model_options) -> None:
     live.add_argument("question", nargs="?")
     live.add_argument("--interventions", metavar="FILE",
                       help='JSON list, e.g. [{"after_turn": 2, "type": "inject_evidence", "text": "..."}]')
+    live.add_argument("--evidence-file", metavar="FILE", action="append",
+                      help="inject a source file as evidence (.txt, .md, .html, .pdf or .csv; at most 5 MB): the "
+                           "advocates who acknowledge it quote it, each quote checked word for word; repeatable")
+    live.add_argument("--evidence-after", metavar="TURN", type=int,
+                      help="inject the --evidence-file files after this turn (default 0: before the first; with "
+                           "--resume, at once)")
     live.add_argument("--words-per-minute", type=int, help="pace that turns time into token budgets (default 150)")
     live.add_argument("--resume", metavar="ID|FILE", help="continue a saved live debate from its last finished turn")
     live.add_argument("--geography")

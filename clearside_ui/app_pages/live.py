@@ -8,7 +8,8 @@ from clearside.live.debate import LiveDebate
 from clearside.live.protocol import LiveConfig
 from clearside.live_job import LiveJob, resume_job
 from clearside.schema import Document
-from clearside_ui import jobs, live_view, owner, page_path, scroll, settings, view
+from clearside.sources import MAX_BYTES, MAX_CHARS, MAX_PAGES, read_source
+from clearside_ui import jobs, live_view, owner, page_path, scroll, settings, sources_view, view
 from clearside_ui.inputs import context_boxes, length_note, question_box
 
 TIMELINE = "app_pages/timeline.py"
@@ -30,6 +31,14 @@ CONTROLS = {
 TABS = {"pause_question": "Pause & ask", "clarification": "Clarify", "inject_evidence": "Evidence",
         "direct_question": "Ask"}
 AFTER_THE_END = ("clarification", "direct_question")  # still answered once the last turn is over
+FILE_LIMITS = (f"One file at a time: text, Markdown, HTML, PDF or CSV, at most {MAX_BYTES // (1024 * 1024)} MB and "
+               f"{MAX_CHARS:,} characters of text ({MAX_PAGES} pages for a PDF). The advocates who acknowledge it "
+               "quote it, and every quote is checked word for word against your file.")
+
+
+def evidence_file_key() -> str:
+    """The uploader's key: a new one after each injection, so the sent file leaves the uploader."""
+    return f"live_iv_file_{st.session_state.get('live_iv_file_n', 0)}"
 
 
 def attach(job_id: str) -> None:
@@ -118,14 +127,19 @@ def intervene(job: LiveJob, kind: str) -> None:
     text = state.get(f"live_iv_{kind}", "")
     to = state.get(f"live_iv_{kind}_to")
     to = None if to in (None, "auto") else to
+    uploaded = state.get(evidence_file_key()) if kind == "inject_evidence" else None
     try:
-        item = job.pause(text, to) if kind == "pause_question" else job.submit(kind, text, to)
+        # a file is read first, within the Debate page's limits: a refusal names it and queues nothing
+        source = read_source(uploaded.name, uploaded.getvalue()) if uploaded is not None else None
+        item = job.pause(text, to) if kind == "pause_question" else job.submit(kind, text, to, source)
         if item is not None and kind != "inject_evidence":  # an answer is coming: it is brought into view
             state.setdefault(f"live_asked_{job.id}", set()).add(item.id)
     except ClearSideError as exc:
         state[f"live_iv_error_{kind}"] = exc.for_dashboard()  # what was typed stays in the box
         return
     state.update({f"live_iv_{kind}": "", f"live_iv_error_{kind}": ""})
+    if uploaded is not None:
+        state["live_iv_file_n"] = state.get("live_iv_file_n", 0) + 1
     state["live_iv_notice"] = f"{CONTROLS[kind][0]}: sent. It appears in the transcript with its outcome."
 
 
@@ -215,6 +229,11 @@ def intervention_controls(job: LiveJob, snap) -> None:
             st.text_area("Your question" if kind != "inject_evidence" else "Evidence or a source to consider",
                          key=f"live_iv_{kind}", height=80, help=f"At most {MAX_QUESTION} characters.")
             length_note(f"live_iv_{kind}", MAX_QUESTION, "Your text")
+            if kind == "inject_evidence":
+                st.file_uploader("Or attach a source file", type=sources_view.TYPES, key=evidence_file_key(),
+                                 on_change=lambda: st.session_state.update(live_iv_error_inject_evidence=""),
+                                 help="The text above becomes your note on the file (optional with a file).")
+                st.caption(FILE_LIMITS)
             if kind == "direct_question":
                 st.radio("Ask", ["pro", "con", "moderator"], key=f"live_iv_{kind}_to", index=None, horizontal=True,
                          format_func=RECIPIENTS.get)
@@ -223,7 +242,7 @@ def intervention_controls(job: LiveJob, snap) -> None:
                          format_func=lambda r, auto=auto: RECIPIENTS[r] or auto)
             st.button(label, key=f"live_do_{kind}", on_click=intervene, args=(job, kind), width="stretch")
             if st.session_state.get(f"live_iv_error_{kind}"):
-                st.error(view.esc(st.session_state[f"live_iv_error_{kind}"]))
+                st.error(sources_view.lines(st.session_state[f"live_iv_error_{kind}"]), icon=":material/block:")
     if st.session_state.get("live_iv_notice"):
         st.caption(view.esc(st.session_state.pop("live_iv_notice")))
 
