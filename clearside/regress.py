@@ -21,14 +21,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from . import metrics, prompts, references, status, swap
-from .engine import Event
+from . import metrics, paired, prompts, references, status, suites, swap
+from .engine import DebateRun, Event
 from .errors import InputError, NotFound
 from .providers import Provider
 from .references import Reference
 from .scored import run_scored
-from .static.recorder import PROMPTS
+from .static.recorder import PROMPTS, start_static
 from .store import Store
+from .suites import Case, Suite
 
 SUITES: dict[str, Callable[[], list[Reference]]] = {
     "flagship": lambda: [references.flagship()],
@@ -65,9 +66,21 @@ THRESHOLDS: dict[str, dict[str, float]] = {
 
 
 def suite_items(suite: str) -> list[Reference]:
+    """A built-in suite's references (what an enqueued batch's workers debate)."""
     if suite not in SUITES:
         raise InputError(f"Unknown suite {suite!r}: use one of {', '.join(SUITES)}.")
     return SUITES[suite]()
+
+
+def load_suite(suite: str | Suite) -> Suite:
+    """A built-in suite by name, or the user's suite file at that path (see :mod:`clearside.suites`)."""
+    return suite if isinstance(suite, Suite) else suites.resolve(suite)
+
+
+def suite_names(store: Store) -> list[str]:
+    """Every suite the store has runs of: the built-ins first, then the user's suites, then comparisons."""
+    found = {row["suite"] for row in store.runs()}
+    return [*SUITES, *sorted(found - {*SUITES, "compare"}), "compare"]
 
 
 def stats(values: list[float]) -> dict[str, Any]:
@@ -168,8 +181,8 @@ def batches(store: Store, suite: str) -> list[Batch]:
 
 
 def find_batch(store: Store, batch_id: str) -> Batch | None:
-    """A batch of any suite by its id."""
-    for suite in (*SUITES, "compare"):
+    """A batch of any suite (built-in, the user's or comparisons) by its id."""
+    for suite in suite_names(store):
         for batch in batches(store, suite):
             if batch.id == batch_id:
                 return batch
@@ -193,16 +206,19 @@ def bless(store: Store, batch_or_run: str) -> Batch:
 OnRun = Callable[[dict[str, Any]], None]
 
 
-def run_batch(suite: str, provider: Provider, store: Store, *, runs: int = 3, concurrency: int | None = None,
+def run_batch(suite: str | Suite, provider: Provider, store: Store, *, runs: int = 3, concurrency: int | None = None,
               retries: int = 2, temperature: float = 0.4, thresholds: dict[str, dict[str, float]] | None = None,
               on_run: OnRun | None = None, batch_id: str | None = None, cancel: threading.Event | None = None,
               on_event: Callable[[str, Event], None] | None = None, swap_check: bool = False) -> dict[str, Any]:
-    """Debate every item of ``suite`` ``runs`` times, save and score each as it finishes; return the report.
+    """Debate every case of ``suite`` (a built-in's name, a suite file's path or a loaded :class:`Suite`) ``runs``
+    times, save and score each as it finishes; return the report. Runs are filed under the suite's name, each with
+    its case id (``item``) and repeat (``index``), which ``compare_runs`` pairs by.
     ``on_event(label, event)``: each run's agent events as they happen (label ``flagship #1``), for progress.
     ``swap_check``: each finished debate also gets the swap check's ``flip_rate`` (one more moderator call)."""
     if runs < 1:
         raise InputError(f"--runs must be at least 1 (got {runs}).")
-    items = suite_items(suite)
+    loaded = load_suite(suite)
+    suite, items = loaded.name, list(loaded.cases)
     concurrency = max(1, concurrency or provider.concurrency)
     batch_id = batch_id or uuid.uuid4().hex
     versions = prompts.versions(*PROMPTS)
@@ -210,15 +226,24 @@ def run_batch(suite: str, provider: Provider, store: Store, *, runs: int = 3, co
     started, started_at = time.perf_counter(), datetime.now(UTC).isoformat(timespec="microseconds")
     tasks = [(item, i) for i in range(runs) for item in items]
 
-    def one(task: tuple[Reference, int]) -> dict[str, Any]:
+    def one(task: tuple[Case, int]) -> dict[str, Any]:
         item, index = task
         data = {"batch": batch_id, "item": item.name, "index": index, "question": item.proposition,
                 "started_at": started_at, "planned": len(tasks)}
+        if not loaded.builtin:
+            data["suite_file"] = loaded.source
+        context = item.context_fields()
+        if context:
+            data["context"] = context
         if cancel is not None and cancel.is_set():
             return {"status": "cancelled", **data}
         label = f"{item.name} #{index + 1}"
+        debate_id = None
+        if context:  # saved first with its context: run_scored then completes that debate
+            debate_id = start_static(store, DebateRun.from_input(item.proposition, **context), provider=provider.name,
+                                     model=provider.model, prompt_versions=versions)
         scored = run_scored(item.proposition, provider, store, suite=suite, data=data, retries=retries,
-                            temperature=temperature, reference=item,
+                            temperature=temperature, reference=item.scoring_reference(), debate_id=debate_id,
                             on_event=(lambda event: on_event(label, event)) if on_event else None,
                             swap_check=swap_check)
         result = item_result(scored, data)
@@ -243,7 +268,7 @@ def item_result(scored: Any, data: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def batch_report(suite: str, spec: str, items: list[Reference], runs: int, batch_id: str, concurrency: int,
+def batch_report(suite: str, spec: str, items: list[Reference] | list[Case], runs: int, batch_id: str, concurrency: int,
                  versions: dict[str, str], started_at: str, wall_seconds: float, results: list[dict[str, Any]],
                  base: Batch | None, thresholds: dict[str, dict[str, float]] | None) -> dict[str, Any]:
     """The batch's report: its metrics against the baseline ``base`` and the gates, and each debate's outcome."""
@@ -291,4 +316,173 @@ def markdown(report: dict[str, Any]) -> str:
     failed = [d for d in report["debates"] if d["status"] == "failed"]
     if failed:
         lines += ["", "Debates that failed:", *[f"- {d['item']} #{d['index'] + 1}: {d['error']}" for d in failed]]
+    return "\n".join(lines) + "\n"
+
+
+# -- paired comparison of two batches (compare-runs) -------------------------------------------------------------
+
+def _gate_tolerance(rule: dict[str, float]) -> float | None:
+    """How much worse a metric may get before a significant change is a regression: its tolerance; 0 for a
+    metric with only a gate (any significant worsening counts); ``None`` for one reported, never gated."""
+    if "tolerance" in rule:
+        return float(rule["tolerance"])
+    return 0.0 if ("min" in rule or "max" in rule) else None
+
+
+def run_failures(row: dict[str, Any], thresholds: dict[str, dict[str, float]] | None = None) -> list[str]:
+    """Why one run fails on its own ([] when it passes): it did not finish, or a metric misses its absolute gate
+    (the batch gates of ``THRESHOLDS`` applied to this run's value)."""
+    if row["status"] != "done":
+        error = (row.get("data") or {}).get("error")
+        return [f"the debate {row['status']}" + (f": {error}" if error else "")]
+    reasons = []
+    for name, rule in {**THRESHOLDS, **(thresholds or {})}.items():
+        value = (row.get("metrics") or {}).get(name)
+        if value is None:
+            continue
+        if "min" in rule and value < rule["min"]:
+            reasons.append(f"{name} {value:g} is below the gate {rule['min']:g}")
+        if "max" in rule and value > rule["max"]:
+            reasons.append(f"{name} {value:g} is above the gate {rule['max']:g}")
+    return reasons
+
+
+def _pairable(batch: Batch) -> dict[tuple[str, int], dict[str, Any]]:
+    """The batch's finished runs (done or failed) by (case id, repeat)."""
+    out: dict[tuple[str, int], dict[str, Any]] = {}
+    for row in batch.rows:
+        data = row.get("data") or {}
+        if row["status"] in ("done", "failed") and data.get("item") is not None:
+            out[(str(data["item"]), int(data.get("index") or 0))] = row
+    return out
+
+
+def _side(batch: Batch) -> dict[str, Any]:
+    return {"batch": batch.id, "suite": batch.suite, "provider": batch.spec, "created_at": batch.created_at,
+            "runs": len(batch.rows)}
+
+
+def compare_runs(store: Store, batch_a: str, batch_b: str,
+                 thresholds: dict[str, dict[str, float]] | None = None) -> dict[str, Any]:
+    """Batch B against batch A, run by run: pairs by case id and repeat, every metric's paired statistics
+    (:mod:`clearside.paired`: mean difference B - A, bootstrap interval, sign-flip test, Holm), the pairs that
+    flipped between passing and failing on their own (``run_failures``), and the verdict: a regression only where
+    a metric is significantly worse by more than its tolerance. ``InputError`` for an unknown batch, one still
+    running, the same batch twice or two batches with no case in common."""
+    found = []
+    for name in (batch_a, batch_b):
+        batch = find_batch(store, name)
+        if batch is None:
+            raise NotFound(f"No batch has the id {name}: `python -m clearside runs` lists them.")
+        running = sum(r["status"] == "running" for r in batch.rows)
+        if running:
+            raise InputError(f"Batch {name} is still running ({running} of its {len(batch.rows)} runs unfinished): "
+                             f"wait for it (`python -m clearside status {name} --wait`) and compare again.")
+        found.append(batch)
+    a, b = found
+    if a.id == b.id:
+        raise InputError(f"compare-runs needs two different batches (got {a.id} twice).")
+    runs_a, runs_b = _pairable(a), _pairable(b)
+    keys = sorted(set(runs_a) & set(runs_b))
+    if not keys:
+        ids_a = sorted({k[0] for k in runs_a}) or ["none finished"]
+        ids_b = sorted({k[0] for k in runs_b}) or ["none finished"]
+        raise InputError(f"Batches {a.id} ({a.suite}) and {b.id} ({b.suite}) have no finished case and repeat in "
+                         f"common (A: {', '.join(ids_a[:5])}; B: {', '.join(ids_b[:5])}): compare two batches "
+                         "of the same suite.")
+    rules = {**THRESHOLDS, **(thresholds or {})}
+    values: dict[str, tuple[list[float], list[float]]] = {}
+    for name in metrics.SUMMARY:
+        both = [(float(runs_a[k]["metrics"][name]), float(runs_b[k]["metrics"][name])) for k in keys
+                if name in (runs_a[k].get("metrics") or {}) and name in (runs_b[k].get("metrics") or {})]
+        if both:
+            values[name] = ([x for x, _ in both], [y for _, y in both])
+    cases = sorted({k[0] for k in keys})
+    rows = paired.compare(values, better={n: metrics.SUMMARY[n][0] for n in values},
+                          tolerance={n: _gate_tolerance(rules.get(n, {})) for n in values}, cases=len(cases))
+    flips = []
+    for key in keys:
+        fail_a, fail_b = run_failures(runs_a[key], thresholds), run_failures(runs_b[key], thresholds)
+        if bool(fail_a) != bool(fail_b):
+            flips.append({"case": key[0], "repeat": key[1], "change": "pass → fail" if fail_b else "fail → pass",
+                          "a": _flip_side(runs_a[key], fail_a), "b": _flip_side(runs_b[key], fail_b),
+                          "metrics": _side_by_side(runs_a[key], runs_b[key], rules)})
+    regressions = [r.metric for r in rows if r.verdict == "regression"]
+    warnings = [] if a.suite == b.suite else [f"The batches are of different suites ({a.suite} and {b.suite}): "
+                                              "only the case ids they share are compared."]
+    return {"a": _side(a), "b": _side(b), "pairs": len(keys), "cases": cases,
+            "repeats": max(k[1] for k in keys) + 1, "alpha": paired.ALPHA, "confidence": paired.CONFIDENCE,
+            "power": paired.POWER,
+            "unpaired": {"a": [f"{c} #{i + 1}" for c, i in sorted(set(runs_a) - set(keys))],
+                         "b": [f"{c} #{i + 1}" for c, i in sorted(set(runs_b) - set(keys))]},
+            "metrics": [r.as_dict() for r in rows], "flips": flips, "regressions": regressions,
+            "too_few": [r.metric for r in rows if r.too_few], "regression": bool(regressions), "warnings": warnings}
+
+
+def _flip_side(row: dict[str, Any], failures: list[str]) -> dict[str, Any]:
+    return {"run": row["id"], "debate_id": row.get("debate_id"), "status": row["status"],
+            "passed": not failures, "failures": failures}
+
+
+def _side_by_side(a: dict[str, Any], b: dict[str, Any], rules: dict[str, dict[str, float]]) -> list[dict[str, Any]]:
+    """The two runs' values of every metric that differs between them, gated metrics first."""
+    ma, mb = a.get("metrics") or {}, b.get("metrics") or {}
+    names = [n for n in metrics.SUMMARY if (n in ma or n in mb) and ma.get(n) != mb.get(n)]
+    names.sort(key=lambda n: not ({"min", "max"} & set(rules.get(n, {}))))
+    return [{"metric": n, "a": ma.get(n), "b": mb.get(n)} for n in names]
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    return "—" if value is None else f"{value:.{digits}g}" if abs(value) >= 1e-3 or value == 0 else f"{value:.1e}"
+
+
+def paired_markdown(report: dict[str, Any]) -> str:
+    """The paired comparison as a readable report: the table, what needs more repeats, the flipped cases."""
+    a, b = report["a"], report["b"]
+    verdict = "REGRESSION" if report["regression"] else "NO REGRESSION"
+    lines = [f"# Paired comparison: B against A — {verdict}", "",
+             f"- A: batch `{a['batch']}` ({a['suite']}, {a['provider']}, {a['created_at'][:16]})",
+             f"- B: batch `{b['batch']}` ({b['suite']}, {b['provider']}, {b['created_at'][:16]})", "",
+             f"{report['pairs']} pair(s) of runs over {len(report['cases'])} case(s), paired by case id and repeat. "
+             f"Difference = B − A; {report['confidence']:.0%} bootstrap interval; p from a two-sided sign-flip "
+             f"permutation test, Holm-corrected across the metrics. A regression is a metric significantly worse "
+             f"(Holm p < {report['alpha']:g}) by more than its tolerance."]
+    for warning in report["warnings"]:
+        lines += ["", f"Warning: {warning}"]
+    for side in ("a", "b"):
+        if report["unpaired"][side]:
+            shown = report["unpaired"][side]
+            lines += ["", f"Only in {side.upper()} (not compared): {', '.join(shown[:10])}"
+                          + (f" and {len(shown) - 10} more" if len(shown) > 10 else "")]
+    lines += ["", "| metric | better | pairs | mean A | mean B | B − A | 95% CI | p | p (Holm) | tolerance | verdict |",
+              "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for m in report["metrics"]:
+        tol = "not gated" if m["tolerance"] is None else f"{m['tolerance']:g}"
+        lines.append(f"| {m['metric']} | {m['better']} | {m['n']} | {_num(m['mean_a'])} | {_num(m['mean_b'])} | "
+                     f"{m['diff']:+.3g} | [{m['ci_low']:+.3g}, {m['ci_high']:+.3g}] | {_num(m['p'])} | "
+                     f"{_num(m['p_holm'])} | {tol} | {m['verdict']} |")
+    few = [m for m in report["metrics"] if m["too_few"]]
+    if few:
+        lines += ["", f"Too few repeats to tell (alpha {report['alpha']:g}, power {report['power']:.0%}, for the "
+                      "spread observed):"]
+        for m in few:
+            size = f"{m['tolerance']:g} (its tolerance)" if m["tolerance"] else f"{abs(m['diff']):.3g} (as observed)"
+            lines.append(f"- {m['metric']}: {m['n']} pair(s), spread ±{m['sd']:.3g}; detecting a difference of "
+                         f"{size} needs about {m['pairs_needed']} pairs: {m['repeats_needed']} repeat(s) per case "
+                         f"(`--runs {m['repeats_needed']}`).")
+    if report["flips"]:
+        lines += ["", f"Cases that flipped ({len(report['flips'])}):"]
+        for f in report["flips"]:
+            lines += ["", f"### {f['case']} #{f['repeat'] + 1}: {f['change']}", "",
+                      f"- A (run `{f['a']['run']}`): " + ("passes" if f["a"]["passed"] else
+                                                           "fails: " + "; ".join(f["a"]["failures"])),
+                      f"- B (run `{f['b']['run']}`): " + ("passes" if f["b"]["passed"] else
+                                                           "fails: " + "; ".join(f["b"]["failures"]))]
+            if f["metrics"]:
+                lines += ["", "| metric | A | B |", "|---|---|---|",
+                          *[f"| {m['metric']} | {_num(m['a'], 4)} | {_num(m['b'], 4)} |" for m in f["metrics"]]]
+    else:
+        lines += ["", "No case flipped between passing and failing."]
+    if report["regressions"]:
+        lines += ["", f"Regressions: {', '.join(report['regressions'])}."]
     return "\n".join(lines) + "\n"

@@ -2,7 +2,8 @@
 
 One module per command group: ``debate`` (debate, challenge, render, schema), ``live``, ``store`` (list, export,
 import, delete, rename, duplicate), ``jobs`` (worker, status, cancel, the ``--enqueue`` of ``debate`` and
-``remap``), ``evaluate`` (metrics, regress, runs, bless, compare), ``perspectives``, ``remap``, ``dashboard`` (ui);
+``remap``), ``evaluate`` (metrics, regress, runs, bless, compare), ``review`` (suite validate, compare-runs),
+``perspectives``, ``remap``, ``dashboard`` (ui);
 ``common`` holds what they share.
 
 Exit codes: 0 ok, 2 bad input (an unknown debate id or a refused import
@@ -18,7 +19,7 @@ import sys
 from ..errors import ClearSideError
 from ..live.exchange import adopt_live_files, legacy_live_files
 from ..store import open_store
-from . import cruxes, dashboard, debate, evaluate, jobs, live, perspectives, remap, store
+from . import cruxes, dashboard, debate, evaluate, jobs, live, perspectives, remap, review, store
 from .common import model_options
 
 
@@ -31,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     store.add_parsers(sub)
     jobs.add_parsers(sub)
     evaluate.add_parsers(sub, model_options)
+    review.add_parsers(sub)
     perspectives.add_parser(sub, model_options)
     remap.add_parser(sub)
     cruxes.add_parser(sub)

@@ -147,20 +147,24 @@ def cmd_regress(args: argparse.Namespace) -> int:
     thresholds = read_json(args.thresholds, "thresholds") if args.thresholds else None
     if thresholds is not None and not isinstance(thresholds, dict):
         raise InputError(f"{args.thresholds} must hold an object such as {{\"coverage\": {{\"tolerance\": 0.2}}}}.")
-    items = regress.suite_items(args.suite)
+    suite = regress.load_suite(args.suite)  # a malformed suite file is refused here, before any model call
+    items = suite.cases
+    if args.enqueue and not suite.builtin:
+        raise InputError(f"--enqueue takes a built-in suite ({', '.join(regress.SUITES)}): the workers cannot read "
+                         f"{suite.source}. Run the batch without --enqueue.")
     log_violations(args.violations_log)
     provider = get_provider(args.provider, concurrency=args.concurrency)
     if args.enqueue:
         return enqueue_regress(args, provider, thresholds, len(items))
     store = open_store()
-    print(f"Running {args.suite} ({len(items)} proposition(s)) {args.runs} time(s) on {provider.spec}; "
+    print(f"Running {suite.name} ({len(items)} case(s)) {args.runs} time(s) on {provider.spec}; "
           f"each run is saved as it finishes.", file=sys.stderr)
-    report = regress.run_batch(args.suite, provider, store, runs=args.runs, concurrency=args.concurrency,
+    report = regress.run_batch(suite, provider, store, runs=args.runs, concurrency=args.concurrency,
                                retries=args.retries, temperature=args.temperature, thresholds=thresholds,
                                on_run=_progress(len(items) * args.runs), swap_check=args.swap_check)
     if args.bless:
         regress.bless(store, report["batch"])
-        print(f"Blessed batch {report['batch']} as the {args.suite} baseline.", file=sys.stderr)
+        print(f"Blessed batch {report['batch']} as the {suite.name} baseline.", file=sys.stderr)
     text = regress.markdown(report)
     if args.out:
         write(_json(report), args.out)
@@ -186,9 +190,9 @@ def enqueue_regress(args: argparse.Namespace, provider: Any, thresholds: dict | 
 
 def cmd_runs(args: argparse.Namespace) -> int:
     store = open_store()
-    suites = [args.suite] if args.suite else [*regress.SUITES, compare.SUITE]
-    listed = [{"batch": b.id, "kind": modes.batch_mode_of_suite(b.suite).kind,
-               "link": modes.batch_mode_of_suite(b.suite).share_link(b.id), "suite": b.suite, "provider": b.spec,
+    suites = [args.suite] if args.suite else regress.suite_names(store)
+    listed = [{"batch": b.id, "kind": _batch_mode(b.suite).kind,
+               "link": _batch_mode(b.suite).share_link(b.id), "suite": b.suite, "provider": b.spec,
                "created_at": b.created_at,
                "runs": len(b.rows), "done": sum(r["status"] == "done" for r in b.rows), "baseline": b.baseline,
                "state": b.state(),
@@ -206,6 +210,13 @@ def cmd_runs(args: argparse.Namespace) -> int:
                   f"{b['done']}/{b['runs']} done  {b['state']:<11}  coverage {means.get('coverage', '—')}  "
                   f"neutrality {means.get('neutrality_violations', '—')}{flag}")
     return 0
+
+
+def _batch_mode(suite: str) -> modes.BatchMode:
+    """The batch kind of a suite's runs: a suite of the user's own is a regression suite."""
+    if suite in (*regress.SUITES, compare.SUITE):
+        return modes.batch_mode_of_suite(suite)
+    return modes.BATCH_MODES["regression"]
 
 
 def cmd_bless(args: argparse.Namespace) -> int:
@@ -278,7 +289,9 @@ def add_parsers(sub, model_options) -> None:
 
     r = sub.add_parser("regress", help="run a benchmark suite n times and compare with the blessed baseline "
                                        "(exit 1 on a regression)")
-    r.add_argument("--suite", choices=tuple(regress.SUITES), default="flagship")
+    r.add_argument("--suite", metavar="NAME|FILE", default="flagship",
+                   help=f"a built-in suite ({', '.join(regress.SUITES)}; default flagship) or a suite file of your "
+                        "own (.yaml, .yml or .jsonl; `python -m clearside suite validate FILE` checks it)")
     r.add_argument("--runs", type=int, default=3, help="debates per proposition (default 3)")
     r.add_argument("--thresholds", metavar="FILE", help="JSON overriding gates and tolerances per metric")
     r.add_argument("--bless", action="store_true", help="make this batch the suite's baseline")
@@ -291,7 +304,8 @@ def add_parsers(sub, model_options) -> None:
     r.set_defaults(func=cmd_regress)
 
     runs = sub.add_parser("runs", help="list regression and comparison batches")
-    runs.add_argument("--suite", choices=(*regress.SUITES, compare.SUITE))
+    runs.add_argument("--suite", metavar="NAME", help=f"one suite: {', '.join(regress.SUITES)}, {compare.SUITE} or "
+                                                      "the name of a suite of your own (default: every suite)")
     runs.add_argument("--format", choices=("table", "json"), default="table")
     runs.set_defaults(func=cmd_runs)
 
