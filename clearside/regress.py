@@ -182,11 +182,12 @@ def batches(store: Store, suite: str) -> list[Batch]:
 
 def find_batch(store: Store, batch_id: str) -> Batch | None:
     """A batch of any suite (built-in, the user's or comparisons) by its id."""
-    for suite in suite_names(store):
-        for batch in batches(store, suite):
-            if batch.id == batch_id:
-                return batch
-    return None
+    rows = [r for r in store.runs() if ((r.get("data") or {}).get("batch") or r["id"]) == batch_id]
+    if not rows:
+        return None
+    rows = [r for r in rows if r["suite"] == rows[0]["suite"]]
+    return Batch(id=batch_id, suite=rows[0]["suite"], provider=rows[0]["provider"], model=rows[0]["model"],
+                 created_at=rows[0]["created_at"], rows=rows)
 
 
 def baseline(store: Store, suite: str) -> Batch | None:
