@@ -605,3 +605,70 @@ def detail_view(row: dict[str, Any]) -> None:
     errors = detail.get("schema_validity", {}).get("errors") or []
     if errors:
         st.markdown("**Schema errors**\n\n" + _bullets([str(e) for e in errors]))
+
+
+# -- compare two batches (the paired comparison of ``compare-runs``) -----------------------------------------------
+
+PAIRED_COLUMNS = {"metric": "Metric", "better": "Better", "n": "Pairs", "mean_a": "Mean A", "mean_b": "Mean B",
+                  "diff": "B − A", "ci": "95% interval", "p": "p", "p_holm": "p (Holm)", "tolerance": "Tolerance",
+                  "verdict": "Verdict"}
+
+
+def compare_choices(batches: list[Batch], baseline_id: str | None) -> tuple[list[str], str, str]:
+    """The batch ids newest first, and the default A (the baseline, else the second newest) and B (the newest)."""
+    ids = [b.id for b in reversed(batches)]
+    newest = ids[0]
+    a = baseline_id if baseline_id and baseline_id != newest else ids[1]
+    return ids, a, newest
+
+
+def paired_table(report: dict[str, Any]) -> pd.DataFrame:
+    """One row per metric, as the ``compare-runs`` table: means, difference, interval, p, Holm p, verdict."""
+    rows = []
+    for m in report["metrics"]:
+        rows.append({"Metric": m["metric"], "Better": m["better"], "Pairs": m["n"], "Mean A": round(m["mean_a"], 4),
+                     "Mean B": round(m["mean_b"], 4), "B − A": round(m["diff"], 4),
+                     "95% interval": f"[{m['ci_low']:+.3g}, {m['ci_high']:+.3g}]", "p": round(m["p"], 4),
+                     "p (Holm)": round(m["p_holm"], 4),
+                     "Tolerance": "not gated" if m["tolerance"] is None else f"{m['tolerance']:g}",
+                     "Verdict": m["verdict"]})
+    return pd.DataFrame(rows, columns=list(PAIRED_COLUMNS.values()))
+
+
+def paired_highlight(table: pd.DataFrame):
+    """The table with regressions shaded."""
+    return table.style.apply(lambda row: [FAIL_STYLE if row["Verdict"] == "regression" else ""] * len(row), axis=1)
+
+
+def too_few_notes(report: dict[str, Any]) -> list[str]:
+    """One plain sentence per metric with too few repeats to tell, with the repeats that would be needed."""
+    notes = []
+    for m in report["metrics"]:
+        if m["too_few"]:
+            size = f"{m['tolerance']:g} (its tolerance)" if m["tolerance"] else f"{abs(m['diff']):.3g} (as observed)"
+            notes.append(f"{m['metric']}: {m['n']} pair(s), spread ±{m['sd']:.3g}; a difference of {size} needs "
+                         f"about {m['pairs_needed']} pairs, {m['repeats_needed']} run(s) per item.")
+    return notes
+
+
+def paired_figure(report: dict[str, Any]) -> go.Figure:
+    """Each gated metric's mean difference B − A with its bootstrap interval; regressions in red."""
+    shown = [m for m in report["metrics"] if m["tolerance"] is not None]
+    colours = ["#d62728" if m["verdict"] == "regression" else "#1f77b4" for m in shown]
+    figure = go.Figure(go.Scatter(
+        x=[m["diff"] for m in shown], y=[m["metric"] for m in shown], mode="markers",
+        marker={"color": colours, "size": 9},
+        error_x={"type": "data", "symmetric": False, "array": [m["ci_high"] - m["diff"] for m in shown],
+                 "arrayminus": [m["diff"] - m["ci_low"] for m in shown]},
+        customdata=[[m["better"], m["verdict"]] for m in shown],
+        hovertemplate="%{y}: B − A %{x:.3g} (%{customdata[0]} is better)<br>%{customdata[1]}<extra></extra>"))
+    figure.add_vline(x=0, line_dash="dash", line_color="gray")
+    figure.update_layout(title="B − A per metric, with its 95% bootstrap interval", height=120 + 26 * len(shown),
+                         margin={"t": 50, "b": 40}, xaxis_title="mean difference", yaxis={"autorange": "reversed"})
+    return figure
+
+
+def flip_table(flip: dict[str, Any]) -> pd.DataFrame:
+    """A flipped pair's metrics that differ, A beside B."""
+    return pd.DataFrame([{"Metric": m["metric"], "A": m["a"], "B": m["b"]} for m in flip["metrics"]],
+                        columns=["Metric", "A", "B"])

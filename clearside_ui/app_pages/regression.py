@@ -1,4 +1,5 @@
-"""The Regression page: run a suite n times, compare a batch's metrics with the blessed baseline, trends, one run.
+"""The Regression page: run a suite n times, compare a batch's metrics with the blessed baseline, trends, two
+batches compared run by run, one run.
 
 ``?batch=<id>`` opens a batch (the page keeps the URL on the batch shown, so it is always a share link).
 """
@@ -157,6 +158,53 @@ def drill_down(batch) -> None:
     rv.detail_view(row)
 
 
+def compare_two(batches, baseline_id: str | None) -> None:
+    """Two batches of the suite, run by run: the paired statistics of `compare-runs`."""
+    st.subheader("Compare two batches")
+    if len(batches) < 2:
+        st.caption("Two batches of the suite are compared run by run once it has two.")
+        return
+    ids, default_a, default_b = rv.compare_choices(batches, baseline_id)
+    labels = {b.id: rv.label(b, baseline_id) for b in batches}
+    left, right = st.columns(2)
+    a = left.selectbox("A (compared against)", ids, index=ids.index(default_a), key="rg_cmp_a",
+                       format_func=labels.get)
+    b = right.selectbox("B (under review)", ids, index=ids.index(default_b), key="rg_cmp_b", format_func=labels.get)
+    try:
+        report = regress.compare_runs(jobs.store(), a, b)
+    except ClearSideError as exc:  # the same batch twice, one still running, no case in common
+        st.info(esc(exc.for_dashboard()))
+        return
+    st.caption(f"{report['pairs']} pair(s) of runs over {len(report['cases'])} item(s), paired by item and repeat. "
+               "B − A with a 95% bootstrap interval; p from a sign-flip permutation test, Holm-corrected across "
+               "the metrics. A regression is significant (Holm p < 0.05) and worse by more than the tolerance.")
+    for warning in report["warnings"]:
+        st.warning(esc(warning))
+    if report["regression"]:
+        st.error(f"**REGRESSION** — B is significantly worse beyond tolerance on "
+                 f"{esc(', '.join(report['regressions']))}.")
+    else:
+        st.success("**NO REGRESSION** — no metric is significantly worse than A by more than its tolerance.")
+    table = rv.paired_table(report)
+    st.dataframe(rv.paired_highlight(table), hide_index=True, key="rg_paired", width="stretch",
+                 height=rv.table_height(len(table)))
+    st.plotly_chart(rv.paired_figure(report), key="rg_paired_chart", width="stretch")
+    notes = rv.too_few_notes(report)
+    if notes:
+        st.markdown("**Too few repeats to tell** (alpha 0.05, power 80%, for the spread observed):\n"
+                    + "\n".join(f"- {esc(note)}" for note in notes))
+    if not report["flips"]:
+        st.caption("No run flipped between passing and failing its gates.")
+    for n, flip in enumerate(report["flips"]):
+        st.markdown(f"**{esc(flip['case'])} #{flip['repeat'] + 1}: {esc(flip['change'])}**")
+        sides = st.columns(2)
+        for column, side in zip(sides, ("a", "b"), strict=True):
+            run = flip[side]
+            column.markdown(f"{side.upper()}: " + ("passes" if run["passed"] else
+                                                   "fails — " + esc("; ".join(run["failures"]))))
+        st.dataframe(rv.flip_table(flip), hide_index=True, key=f"rg_flip_{n}", width="stretch")
+
+
 def messages() -> None:
     if st.session_state.get("rg_notice"):
         st.success(esc(st.session_state.pop("rg_notice")))
@@ -192,6 +240,7 @@ def regression() -> None:
     bless_controls(batch, base)
     deltas(batch, base)
     trends(batches, baseline_id, batch.id)
+    compare_two(batches, baseline_id)
     drill_down(batch)
 
 

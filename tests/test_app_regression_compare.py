@@ -1,0 +1,81 @@
+"""AppTest for the Regression page's "Compare two batches": the paired table, the verdict, too few repeats and a
+flipped run side by side, on two flagship batches saved straight into the store (no debate runs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from clearside import store as store_module
+from clearside.providers.scripted import ScriptedProvider
+from clearside.store import open_store
+
+pytest.importorskip("streamlit")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+REGRESSION = "clearside_ui/app_pages/regression.py"
+GOOD = {"schema_valid": 1.0, "neutrality_violations": 0.0, "coverage": 0.6, "diversity": 0.4}
+
+
+@pytest.fixture
+def store():
+    opened = open_store()
+    yield opened
+    store_module._stores.pop(opened.url, None)
+    opened.close()
+
+
+def save(store, batch: str, shift: float, repeats: int, flip_at: int | None = None) -> None:
+    for i in range(repeats):
+        jitter = (-0.02, 0.01, 0.02, -0.01)[i % 4]
+        store.add_run("flagship", provider="scripted", model=f"{batch[:4]}.json", status="done",
+                      metrics={**GOOD, "coverage": round(0.6 + jitter + shift, 4),
+                               "neutrality_violations": 1.0 if i == flip_at else 0.0},
+                      data={"batch": batch, "item": "flagship", "index": i,
+                            "started_at": f"2026-01-01T00:00:0{'ab'.index(batch[0])}"})
+
+
+def page() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.session_state["provider_override"] = ScriptedProvider()
+    at.switch_page(REGRESSION)
+    at = at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def paired(at: AppTest):
+    found = [d.value for d in at.dataframe if "p (Holm)" in d.value.columns]
+    assert len(found) == 1
+    return found[0].set_index("Metric")
+
+
+def test_compare_two_batches_shows_the_paired_table_the_regression_and_the_flipped_run(store):
+    save(store, "a" * 32, 0.0, 8)
+    save(store, "b" * 32, -0.3, 8, flip_at=2)
+    at = page()
+    a, b = (s for s in at.selectbox if s.key in ("rg_cmp_a", "rg_cmp_b"))
+    assert (a.value, b.value) == ("a" * 32, "b" * 32)  # no baseline: A the older, B the newest
+    table = paired(at)
+    assert table.loc["coverage", "Verdict"] == "regression" and table.loc["coverage", "B − A"] == pytest.approx(-0.3)
+    assert table.loc["coverage", "Pairs"] == 8 and table.loc["schema_valid", "Verdict"] == "no difference"
+    assert any("REGRESSION" in e.value and "coverage" in e.value for e in at.error)
+    shown = "\n".join(m.value for m in at.markdown).replace("\\", "")  # esc() escapes Markdown
+    assert "flagship #3: pass → fail" in shown and "neutrality_violations 1 is above the gate 0" in shown
+    flip = next(d.value for d in at.dataframe if list(d.value.columns) == ["Metric", "A", "B"])
+    assert flip.set_index("Metric").loc["neutrality_violations"].tolist() == [0.0, 1.0]
+    at.selectbox(key="rg_cmp_b").set_value("a" * 32)
+    at = at.run()
+    assert not at.exception and any("two different batches" in i.value for i in at.info)
+
+
+def test_too_few_repeats_are_said_with_the_runs_needed(store):
+    save(store, "a" * 32, 0.0, 3)
+    save(store, "b" * 32, -0.05, 3)
+    at = page()
+    assert paired(at).loc["coverage", "Verdict"] == "too few to tell"
+    assert any("NO REGRESSION" in s.value for s in at.success)
+    shown = "\n".join(m.value for m in at.markdown).replace("\\", "")
+    assert "Too few repeats to tell" in shown and "run(s) per item" in shown
