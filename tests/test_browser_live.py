@@ -1,6 +1,7 @@
 """Real browser on the Live debate page: Debian's Chromium, Playwright, `streamlit run app.py`, the embedded model.
 
-Pause & ask mid-turn, the answer while paused, Resume, then the whole six-phase debate to its end (21 turns).
+Pause & ask mid-turn, the answer while paused, a source file injected as evidence while paused (an unreadable one
+refused by name first), Resume, then the whole six-phase debate to its end (21 turns), the file quoted.
 At 30 words per minute the turns are short; the tiny CPU model still needs several minutes for all 21.
 """
 
@@ -51,7 +52,13 @@ def saved(data: Path) -> dict:
         store.close()
 
 
-def test_live_debate_pause_ask_resume_and_finish_in_a_real_browser(server, browser, data):
+REPORT = (b"# Transit report\n\nThe 2024 city survey of 3,000 commuters found that 41% would drive less if parking "
+          b"cost more. <img src=x onerror=\"window.__pwned = 2\"> Bus ridership rose by 12% in the year after "
+          b"the downtown lanes opened.\n\nShop owners on the pedestrian streets reported turnover 8% higher than the "
+          b"year before.")
+
+
+def test_live_debate_pause_ask_resume_and_finish_in_a_real_browser(server, browser, data, tmp_path):
     ARTIFACTS.mkdir(exist_ok=True)
     page = browser.new_page(viewport={"width": 1440, "height": 900})
     dialogs: list[str] = []
@@ -87,6 +94,22 @@ def test_live_debate_pause_ask_resume_and_finish_in_a_real_browser(server, brows
           f"of speech kept; answer: {item['response']!r}")
     page.screenshot(path=str(ARTIFACTS / "live-paused-1440.png"), full_page=True)
 
+    # while paused, evidence as a file: an unreadable one is refused by name and queues nothing, then a report
+    page.get_by_role("tab", name="Evidence").click()
+    upload = page.locator("[data-testid='stFileUploader'] input[type='file']")
+    (tmp_path / "scan.txt").write_bytes(bytes(range(32)) * 20)
+    upload.set_input_files(str(tmp_path / "scan.txt"))
+    page.get_by_role("button", name="Inject evidence").click()
+    expect(page.get_by_text("scan.txt is not readable text", exact=False)).to_be_visible(timeout=30_000)
+    assert len(saved(data)["interventions"]) == 1, "a refused file queues nothing"
+    (tmp_path / "transit.md").write_bytes(REPORT)
+    upload.set_input_files(str(tmp_path / "transit.md"))
+    page.get_by_role("button", name="Inject evidence").click()
+    expect(page.get_by_text("File: transit.md (S1; markdown", exact=False)).to_be_visible(timeout=30_000)
+    evidence = saved(data)["interventions"][1]
+    assert evidence["type"] == "inject_evidence" and evidence["source"]["name"] == "transit.md"
+    assert evidence["text"] == "The attached file transit.md" and "window.__pwned = 2" in evidence["source"]["text"]
+
     page.get_by_role("button", name="Resume", exact=True).click()
     finished = page.get_by_text("The live debate is finished", exact=False)
     retry = page.get_by_role("button", name="Retry")
@@ -105,9 +128,16 @@ def test_live_debate_pause_ask_resume_and_finish_in_a_real_browser(server, brows
     assert transcript["state"] == "done" and len(planned) == 21 and transcript["document"] is not None
     assert len(transcript["turns"]) > paused_turns
     resumed = transcript["turns"][paused_turns]
+    evidence = transcript["interventions"][1]
+    quoted = [transcript["turns"][n - 1]["fields"].get("evidence_quote") for n in evidence["delivered_to"]]
+    assert evidence["status"] == "delivered" and quoted, evidence
+    print(f"evidence delivered in turns {evidence['delivered_to']}: quotes {quoted}; flags "
+          f"{[transcript['turns'][n - 1]['flags'] for n in evidence['delivered_to']]}")
+    assert any(quoted), "no turn that acknowledged the file kept a verified quote of it"
     print(f"resumed turn {resumed['turn']} ({resumed['label']}); notes: {resumed['notes']}; retries: {retries}")
     expect(page.get_by_text(f"All {len(transcript['turns'])} turns done")).to_be_visible()
     expect(page.get_by_text("Moderator synthesis").first).to_be_visible()
+    expect(page.get_by_text("Quotes your source", exact=False).first).to_be_visible()
     expect(page.get_by_text("<script>window.__pwned = 1</script>", exact=False).first).to_be_visible()
     page.screenshot(path=str(ARTIFACTS / "live-done-1440.png"), full_page=True)
 

@@ -240,3 +240,20 @@ def test_on_the_runtime_the_file_is_saved_with_the_intervention_and_the_workflow
     transcript = snap.transcript
     assert transcript.interventions[0].delivered_to == [1, 2]
     assert all(transcript.turn(n).fields["evidence_quote"]["source"] == "S1" for n in (1, 2))
+
+
+def test_sentences_a_grammar_cannot_hold_are_left_out_of_the_decode_schema_but_still_verified():
+    """llama-cpp-python's schema-to-grammar conversion cannot hold a ``"`` or ``\\`` in an enum value (the grammar
+    does not compile and the turn fails on the embedded model): such a sentence is not offered to the decoder; a
+    model that quotes it anyway (unconstrained) has it verified all the same."""
+    text = (b'The 2024 survey found that 41% would drive less. <img onerror="alert(1)"> Bus ridership rose by 12% '
+            b'in one year.\n\nA back\\slash stands in this sentence too.')
+    quote = {"evidence_quote": {"passage": "S1.1", "quote": '<img onerror="alert(1)"> Bus ridership rose by 12%'}}
+    debate, provider = make(Quoting(overrides={("pro", 1): quote}))
+    debate.submit("inject_evidence", "", None, read_source("quotes.txt", text))
+    transcript = debate.run()
+    decoded = provider.requests_for("pro")[0].schema["properties"]["evidence_quote"]["anyOf"]
+    sentences = [s for branch in decoded for s in branch["properties"]["quote"]["enum"]]
+    assert sentences == ["The 2024 survey found that 41% would drive less."]
+    assert transcript.turn(1).fields["evidence_quote"]["quote"] == quote["evidence_quote"]["quote"]
+    assert not transcript.turn(1).flags
