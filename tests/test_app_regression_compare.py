@@ -3,6 +3,7 @@ flipped run side by side, on two flagship batches saved straight into the store 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -66,6 +67,11 @@ def test_compare_two_batches_shows_the_paired_table_the_regression_and_the_flipp
     assert "flagship #3: pass → fail" in shown and "neutrality_violations 1 is above the gate 0" in shown
     flip = next(d.value for d in at.dataframe if list(d.value.columns) == ["Metric", "A", "B"])
     assert flip.set_index("Metric").loc["neutrality_violations"].tolist() == [0.0, 1.0]
+    at.toggle(key="rg_paired_show_chart").set_value(True)
+    at = at.run()
+    [chart] = [c for c in at.get("plotly_chart") if "B − A per metric" in c.proto.spec]
+    figure = json.loads(chart.proto.spec)["data"][0]
+    assert "coverage" in figure["y"] and figure["marker"]["color"][figure["y"].index("coverage")] == "#d62728"
     at.selectbox(key="rg_cmp_b").set_value("a" * 32)
     at = at.run()
     assert not at.exception and any("two different batches" in i.value for i in at.info)

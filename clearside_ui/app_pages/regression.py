@@ -188,7 +188,8 @@ def compare_two(batches, baseline_id: str | None) -> None:
     table = rv.paired_table(report)
     st.dataframe(rv.paired_highlight(table), hide_index=True, key="rg_paired", width="stretch",
                  height=rv.table_height(len(table)))
-    st.plotly_chart(rv.paired_figure(report), key="rg_paired_chart", width="stretch")
+    if st.toggle("Chart of the differences", key="rg_paired_show_chart"):
+        st.plotly_chart(rv.paired_figure(report), key="rg_paired_chart", width="stretch")
     notes = rv.too_few_notes(report)
     if notes:
         st.markdown("**Too few repeats to tell** (alpha 0.05, power 80%, for the spread observed):\n"
