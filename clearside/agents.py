@@ -121,6 +121,9 @@ CHALLENGE_INSTRUCTIONS = {
     "evidence_that_changes_outcome": ("What evidence would change the outcome here",
                                       "Name the specific evidence or data that would change how this element is "
                                       "judged, and in which direction."),
+    "question_source": ("Is this source reliable for this claim?",
+                        "Judge whether the cited source can carry this claim: what kind of source it is, whether the "
+                        "quoted passage says what the claim needs, and what would make it more or less reliable."),
 }
 
 

@@ -17,6 +17,10 @@ attached (:mod:`clearside.sources`), and every quote is checked against its pass
   flagged "fact claimed, no source". All of it goes to the advocate's quality record.
 - :func:`document_sources`: the document's ``sources``: each source with the passages the arguments cite, so
   every quote can be checked again from the document alone.
+- A challenge may target a citation (:func:`challenged`, by its :func:`target` text ``[S1.3] "quote"`` or its
+  passage id): the challenge agent is shown the passage (:func:`challenge_block`), quotes it under the same
+  constrained decoding (:func:`challenge_wire`), and :func:`settle_answer` keeps only verified quotes, falling
+  back to the challenged quote itself, so the answer always cites the passage it discusses.
 """
 
 from __future__ import annotations
@@ -30,8 +34,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from . import checks, prompts
-from .errors import ClearSideError
-from .schema import Citation, QualityItem, Side
+from .errors import ClearSideError, InputError
+from .schema import Citation, QualityItem, ResponseBody, Side
 from .sources import Index, Passage, Source, budget, problem, split
 from .wire import array, obj, one_of, string
 
@@ -259,3 +263,112 @@ def document_sources(library: Library, sides: Sequence[Side]) -> list[dict[str, 
         out.append({"ref": source.ref, "sha256": source.id, "name": source.name, "kind": source.kind,
                     **({"pages": source.pages} if source.pages else {}), "passages": passages})
     return out
+
+
+# -- a challenge of a citation ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Cited:
+    """A citation a challenge targets, found in the document: the claim it supports, its passage and source."""
+
+    side: str  # "pro" or "con"
+    claim: str
+    citation: dict[str, Any]  # {"source", "passage", "quote"}
+    passage: dict[str, Any]  # the document's cited passage: {"id", "text", "page"?}
+    source: dict[str, Any]  # the document's source: {"ref", "name", "kind", ...}
+
+
+def target(citation: Citation | dict[str, Any]) -> str:
+    """A citation as a challenge target: ``[S1.3] "the quote"``."""
+    data = citation.model_dump(mode="json") if isinstance(citation, Citation) else citation
+    return f'[{data["passage"]}] "{data["quote"]}"'
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def challenged(document: dict[str, Any], wanted: str) -> Cited | None:
+    """The citation ``wanted`` names (its :func:`target` text, or its passage id when one citation quotes that
+    passage), or None when ``wanted`` is not a citation. A passage id several citations quote is refused, naming
+    each one's target."""
+    passages = {p["id"]: (s, p) for s in document.get("sources") or [] for p in s.get("passages", [])}
+    found: list[Cited] = []
+    for side in ("pro", "con"):
+        for argument in (document.get(side) or {}).get("arguments", []):
+            for citation in argument.get("citations") or []:
+                if citation["passage"] in passages:
+                    source, passage = passages[citation["passage"]]
+                    found.append(Cited(side, argument["claim"], citation, passage, source))
+    flat = _flat(wanted)
+    exact = [c for c in found if _flat(target(c.citation)) == flat]
+    if exact:
+        return exact[0]
+    by_passage = [c for c in found if c.citation["passage"].casefold() == flat]
+    quotes = {target(c.citation) for c in by_passage}
+    if len(quotes) > 1:
+        raise InputError(f"Passage {by_passage[0].citation['passage']} is quoted by {len(quotes)} citations: name "
+                         "one as the target, " + " or ".join(sorted(quotes)) + ".")
+    return by_passage[0] if by_passage else None
+
+
+def _where(cited: Cited) -> str:
+    page = f", page {cited.passage['page']}" if cited.passage.get("page") else ""
+    return f"{cited.source['name']}{page}"
+
+
+def challenge_origin(cited: Cited) -> str:
+    """Where the challenged citation comes from, in words (the challenge prompt's WHERE IT COMES FROM)."""
+    side = "the case FOR" if cited.side == "pro" else "the case AGAINST"
+    return (f"a citation in {side}: the claim {prompts.quote(cited.claim)} quotes passage {cited.passage['id']} "
+            f"of the user's source {prompts.quote(_where(cited))}")
+
+
+def challenge_block(cited: Cited) -> str:
+    """The cited passage as the challenge agent reads it: quoted data, and how to cite it."""
+    return prompts.render(prompts.load("challenge").tasks["source"], id=cited.passage["id"],
+                          where=prompts.quote(_where(cited)), passage=prompts.quote(cited.passage["text"]),
+                          most=str(MAX_CITATIONS))
+
+
+def _passage(cited: Cited) -> Passage:
+    text = cited.passage["text"]
+    return Passage(cited.passage["id"], cited.source["sha256"], 0, len(text), text, cited.passage.get("page"))
+
+
+def challenge_wire(base: dict[str, Any], cited: Cited) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The challenge agent's wire and decode schemas with ``citations``: 1 or 2 quotes of the cited passage
+    (decoded as that passage's own sentences where the provider constrains decoding)."""
+    item, decoded = citation_wire([_passage(cited)])
+    wire, decode = _copy(base), _copy(base)
+    for schema, citation in ((wire, item), (decode, decoded)):
+        schema["properties"]["citations"] = array(citation, 1, MAX_CITATIONS)
+        schema["required"].append("citations")
+    return wire, decode
+
+
+def prepare_answer(data: Any) -> Any:
+    """A challenge reply's citations with their source; none at all left out (:func:`settle_answer` adds one)."""
+    data = _with_source(data)
+    if isinstance(data, dict) and not data.get("citations"):
+        data.pop("citations", None)
+    return data
+
+
+def settle_answer(body: ResponseBody, cited: Cited) -> tuple[ResponseBody, list[QualityItem]]:
+    """``body`` citing only verified quotes of the challenged passage; when none verifies, the challenged quote
+    itself (verified again here), so the answer always cites the passage it discusses."""
+    items: list[QualityItem] = []
+    kept: list[dict[str, Any]] = []
+    for j, citation in enumerate(body.citations or []):
+        why = (f"cites {citation.passage}, not the challenged passage {cited.passage['id']}"
+               if citation.passage != cited.passage["id"] else problem(citation.quote, cited.passage["text"]))
+        if why:
+            items.append(QualityItem(check="unverified_quote", path=f"citations/{j}", action="dropped",
+                                     text=citation.quote[:300], message=f"the answer's quote {why}"[:300]))
+        elif (data := citation.model_dump(mode="json")) not in kept:
+            kept.append(data)
+    if not kept and not problem(cited.citation["quote"], cited.passage["text"]):
+        kept.append({k: cited.citation[k] for k in ("source", "passage", "quote")})
+    data = body.model_dump(mode="json", exclude_none=True)
+    data.pop("citations", None)
+    return ResponseBody.model_validate({**data, **({"citations": kept} if kept else {})}), items

@@ -26,7 +26,9 @@ from .errors import ClearSideError, DebateFailed, InputError
 from .providers import Provider, Usage, get_provider
 from .schema import (
     ACTIONS,
+    ALL_ACTIONS,
     SCHEMA_VERSION,
+    SOURCE_ACTION,
     AgentQuality,
     ChallengeResponse,
     Context,
@@ -391,7 +393,8 @@ class Engine:
             "pro": run.pro.dump(),
             "con": run.con.dump(),
             "moderator": run.moderator.dump(),
-            "challenges": {"available_actions": list(ACTIONS), "responses": []},
+            "challenges": {"available_actions": [*ACTIONS, *([SOURCE_ACTION] if run.sources and run.citations else [])],
+                           "responses": []},
         }
         if run.personas is not None:
             data["personas"] = [case.dump() for case, _ in run.personas.ordered()]
@@ -410,21 +413,39 @@ class Engine:
 
     def challenge(self, document: Document | dict[str, Any], action: str, target: str) -> Document:
         """Append one challenge response; nothing else in the document changes."""
-        if action not in ACTIONS:
-            raise InputError(f"Unknown challenge action {action!r}: use one of {', '.join(ACTIONS)}.")
+        if action not in ALL_ACTIONS:
+            raise InputError(f"Unknown challenge action {action!r}: use one of {', '.join(ALL_ACTIONS)}.")
         data = copy.deepcopy(document.dump() if isinstance(document, Document) else document)
         doc = validate_document(data)
         target = inputs.target(target)
-        origin = agents.locate(data, target)
+        cited = citations.challenged(data, target)  # a citation: the answer quotes the passage it discusses
+        if cited is None and action == SOURCE_ACTION:
+            raise InputError("“Is this source reliable for this claim?” asks about a citation: give one of the "
+                             "debate's citations as the target (its passage id, or [S1.3] \"the quote\").")
+        target = citations.target(cited.citation) if cited else target
+        origin = citations.challenge_origin(cited) if cited else agents.locate(data, target)
+        messages = agents.challenge_messages(doc.proposition, action, target, origin)
+        options: dict[str, Any] = {}
+        if cited:
+            messages[-1] = {**messages[-1], "content": f"{messages[-1]['content']}\n{citations.challenge_block(cited)}"}
+            options["schema"], options["decode"] = citations.challenge_wire(agents.CHALLENGE_WIRE, cited)
+            options["prepare"] = citations.prepare_answer
         run = DebateRun(raw_input=doc.proposition.raw_input)
 
-        def check(body: dict[str, Any]) -> list[checks.Finding]:
-            return checks.challenge.check(body, target=target, embeddings=self.embeddings)
+        about = f"{cited.claim} {cited.citation['quote']}" if cited else target  # a citation: its claim and quote
 
-        body = self._agent(run, agents.CHALLENGE, agents.challenge_messages(doc.proposition, action, target, origin),
-                           check=check, floors={"analysis": 1})
+        def check(body: dict[str, Any]) -> list[checks.Finding]:
+            return checks.challenge.check(body, target=about, embeddings=self.embeddings)
+
+        body = self._agent(run, agents.CHALLENGE, messages, check=check, floors={"analysis": 1}, **options)
+        if cited:
+            body, items = citations.settle_answer(body, cited)
+            if "challenge" in run.quality:
+                run.quality["challenge"].items += items
         response = ChallengeResponse(action=action, target=target, response=body)
         data["challenges"].setdefault("responses", []).append(response.dump())
+        if cited and SOURCE_ACTION not in data["challenges"]["available_actions"]:
+            data["challenges"]["available_actions"].append(SOURCE_ACTION)
         if "challenge" in run.quality and data.get("quality"):
             data["quality"]["agents"]["challenge"] = merge_quality(data["quality"]["agents"].get("challenge"),
                                                                    run.quality["challenge"]).dump()

@@ -50,13 +50,16 @@ Category = Literal["economic", "ethical", "technical", "social", "political", "e
 EvidenceType = Literal["fact", "projection", "analogy", "value_judgment"]
 Confidence = Literal["low", "medium", "high"]
 Classification = Literal["factual", "uncertain", "values_dependent"]
-Action = Literal["question_assumption", "stronger_counterargument", "evidence_that_changes_outcome"]
+Action = Literal["question_assumption", "stronger_counterargument", "evidence_that_changes_outcome",
+                 "question_source"]  # 1.1: question_source, only on a citation
 CATEGORY_VALUES: tuple[str, ...] = get_args(Category)
-ACTIONS: tuple[Action, ...] = (
+ACTIONS: tuple[Action, ...] = (  # the actions on any element (1.0)
     "question_assumption",
     "stronger_counterargument",
     "evidence_that_changes_outcome",
 )
+SOURCE_ACTION: Action = "question_source"  # 1.1: "is this source reliable for this claim?", on a citation
+ALL_ACTIONS: tuple[Action, ...] = (*ACTIONS, SOURCE_ACTION)
 
 # "[^ \t\n\r\f\v]" rather than "\S": Rust (pydantic) and Python (jsonschema) disagree on what \s covers.
 Text = Annotated[str, StringConstraints(min_length=1, pattern=r"[^ \t\n\r\f\v]")]
@@ -226,6 +229,8 @@ class ResponseBody(Strict):
     analysis: TextList
     historical_context: TextList | None = None
     classification: Classification
+    # 1.1, a challenge of a citation: verbatim quotes of the passage it discusses, verified against it
+    citations: Annotated[list[Citation], Field(min_length=1)] | None = None
 
 
 class ChallengeResponse(Strict):

@@ -24,7 +24,7 @@ from .errors import Cancelled, ClearSideError, InputError
 from .jobs import AGENT_ORDER, AgentProgress, Snapshot
 from .progress import Follower
 from .providers import Provider
-from .schema import ACTIONS, AssumptionStance, Document, Weights
+from .schema import ALL_ACTIONS, AssumptionStance, Document, Weights
 from .static.recorder import StaticRecorder, load_run
 from .store import Store
 
@@ -182,8 +182,8 @@ class ChallengeJob(OneShotJob):
 
     def __init__(self, store: Store, debate_id: str, action: str, target: str, provider: Provider, *,
                  temperature: float = 0.4) -> None:
-        if action not in ACTIONS:
-            raise InputError(f"Unknown challenge action {action!r}: use one of {', '.join(ACTIONS)}.")
+        if action not in ALL_ACTIONS:
+            raise InputError(f"Unknown challenge action {action!r}: use one of {', '.join(ALL_ACTIONS)}.")
         if store.get(debate_id).document is None:
             raise InputError("Only a finished debate can be challenged: resume it first.")
         super().__init__(store, debate_id, provider, temperature=temperature)

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 import streamlit as st
 
+from clearside.citations import target as citation_target
 from clearside.enforce import partial_object
 from clearside.errors import ConfigError
 from clearside.jobs import AGENT_ORDER, Snapshot
@@ -143,7 +144,8 @@ STATUS_ICONS = {"pending": "○", "waiting": "◔", "running": "◐", "retrying"
 STATUS_WORDS = {"waiting": "waiting for the model"}
 ACTION_LABELS = {"question_assumption": "Question an assumption",
                  "stronger_counterargument": "Ask for stronger counterargument",
-                 "evidence_that_changes_outcome": "What evidence would change this?"}
+                 "evidence_that_changes_outcome": "What evidence would change this?",
+                 "question_source": "Is this source reliable for this claim?"}
 CLASS_LABELS = {"factual": "factual", "uncertain": "uncertain", "values_dependent": "values-dependent"}
 
 
@@ -201,6 +203,9 @@ def _challenge_notes(target: str, responses: dict[str, list[Any]]) -> None:
             st.markdown("**Analysis and dependencies**\n\n" + "\n".join(f"- {esc(a)}" for a in body.analysis))
             if body.historical_context:
                 st.markdown("**Historical context**\n\n" + "\n".join(f"- {esc(h)}" for h in body.historical_context))
+            if body.citations:  # a challenge of a citation: the sentences of the passage the answer discusses
+                st.markdown("**Quotes the passage**\n\n" + "\n".join(
+                    f"- `[{c.passage}]` :orange-background[{esc(c.quote)}]" for c in body.citations))
 
 
 def side_view(side: Side, title: str, colour: str, responses: dict[str, list[Any]],
@@ -221,6 +226,8 @@ def side_view(side: Side, title: str, colour: str, responses: dict[str, list[Any
                         f":gray-badge[confidence: {argument.confidence}]{sources_view.badge(argument)}")
             sources_view.citations(argument, cited)  # each marker opens the passage it quotes
             _challenge_notes(argument.claim, responses)
+            for citation in argument.citations or []:  # a challenged citation's answers, under its claim
+                _challenge_notes(citation_target(citation), responses)
     st.markdown("**Assumptions**")
     for assumption in side.assumptions:
         st.markdown(f"- {esc(assumption)}")
@@ -305,9 +312,18 @@ def challenge_targets(document: Document) -> dict[str, str]:
             targets.setdefault(assumption, f"{label} assumption: {assumption}")
         for argument in side.arguments:
             targets.setdefault(argument.claim, f"{label} claim: {argument.claim}")
+            for citation in argument.citations or []:
+                targets.setdefault(citation_target(citation), f"{label} citation [{citation.passage}] for "
+                                                              f"“{argument.claim}”: {citation.quote}")
     for hinge in document.moderator.decision_hinges:
         targets.setdefault(hinge, f"Decision hinge: {hinge}")
     return targets
+
+
+def citation_targets(document: Document) -> set[str]:
+    """The challenge targets that are citations (they also take "Is this source reliable for this claim?")."""
+    return {citation_target(c) for side in (document.pro, document.con) for a in side.arguments
+            for c in a.citations or []}
 
 
 ADVOCATE_POINTS = ("executive_summary", "arguments")  # what an advocate's column shows as it streams

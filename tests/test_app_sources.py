@@ -9,7 +9,7 @@ from pathlib import Path
 
 import helpers
 import pytest
-from helpers import fixture_dict, moderator_reply, orchestrator_reply, request_text, side_reply
+from helpers import challenge_reply, fixture_dict, moderator_reply, orchestrator_reply, request_text, side_reply
 from test_citations import LEX, cited, scripted
 
 from clearside import sources
@@ -195,3 +195,34 @@ def test_a_saved_debate_with_sources_opens_with_its_citations_and_the_library_co
     assert "Sources" in table.columns and "Versions" not in table.columns
     links = [link.split("debate=")[1] for link in table["Link"]]
     assert dict(zip(links, table["Sources"], strict=True)) == {imported: "2 files", plain.id: ""}
+
+
+def test_a_citation_can_be_challenged_and_the_answer_quotes_its_passage_beside_the_claim(app):
+    at, provider = app
+    pro = cited(side_reply("pro"), ("S1.1", CON_QUOTE))
+    script(provider, pro, cited(side_reply("con")))
+    at.file_uploader(key="source_files").set_value([("incident review.md", REPORT.encode(), "text/markdown")])
+    generate(at)
+    settle(at, finished)
+    choices = at.selectbox(key="challenge_choice").options
+    target = f'[S1.1] "{CON_QUOTE}"'
+    [label] = [c for c in choices if "citation [S1.1]" in c]
+    assert label.startswith("FOR citation [S1.1] for “") and label.endswith(CON_QUOTE)
+    assert not has_button(at, "challenge_question_source"), "the source action is offered on a citation only"
+    at.selectbox(key="challenge_choice").set_value(target).run()
+    assert has_button(at, "challenge_question_source")
+    provider.enqueue({**challenge_reply(about="whether a single incident review can show debugging takes hours"),
+                      "citations": [{"passage": "S1.1", "quote": "Outages crossed four services on average last "
+                                                                  "year."}]}, agent="challenge")
+    at.button(key="challenge_question_source").click().run()
+    settle(at, lambda a: any("Is this source reliable for this claim?" in e.label for e in a.expander))
+    [answer] = [e for e in at.expander if e.label.startswith("Challenge · Is this source reliable")]
+    quoted = [m.value for m in answer.markdown if m.value.startswith("**Quotes the passage**")]
+    assert quoted == ["**Quotes the passage**\n\n- `[S1.1]` :orange-background[Outages crossed four services on "
+                      "average last year\\.]"]
+    assert at.session_state["document"].challenges.responses[0].target == target
+    assert "THE CITED PASSAGE" in request_text(provider.requests_for("challenge")[0])
+
+
+def has_button(at: AppTest, key: str) -> bool:
+    return any(b.key == key for b in at.button)

@@ -15,7 +15,7 @@ from ..errors import DebateFailed, InputError
 from ..inputs import read_json
 from ..providers import get_provider
 from ..render import FORMATS, render
-from ..schema import ACTIONS
+from ..schema import ALL_ACTIONS
 from ..scored import run_recorded
 from ..static.exchange import document_of
 from ..static.recorder import StaticRecorder, load_run
@@ -174,8 +174,9 @@ def add_parsers(sub: Any) -> None:
 
     challenge = sub.add_parser("challenge", help="challenge one element of a saved debate")
     challenge.add_argument("debate", metavar="DEBATE.json")
-    challenge.add_argument("--action", choices=ACTIONS, required=True)
-    challenge.add_argument("--target", required=True, help="an assumption, claim, hinge, or free text")
+    challenge.add_argument("--action", choices=ALL_ACTIONS, required=True)
+    challenge.add_argument("--target", required=True,
+                           help="an assumption, claim, hinge, a citation (its passage id, e.g. S1.3), or free text")
     model_options(challenge)
     challenge.set_defaults(func=cmd_challenge)
 

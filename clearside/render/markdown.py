@@ -24,6 +24,7 @@ ACTION_LABELS = {
     "question_assumption": "Question an assumption",
     "stronger_counterargument": "Ask for a stronger counterargument",
     "evidence_that_changes_outcome": "What evidence would change the outcome",
+    "question_source": "Is this source reliable for this claim?",
 }
 NO_VERDICT = "ClearSide does not pick a winner: it lays out both cases and leaves the decision to you."
 
@@ -166,6 +167,9 @@ def _challenges(doc: Document) -> list[str]:
                   "**Analysis**", "", *bullets(item.response.analysis), ""]
         if item.response.historical_context:
             lines += ["**Historical context**", "", *bullets(item.response.historical_context), ""]
+        if item.response.citations:  # a challenge of a citation quotes the passage it discusses
+            lines += ["**Quotes the passage**", "", *bullets(f'[{c.passage}] "{c.quote}"'
+                                                         for c in item.response.citations), ""]
     return lines
 
 

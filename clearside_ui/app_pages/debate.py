@@ -16,7 +16,7 @@ from clearside.inputs import MAX_TARGET
 from clearside.modes import mode
 from clearside.references import flagship
 from clearside.render import render
-from clearside.schema import ACTIONS, Document
+from clearside.schema import ACTIONS, SOURCE_ACTION, Document
 from clearside.static_job import ChallengeJob, StaticJob, resume_job
 from clearside_ui import explore_view, jobs, owner, page_path, personas_view, scroll, settings, sources_view, view
 from clearside_ui.inputs import context_boxes, length_note, question_box
@@ -186,7 +186,7 @@ def challenge_panel(document: Document) -> None:
     target = typed if choice == OTHER else choice
     busy = bool(st.session_state.get("challenge_job"))
     with st.container(horizontal=True):  # at their own width, wrapping on a narrow screen: never cut off
-        for action in ACTIONS:
+        for action in (*ACTIONS, SOURCE_ACTION) if target in view.citation_targets(document) else ACTIONS:
             st.button(view.ACTION_LABELS[action], key=f"challenge_{action}", on_click=start_challenge,
                       args=(action, target), disabled=busy)
     if st.session_state.get("challenge_error"):
