@@ -333,7 +333,8 @@ def test_debate_with_two_sources_on_the_embedded_model():
 
     question = "Should cities ban cars from their historic centres?"
     madrid = ("A 2019 study of Madrid found that nitrogen dioxide levels in the central zone fell by a third after "
-              "cars were restricted. Shops on the main pedestrian streets reported more visitors in the first year.")
+              "cars were restricted. Shops on the main pedestrian streets reported more visitors in the first year. "
+              'The mayor called the zone "a clean-air success" in her report to the council.')  # quotes: grammar
     oslo = ("Delivery firms in Oslo reported that each van spent twenty minutes longer per route after the centre "
             "closed to cars. Older residents who rely on taxis said the new rules made hospital visits harder.")
     attached = sources.read_sources([("madrid study.txt", madrid.encode()), ("oslo report.txt", oslo.encode())])
@@ -363,3 +364,46 @@ def test_debate_with_two_sources_on_the_embedded_model():
         assert (argument.support == "cited") == bool(argument.citations)
         for citation in argument.citations or []:
             assert sources.verify(citation.quote, passages[citation.passage]), citation
+
+
+def test_challenge_of_a_citation_on_the_embedded_model():
+    """"Is this source reliable for this claim?" on a citation, answered by the embedded model: the passage (one of
+    its sentences holds double quotes, which the decoding grammar must carry) is shown to the model, and the answer
+    cites that passage with a quote verified against it; or the typed failure."""
+    import time
+
+    from helpers import moderator_reply, orchestrator_reply, side_reply
+    from test_citations import cited
+
+    from clearside import sources
+    from clearside.errors import QualityCheckError
+    from clearside.providers.scripted import ScriptedProvider
+    from clearside.schema import SOURCE_ACTION
+
+    report = ("Our platform team measured the move in 2025. Scaling each service on its own halved the monthly "
+              'hosting bill within a year. The finance lead called it "the best change we made" at the review.')
+    quote = "Scaling each service on its own halved the monthly hosting bill within a year."
+    scripted = ScriptedProvider()
+    scripted.enqueue(orchestrator_reply(), agent="orchestrator")
+    scripted.enqueue(cited(side_reply("pro"), ("S1.1", quote)), agent="pro")
+    scripted.enqueue(cited(side_reply("con")), agent="con")
+    scripted.enqueue(moderator_reply(), agent="moderator")
+    attached = sources.read_sources([("platform report.txt", report.encode())])
+    document = Engine(scripted, embeddings=checks.Embeddings(enabled=False)).run(
+        DebateRun.from_input("Should we adopt microservices?", sources=attached))
+    provider = get_provider("embedded")
+    seen = recorded(provider)
+    started = time.monotonic()
+    try:
+        out = Engine(provider, retries=1).challenge(document, SOURCE_ACTION, "S1.1")
+    except (SchemaViolationError, QualityCheckError) as exc:
+        assert "THE CITED PASSAGE" in seen[0].messages[-1]["content"], exc
+        return
+    finally:
+        print(f"challenge of a citation on the embedded model: {time.monotonic() - started:.1f} s, {len(seen)} calls")
+    [response] = out.challenges.responses
+    assert response.action == SOURCE_ACTION and response.target == f'[S1.1] "{quote}"'
+    assert response.response.citations, "the answer cites the passage it discusses"
+    for citation in response.response.citations:
+        assert citation.passage == "S1.1" and sources.verify(citation.quote, report), citation
+    assert jsonschema_errors(out.dump()) == []

@@ -24,6 +24,23 @@ SHORTLIST = 64
 _TOKEN = np.dtype([("id", np.intc), ("logit", np.single), ("p", np.single)], align=True)
 
 
+def escape_literal_backslashes() -> None:
+    """llama-cpp-python (0.3) writes a JSON-Schema ``enum`` or ``const`` string into the grammar as the JSON text of
+    the value, escaping ``"`` for the grammar but not ``\\``: a value holding a double quote (``said "no"``)
+    becomes ``"said \\"no\\""`` there, which the grammar parser rejects, failing the call. Such values are user
+    text: sentences of the user's sources offered as quotes. Escaping the backslash too makes the literal exactly
+    the value's JSON text. Idempotent; the converter reads these module globals on every call."""
+    import re
+
+    from llama_cpp import llama_grammar
+
+    llama_grammar.GRAMMAR_LITERAL_ESCAPES = {**llama_grammar.GRAMMAR_LITERAL_ESCAPES, "\\": "\\\\"}
+    llama_grammar.GRAMMAR_LITERAL_ESCAPE_RE = re.compile(r'[\r\n"\\]')
+
+
+escape_literal_backslashes()
+
+
 class GrammarFirstSampler:
     """Drop-in for llama-cpp-python's ``LlamaSampler`` (``sample``, ``accept``, ``reset``, ``close``)."""
 
