@@ -193,3 +193,10 @@ def test_a_suite_file_runs_end_to_end_and_two_of_its_batches_compare_run_by_run(
     assert {m["metric"] for m in compared["metrics"]} >= {"coverage", "schema_valid"}
     code, out, _ = run(capsys, "runs", "--format", "json")
     assert {(b["batch"], b["suite"], b["kind"]) for b in json.loads(out)} == {(i, "ours", "regression") for i in ids}
+
+
+def test_a_users_own_suite_maps_to_the_regression_batch_kind():
+    from clearside import modes
+
+    assert modes.batch_mode_of_suite("my-own-suite") is modes.BATCH_MODES["regression"]
+    assert modes.batch_mode_of_suite("flagship") is modes.BATCH_MODES["regression"]
