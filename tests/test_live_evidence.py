@@ -242,10 +242,9 @@ def test_on_the_runtime_the_file_is_saved_with_the_intervention_and_the_workflow
     assert all(transcript.turn(n).fields["evidence_quote"]["source"] == "S1" for n in (1, 2))
 
 
-def test_sentences_a_grammar_cannot_hold_are_left_out_of_the_decode_schema_but_still_verified():
-    """llama-cpp-python's schema-to-grammar conversion cannot hold a ``"`` or ``\\`` in an enum value (the grammar
-    does not compile and the turn fails on the embedded model): such a sentence is not offered to the decoder; a
-    model that quotes it anyway (unconstrained) has it verified all the same."""
+def test_sentences_holding_quotes_or_backslashes_are_offered_to_the_decoder_and_verified():
+    """A sentence with a ``"`` or a ``\\`` is offered as a quote like any other (the embedded provider escapes
+    them for the grammar: clearside/providers/grammar_first.py), and a quote of it is verified."""
     text = (b'The 2024 survey found that 41% would drive less. <img onerror="alert(1)"> Bus ridership rose by 12% '
             b'in one year.\n\nA back\\slash stands in this sentence too.')
     quote = {"evidence_quote": {"passage": "S1.1", "quote": '<img onerror="alert(1)"> Bus ridership rose by 12%'}}
@@ -254,6 +253,7 @@ def test_sentences_a_grammar_cannot_hold_are_left_out_of_the_decode_schema_but_s
     transcript = debate.run()
     decoded = provider.requests_for("pro")[0].schema["properties"]["evidence_quote"]["anyOf"]
     sentences = [s for branch in decoded for s in branch["properties"]["quote"]["enum"]]
-    assert sentences == ["The 2024 survey found that 41% would drive less."]
+    assert "The 2024 survey found that 41% would drive less." in sentences
+    assert any('"alert(1)"' in s for s in sentences) and "A back\\slash stands in this sentence too." in sentences
     assert transcript.turn(1).fields["evidence_quote"]["quote"] == quote["evidence_quote"]["quote"]
     assert not transcript.turn(1).flags

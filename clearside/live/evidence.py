@@ -100,26 +100,6 @@ def sync_store(store: Store, transcript: Transcript) -> int:
     return len(entries)
 
 
-def decodable(sentence: str) -> bool:
-    """Whether a grammar can hold the sentence as a JSON string literal: llama-cpp-python's schema-to-grammar
-    conversion (0.3) writes a ``"`` or ``\\`` inside an enum value unescaped for GBNF (the grammar does not
-    compile, and the whole turn fails), and a control character (a CSV's tab) as itself, which no JSON string
-    may hold. Such a sentence is left out of the decode schema; the model may still quote it where decoding is not
-    constrained, and the quote is verified all the same."""
-    return not any(c in '"\\' or ord(c) < 32 for c in sentence)
-
-
-def _decodable_only(decode: dict[str, Any]) -> dict[str, Any]:
-    """The decode schema without the sentences a grammar cannot hold (a branch left without any is dropped)."""
-    branches = []
-    for branch in decode.get("anyOf", []):
-        quote = branch["properties"]["quote"]
-        kept = [q for q in quote.get("enum", []) if decodable(q)]
-        if kept:
-            branches.append({**branch, "properties": {**branch["properties"], "quote": {**quote, "enum": kept}}})
-    return {"anyOf": branches} if branches else decode
-
-
 class _Again(BaseModel):
     model_config = ConfigDict(extra="forbid")
     evidence_quote: dict[str, Any]
@@ -150,11 +130,11 @@ class Quoting:
         notes = " ".join(i.text for i in items if i.source is not None)
         side = query(proposition, speaker) if speaker in ("pro", "con") else proposition
         offered = [p for p in library.offer(f"{notes} {side}".strip(), SMALL_BUDGET if small else LIVE_BUDGET)
-                   if any(map(decodable, sentences(p)))]
+                   if sentences(p)]
         if not offered:
             return None
         wire, decode = citation_wire(offered)
-        return cls(library, offered, wire, _decodable_only(decode))
+        return cls(library, offered, wire, decode)
 
     def block(self) -> str:
         """The offered passages as the agent reads them: quoted data, with their ids."""
