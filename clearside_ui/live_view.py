@@ -8,10 +8,13 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from clearside.enforce import partial_object
 from clearside.errors import InputError, NotFound
+from clearside.live import costs
 from clearside.live.exchange import load_live
 from clearside.live.export import TYPE_LABELS, flag_label, quote_label, source_label, to_markdown
 from clearside.live.guardrails import texts_of
@@ -326,3 +329,24 @@ def exports(transcript: Transcript, key: str) -> None:
     js.download_button("JSON", transcript.model_dump_json(indent=2), file_name=f"{stem}.json",
                        mime="application/json", key=f"{key}export_json", on_click="ignore", width="stretch",
                        icon=":material/download:")
+
+
+def cost_view(transcript: Transcript) -> None:
+    """Time and tokens per turn: the summary, a chart of each turn's time and time to first token, the table."""
+    facts = costs.summary(transcript)
+    if not facts["timed_turns"]:
+        return
+    with st.expander("Time and tokens per turn", icon=":material/timer:"):
+        st.caption(esc(costs.sentence(facts)))
+        table = costs.rows(transcript)
+        figure = go.Figure()
+        figure.add_trace(go.Bar(x=[r["turn"] for r in table], y=[r["seconds"] for r in table], name="Time (s)",
+                                customdata=[r["speaker"] for r in table],
+                                hovertemplate="Turn %{x} · %{customdata}: %{y} s<extra></extra>"))
+        if facts["first_token_p50"] is not None:
+            figure.add_trace(go.Scatter(x=[r["turn"] for r in table], y=[r["first_token_seconds"] for r in table],
+                                        name="First token (s)", mode="lines+markers"))
+        figure.update_layout(xaxis_title="Turn", yaxis_title="seconds", legend={"orientation": "h", "y": -0.3},
+                             margin={"t": 20}, height=300)
+        st.plotly_chart(figure, key="live_costs_chart")
+        st.dataframe(pd.DataFrame(table).rename(columns=costs.COLUMNS), hide_index=True)

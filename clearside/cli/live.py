@@ -9,6 +9,7 @@ from typing import Any
 
 from ..errors import ClearSideError, InputError
 from ..inputs import read_json
+from ..live import costs
 from ..live.debate import LiveDebate, LiveEvent
 from ..live.exchange import import_transcript_file
 from ..live.export import quote_label
@@ -169,7 +170,11 @@ def cmd_live(args: argparse.Namespace) -> int:
         print(f"Finished turns are kept. Resume with: python -m clearside live --resume {debate.transcript.id}",
               file=sys.stderr)
         raise
-    _write_transcript(debate.snapshot(), args.out)
+    snapshot = debate.snapshot()
+    _write_transcript(snapshot, args.out)
+    facts = costs.summary(snapshot)
+    if facts["timed_turns"]:  # the same figures the Timeline charts per turn
+        print(costs.sentence(facts), file=sys.stderr)
     return 0
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from . import costs
 from .evidence import RULE as QUOTE_RULE
 from .protocol import PHASE_LABELS, SPEAKER_LABELS
 from .transcript import EvidenceSource, Intervention, Transcript, Turn
@@ -117,4 +118,5 @@ def to_markdown(transcript: Transcript) -> str:
         lines += [intervention_line(i) + "\n" for i in by_turn.get(turn.turn, [])]
     if transcript.partial:
         lines += ["### Paused mid-turn", "", _md(transcript.partial.speech), ""]
+    lines += costs.markdown(transcript)
     return "\n".join(lines).rstrip() + "\n"

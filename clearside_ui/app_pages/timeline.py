@@ -99,6 +99,7 @@ except ClearSideError as exc:
 live_view.header(transcript)
 live_view.phase_progress(transcript)
 live_view.exports(transcript, "timeline_")
+live_view.cost_view(transcript)
 if transcript.state != "done":
     st.caption(f"This debate is {live_view.STATE_LABELS[transcript.state]}: the timeline shows the turns saved so far.")
     st.button("Refresh", key="timeline_refresh", icon=":material/refresh:")
