@@ -16,6 +16,7 @@ from clearside.cli import main
 from clearside.cli.live import _scheduler, read_evidence_file, read_interventions
 from clearside.errors import InputError
 from clearside.live import LiveConfig, LiveDebate
+from clearside.live.assemble import to_document
 from clearside.live.debate import intervention_for
 from clearside.live.exchange import export_live, import_live
 from clearside.live.export import to_markdown
@@ -100,6 +101,8 @@ def test_a_file_injected_as_evidence_is_quoted_verbatim_by_the_turns_that_acknow
     assert f"File: transit report.md (S1; markdown, {len(REPORT)} bytes)" in markdown
     quoted = transcript.turn(1).fields["evidence_quote"]
     assert f"Quotes the user's source ({quoted['passage']} of transit report.md, verified word for word)" in markdown
+    notes = to_document(transcript).meta.notes  # the assembled document says where the quotes are
+    assert "2 verified quotes of evidence files the user injected" in notes and "No citations" not in notes
 
 
 def test_an_unverifiable_quote_is_asked_for_again_once_then_removed_and_flagged():

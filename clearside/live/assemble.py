@@ -47,6 +47,15 @@ def side_from_turns(transcript: Transcript, speaker: str) -> Side:
                                 "assumptions": _unique(assumptions, 10), "uncertainties": _unique(uncertainties, 8)})
 
 
+def _citations(transcript: Transcript) -> str:
+    """What the notes say of citations: none requested, or the verified quotes of injected evidence files."""
+    quotes = sum(1 for t in transcript.turns if isinstance(t.fields.get("evidence_quote"), dict))
+    if not quotes:
+        return "No citations requested."
+    return (f"{quotes} verified quote{'s' if quotes != 1 else ''} of evidence files the user injected, on the "
+            "transcript's turns (not carried into these arguments).")
+
+
 def to_document(transcript: Transcript) -> Document:
     """Raises InputError if a needed turn is missing; every finished debate has them all."""
     synthesis = next(t for t in transcript.turns if t.kind == "synthesis")
@@ -59,7 +68,7 @@ def to_document(transcript: Transcript) -> Document:
                  "model_info": {"provider": transcript.provider, "model": transcript.model},
                  "confidence_level": overall_confidence(pro, con),
                  "notes": f"Assembled from live debate {transcript.id} ({len(transcript.turns)} turns). "
-                          f"Prompt versions: {versions or prompts.load('live').version}. No citations requested."},
+                          f"Prompt versions: {versions or prompts.load('live').version}. {_citations(transcript)}"},
         "proposition": transcript.proposition,
         "pro": pro.dump(), "con": con.dump(),
         "moderator": {k: synthesis.fields[k] for k in moderator_keys},
