@@ -1,4 +1,5 @@
-"""Runs of the model comparison and the regression suites, and the baselines they are judged against."""
+"""Runs of the model comparison and the regression suites, the baselines they are judged against, and the bless
+history (each move of a baseline, with its note and warnings)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from ..errors import NotFound
 from .database import Database
 from .privacy import scrub
 from .records import check_id, iso, new_id, now
-from .tables import Run
+from .tables import Blessing, Run
 
 
 class Runs(Database):
@@ -65,15 +66,31 @@ class Runs(Database):
                 other.baseline = False
             row.baseline = True
 
-    def bless_batch(self, suite: str, batch: str) -> int:
-        """Make every run of ``batch`` the baseline of ``suite`` (one transaction); returns how many runs."""
+    def bless_batch(self, suite: str, batch: str, *, note: str = "", warnings: list[str] | None = None,
+                    detail: dict[str, Any] | None = None) -> int:
+        """Make every run of ``batch`` the baseline of ``suite`` and add a row to the bless history (the baseline
+        it replaced, ``note``, ``warnings``, ``detail``), in one transaction; returns how many runs."""
         with self.write() as session:
             rows = [r for r in session.scalars(select(Run).where(Run.suite == suite))
                     if (r.data or {}).get("batch", r.id) == batch]
             if not rows:
                 raise NotFound(f"No batch {batch} in suite {suite}.")
+            previous = None
             for other in session.scalars(select(Run).where(Run.suite == suite, Run.baseline.is_(True))):
+                previous = previous or (other.data or {}).get("batch", other.id)
                 other.baseline = False
             for row in rows:
                 row.baseline = True
+            session.add(Blessing(id=new_id(), suite=suite, batch=batch,
+                                 previous=previous if previous != batch else None, note=scrub(note or ""),
+                                 warnings=scrub(list(warnings or [])), detail=scrub(detail or {}), created_at=now()))
         return len(rows)
+
+    def blessings(self, suite: str | None = None) -> list[dict[str, Any]]:
+        """The bless history, newest first (of one suite, or of all), as plain dicts."""
+        query = select(Blessing).order_by(Blessing.created_at.desc(), Blessing.id)
+        if suite:
+            query = query.where(Blessing.suite == suite)
+        with self.read() as session:
+            return [{c.key: getattr(r, c.key) for c in Blessing.__table__.columns} | {"created_at": iso(r.created_at)}
+                    for r in session.scalars(query)]

@@ -168,3 +168,23 @@ class Run(Base):
     data: Mapped[dict[str, Any]] = mapped_column(Json, default=dict)
     created_at: Mapped[datetime] = mapped_column(Stamp)
     updated_at: Mapped[datetime] = mapped_column(Stamp)
+
+
+class Blessing(Base):
+    """One ``bless``: which batch became its suite's baseline, which one it replaced, the note of why, and the
+    warnings recorded then (a batch not significantly better than the baseline it replaced, a version change).
+    Written in the transaction that moves the baseline (store/runs.py); never changed afterwards."""
+
+    __tablename__ = "blessings"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    suite: Mapped[str] = mapped_column(String(64))
+    batch: Mapped[str] = mapped_column(String(32))
+    previous: Mapped[str | None] = mapped_column(String(32), nullable=True)  # the baseline it replaced
+    note: Mapped[str] = mapped_column(Text, default="")
+    warnings: Mapped[list[str]] = mapped_column(Json, default=list)
+    detail: Mapped[dict[str, Any]] = mapped_column(Json, default=dict)  # provider, versions, the comparison
+    created_at: Mapped[datetime] = mapped_column(Stamp)
+
+
+Index("ix_blessings_suite_created_at", Blessing.suite, Blessing.created_at)
