@@ -20,7 +20,7 @@ from typing import Any
 from .. import metrics
 from . import svg
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")  # and lone surrogates (no UTF-8)
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
 
@@ -51,7 +51,7 @@ svg.chart { display: block; margin: .5rem 0; font-size: 12px; }
 
 
 def esc(value: Any) -> str:
-    """Any value as HTML text: control characters dropped, ``& < > " '`` escaped; never markup."""
+    """Any value as HTML text: control characters and lone surrogates dropped, ``& < > " '`` escaped; never markup."""
     return escape(_CONTROL.sub("", "" if value is None else str(value)), quote=True)
 
 
