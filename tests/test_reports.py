@@ -73,7 +73,9 @@ def batch_report(error: str = "the provider said <b>no</b>\x00\x1b[31m") -> dict
     results = [result(0, "done", 0.3), result(1, "done", 0.31), result(2, "failed", 0.0),
                {"status": "cancelled", "item": HOSTILE_CASE, "index": 3}]
     return regress.batch_report("flagship", "scripted:<i>x</i>.json", [SimpleNamespace(name=HOSTILE_CASE)], 4,
-                                "d" * 32, 2, {"pro": "1.2"}, "2026-01-02T00:00:00+00:00", 12.5, results, base, None)
+                                "d" * 32, 2, {"pro": "1.2"}, "2026-01-02T00:00:00+00:00", 12.5, results, base, None,
+                                pinned={"metric_suite": "3", "embedding_model": "all-MiniLM-L6-v2",
+                                        "provider": {"temperature": 0.4, "base_url": "<i>host</i>"}})
 
 
 class Tags(HTMLParser):
@@ -138,6 +140,10 @@ def test_the_batch_html_holds_the_gates_the_baseline_and_the_failed_debate_escap
     assert "the provider said &lt;b&gt;no&lt;/b&gt;[31m" in text and "\x00" not in text and "\x1b" not in text
     assert "1 of 4 runs were cancelled" in text and "<code>" + "c" * 32 + "</code>" in text
     assert text.count("<svg") == 1 and "baseline 0.6" in text
+    # the versions this batch and its baseline were made with, side by side (the baseline recorded none)
+    assert "<h2>Versions</h2>" in text and '<tr class="fail"><td>provider.temperature</td><td class="num">0.4</td>' \
+        '<td>—</td></tr>' in text and "&lt;i&gt;host&lt;/i&gt;" in text
+    assert all(f"<li>{note}" in text for note in report["version_notes"]) and report["version_notes"]
 
 
 def junit_schema():

@@ -116,6 +116,32 @@ def _sides_table(report: Mapping[str, Any]) -> str:
     return table(["", "A (compared against)", "B (under review)"], rows)
 
 
+def _flat(values: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        if isinstance(value, Mapping):
+            out.update(_flat(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def _versions(names: list[str], versions: list[Mapping[str, Any]], notes: Iterable[str] | None) -> list[str]:
+    """What each batch was made with (metric suite, embedding model, ClearSide, provider settings, prompts), one
+    column per batch, the rows that differ marked; then the notes on the differences."""
+    flat = [_flat(v) for v in versions]
+    keys = sorted({k for v in flat for k in v})
+    if not keys:
+        return []
+    rows = [[key, *(v.get(key, "—") for v in flat)] for key in keys]
+    differs = ["fail" if len({json.dumps(v.get(key), sort_keys=True, default=str) for v in flat}) > 1 else ""
+               for key in keys]
+    out = ["<h2>Versions</h2>", table(["", *names], rows, classes=differs)]
+    if notes:
+        out.append(_list(notes))
+    return out
+
+
 def _metric_class(m: Mapping[str, Any]) -> str:
     if m["verdict"] == "regression":
         return "regression"
@@ -167,6 +193,8 @@ def paired_html(report: Mapping[str, Any]) -> str:
     body = [f"<h1>Paired comparison: B against A "
             f'<span class="verdict {"bad" if bad else "good"}">{verdict}</span></h1>',
             _sides_table(report),
+            *_versions(["A", "B"], [(report.get("versions") or {}).get(k) or {} for k in ("a", "b")],
+                       report.get("version_notes")),
             f"<p>{int(report['pairs'])} pair(s) of runs over {len(report['cases'])} case(s) "
             f"({esc(', '.join(map(str, report['cases'][:20])))}"
             + (f" and {len(report['cases']) - 20} more" if len(report["cases"]) > 20 else "")
@@ -226,8 +254,9 @@ def batch_html(report: Mapping[str, Any]) -> str:
             f"{esc(report.get('wall_seconds'))} s wall, concurrency {esc(report.get('concurrency'))}.</p>"]
     base = report.get("baseline")
     body.append(f"<p>Baseline: batch <code>{esc(base['batch'])}</code> ({esc(base.get('provider'))}, "
-                f"{esc(base.get('created_at'))}).</p>" if base else
-                "<p>No blessed baseline yet: only the absolute gates apply.</p>")
+                f"{esc(base.get('created_at'))}" + (f", {esc(base['age'])} old" if base.get("age") else "") + ").</p>"
+                if base else "<p>No blessed baseline yet: only the absolute gates apply.</p>")
+    body += [f'<p class="warning"><strong>Warning:</strong> {esc(w)}</p>' for w in report.get("warnings") or []]
     checks = report.get("checks") or []
     body.append("<h2>Metrics against the gates" + (" and the baseline" if base else "") + "</h2>")
     body.append(table(
@@ -240,13 +269,10 @@ def batch_html(report: Mapping[str, Any]) -> str:
         body.append(svg.means_chart(checks))
     if report.get("failures"):
         body.append("<h2>Failures</h2>" + _list(report["failures"]))
-    if report.get("prompt_versions"):
-        body.append("<h2>Versions</h2>")
-        body.append(table(["prompt", "version"], sorted(report["prompt_versions"].items())))
-    extra = {k: v for k, v in report.items() if k.endswith("versions") and k != "prompt_versions" and v}
-    for key, value in extra.items():  # what the runs were made with (metric suite, embedding model, ...)
-        rows = sorted(value.items()) if isinstance(value, Mapping) else [[key, value]]
-        body.append(table([key, "value"], rows))
+    mine = {**(report.get("versions") or {}),
+            **({"prompts": report["prompt_versions"]} if report.get("prompt_versions") else {})}
+    body += _versions(["this batch", *(["baseline"] if base else [])],
+                      [mine, *([base.get("versions") or {}] if base else [])], report.get("version_notes"))
     body.append(f"<h2>Debates ({len(debates)})</h2>")
     questions = report.get("questions") or {}
     if questions:

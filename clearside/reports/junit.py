@@ -82,6 +82,10 @@ def _batch(report: Mapping[str, Any]) -> ET.Element:
     finished = sum(d.get("status") in ("done", "failed") for d in report.get("debates") or [])
     _case(suite, classname, "runs completed", out=f"{finished} of {planned} planned runs finished",
           failure=None if finished >= planned else f"{planned - finished} of {planned} runs were cancelled")
+    notes = [*(f"warning: {w}" for w in report.get("warnings") or []),
+             *(f"version note: {n}" for n in report.get("version_notes") or [])]
+    if notes:
+        ET.SubElement(suite, "system-out").text = _text("\n".join(notes))
     _count(suite, report.get("wall_seconds"), report.get("started_at"))
     return suite
 
@@ -107,9 +111,10 @@ def _paired(report: Mapping[str, Any]) -> ET.Element:
         else:
             _case(suite, classname, m["metric"], out=line)
     flips = report.get("flips") or []
-    if flips or report.get("warnings"):
+    if flips or report.get("warnings") or report.get("version_notes"):
         ET.SubElement(suite, "system-out").text = _text("\n".join(
             [*(f"warning: {w}" for w in report.get("warnings") or []),
+             *(f"version note: {n}" for n in report.get("version_notes") or []),
              *(f"flipped: {f['case']} #{int(f['repeat']) + 1}: {f['change']}" for f in flips)]))
     _count(suite, None, b.get("created_at"))
     return suite
