@@ -21,9 +21,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from . import agents, checks, citations, cruxes, focused, inputs, personas, prompts
-from .enforce import run_structured
+from .enforce import HEALTH_QUESTION, health_check, run_structured
 from .errors import ClearSideError, DebateFailed, InputError
 from .providers import Provider, Usage, get_provider
+from .providers.base import register_health_probe
 from .schema import (
     ACTIONS,
     ALL_ACTIONS,
@@ -80,6 +81,7 @@ class DebateRun:
     sources: list[Source] | None = None
     citations: bool = True
     library: citations.Library | None = field(default=None, repr=False)  # built once per run, on first use
+    source_names: list[str] | None = None  # a finished debate's sources by name (a re-run moderator's note)
 
     @classmethod
     def from_input(cls, question: str, *, geography: str | None = None, timeframe: str | None = None,
@@ -185,6 +187,7 @@ class Engine:
             on_delta=lambda text: self.on_event(Event("delta", spec.name, text)),
             on_retry=lambda attempt, errors: self.on_event(
                 Event("retry", spec.name, data={"attempt": attempt, "errors": errors})),
+            on_retrying=lambda data: self.on_event(Event("retry", spec.name, data=data)),  # a provider retry
         )
 
     def _agent(self, run: DebateRun, spec: agents.AgentSpec, messages: list[dict[str, str]] | None = None,
@@ -262,10 +265,11 @@ class Engine:
                                  floors={**checks.moderator.FLOORS, **personas.MODERATOR_FLOORS},
                                  fields=(*focused.MODERATOR_FIELDS, *personas.MODERATOR_FLOORS))
         messages = agents.moderator_messages(run.proposition, run.pro, run.con)
-        if run.sources:  # the evidence gaps say what the user's own sources leave open
+        names = [s.name for s in run.sources] if run.sources else run.source_names
+        if names:  # the evidence gaps say what the user's own sources leave open
             system, user = messages
             note = prompts.render(prompts.load("moderator").tasks["sources"],
-                                  names=", ".join(prompts.quote(s.name) for s in run.sources))
+                                  names=", ".join(prompts.quote(name) for name in names))
             messages = [system, {**user, "content": f"{user['content']}\n\n{note}"}]
         return focused.Frame(check=check, messages=messages, wire=agents.moderator_wire(run.pro, run.con),
                              floors=checks.moderator.FLOORS)
@@ -465,7 +469,8 @@ class Engine:
         ``last_quality``, as for a challenge."""
         doc = document if isinstance(document, Document) else validate_document(copy.deepcopy(document))
         run = DebateRun(raw_input=doc.proposition.raw_input, proposition=doc.proposition, pro=doc.pro, con=doc.con,
-                        personas=personas.Panel.from_document(doc.personas, doc.pro) if doc.personas else None)
+                        personas=personas.Panel.from_document(doc.personas, doc.pro) if doc.personas else None,
+                        source_names=[s.name for s in doc.sources] if doc.sources else None)
         if fields:
             frame = self._moderator_frame(run)
             unknown = [name for name in fields if name not in frame.fields]
@@ -483,6 +488,9 @@ class Engine:
 
 
 STRATEGIES = ("whole", "focused")
+# Provider.check() ("Test connection") makes the first call of a debate: the orchestrator's, on its schema
+register_health_probe(lambda provider: health_check(provider, agents.ORCHESTRATOR, agents.orchestrator_messages(
+    HEALTH_QUESTION, None), agents.proposition_from_reply(HEALTH_QUESTION, None)))
 
 
 # bench/quality.py on SmolLM2-135M, 6 dev propositions: both strategies leave no garbage in what completes;

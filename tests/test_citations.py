@@ -245,3 +245,16 @@ def test_the_passages_are_embedded_once_for_both_advocates():
     assert {p.id for p in pro} == {p.id for p in con} == {"S1.1", "S2.1", "S3.1"}
     assert library.offer(citations.query(QUESTION, "pro"), citations.BUDGET) == pro and sizes == [3, 1, 1], \
         "an advocate's prompt, its mend and its checks ask for its passages alike: ranked once"
+
+
+def test_a_fresh_synthesis_of_a_sourced_debate_is_told_its_sources():
+    """Re-map and the swap check rerun the moderator on the finished document (Engine.moderate): it is told the
+    sources by name, as in the debate, so its evidence gaps still say what they leave open."""
+    document = Engine(scripted(cited(side_reply("pro"), ("S1.1", GOOD)), cited(side_reply("con"))),
+                      embeddings=LEX).run(DebateRun.from_input(QUESTION, sources=library_files()))
+    provider = ScriptedProvider()
+    provider.enqueue(moderator_reply(), agent="moderator")
+    Engine(provider, embeddings=LEX).moderate(document)
+    text = request_text(provider.requests_for("moderator")[0])
+    assert '"scaling report.txt", "incidents.md", "notes.html"' in text
+    assert "which of the missing evidence these sources do not cover" in text
