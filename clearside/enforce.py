@@ -26,6 +26,7 @@ from . import prompts
 from .checks import Review
 from .errors import QualityCheckError, SchemaViolationError
 from .providers import ChatRequest, OnDelta, Provider, Usage
+from .providers.base import OnRetrying, retry_notices
 
 log = logging.getLogger("clearside.violations")
 M = TypeVar("M", bound=BaseModel)
@@ -164,6 +165,7 @@ def run_structured(
     review: Review | None = None,
     decode: dict[str, Any] | None = None,
     mend: Callable[[Review], M] | None = None,
+    on_retrying: OnRetrying | None = None,
 ) -> M:
     """Call the agent until its output validates, at most ``1 + retries`` times.
 
@@ -174,6 +176,11 @@ def run_structured(
     ``mend``: when a schema-valid reply fails its substance checks, instead of asking for the
     whole reply again, ``mend(review)`` writes only ``review.failing`` and keeps ``review.kept``
     (e.g. one argument or one synthesis field per call); it raises like this loop does.
+    ``on_retrying``: told of each provider retry (an HTTP 429/5xx, a timeout, a dropped stream: see
+    providers/retry.py) with its attempt, attempts, cause and wait; giving it also lets a stream cut mid-way be
+    asked again, so it must drop the text streamed so far (the engine's "retry" event does). A provider fault that
+    outlasts the provider's retries is raised as it is (a ProviderError): it is never re-asked here as an invalid
+    reply.
     """
     conversation = list(messages)
     raw, errors = "", []
@@ -186,7 +193,8 @@ def run_structured(
         heat = min(temperature + step * (attempt - 1), 1.2) if attempt > 1 else temperature
         request = ChatRequest(messages=conversation, schema=decode_schema, agent=agent, temperature=heat,
                               max_tokens=max_tokens)
-        completion = provider.complete(request, on_delta)
+        with retry_notices(on_retrying):
+            completion = provider.complete(request, on_delta)
         if review is not None:
             review.called()
         if usage is not None:
@@ -222,4 +230,25 @@ def run_structured(
             else:
                 conversation = [*messages, {"role": "assistant", "content": raw[:4000]},
                                 reask_message(errors, substance=substance)]
-    raise (QualityCheckError if substance else SchemaViolationError)(agent, attempts, errors, raw)
+    raise (QualityCheckError if substance else SchemaViolationError)(agent, attempts, errors, raw, provider.describe())
+
+
+# A question the health check asks, short and ordinary: the orchestrator's call is the first every debate makes.
+HEALTH_QUESTION = "Should a small software team adopt a four-day working week?"
+
+
+def health_check(provider: Provider, spec: Any, messages: list[dict[str, str]],
+                 prepare: Callable[[Any], Any] | None = None) -> str:
+    """What ``Provider.check()`` runs (the engine registers it with the orchestrator's spec and prompt for
+    :data:`HEALTH_QUESTION`): that agent's call exactly as a debate makes it (its prompt, its wire schema
+    constrained as the provider decodes it, its token limit and temperature, streamed), the reply checked as the
+    debate checks it (parsed, the wire schema, the contract), with no re-ask. Raises the provider's error, or a
+    SchemaViolationError naming the provider, model and endpoint; returns what answered and how fast."""
+    schema = provider.constrain(spec.schema) if provider.supports_schema else None
+    completion = provider.complete(ChatRequest(messages=messages, schema=schema, agent=spec.name, temperature=0.4,
+                                               max_tokens=spec.max_tokens))
+    parsed, errors = check(completion.text, spec.model, spec.schema, prepare)
+    if parsed is None:
+        raise SchemaViolationError(spec.name, 1, errors, completion.text, provider.describe())
+    return (f"{provider.spec} answered a debate's first call (the {spec.name}, on its schema) in "
+            f"{completion.seconds:.1f} s: {completion.completion_tokens} tokens, schema-valid.")

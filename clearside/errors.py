@@ -48,10 +48,14 @@ class ProviderError(ClearSideError):
     exit_code = 3
 
     def __init__(self, message: str, *, provider: str = "", status_code: int | None = None,
-                 dashboard: str | None = None) -> None:
+                 dashboard: str | None = None, model: str = "", endpoint: str = "",
+                 retryable: bool = False) -> None:
         super().__init__(message, dashboard=dashboard)
         self.provider = provider
         self.status_code = status_code
+        self.model = model  # the model and the endpoint (a base URL, a host, a GGUF file) the call went to
+        self.endpoint = endpoint
+        self.retryable = retryable  # a fault that asking again may clear (it was asked again already)
 
 
 class ProviderUnreachable(ProviderError):
@@ -66,24 +70,28 @@ class SchemaViolationError(ClearSideError):
 
     exit_code = 4
 
-    def __init__(self, agent: str, attempts: int, errors: list[str], raw_output: str) -> None:
+    def __init__(self, agent: str, attempts: int, errors: list[str], raw_output: str, source: str = "") -> None:
         shown = "; ".join(errors[:5]) + (f" (+{len(errors) - 5} more)" if len(errors) > 5 else "")
-        what = f"The {agent} agent's output broke the ClearSide schema on all {attempts} attempts: {shown}."
+        by = f" ({source})" if source else ""
+        what = f"The {agent} agent's output broke the ClearSide schema on all {attempts} attempts{by}: {shown}."
         super().__init__(f"{what} Retry, raise --retries, or choose a larger model with --provider.",
                          dashboard=f"{what} {DASHBOARD_FIX}")
         self.agent = agent
         self.attempts = attempts
         self.errors = errors
         self.raw_output = raw_output
+        self.source = source  # the provider, model and endpoint that wrote it: "openai model 'x' at URL"
 
 
 class QualityCheckError(SchemaViolationError):
     """An agent's output was schema-valid but still failed a substance check after the last re-ask."""
 
-    def __init__(self, agent: str, attempts: int, errors: list[str], raw_output: str) -> None:
-        super().__init__(agent, attempts, errors, raw_output)
+    def __init__(self, agent: str, attempts: int, errors: list[str], raw_output: str, source: str = "") -> None:
+        super().__init__(agent, attempts, errors, raw_output, source)
         shown = "; ".join(errors[:5]) + (f" (+{len(errors) - 5} more)" if len(errors) > 5 else "")
-        what = f"The {agent} agent's output failed ClearSide's substance checks on all {attempts} attempts: {shown}."
+        by = f" ({source})" if source else ""
+        what = (f"The {agent} agent's output failed ClearSide's substance checks on all {attempts} attempts{by}: "
+                f"{shown}.")
         self.args = (f"{what} Retry, raise --retries, or choose a larger model with --provider.",)
         self.dashboard = f"{what} {DASHBOARD_FIX}"
 

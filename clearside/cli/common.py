@@ -31,6 +31,8 @@ def progress(stream=None):
             elif event.kind == "done":
                 print(f"[{event.agent}] done in {event.data['seconds']:.1f} s, {event.data['tokens']} tokens",
                       file=out, flush=True)
+            elif event.kind == "retry" and "cause" in event.data:  # a provider fault, asked again
+                print(f"[{event.agent}] {retrying_line(event.data)}", file=out, flush=True)
             elif event.kind == "retry":
                 first = event.data["errors"][0] if event.data["errors"] else "invalid output"
                 print(f"[{event.agent}] output rejected ({first}); re-asking, attempt {event.data['attempt']}",
@@ -39,6 +41,12 @@ def progress(stream=None):
                 print(f"[{event.agent}] failed", file=out, flush=True)
 
     return on_event
+
+
+def retrying_line(data: dict) -> str:
+    """A provider retry as the user reads it: "retrying (2/3)… the server answered HTTP 503; waiting 0.5 s"."""
+    wait = f"; waiting {data['wait']:g} s" if data.get("wait") else ""
+    return f"retrying ({data['attempt']}/{data['attempts']})… {data['cause']}{wait}"
 
 
 def write(text: str, out: str | None) -> None:

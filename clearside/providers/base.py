@@ -4,14 +4,43 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable
-from contextlib import nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from ..errors import ProviderError, ProviderUnreachable
 from .limits import checked_concurrency, endpoint_limit
 
 OnDelta = Callable[[str], None]
+# What a caller is told when a call is asked again after a provider fault (HTTP 429/5xx, a timeout, a dropped
+# stream): {"attempt": 2, "attempts": 3, "cause": ..., "wait": seconds, "provider": spec}. Set by the caller
+# (enforce.run_structured) for the calls it makes on this thread; a caller that set one has also agreed to drop
+# the text streamed so far, so a stream cut mid-way may be asked again.
+OnRetrying = Callable[[dict[str, Any]], None]
+_retry_notice: ContextVar[OnRetrying | None] = ContextVar("clearside_retry_notice", default=None)
+# The health check a debate's first call makes (enforce.health_check registers it: this layer knows no agent)
+_health_probe: list[Callable[[Provider], str]] = []
+
+
+@contextmanager
+def retry_notices(callback: OnRetrying | None) -> Iterator[None]:
+    """Tell ``callback`` of every provider retry made on this thread inside the block."""
+    token = _retry_notice.set(callback)
+    try:
+        yield
+    finally:
+        _retry_notice.reset(token)
+
+
+def retry_notice() -> OnRetrying | None:
+    """The callback :func:`retry_notices` set for this thread, if any."""
+    return _retry_notice.get()
+
+
+def register_health_probe(probe: Callable[[Provider], str]) -> None:
+    _health_probe[:] = [probe]
 
 DEFAULT_TIMEOUT_S = 120.0
 
@@ -107,8 +136,13 @@ class Provider(ABC):
         return self.spec
 
     def check(self) -> str:
-        """Make a cheap real call and describe the result; raise a ProviderError on failure."""
-        reply = self.complete(
+        """The call a debate makes first (the orchestrator's prompt, wire schema, decoding and limits, through
+        ``enforce.health_check``), its reply validated against that schema; a description of the result. Raises
+        a ProviderError, or a SchemaViolationError when the reply breaks the schema: "connected" means a debate
+        will work."""
+        if _health_probe:
+            return _health_probe[0](self)
+        reply = self.complete(  # only where clearside.enforce is not loaded (it always is under a debate)
             ChatRequest(messages=[{"role": "user", "content": "Reply with OK."}], max_tokens=4, agent="check")
         )
         return f"{self.name}:{self.model} answered in {reply.seconds:.1f} s"
@@ -116,6 +150,21 @@ class Provider(ABC):
     @property
     def spec(self) -> str:
         return f"{self.name}:{self.model}"
+
+    @property
+    def location(self) -> str:
+        """Where the calls go, as a person reads it: a base URL, a host, a GGUF file ("" for none)."""
+        return ""
+
+    def describe(self) -> str:
+        """The provider, the model and the endpoint, for a failure message: "openai model 'x' at URL"."""
+        where = f" at {self.location}" if self.location else ""
+        return f"{self.name} model {self.model or '(none named)'!r}{where}"
+
+    def fault(self, message: str, *, unreachable: bool = False, **options: Any) -> ProviderError:
+        """A ProviderError (or ProviderUnreachable) of this provider, its model and endpoint attached."""
+        kind = ProviderUnreachable if unreachable else ProviderError
+        return kind(message, provider=self.name, model=self.model, endpoint=self.location, **options)
 
 
 def plain(schema: Any) -> Any:

@@ -1,12 +1,14 @@
 """Ollama through the ``ollama`` package: ``/api/chat`` with ``format=<schema>``.
 
 The host comes from the argument, else ``OLLAMA_HOST``, else http://127.0.0.1:11434. At most
-``concurrency`` requests (default 4) are in flight per host in this process, and HTTP 429/503 answers
-are asked again with backoff (``attempts``, ``backoff``: see retry.py); ollama-python retries nothing.
+``concurrency`` requests (default 4) are in flight per host in this process, and HTTP 429/500/502/503/504
+answers, timeouts, dropped connections and streams cut before their ``done`` line are asked again with backoff
+(``attempts``, ``backoff``: see retry.py); ollama-python retries nothing.
 """
 
 from __future__ import annotations
 
+import json
 import os
 
 import httpx
@@ -15,7 +17,7 @@ import ollama
 from ..errors import ConfigError, ProviderError, ProviderUnreachable
 from .base import DEFAULT_TIMEOUT_S, ChatRequest, Completion, OnDelta, Provider
 from .limits import SERVER_CONCURRENCY
-from .retry import OVERLOADED, RetryPolicy, retry_after
+from .retry import RETRIED_STATUS, Fault, RetryPolicy, StreamCut, retry_after
 from .urls import checked_url
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
@@ -34,6 +36,7 @@ class OllamaProvider(Provider):
             self.host = f"http://{self.host}"
         self.host = checked_url(self.host, what="Ollama", example=DEFAULT_HOST, env="OLLAMA_HOST",
                                 field="Ollama host")
+        self.timeout = timeout
         self.client = ollama.Client(host=self.host, timeout=timeout)
         self.model = model
 
@@ -41,49 +44,71 @@ class OllamaProvider(Provider):
     def endpoint(self) -> str:
         return f"ollama:{self.host}"
 
+    @property
+    def location(self) -> str:
+        return self.host
+
     def _unreachable(self) -> ProviderUnreachable:
-        return ProviderUnreachable(
-            f"Ollama is not reachable at {self.host} — start it with `ollama serve`, set OLLAMA_HOST, "
-            "or choose another provider.",
-            provider=self.name,
-            dashboard=f"Ollama is not reachable at {self.host} — start it with `ollama serve`, check the "
+        model = f" ({self.name} model {self.model!r})"
+        return self.fault(
+            f"Ollama is not reachable at {self.host}{model} — start it with `ollama serve`, set OLLAMA_HOST, "
+            "or choose another provider.", unreachable=True,
+            dashboard=f"Ollama is not reachable at {self.host}{model} — start it with `ollama serve`, check the "
                       "sidebar's Ollama host, or choose another provider.",
         )
 
     def _translate(self, exc: Exception) -> ProviderError:
+        where = f"Ollama at {self.host} ({self.name} model {self.model!r})"
         if isinstance(exc, httpx.TimeoutException):
-            return ProviderUnreachable(f"Ollama at {self.host} timed out — is the model still loading? "
-                                       "Retry, or choose a smaller model.", provider=self.name)
+            return self.fault(f"{where} timed out — is the model still loading? Retry, raise the timeout, or "
+                              "choose a smaller model.", unreachable=True)
+        if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
+            return self.fault(f"{where} dropped the connection mid-stream — check the server's log (it may have "
+                              "crashed or run out of memory), then retry, or choose another provider.")
         if isinstance(exc, (ConnectionError, httpx.TransportError)):
             return self._unreachable()
         if isinstance(exc, ollama.ResponseError):
             if exc.status_code == 404:
-                return ProviderError(f"Ollama at {self.host} has no model {self.model!r} — run "
-                                     f"`ollama pull {self.model}` or pick one it lists.",
-                                     provider=self.name, status_code=404)
-            return ProviderError(f"Ollama at {self.host} answered: {exc.error} (status {exc.status_code})",
-                                 provider=self.name, status_code=exc.status_code)
-        return ProviderError(f"Ollama at {self.host} failed: {exc}", provider=self.name)
+                return self.fault(f"Ollama at {self.host} has no model {self.model!r} — run "
+                                  f"`ollama pull {self.model}` or pick one it lists.", status_code=404)
+            return self.fault(f"{where} answered: {exc.error} (status {exc.status_code}) — check the server's "
+                              "log, or choose another provider.", status_code=exc.status_code)
+        if isinstance(exc, json.JSONDecodeError):
+            return self.fault(f"{where} sent a stream that is not valid JSON ({exc}) — the server is not speaking "
+                              "Ollama's wire format as expected: check its version and log, or choose another "
+                              "provider.")
+        return self.fault(f"{where} failed: {exc}")
 
     def _need_model(self) -> None:
         if not self.model:
             raise ConfigError("Name an Ollama model: --provider ollama:MODEL (for example ollama:llama3.2).",
                               dashboard="Name an Ollama model in the sidebar's Model field (for example llama3.2).")
 
-    @staticmethod
-    def _overload(exc: Exception) -> tuple[int, float | None] | None:
-        if isinstance(exc, ollama.ResponseError) and exc.status_code in OVERLOADED:
+    def _fault(self, exc: Exception) -> Fault | None:
+        if isinstance(exc, ollama.ResponseError):
+            if exc.status_code not in RETRIED_STATUS:
+                return None
             # ollama-python raises ResponseError out of httpx's HTTPStatusError, whose response has the headers
             response = getattr(exc.__context__, "response", None)
-            return exc.status_code, retry_after(getattr(response, "headers", None))
+            return Fault(f"answered HTTP {exc.status_code}", exc.status_code,
+                         retry_after(getattr(response, "headers", None)))
+        if isinstance(exc, StreamCut):
+            return Fault(str(exc))
+        if isinstance(exc, httpx.TimeoutException):
+            return Fault(f"timed out (no answer within {self.timeout:g} s)")
+        if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
+            return Fault("dropped the connection mid-stream")
         return None
 
     def _retrying(self, attempt, on_delta: OnDelta | None = None):
         try:
-            return self.retry.call(attempt, on_delta, overload=self._overload, server=f"Ollama server at {self.host}",
-                                   provider=self.name)
-        except (ollama.ResponseError, ConnectionError, httpx.HTTPError) as exc:
+            return self.retry.call(attempt, on_delta, overload=self._fault, server=f"Ollama server at {self.host}",
+                                   provider=self.name, model=self.model, endpoint=self.host)
+        except (ollama.ResponseError, ConnectionError, httpx.HTTPError, json.JSONDecodeError) as exc:
             raise self._translate(exc) from exc
+        except StreamCut as exc:  # only where no retry notice allowed asking again after text streamed
+            raise self.fault(f"Ollama at {self.host} ({self.name} model {self.model!r}): {exc} — check the "
+                             "server's log and any proxy in between, then retry.", retryable=True) from exc
 
     def _complete(self, request: ChatRequest, on_delta: OnDelta | None) -> Completion:
         self._need_model()
@@ -100,6 +125,8 @@ class OllamaProvider(Provider):
             if delta := chunk.message.content:
                 parts.append(delta)
                 on_delta(delta)
+        if last is None or not last.done:  # the stream closed before its final ``done`` line
+            raise StreamCut(sum(map(len, parts)))
         return Completion(
             text="".join(parts),
             prompt_tokens=(last.prompt_eval_count or 0) if last else 0,
@@ -115,6 +142,5 @@ class OllamaProvider(Provider):
         self._need_model()
         listed = self.list_models()
         if self.model not in listed and f"{self.model}:latest" not in listed:
-            raise ProviderError(f"Ollama at {self.host} has no model {self.model!r} — run `ollama pull {self.model}` "
-                                f"or pick one it lists ({', '.join(listed) or 'none yet'}).",
-                                provider=self.name, status_code=404)
+            raise self.fault(f"Ollama at {self.host} has no model {self.model!r} — run `ollama pull {self.model}` "
+                             f"or pick one it lists ({', '.join(listed) or 'none yet'}).", status_code=404)

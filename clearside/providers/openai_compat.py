@@ -9,18 +9,22 @@ base URL (that server reports the refusal as HTTP 500 with the validation
 error in the body, so the switch keys on the message, not only the status).
 
 Load: at most ``concurrency`` requests (default 4) are in flight per base URL in this process, and HTTP
-429/503 answers are asked again with backoff (``attempts``, ``backoff``: see retry.py).
+429/500/502/503/504 answers, timeouts, dropped connections and streams cut before their last chunk (no
+``finish_reason``) are asked again with backoff (``attempts``, ``backoff``: see retry.py).
 """
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any, ClassVar
 
-from ..errors import ConfigError, ProviderError, ProviderUnreachable
+import httpx
+
+from ..errors import ConfigError, ProviderError
 from .base import DEFAULT_TIMEOUT_S, ChatRequest, Completion, OnDelta, Provider
 from .limits import SERVER_CONCURRENCY
-from .retry import OVERLOADED, RetryPolicy, retry_after
+from .retry import RETRIED_STATUS, Fault, RetryPolicy, StreamCut, retry_after
 from .urls import checked_url
 
 OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
@@ -49,6 +53,7 @@ class OpenAIProvider(Provider):
                 "The openai provider needs an API key for api.openai.com: set OPENAI_API_KEY, "
                 "or point OPENAI_BASE_URL at a local OpenAI-compatible server."
             )
+        self.timeout = timeout
         self.client = openai.OpenAI(base_url=self.base_url, api_key=key or "not-needed",
                                     timeout=timeout, max_retries=0)  # overloads are retried in retry.py
         self.model = model or os.environ.get("OPENAI_MODEL", "")
@@ -74,28 +79,40 @@ class OpenAIProvider(Provider):
             return {"type": "json_object", "schema": schema}
         return {"type": "json_schema", "json_schema": {"name": "clearside_section", "schema": schema}}
 
+    @property
+    def location(self) -> str:
+        return self.base_url
+
     def _translate(self, exc: Exception) -> ProviderError:
         openai = self._openai
-        where = self.base_url
-        if isinstance(exc, openai.APITimeoutError):
-            return ProviderUnreachable(f"The OpenAI-compatible server at {where} timed out — check that it is "
-                                       "running and not overloaded, or choose another provider.", provider=self.name)
-        if isinstance(exc, openai.APIConnectionError):
-            return ProviderUnreachable(f"The OpenAI-compatible server at {where} is not reachable — start it or "
-                                       "set OPENAI_BASE_URL, or choose another provider.", provider=self.name,
-                                       dashboard=f"The OpenAI-compatible server at {where} is not reachable — "
-                                                 "start it, check the sidebar's Base URL, or choose another "
-                                                 "provider.")
+        where = f"The OpenAI-compatible server at {self.base_url} ({self.name} model {self.model!r})"
+        if isinstance(exc, openai.APITimeoutError | httpx.TimeoutException) or _caused_by(exc, "Timeout"):
+            return self.fault(f"{where} timed out — check that it is running and not overloaded, raise the "
+                              "timeout, or choose another provider.", unreachable=True)
+        if _caused_by(exc, "RemoteProtocolError", "ReadError"):
+            return self.fault(f"{where} dropped the connection mid-stream — check the server's log (it may have "
+                              "crashed) and any proxy in between, then retry, or choose another provider.")
+        if isinstance(exc, openai.APIConnectionError | httpx.TransportError):
+            return self.fault(f"The OpenAI-compatible server at {self.base_url} is not reachable ({self.name} "
+                              f"model {self.model!r}) — start it or set OPENAI_BASE_URL, or choose another "
+                              "provider.", unreachable=True,
+                              dashboard=f"The OpenAI-compatible server at {self.base_url} is not reachable "
+                                        f"({self.name} model {self.model!r}) — start it, check the sidebar's "
+                                        "Base URL, or choose another provider.")
         if isinstance(exc, openai.AuthenticationError):
-            return ProviderError(f"{where} rejected the API key (401) — set a valid OPENAI_API_KEY.",
-                                 provider=self.name, status_code=401)
+            return self.fault(f"{where} rejected the API key (HTTP 401) — set a valid OPENAI_API_KEY.",
+                              status_code=401)
         if isinstance(exc, openai.NotFoundError):
-            return ProviderError(f"{where} does not know the model {self.model!r} (404) — pick one it lists.",
-                                 provider=self.name, status_code=404)
+            return self.fault(f"{where}: {self.base_url} does not know the model {self.model!r} (HTTP 404) — pick "
+                              "one it lists.", status_code=404)
         if isinstance(exc, openai.APIStatusError):
-            return ProviderError(f"{where} answered HTTP {exc.status_code}: {exc.message}", provider=self.name,
-                                 status_code=exc.status_code)
-        return ProviderError(f"{where} failed: {exc}", provider=self.name)
+            return self.fault(f"{where} answered HTTP {exc.status_code}: {exc.message} — check the request and "
+                              "the server's log, or choose another provider.", status_code=exc.status_code)
+        if isinstance(exc, json.JSONDecodeError):  # the stream's data is not JSON
+            return self.fault(f"{where} sent a stream that is not valid JSON ({exc}) — the server is not speaking "
+                              "the OpenAI wire format as expected: check its version and log, or choose another "
+                              "provider.")
+        return self.fault(f"{where} failed: {exc}")
 
     def _stream(self, request: ChatRequest, on_delta: OnDelta | None) -> Completion:
         stream = self.client.chat.completions.create(
@@ -105,12 +122,16 @@ class OpenAIProvider(Provider):
         )
         parts: list[str] = []
         usage = None
+        finished = False
         for chunk in stream:
             usage = getattr(chunk, "usage", None) or usage
             if chunk.choices and (delta := chunk.choices[0].delta.content):
                 parts.append(delta)
                 if on_delta:
                     on_delta(delta)
+            finished = finished or bool(chunk.choices and chunk.choices[0].finish_reason)
+        if not finished:  # the connection closed before the last chunk: what came is not the whole reply
+            raise StreamCut(sum(map(len, parts)))
         return Completion(
             text="".join(parts),
             prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
@@ -130,20 +151,48 @@ class OpenAIProvider(Provider):
             self._json_object_urls.add(self.base_url)
             return self._stream(request, on_delta)
 
-    def _overload(self, exc: Exception) -> tuple[int, float | None] | None:
-        if isinstance(exc, self._openai.APIStatusError) and exc.status_code in OVERLOADED:
-            return exc.status_code, retry_after(exc.response.headers)
+    def _fault(self, exc: Exception) -> Fault | None:
+        openai = self._openai
+        if isinstance(exc, openai.APIStatusError):
+            if exc.status_code in RETRIED_STATUS:
+                return Fault(f"answered HTTP {exc.status_code}", exc.status_code, retry_after(exc.response.headers))
+            return None
+        if isinstance(exc, StreamCut):
+            return Fault(str(exc))
+        if isinstance(exc, openai.APITimeoutError | httpx.TimeoutException) or _caused_by(exc, "Timeout"):
+            return Fault(f"timed out (no answer within {self.timeout:g} s)")
+        if _caused_by(exc, "RemoteProtocolError", "ReadError"):
+            return Fault("dropped the connection mid-stream")
         return None
 
     def _retrying(self, attempt, on_delta: OnDelta | None = None):
         try:
-            return self.retry.call(attempt, on_delta, overload=self._overload, provider=self.name,
-                                   server=f"OpenAI-compatible server at {self.base_url}")
-        except self._openai.OpenAIError as exc:
+            return self.retry.call(attempt, on_delta, overload=self._fault, provider=self.name, model=self.model,
+                                   endpoint=self.base_url, server=f"OpenAI-compatible server at {self.base_url}")
+        except (self._openai.OpenAIError, httpx.HTTPError, json.JSONDecodeError) as exc:
             raise self._translate(exc) from exc
+        except StreamCut as exc:  # only where no retry notice allowed asking again after text streamed
+            raise self.fault(f"The OpenAI-compatible server at {self.base_url} ({self.name} model {self.model!r}): "
+                             f"{exc} — check the server's log and any proxy in between, then retry.",
+                             retryable=True) from exc
 
     def _complete(self, request: ChatRequest, on_delta: OnDelta | None) -> Completion:
+        self._model()  # named before the call, so its faults name it too
         return self._retrying(lambda forward: self._attempt(request, forward), on_delta)
 
     def list_models(self) -> list[str]:
         return self._retrying(lambda _: sorted(m.id for m in self.client.models.list()))
+
+
+def _caused_by(exc: BaseException, *names: str) -> bool:
+    """Whether ``exc`` or an exception behind it is of a class whose name ends with one of ``names``: the openai
+    client wraps the HTTP library's errors mid-stream (a dropped connection, a read timeout) as an
+    APIConnectionError, and its HTTP library may be httpx or a vendored copy, so the classes are matched by name."""
+    seen: BaseException | None = exc
+    for _ in range(6):
+        if seen is None:
+            return False
+        if any(type(seen).__name__.endswith(name) for name in names):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
