@@ -1,0 +1,288 @@
+"""Provider faults against a real fault-injecting server on 127.0.0.1 (tests/fault_server.py), and the promises:
+
+* a retryable fault (HTTP 429/500/503, a hang past the client's timeout, a connection dropped mid-stream, a
+  stream cut before its final event) is asked again with backoff, Retry-After honoured, and the user sees
+  "retrying (2/3)…" (the command line's progress line; the page's agent status from the same event);
+* a fault that is not retryable, or that outlasts the retries, fails with a message naming the provider, the
+  model, the endpoint, the cause and the fix, and loses no finished section (DebateFailed carries them); a
+  Retry runs only what is missing;
+* a stream that ends without its final event is a provider fault, never re-asked as invalid JSON;
+* every failure message names the provider, the model and the endpoint, schema failures included;
+* a failed moderator leaves no synthesis;
+* the health check (Provider.check) makes the debate's first call on its schema.
+
+One server for the module (re-planned per test); client timeouts of 0.4 s and backoff of 0.01 s keep it fast.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+
+import httpx
+import pytest
+from fault_server import MODEL, FaultServer, Step, start
+from helpers import run_cli
+
+from clearside import agents
+from clearside.cli.common import progress
+from clearside.enforce import run_structured
+from clearside.engine import DebateRun, Engine, Event
+from clearside.errors import DebateFailed, ProviderError, SchemaViolationError
+from clearside.jobs import AgentProgress, apply_event
+from clearside.providers import ChatRequest
+from clearside.providers.ollama import OllamaProvider
+from clearside.providers.openai_compat import OpenAIProvider
+from clearside.references import flagship
+from clearside.schema import Proposition, jsonschema_errors
+
+TIMEOUT = 0.4
+ORCHESTRATOR_CALL = ChatRequest(messages=[{"role": "user", "content": "Normalise: build or buy?"}],
+                                schema=agents.ORCHESTRATOR_WIRE, agent="orchestrator", max_tokens=200)
+RETRIED = {
+    "429": Step("status", status=429, retry_after=0.3),
+    "500": Step("status", status=500),
+    "503": Step("status", status=503),
+    "hang": Step("hang", seconds=3),
+    "drop": Step("drop"),
+    "cut": Step("cut"),
+}
+
+
+@pytest.fixture(scope="module")
+def server():
+    with start() as running:
+        yield running
+
+
+@pytest.fixture
+def fresh(server: FaultServer) -> FaultServer:
+    server.reset()
+    return server
+
+
+def provider(server: FaultServer, kind: str = "openai", **options):
+    options = {"timeout": TIMEOUT, "backoff": 0.01, "attempts": 3, **options}
+    if kind == "openai":
+        return OpenAIProvider(MODEL, base_url=server.base_url, **options)
+    return OllamaProvider(MODEL, host=server.url, **options)
+
+
+class Watcher:
+    """What the user sees of a debate: the command line's progress lines and the page's agent progress."""
+
+    def __init__(self) -> None:
+        self.out = io.StringIO()
+        self.printer = progress(self.out)
+        self.agents: dict[str, AgentProgress] = {}
+
+    def __call__(self, event: Event) -> None:
+        self.printer(event)
+        apply_event(self.agents, event)
+
+    @property
+    def lines(self) -> list[str]:
+        return self.out.getvalue().splitlines()
+
+
+def debate(server: FaultServer, kind: str = "openai", run: DebateRun | None = None, **options):
+    watcher = Watcher()
+    run = run or DebateRun.from_input(flagship().proposition)
+    engine = Engine(provider(server, kind, **options), retries=1, on_event=watcher, substance=False)  # wire only
+    try:
+        return engine.run(run), run, watcher, None
+    except DebateFailed as exc:
+        return None, run, watcher, exc
+
+
+def names_the_call(message: str, server: FaultServer, kind: str = "openai") -> None:
+    """A failure message names the provider, the model and the endpoint."""
+    assert kind in message and repr(MODEL) in message
+    assert (server.base_url if kind == "openai" else server.url) in message
+
+
+# -- the server itself --------------------------------------------------------------------------------
+
+
+def test_the_server_answers_both_wire_formats_streamed_or_not_at_its_pace(fresh) -> None:
+    fresh.plan(Step("slow", tps=4), "ok", "ok", "ok")
+    body = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}]}
+    started = time.monotonic()
+    whole = httpx.post(f"{fresh.base_url}/chat/completions", json={**body, "stream": False}, timeout=10).json()
+    slow = time.monotonic() - started
+    assert json.loads(whole["choices"][0]["message"]["content"]) == {"answer": "OK"}
+    assert 0.4 <= slow < 3  # two tokens at 4 a second
+    with httpx.stream("POST", f"{fresh.base_url}/chat/completions", json={**body, "stream": True}) as streamed:
+        events = [line for line in streamed.iter_lines() if line.startswith("data: ")]
+    assert events[-1] == "data: [DONE]" and json.loads(events[-2][6:])["choices"][0]["finish_reason"] == "stop"
+    ollama = httpx.post(f"{fresh.url}/api/chat", json={**body, "stream": False}, timeout=10).json()
+    assert ollama["done"] is True and json.loads(ollama["message"]["content"]) == {"answer": "OK"}
+    with httpx.stream("POST", f"{fresh.url}/api/chat", json={**body, "stream": True}) as streamed:
+        lines = [json.loads(line) for line in streamed.iter_lines() if line]
+    assert lines[-1]["done"] is True and not any(line["done"] for line in lines[:-1])
+    assert [kind for _, kind in fresh.served] == ["slow", "ok", "ok", "ok"]
+
+
+def test_a_slow_stream_is_not_a_hang(fresh) -> None:
+    """One token every 0.25 s is slower in all than the client's 0.4 s timeout, which bounds each read only."""
+    fresh.plan(Step("slow", tps=4))
+    reply = provider(fresh).complete(ChatRequest(messages=[{"role": "user", "content": "hi"}], max_tokens=8))
+    assert json.loads(reply.text) == {"answer": "OK"} and reply.seconds > TIMEOUT
+
+
+# -- retried faults -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fault", list(RETRIED))
+def test_a_retryable_fault_is_retried_and_the_user_sees_retrying(fresh, fault) -> None:
+    fresh.plan(RETRIED[fault], agent="pro")
+    document, run, watcher, failure = debate(fresh)
+    assert failure is None and jsonschema_errors(document.dump()) == []
+    assert [kind for agent, kind in fresh.served if agent == "pro"] == [RETRIED[fault].kind, "ok"]
+    retrying = [line for line in watcher.lines if "retrying" in line]
+    assert len(retrying) == 1 and retrying[0].startswith("[pro] retrying (2/3)… the OpenAI-compatible server at")
+    if fault == "429":
+        assert "waiting 0.3 s" in retrying[0]  # the server's Retry-After, not the client's own backoff
+    # the page: the agent shown retrying, and then its text is the reply alone (a dropped stream's start is gone)
+    assert watcher.agents["pro"].status == "done" and watcher.agents["pro"].attempts == 2
+    assert json.loads(watcher.agents["pro"].text) is not None
+    assert run.violations == []  # a provider fault is never re-asked as an invalid reply
+
+
+@pytest.mark.parametrize("fault", ["503", "drop", "cut"])
+def test_ollama_retries_the_same_faults(fresh, fault) -> None:
+    fresh.plan(RETRIED[fault], agent="con")
+    document, _, watcher, failure = debate(fresh, "ollama")
+    assert failure is None and document is not None
+    assert any(line.startswith("[con] retrying (2/3)… the Ollama server at") for line in watcher.lines)
+
+
+def test_retry_after_is_waited_for(fresh) -> None:
+    fresh.plan(Step("status", status=429, retry_after=0.5))
+    started = time.monotonic()
+    provider(fresh, backoff=0).complete(ORCHESTRATOR_CALL)
+    assert 0.5 <= time.monotonic() - started < 3
+
+
+# -- faults that fail -----------------------------------------------------------------------------------
+
+
+def test_faults_outlasting_the_retries_fail_naming_the_call_and_keep_every_finished_section(fresh) -> None:
+    fresh.plan(*[Step("status", status=503)] * 3, agent="moderator")
+    document, run, watcher, failure = debate(fresh)
+    assert document is None and isinstance(failure.cause, ProviderError)
+    message = str(failure)
+    names_the_call(message, fresh)
+    assert "overloaded (HTTP 503) after 3 attempts" in message and "lower --concurrency" in message
+    # nothing finished is lost, and the failed moderator left no synthesis behind
+    assert failure.run is run and run.proposition and run.pro and run.con and run.moderator is None
+    assert "[moderator] retrying (3/3)…" in " ".join(watcher.lines) and watcher.lines[-1] == "[moderator] failed"
+    # Retry continues from there: only the moderator is asked
+    fresh.reset()
+    document, _, _, failure = debate(fresh, run=run)
+    assert failure is None and jsonschema_errors(document.dump()) == []
+    assert fresh.served == [("moderator", "ok")]
+
+
+@pytest.mark.parametrize("fault", ["hang", "drop", "cut"])
+def test_a_timeout_or_broken_stream_that_persists_names_cause_and_fix(fresh, fault) -> None:
+    fresh.plan(*[RETRIED[fault]] * 3, agent="orchestrator")
+    with pytest.raises(ProviderError) as caught:
+        run_structured(provider(fresh), agent="orchestrator", messages=ORCHESTRATOR_CALL.messages, model=Proposition,
+                       schema=agents.ORCHESTRATOR_WIRE, prepare=agents.proposition_from_reply("x", None),
+                       on_retrying=lambda data: None)
+    message = str(caught.value)
+    names_the_call(message, fresh)
+    cause = {"hang": "timed out", "drop": "dropped the connection mid-stream",
+             "cut": "the stream ended before its final event"}[fault]
+    assert cause in message and "on all 3 attempts" in message and "choose another provider" in message
+    assert "larger model" not in message and len(fresh.served) == 3  # the provider's attempts, no re-ask
+
+
+@pytest.mark.parametrize("kind", ["openai", "ollama"])
+def test_a_stream_cut_short_is_a_provider_fault_not_an_invalid_reply(fresh, kind) -> None:
+    """Without a retry notice (so its streamed start cannot be taken back) a cut stream is not asked again."""
+    fresh.plan("cut")
+    violations: list = []
+    with pytest.raises(ProviderError, match="the stream ended before its final event") as caught:
+        run_structured(provider(fresh, kind), agent="orchestrator", messages=ORCHESTRATOR_CALL.messages,
+                       model=Proposition, schema=agents.ORCHESTRATOR_WIRE, violations=violations,
+                       prepare=agents.proposition_from_reply("x", None), on_delta=lambda text: None)
+    assert violations == [] and len(fresh.served) == 1
+    names_the_call(str(caught.value), fresh, kind)
+
+
+@pytest.mark.parametrize("kind", ["openai", "ollama"])
+@pytest.mark.parametrize("step", [Step("garbled"), Step("status", status=400)], ids=["garbled", "400"])
+def test_a_fault_that_is_not_retryable_fails_at_once_and_keeps_what_finished(fresh, kind, step) -> None:
+    fresh.plan(step, agent="pro")
+    document, run, watcher, failure = debate(fresh, kind)
+    assert document is None and isinstance(failure.cause, ProviderError) and failure.exit_code == 3
+    assert [k for agent, k in fresh.served if agent == "pro"] == [step.kind]  # asked once
+    assert run.proposition is not None and run.con is not None and run.pro is None and run.moderator is None
+    message = str(failure)
+    names_the_call(message, fresh, kind)
+    assert ("not valid JSON" in message) if step.kind == "garbled" else ("400" in message)
+    assert "choose another provider" in message and "larger model" not in message
+    assert "[pro] failed" in watcher.lines and not any("retrying" in line for line in watcher.lines)
+
+
+# -- replies that break the schema -------------------------------------------------------------------------
+
+
+def test_truncated_json_is_re_asked_as_an_invalid_reply(fresh) -> None:
+    fresh.plan("truncated", agent="orchestrator")
+    document, run, watcher, failure = debate(fresh)
+    assert failure is None and document is not None
+    assert [v["agent"] for v in run.violations] == ["orchestrator"] and run.violations[0]["kind"] == "schema"
+    assert any(line.startswith("[orchestrator] output rejected") for line in watcher.lines)
+
+
+@pytest.mark.parametrize("kind", ["openai", "ollama"])
+def test_a_schema_failure_names_the_provider_model_and_endpoint(fresh, kind) -> None:
+    fresh.plan("invalid", "invalid", agent="con")
+    document, run, _, failure = debate(fresh, kind)
+    assert document is None and isinstance(failure.cause, SchemaViolationError)
+    message = str(failure)
+    assert "broke the ClearSide schema on all 2 attempts" in message
+    names_the_call(message, fresh, kind)
+    assert run.pro is not None and run.con is None  # pro finished beside it and is kept
+
+
+# -- the health check ----------------------------------------------------------------------------------------
+
+
+def test_the_health_check_makes_the_debates_first_call_on_its_schema(fresh) -> None:
+    said = provider(fresh).check()
+    assert "schema-valid" in said and fresh.served == [("orchestrator", "ok")]
+    fresh.reset()
+    fresh.plan("invalid")
+    with pytest.raises(SchemaViolationError) as caught:
+        provider(fresh).check()
+    names_the_call(str(caught.value), fresh)
+    fresh.reset()
+    fresh.plan(Step("status", status=401))
+    with pytest.raises(ProviderError, match="rejected the API key") as caught:
+        provider(fresh, "openai").check()
+    names_the_call(str(caught.value), fresh)
+
+
+# -- the command line ---------------------------------------------------------------------------------------
+
+
+def test_cli_debate_prints_retrying_and_a_failed_moderator_leaves_no_synthesis(fresh, capsys, monkeypatch,
+                                                                               tmp_path) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", fresh.base_url)
+    fresh.plan(Step("status", status=503, retry_after=0), agent="pro")
+    fresh.plan(*[Step("status", status=500, retry_after=0)] * 5, agent="moderator")
+    out = tmp_path / "debate.md"
+    code, stdout, stderr = run_cli(capsys, "debate", flagship().proposition, "--provider", f"openai:{MODEL}",
+                                   "--retries", "1", "--out", str(out))
+    assert "[pro] retrying (2/5)… the OpenAI-compatible server at" in stderr
+    assert code == 3 and stdout == "" and not out.exists()  # no document, nothing that looks like one
+    error = stderr.strip().splitlines()[-1]
+    assert error.startswith("error: The OpenAI-compatible server at") and "HTTP 500, on all 5 attempts" in error
+    names_the_call(error, fresh)
+    partial = json.loads((tmp_path / "debate.md.partial.json").read_text())
+    assert set(partial["sections"]) == {"proposition", "pro", "con"}  # kept, and marked partial by its name
