@@ -6,12 +6,21 @@ concurrent use. All model work runs on one dedicated thread: llama.cpp's OpenMP
 worker team belongs to the calling thread, and hopping between the caller
 threads (pro and con run concurrently) made decoding about 1.5x slower.
 Decoding is constrained with ``response_format={"type": "json_object", "schema": ...}``.
+
+Nothing llama.cpp does touches the process's stderr: llama-cpp-python's ``verbose=False`` points file
+descriptors 1 and 2 at /dev/null while it loads a model (and in some chat handlers), which drops whatever any
+other thread prints meanwhile (an advocate's progress line, a warning). So every ``Llama`` is made with
+``verbose=True`` (no redirection), llama.cpp's own log lines go through its log callback
+(``llama_log_set``) to the logger ``clearside.llama`` (errors at ERROR, the rest at DEBUG), and
+llama-cpp-python's verbose chatter (system info, metadata, cache hits) goes there too, at DEBUG.
 """
 
 from __future__ import annotations
 
 import atexit
+import ctypes
 import importlib.resources
+import logging
 import os
 import queue
 import threading
@@ -23,6 +32,7 @@ from typing import Any
 
 from ..errors import ConfigError, ProviderError
 from .base import ChatRequest, Completion, OnDelta, Provider
+from .grammar_errors import GRAMMAR_FAILED
 
 DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_CONTEXT = 4096
@@ -35,6 +45,29 @@ _loaded: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
 _load_lock = threading.Lock()
 _work_queue: queue.SimpleQueue[tuple[Callable[[], Any], Future]] = queue.SimpleQueue()
 _LLAMA_THREAD = "clearside-llama"
+llama_log = logging.getLogger("clearside.llama")
+_log_callback: list[Any] = []  # the ctypes callback llama.cpp holds: kept alive here
+
+
+def quiet_llama() -> None:
+    """Route llama.cpp's log and llama-cpp-python's verbose prints to :data:`llama_log` (idempotent)."""
+    if _log_callback:
+        return
+    import llama_cpp
+    import llama_cpp.llama as llama_module
+
+    @llama_cpp.llama_log_callback
+    def callback(level: int, text: bytes, user_data: Any) -> None:  # GGML_LOG_LEVEL_ERROR is 3
+        message = text.decode("utf-8", "replace").rstrip()
+        if message:
+            llama_log.log(logging.ERROR if level == 3 else logging.DEBUG, "%s", message)
+
+    def chatter(*values: Any, **_: Any) -> None:  # llama_cpp.llama's print(..., file=sys.stderr) when verbose
+        llama_log.debug("%s", " ".join(map(str, values)).rstrip())
+
+    llama_cpp.llama_log_set(callback, ctypes.c_void_p(0))
+    llama_module.print = chatter  # a name in that module only: every other print is left alone
+    _log_callback.append(callback)
 
 
 def _serve() -> None:
@@ -101,9 +134,10 @@ def load_llama(path: Path, n_ctx: int, n_threads: int, slot: str = "shared") -> 
                     "The embedded provider needs llama-cpp-python: run `pip install -r requirements.txt` "
                     "(it compiles llama.cpp, 10-15 minutes on a fresh machine)."
                 ) from None
-            try:
+            quiet_llama()
+            try:  # verbose=True: see the module's docstring (False would silence every thread's stderr)
                 llm = on_llama_thread(lambda: GrammarFirstLlama(model_path=str(path), n_ctx=n_ctx,
-                                                                n_threads=n_threads, verbose=False))
+                                                                n_threads=n_threads, verbose=True))
             except (ValueError, RuntimeError) as exc:
                 raise ConfigError(f"Could not load {path} as a GGUF model: {exc}") from exc
             _loaded[key] = (llm, threading.Lock())
@@ -260,14 +294,26 @@ class EmbeddedProvider(Provider):
                         if on_delta:
                             on_delta(delta)
             except ValueError as exc:  # e.g. the prompt exceeds the context window
-                raise ProviderError(
-                    f"The embedded model rejected the request: {exc}. Shorten the input or raise CLEARSIDE_N_CTX.",
-                    provider=self.name,
-                ) from exc
+                raise self._rejected(exc) from exc
             total = llm.n_tokens
             seconds = time.perf_counter() - started
         return Completion(text="".join(parts), prompt_tokens=max(total - len(parts), 0),
                           completion_tokens=len(parts), seconds=seconds, first_token_seconds=first)
+
+    def _rejected(self, exc: ValueError) -> ProviderError:
+        """The error of a request llama.cpp refused, its fix by the cause."""
+        where = f"The embedded model ({self.describe()})"
+        if GRAMMAR_FAILED in str(exc):
+            return self.fault(f"{where} could not compile the grammar for this call's schema ({exc}). This is a "
+                              "fault in ClearSide's schema for the model, not in your input: retry once, and if it "
+                              "persists report it with the --violations-log, or choose another provider.")
+        if "context window" in str(exc) or "exceed" in str(exc):
+            return self.fault(f"{where} rejected the request: {exc}. Shorten the input or raise CLEARSIDE_N_CTX.")
+        return self.fault(f"{where} rejected the request: {exc}. Retry, or choose another provider.")
+
+    @property
+    def location(self) -> str:
+        return str(self.path)
 
     def constrain(self, schema: dict[str, Any]) -> dict[str, Any]:
         return compact(schema)

@@ -20,6 +20,8 @@ import llama_cpp
 import numpy as np
 from llama_cpp import Llama
 
+from .grammar_errors import GRAMMAR_FAILED
+
 SHORTLIST = 64
 _TOKEN = np.dtype([("id", np.intc), ("logit", np.single), ("p", np.single)], align=True)
 
@@ -49,7 +51,7 @@ class GrammarFirstSampler:
         self.grammar = llama_cpp.llama_sampler_init_grammar(
             llama._model.vocab, grammar._grammar.encode("utf-8"), grammar._root.encode("utf-8"))
         if not self.grammar:
-            raise ValueError("llama.cpp could not compile the grammar for this schema")
+            raise ValueError(f"llama.cpp {GRAMMAR_FAILED} for this schema")
         self.n_vocab = llama.n_vocab()
         self.data = (llama_cpp.llama_token_data * self.n_vocab)()
         self.view = np.frombuffer(self.data, dtype=_TOKEN)
