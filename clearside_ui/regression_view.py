@@ -216,14 +216,45 @@ def cancel_bless() -> None:
 
 
 def bless(batch_id: str) -> None:
-    st.session_state.pop("rg_confirm", None)
+    """Bless with the note typed in "Why this baseline"; a refusal (no note on flagship) keeps the form open, and
+    the warnings recorded with the blessing are shown once."""
     try:
-        batch = regress.bless(jobs.store(), batch_id)
+        blessed = regress.bless(jobs.store(), batch_id, note=st.session_state.get("rg_bless_note") or "")
     except ClearSideError as exc:
         st.session_state["rg_error"] = exc.for_dashboard()
         return
+    st.session_state.pop("rg_confirm", None)
+    st.session_state.pop("rg_bless_note", None)
+    batch = blessed.batch
     st.session_state["rg_notice"] = (f"Batch {batch.id[:8]} ({batch.spec}, {when(batch.created_at)}) is now the "
                                      f"{batch.suite} baseline.")
+    st.session_state["rg_bless_warnings"] = blessed.warnings
+
+
+# -- versions and the bless history ------------------------------------------------------------------------------
+
+
+def baseline_line(base: Batch) -> str:
+    """The baseline with its age and the versions it was made with (plain text: escape it to show)."""
+    return (f"batch {base.id[:8]} ({base.spec}), made {regress.age(base.created_at)} ago "
+            f"({when(base.created_at)}) with {regress.versions_text(regress.batch_versions(base))}")
+
+
+def version_check(batch: Batch, base: Batch | None) -> tuple[list[str], list[str]]:
+    """``(changes, notes)`` between the baseline's versions and the batch's (nothing without a baseline)."""
+    if base is None or base.id == batch.id:
+        return [], []
+    return regress.version_differences(regress.batch_versions(base), regress.batch_versions(batch),
+                                       ("the baseline", "this batch"))
+
+
+def history_table(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """The bless history, newest first: when, the batch, the one it replaced, the note, the warnings."""
+    return pd.DataFrame([{"Blessed": when(r["created_at"]), "Ago": r["age"], "Blessed batch": r["batch"][:8],
+                          "Model": (r.get("detail") or {}).get("provider", ""),
+                          "Replaced": (r.get("previous") or "")[:8] or "— (first)", "Note": r["note"],
+                          "Warnings": "; ".join(r.get("warnings") or [])} for r in rows],
+                        columns=["Blessed", "Ago", "Blessed batch", "Model", "Replaced", "Note", "Warnings"])
 
 
 # -- the running job ---------------------------------------------------------------------------------------------

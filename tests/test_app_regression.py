@@ -212,6 +212,9 @@ def test_bless_asks_for_confirmation_then_deltas_compare_with_the_baseline(store
     run(at.button(key="rg_bless_cancel").click())
     assert regress.baseline(store, "flagship") is None and not at.warning
     run(at.button(key="rg_bless").click())
+    run(at.button(key="rg_bless_confirm").click())  # no note: the flagship baseline needs one
+    assert regress.baseline(store, "flagship") is None and "needs a note of why" in texts(at, "error")
+    run(at.text_area(key="rg_bless_note").input("The reference's own text: the best structure we have."))
     run(at.button(key="rg_bless_confirm").click())
     assert regress.baseline(store, "flagship").id == first.id
     assert f"Batch {first.id[:8]}" in texts(at, "success") and "is now the flagship baseline" in texts(at, "success")
@@ -229,7 +232,7 @@ def test_bless_asks_for_confirmation_then_deltas_compare_with_the_baseline(store
 
 def test_a_moderator_that_picks_a_winner_is_a_regression_against_the_baseline(store, tmp_path):
     good = seed(store, tmp_path, "good")
-    regress.bless(store, good.id)
+    regress.bless(store, good.id, note="the good script")
     gate = threading.Event()
     gate.set()
     at = page(gated(1, gate, moderator=verdict_moderator()))
@@ -254,7 +257,7 @@ def test_the_trend_chart_plots_each_model_over_time_with_the_baseline_marked(sto
     at = page()
     assert not at.get("plotly_chart") and "two batches" in plain(at)
     seed(store, tmp_path, "beta")
-    regress.bless(store, first.id)
+    regress.bless(store, first.id, note="the first")
     run(at)
     [chart] = at.get("plotly_chart")
     figure = json.loads(chart.proto.spec)

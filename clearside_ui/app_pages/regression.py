@@ -69,8 +69,8 @@ def run_controls(suite: str) -> None:
 def bless_controls(batch, base) -> None:
     if base is None:
         st.caption("No baseline yet for this suite: only the absolute gates apply until a batch is blessed.")
-    elif base.id != batch.id:
-        st.caption(f"Baseline now: {esc(rv.label(base, base.id))}")
+    else:
+        st.caption(f"Baseline now: {esc(rv.baseline_line(base))}")
     if batch.id == (base.id if base else None):
         return
     unfinished = rv.state(batch) == "running" or rv.finished(batch) == 0
@@ -82,6 +82,11 @@ def bless_controls(batch, base) -> None:
     st.warning(f"Make batch {batch.id[:8]} ({esc(batch.spec)}, {rv.when(batch.created_at)}) the {batch.suite} "
                "baseline? Every later run of this suite is judged against it"
                + (f", instead of batch {base.id[:8]}." if base else "."))
+    required = batch.suite in regress.NOTE_REQUIRED
+    st.text_area("Why this baseline" + (" (required)" if required else " (optional)"), key="rg_bless_note",
+                 max_chars=2000, help="Kept in the bless history. "
+                 + ("Spec 000: the flagship baseline changes only if reasoning quality improves; say how."
+                    if required else ""))
     confirm, cancel = st.columns(2)
     confirm.button("Confirm bless", key="rg_bless_confirm", on_click=rv.bless, args=(batch.id,), type="primary",
                    width="stretch")
@@ -95,9 +100,15 @@ def deltas(batch, base) -> None:
     elif base.id == batch.id:
         st.info("This batch is the baseline: every later run is judged against it. Absolute gates shown.")
     else:
-        st.caption(f"Against the baseline batch {base.id[:8]} ({esc(base.spec)}, {rv.when(base.created_at)}). A "
-                   "metric fails when it is worse than the baseline by more than its tolerance plus the larger "
-                   "spread, or misses an absolute gate.")
+        st.caption(f"Against the baseline {esc(rv.baseline_line(base))}. A metric fails when it is worse than the "
+                   "baseline by more than its tolerance plus the larger spread, or misses an absolute gate.")
+        changes, notes = rv.version_check(batch, base)
+        if changes:
+            st.warning(esc(f"Not comparable with the baseline: {'; '.join(changes)}. Metrics from a different metric "
+                           "suite or embedding model measure differently; bless a batch made with the new versions "
+                           "to judge later runs against it."))
+        if notes:
+            st.caption("Version notes: " + esc(" ".join(notes)))
     checks = rv.checks_for(batch, base)
     if not checks:
         st.caption("No finished runs yet.")
@@ -170,11 +181,18 @@ def compare_two(batches, baseline_id: str | None) -> None:
     a = left.selectbox("A (compared against)", ids, index=ids.index(default_a), key="rg_cmp_a",
                        format_func=labels.get)
     b = right.selectbox("B (under review)", ids, index=ids.index(default_b), key="rg_cmp_b", format_func=labels.get)
+    allow = bool(st.session_state.get("rg_cmp_allow"))
     try:
-        report = regress.compare_runs(jobs.store(), a, b)
+        report = regress.compare_runs(jobs.store(), a, b, allow_version_change=allow)
+    except regress.VersionChange as exc:  # another metric suite or embedding model: refused unless asked for
+        st.warning(esc(exc.for_dashboard()))
+        st.checkbox("Compare across the version change", key="rg_cmp_allow")
+        return
     except ClearSideError as exc:  # the same batch twice, one still running, no case in common
         st.info(esc(exc.for_dashboard()))
         return
+    if report["version_changes"]:
+        st.checkbox("Compare across the version change", key="rg_cmp_allow")
     st.caption(f"{report['pairs']} pair(s) of runs over {len(report['cases'])} item(s), paired by item and repeat. "
                "B − A with a 95% bootstrap interval; p from a sign-flip permutation test, Holm-corrected across "
                "the metrics. A regression is significant (Holm p < 0.05) and worse by more than the tolerance.")
@@ -190,6 +208,8 @@ def compare_two(batches, baseline_id: str | None) -> None:
                  height=rv.table_height(len(table)))
     if st.toggle("Chart of the differences", key="rg_paired_show_chart"):
         st.plotly_chart(rv.paired_figure(report), key="rg_paired_chart", width="stretch")
+    if report["version_notes"]:
+        st.caption("Version notes:\n" + "\n".join(f"- {esc(note)}" for note in report["version_notes"]))
     notes = rv.too_few_notes(report)
     if notes:
         st.markdown("**Too few repeats to tell** (alpha 0.05, power 80%, for the spread observed):\n"
@@ -206,9 +226,22 @@ def compare_two(batches, baseline_id: str | None) -> None:
         st.dataframe(rv.flip_table(flip), hide_index=True, key=f"rg_flip_{n}", width="stretch")
 
 
+def bless_history(suite: str) -> None:
+    st.subheader("Bless history")
+    rows = regress.history(jobs.store(), suite)
+    if not rows:
+        st.caption(f"No batch of the {suite} suite has been blessed yet.")
+        return
+    st.dataframe(rv.history_table(rows), hide_index=True, key="rg_history", width="stretch",
+                 column_config={"Note": st.column_config.TextColumn(width="large"),
+                                "Warnings": st.column_config.TextColumn(width="large")})
+
+
 def messages() -> None:
     if st.session_state.get("rg_notice"):
         st.success(esc(st.session_state.pop("rg_notice")))
+    for warning in st.session_state.pop("rg_bless_warnings", None) or []:
+        st.warning(esc(f"Recorded with the blessing: {warning}"))
     if st.session_state.get("rg_error"):
         st.error(esc(st.session_state.pop("rg_error")))
 
@@ -242,6 +275,7 @@ def regression() -> None:
     deltas(batch, base)
     trends(batches, baseline_id, batch.id)
     compare_two(batches, baseline_id)
+    bless_history(suite)
     drill_down(batch)
 
 
