@@ -286,3 +286,69 @@ def test_cli_debate_prints_retrying_and_a_failed_moderator_leaves_no_synthesis(f
     names_the_call(error, fresh)
     partial = json.loads((tmp_path / "debate.md.partial.json").read_text())
     assert set(partial["sections"]) == {"proposition", "pro", "con"}  # kept, and marked partial by its name
+
+
+# -- the other paths: live, perspectives, compare, regress (one fault each) ----------------------------------
+
+
+def test_live_a_turn_whose_server_stays_down_fails_naming_the_call_and_keeps_the_finished_turns(fresh) -> None:
+    from helpers import QUESTION as DEBATE_QUESTION
+
+    from clearside.live import LiveConfig, LiveDebate
+    from clearside.store import open_store
+
+    fresh.plan("ok", agent="orchestrator")  # the proposition; then the turns (no agent of the debate's own)
+    fresh.plan("ok", "ok", *[Step("status", status=503)] * 3)
+    debate = LiveDebate.create(DEBATE_QUESTION, provider(fresh), config=LiveConfig(words_per_minute=400),
+                               store=open_store())
+    with pytest.raises(ProviderError) as caught:
+        debate.run()
+    names_the_call(str(caught.value), fresh)
+    assert "overloaded (HTTP 503) after 3 attempts" in str(caught.value)
+    saved = LiveDebate.resume(debate.transcript.id, provider(fresh), store=open_store())
+    finished = len(saved.transcript.turns)
+    assert finished >= 1  # the turns that finished are kept; the resumed debate goes on from there
+    fresh.reset()
+    saved.run()
+    assert len(saved.transcript.turns) > finished and saved.transcript.document
+
+
+def test_perspectives_a_dropped_clarifier_stream_fails_naming_the_call(fresh) -> None:
+    from perspectives_kit import QUESTION as PERSONAL_QUESTION
+
+    from clearside.perspectives import PerspectivesRun
+    from clearside.store import open_store
+
+    fresh.plan(*[Step("drop")] * 3)
+    run = PerspectivesRun.create(PERSONAL_QUESTION, provider(fresh), rounds=1, store=open_store())
+    with pytest.raises(ProviderError) as caught:
+        run.clarify()
+    assert "dropped the connection mid-stream" in str(caught.value) and len(fresh.served) == 1  # not re-asked
+    names_the_call(str(caught.value), fresh)
+
+
+def test_compare_a_503_is_retried_and_both_debates_finish(fresh) -> None:
+    from clearside.compare import Comparison
+    from clearside.store import open_store
+
+    fresh.plan(Step("status", status=503), agent="pro")
+    events: list[tuple[str, Event]] = []
+    comparison = Comparison(flagship().proposition, [provider(fresh), provider(fresh)], open_store(), retries=1,
+                            temperatures=[0.2, 0.6], on_event=lambda label, event: events.append((label, event)))
+    comparison.run()
+    assert [r["status"] for r in comparison.results.values()] == ["done", "done"]
+    retried = [(label, e.data) for label, e in events if e.kind == "retry" and "cause" in e.data]
+    assert len(retried) == 1 and retried[0][1]["attempt"] == 2 and "HTTP 503" in retried[0][1]["cause"]
+
+
+def test_regress_a_hung_moderator_is_retried_and_the_batch_passes_its_run(fresh) -> None:
+    from clearside import regress
+    from clearside.store import open_store
+
+    fresh.plan(Step("hang", seconds=2), agent="moderator")
+    events: list[Event] = []
+    report = regress.run_batch("flagship", provider(fresh), open_store(), runs=1, retries=1,
+                               on_event=lambda run_id, event: events.append(event))
+    assert [debate["status"] for debate in report["debates"]] == ["done"]
+    assert [kind for agent, kind in fresh.served if agent == "moderator"] == ["hang", "ok"]
+    assert any(e.kind == "retry" and "timed out" in e.data.get("cause", "") for e in events)
