@@ -93,12 +93,10 @@ class OpenAIProvider(Provider):
             return self.fault(f"{where} dropped the connection mid-stream — check the server's log (it may have "
                               "crashed) and any proxy in between, then retry, or choose another provider.")
         if isinstance(exc, openai.APIConnectionError | httpx.TransportError):
-            return self.fault(f"The OpenAI-compatible server at {self.base_url} is not reachable ({self.name} "
-                              f"model {self.model!r}) — start it or set OPENAI_BASE_URL, or choose another "
+            return self.fault(f"{where} is not reachable — start it or set OPENAI_BASE_URL, or choose another "
                               "provider.", unreachable=True,
-                              dashboard=f"The OpenAI-compatible server at {self.base_url} is not reachable "
-                                        f"({self.name} model {self.model!r}) — start it, check the sidebar's "
-                                        "Base URL, or choose another provider.")
+                              dashboard=f"{where} is not reachable — start it, check the sidebar's Base URL, or "
+                                        "choose another provider.")
         if isinstance(exc, openai.AuthenticationError):
             return self.fault(f"{where} rejected the API key (HTTP 401) — set a valid OPENAI_API_KEY.",
                               status_code=401)
