@@ -153,8 +153,10 @@ class Provider(ABC):
 
     @property
     def location(self) -> str:
-        """Where the calls go, as a person reads it: a base URL, a host, a GGUF file ("" for none)."""
-        return ""
+        """Where the calls go, as a person reads it: a base URL, a host, a GGUF file ("" for none; a wrapper of
+        another provider, such as the re-map's, holding it as ``inner``: that one's)."""
+        inner = getattr(self, "inner", None)
+        return inner.location if isinstance(inner, Provider) else ""
 
     def describe(self) -> str:
         """The provider, the model and the endpoint, for a failure message: "openai model 'x' at URL"."""
