@@ -55,7 +55,10 @@ def _scored(job: dict[str, Any], task: dict[str, Any], provider: Provider, sink:
     else:
         item = next(i for i in regress.suite_items(job["suite"]) if i.name == task["item"])
         data = {"batch": job["batch"], "item": item.name, "index": task["index"], "question": item.proposition,
-                "started_at": job["started_at"], "planned": len(job["tasks"])}
+                "started_at": job["started_at"], "planned": len(job["tasks"]),
+                "versions": regress.pinned_versions(provider, temperature=job["temperature"], retries=job["retries"],
+                                                    concurrency=job["concurrency"],
+                                                    swap_check=bool(job.get("swap_check")))}
         scored = run_scored(item.proposition, provider, open_store(), suite=job["suite"], data=data,
                             retries=job["retries"], temperature=job["temperature"], reference=item,
                             debate_id=task["debate_id"], on_event=sink, swap_check=bool(job.get("swap_check")))
@@ -101,9 +104,11 @@ def report_step(job: dict[str, Any], results: list[dict[str, Any]]) -> dict[str,
     items = regress.suite_items(job["suite"])
     base = regress.baseline(store, job["suite"])
     seconds = round(time.time() - job["queued_at"], 2)
+    made = regress.find_batch(store, job["batch"])  # the versions its runs recorded
+    pinned = {**regress.batch_versions(made), "prompts": job["prompt_versions"]} if made else None
     return regress.batch_report(job["suite"], job["tasks"][0]["provider"]["spec"], items, job["runs"],
                                 job["batch"], job["concurrency"], job["prompt_versions"], job["started_at"], seconds,
-                                results, base, job.get("thresholds"))
+                                results, base, job.get("thresholds"), pinned=pinned)
 
 
 def _fan_out(job: dict[str, Any]) -> dict[str, Any]:

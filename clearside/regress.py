@@ -194,7 +194,7 @@ def batches(store: Store, suite: str) -> list[Batch]:
 
 def find_batch(store: Store, batch_id: str) -> Batch | None:
     """A batch of any suite (built-in, the user's or comparisons) by its id."""
-    rows = [r for r in store.runs() if ((r.get("data") or {}).get("batch") or r["id"]) == batch_id]
+    rows = store.runs(batch=batch_id)  # through the runs' batch index
     if not rows:
         return None
     rows = [r for r in rows if r["suite"] == rows[0]["suite"]]
@@ -378,8 +378,8 @@ class Blessed:
 
 def _batch_named(store: Store, batch_or_run: str) -> Batch:
     wanted = (batch_or_run or "").strip().lower()
-    for row in store.runs():
-        if row["id"] == wanted or (row.get("data") or {}).get("batch") == wanted:
+    # a batch's id (or a run outside any batch) through the index; else a run of a batch, by its own id
+    for row in store.runs(batch=wanted) or [r for r in store.runs() if r["id"] == wanted]:
             batch_id = (row.get("data") or {}).get("batch") or row["id"]
             return next(b for b in batches(store, row["suite"]) if b.id == batch_id)
     raise NotFound(f"No run or batch has the id {batch_or_run}: `python -m clearside runs` lists them.")

@@ -54,6 +54,9 @@ def test_an_enqueued_batch_runs_each_item_once_and_reports_like_run_batch():
     assert saved is not None and saved.planned == 4 and {r["status"] for r in saved.rows} == {"done"}
     assert sorted((r.get("data") or {}).get("index") for r in saved.rows) == [0, 1, 2, 3]
     assert state.result["report"]["metrics"]["coverage"]["n"] == 4  # scored, as run_batch scores
+    versions = [r["data"]["versions"] for r in saved.rows]  # pinned as run_batch pins them
+    assert all(v["metric_suite"] == versions[0]["metric_suite"] and v["embedding_model"] for v in versions)
+    assert state.result["report"]["versions"]["metric_suite"] == versions[0]["metric_suite"]
     status = report(batch_id)
     assert (status["status"], status["runs_finished"], status["runs_planned"], status["passed"]) == \
         ("done", 4, 4, True)

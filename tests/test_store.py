@@ -249,6 +249,27 @@ def test_runs_are_recorded_and_only_an_explicit_bless_moves_the_baseline(store):
     assert [r["baseline"] for r in runs] == [False, True] and runs[1]["metrics"] == {"neutrality": 0.5}
 
 
+def test_a_batch_is_read_through_its_own_column(store):
+    """runs.batch (migration 0006, indexed): a batch's runs by its id, a run outside any batch as its own batch;
+    the query uses the index on PostgreSQL and SQLite alike."""
+    ids = [store.add_run("flagship", provider="embedded", model="m", data={"batch": "b1", "index": i})
+           for i in range(2)]
+    other = store.add_run("flagship", provider="embedded", model="m", data={"batch": "b2"})
+    alone = store.add_run("compare", provider="embedded", model="m")
+    assert [r["id"] for r in store.runs(batch="b1")] == ids and [r["batch"] for r in store.runs(batch="b1")] == \
+        ["b1", "b1"]
+    assert [r["id"] for r in store.runs(batch="b2")] == [other] and store.runs(batch=alone)[0]["id"] == alone
+    store.update_run(other, data={"batch": "b1"})  # rewritten data moves the run with it
+    assert len(store.runs(batch="b1")) == 3 and store.runs(batch="b2") == []
+    explain = "EXPLAIN QUERY PLAN " if store.dialect == "sqlite" else "EXPLAIN "
+    with store.engine.connect() as connection:
+        if store.dialect != "sqlite":
+            connection.exec_driver_sql("SET enable_seqscan = off")  # a tiny table: ask whether the index serves
+        plan = " ".join(str(row) for row in connection.exec_driver_sql(
+            f"{explain}SELECT id FROM runs WHERE batch = 'b1'"))
+    assert "ix_runs_batch" in plan, plan
+
+
 def test_api_keys_never_reach_the_store(store, monkeypatch):
     secret = "sk-test-0123456789abcdef"
     monkeypatch.setenv("OPENAI_API_KEY", secret)

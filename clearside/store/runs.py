@@ -14,6 +14,11 @@ from .records import check_id, iso, new_id, now
 from .tables import Blessing, Run
 
 
+def _batch_of(row: Run) -> str:
+    """The batch a run belongs to: its data's ``batch``, or the run itself (a run outside any batch)."""
+    return str((row.data or {}).get("batch") or row.id)
+
+
 class Runs(Database):
     """The ``runs`` table: one row per generated debate of a comparison or a regression batch."""
 
@@ -36,6 +41,7 @@ class Runs(Database):
             else:
                 for name, value in values.items():
                     setattr(row, name, value)
+            row.batch = _batch_of(row)
             return row.id
 
     def update_run(self, run_id: str, **changes: Any) -> None:
@@ -45,13 +51,16 @@ class Runs(Database):
                 raise NotFound(f"No run has the id {run_id}.")
             for name, value in changes.items():
                 setattr(row, name, scrub(value))
+            row.batch = _batch_of(row)
             row.updated_at = now()
 
-    def runs(self, suite: str | None = None) -> list[dict[str, Any]]:
-        """Runs oldest first, as plain dicts."""
+    def runs(self, suite: str | None = None, *, batch: str | None = None) -> list[dict[str, Any]]:
+        """Runs oldest first, as plain dicts; ``batch``: only that batch's (read through its index)."""
         query = select(Run).order_by(Run.created_at, Run.id)
         if suite:
             query = query.where(Run.suite == suite)
+        if batch:
+            query = query.where(Run.batch == batch)
         with self.read() as session:
             return [{c.key: getattr(r, c.key) for c in Run.__table__.columns} | {
                 "created_at": iso(r.created_at), "updated_at": iso(r.updated_at)} for r in session.scalars(query)]
@@ -71,8 +80,7 @@ class Runs(Database):
         """Make every run of ``batch`` the baseline of ``suite`` and add a row to the bless history (the baseline
         it replaced, ``note``, ``warnings``, ``detail``), in one transaction; returns how many runs."""
         with self.write() as session:
-            rows = [r for r in session.scalars(select(Run).where(Run.suite == suite))
-                    if (r.data or {}).get("batch", r.id) == batch]
+            rows = list(session.scalars(select(Run).where(Run.suite == suite, Run.batch == batch)))
             if not rows:
                 raise NotFound(f"No batch {batch} in suite {suite}.")
             previous = None

@@ -157,6 +157,7 @@ class Run(Base):
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
     suite: Mapped[str] = mapped_column(String(64), index=True)  # flagship, argkp-dev, compare, ...
+    batch: Mapped[str | None] = mapped_column(String(32), index=True, nullable=True)  # data.batch, or the run's id
     debate_id: Mapped[str | None] = mapped_column(
         String(32), ForeignKey("debates.id", ondelete="SET NULL"), nullable=True)
     provider: Mapped[str] = mapped_column(String(64))
