@@ -13,7 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from clearside import metrics, references, regress, runtime
+from clearside import metrics, references, regress, reports, runtime
 from clearside.batch_jobs import RegressionJob
 from clearside.errors import ClearSideError
 from clearside.jobs import AGENT_ORDER
@@ -309,8 +309,20 @@ def result_view(job: RegressionJob) -> None:
         st.warning(f"Cancelled: {done} of {count} runs finished; they are kept as batch {job.id[:8]}.")
     if (report := job.report) is not None:
         verdict_view(report)
+        share_buttons(report, f"batch-{report['batch'][:8]}", key=f"rg_share_{job.id}")
     if rows := job.finished:
         st.dataframe(finished_table(rows), hide_index=True, key=f"rg_result_{job.id}")
+
+
+def share_buttons(report: dict[str, Any], stem: str, *, key: str) -> None:
+    """The report to share, as ``regress --report/--junit`` write it: self-contained HTML (opens offline) and
+    JUnit XML (one test case per gate)."""
+    page = reports.render_html(reports.attach_debates(report, jobs.store()))
+    with st.container(horizontal=True):
+        st.download_button("Download the HTML report", page, file_name=f"clearside-{stem}.html", mime="text/html",
+                           key=f"{key}_html", on_click="ignore", icon=":material/download:")
+        st.download_button("JUnit XML", reports.junit_xml(report), file_name=f"clearside-{stem}.xml",
+                           mime="application/xml", key=f"{key}_junit", on_click="ignore")
 
 
 # -- deltas ------------------------------------------------------------------------------------------------------

@@ -101,3 +101,20 @@ def dbos_logs_to_the_real_stderr():
                                                "%(message)s", datefmt="%H:%M:%S"))
         dbos_logger.addHandler(handler)
         dbos_logger.propagate = False
+
+
+@pytest.fixture
+def downloads(monkeypatch) -> dict[str, bytes]:
+    """The data behind every download button, by media file id (AppTest keeps no runtime to ask)."""
+    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+
+    files: dict[str, bytes] = {}
+    original = MemoryMediaFileStorage.load_and_get_id
+
+    def record(self, path_or_data, mimetype, kind, filename=None):
+        file_id = original(self, path_or_data, mimetype, kind, filename)
+        files[file_id] = path_or_data
+        return file_id
+
+    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", record)
+    return files

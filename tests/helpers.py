@@ -331,3 +331,8 @@ def focused_answers() -> Any:
         return {name: copy.deepcopy(reply[name]) for name in wanted} if wanted else copy.deepcopy(reply)
 
     return answer
+
+
+def download(at, files: dict[str, bytes], label: str) -> str:
+    [button] = [b for b in at.get("download_button") if b.proto.label == label]
+    return files[button.proto.url.rsplit("/", 1)[-1].split(".")[0]].decode("utf-8")

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import download
 
 from clearside import store as store_module
 from clearside.providers.scripted import ScriptedProvider
@@ -53,7 +54,7 @@ def paired(at: AppTest):
     return found[0].set_index("Metric")
 
 
-def test_compare_two_batches_shows_the_paired_table_the_regression_and_the_flipped_run(store):
+def test_compare_two_batches_shows_the_paired_table_the_regression_and_the_flipped_run(store, downloads):
     save(store, "a" * 32, 0.0, 8)
     save(store, "b" * 32, -0.3, 8, flip_at=2)
     at = page()
@@ -67,6 +68,10 @@ def test_compare_two_batches_shows_the_paired_table_the_regression_and_the_flipp
     assert "flagship #3: pass → fail" in shown and "neutrality_violations 1 is above the gate 0" in shown
     flip = next(d.value for d in at.dataframe if list(d.value.columns) == ["Metric", "A", "B"])
     assert flip.set_index("Metric").loc["neutrality_violations"].tolist() == [0.0, 1.0]
+    html = download(at, downloads, "Download the HTML report")  # the bytes the button serves
+    assert html.startswith("<!DOCTYPE html>") and "regression" in html.lower() and "<script" not in html
+    junit = download(at, downloads, "JUnit XML")
+    assert '<testcase' in junit and '<failure' in junit, "the regressed metric fails its test case"
     at.toggle(key="rg_paired_show_chart").set_value(True)
     at = at.run()
     [chart] = [c for c in at.get("plotly_chart") if "B − A per metric" in c.proto.spec]

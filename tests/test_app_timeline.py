@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import NORMALIZED, LiveResponder, stored
+from helpers import NORMALIZED, LiveResponder, download, stored
 
 from clearside.live import LiveConfig, LiveDebate
 from clearside.live.export import to_markdown
@@ -83,28 +83,6 @@ def shown_turns(at: AppTest) -> list[int]:
     """Turn numbers whose header caption ("Turn n · Speaker · …") is on the page."""
     return [int(c.value.split(" · ")[0].split()[1]) for c in at.caption
             if c.value.startswith("Turn ") and " · " in c.value and " of " not in c.value.split(" · ")[0]]
-
-
-@pytest.fixture
-def downloads(monkeypatch) -> dict[str, bytes]:
-    """The data behind every download button, by media file id (AppTest keeps no runtime to ask)."""
-    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
-
-    files: dict[str, bytes] = {}
-    original = MemoryMediaFileStorage.load_and_get_id
-
-    def record(self, path_or_data, mimetype, kind, filename=None):
-        file_id = original(self, path_or_data, mimetype, kind, filename)
-        files[file_id] = path_or_data
-        return file_id
-
-    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", record)
-    return files
-
-
-def download(at: AppTest, files: dict[str, bytes], label: str) -> str:
-    [button] = [b for b in at.get("download_button") if b.proto.label == label]
-    return files[button.proto.url.rsplit("/", 1)[-1].split(".")[0]].decode("utf-8")
 
 
 def test_the_address_opens_the_saved_debate_and_exports_it(saved, downloads):

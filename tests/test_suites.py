@@ -185,12 +185,18 @@ def test_a_suite_file_runs_end_to_end_and_two_of_its_batches_compare_run_by_run(
     assert len(rows) == 4 and {r["data"]["item"] for r in rows} == {"moratorium"}
     assert all(db.get(r["debate_id"]).data["context"]["geography"] == "United States" for r in rows)
     assert all(r["data"]["suite_file"] == str(suite) for r in rows)
-    code, out, err = run(capsys, "compare-runs", *ids, "--json")
+    html, xml = tmp_path / "review.html", tmp_path / "review.xml"
+    code, out, err = run(capsys, "compare-runs", *ids, "--json", "--report", str(html), "--junit", str(xml))
     compared = json.loads(out)
     assert code == 0, err
+    assert f"Wrote {html}" in err and f"Wrote {xml}" in err  # the reports to share, beside the table
+    assert html.read_text(encoding="utf-8").startswith("<!DOCTYPE html>") and "ours" in html.read_text()
+    assert "<testsuite" in xml.read_text(encoding="utf-8") and 'name="coverage"' in xml.read_text()
     assert compared["pairs"] == 2 and compared["a"]["suite"] == compared["b"]["suite"] == "ours"
     assert not compared["regression"] and compared["flips"] == []
     assert {m["metric"] for m in compared["metrics"]} >= {"coverage", "schema_valid"}
+    code, _, err = run(capsys, "regress", "--suite", "flagship", "--enqueue", "--report", str(html))
+    assert code == 2 and "--enqueue does not wait" in err
     code, out, _ = run(capsys, "runs", "--format", "json")
     assert {(b["batch"], b["suite"], b["kind"]) for b in json.loads(out)} == {(i, "ours", "regression") for i in ids}
 

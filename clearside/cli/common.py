@@ -7,7 +7,9 @@ import logging
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
+from .. import reports
 from ..engine import Engine, Event
 from ..errors import InputError
 from ..providers import DEFAULT_PROVIDER, Provider, get_provider
@@ -94,3 +96,17 @@ def model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--temperature", type=float, default=0.4)
     parser.add_argument("--violations-log", metavar="FILE", help="append schema violations as JSON lines")
     parser.add_argument("--out", metavar="FILE", help="write here instead of stdout")
+
+
+def share(report: dict[str, Any], store: Any, args: argparse.Namespace) -> None:
+    """``--report FILE.html`` (self-contained, with the flipped cases' debates) and ``--junit FILE.xml``."""
+    if getattr(args, "report", None):
+        write(reports.render_html(reports.attach_debates(report, store)), args.report)
+    if getattr(args, "junit", None):
+        write(reports.junit_xml(report), args.junit)
+
+
+def share_options(parser: Any) -> None:
+    parser.add_argument("--report", metavar="FILE.html", help="also write a self-contained HTML report (tables, "
+                                                              "charts, flipped cases side by side; opens offline)")
+    parser.add_argument("--junit", metavar="FILE.xml", help="also write JUnit XML for CI: one test case per gate")

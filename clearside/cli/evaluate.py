@@ -22,7 +22,7 @@ from ..providers import DEFAULT_PROVIDER, get_provider
 from ..schema import validate_document
 from ..static.exchange import document_of
 from ..store import open_store
-from .common import log_violations, progress, write
+from .common import log_violations, progress, share, share_options, write
 
 
 def _json(data: Any) -> str:
@@ -152,6 +152,10 @@ def cmd_regress(args: argparse.Namespace) -> int:
     if args.bless and suite.name in regress.NOTE_REQUIRED and not (args.note or "").strip():
         raise InputError(f"--bless on the {suite.name} suite needs --note \"why\": a new {suite.name} baseline is "
                          "blessed only with a note of why (spec 000: only if reasoning quality improves).")
+    if args.enqueue and (args.report or args.junit):
+        raise InputError("--report and --junit write the finished batch's report, which --enqueue does not wait "
+                         "for: run without --enqueue, or compare the batch when it is done with `compare-runs "
+                         "BASELINE BATCH --report FILE.html --junit FILE.xml`.")
     if args.enqueue and not suite.builtin:
         raise InputError(f"--enqueue takes a built-in suite ({', '.join(regress.SUITES)}): the workers cannot read "
                          f"{suite.source}. Run the batch without --enqueue.")
@@ -177,6 +181,7 @@ def cmd_regress(args: argparse.Namespace) -> int:
     if args.out:
         write(_json(report), args.out)
         write(text, str(Path(args.out).with_suffix(".md")))
+    share(report, store, args)
     sys.stdout.write(_json(report) if args.format == "json" else text)
     return 0 if report["passed"] else 1
 
@@ -327,6 +332,7 @@ def add_parsers(sub, model_options) -> None:
                    help="run even when the baseline was scored by another metric suite or embedding model (its "
                         "comparison is then shown with a warning); refused otherwise")
     r.add_argument("--format", choices=("md", "json"), default="md", help="what goes to stdout")
+    share_options(r)
     r.add_argument("--enqueue", action="store_true",
                    help="queue the batch for `python -m clearside worker` processes, print its id and exit")
     r.add_argument("--swap-check", action="store_true",

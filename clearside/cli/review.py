@@ -15,7 +15,7 @@ from .. import regress, suites
 from ..errors import InputError
 from ..inputs import read_json
 from ..store import open_store
-from .common import write
+from .common import share, share_options, write
 
 
 def _json(data: Any) -> str:
@@ -43,11 +43,13 @@ def cmd_compare_runs(args: argparse.Namespace) -> int:
     thresholds = read_json(args.thresholds, "thresholds") if args.thresholds else None
     if thresholds is not None and not isinstance(thresholds, dict):
         raise InputError(f"{args.thresholds} must hold an object such as {{\"coverage\": {{\"tolerance\": 0.2}}}}.")
-    report = regress.compare_runs(open_store(), args.batch_a, args.batch_b, thresholds,
+    store = open_store()
+    report = regress.compare_runs(store, args.batch_a, args.batch_b, thresholds,
                                   allow_version_change=args.allow_version_change)
     for warning in report["warnings"]:
         print(f"warning: {warning}", file=sys.stderr)
     write(_json(report) if args.json else regress.paired_markdown(report), args.out)
+    share(report, store, args)
     return 1 if report["regression"] else 0
 
 
@@ -66,6 +68,7 @@ def add_parsers(sub: Any) -> None:
     c.add_argument("--json", action="store_true", help="print the report as JSON instead of the table")
     c.add_argument("--thresholds", metavar="FILE", help="JSON overriding gates and tolerances per metric, as regress")
     c.add_argument("--out", metavar="FILE", help="write the report here instead of stdout")
+    share_options(c)
     c.add_argument("--allow-version-change", action="store_true",
                    help="compare batches scored by different metric suites or embedding models (refused otherwise), "
                         "with a warning")

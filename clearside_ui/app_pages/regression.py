@@ -208,6 +208,7 @@ def compare_two(batches, baseline_id: str | None) -> None:
                  height=rv.table_height(len(table)))
     if st.toggle("Chart of the differences", key="rg_paired_show_chart"):
         st.plotly_chart(rv.paired_figure(report), key="rg_paired_chart", width="stretch")
+    rv.share_buttons(report, f"compare-{a[:8]}-{b[:8]}", key="rg_paired_share")
     if report["version_notes"]:
         st.caption("Version notes:\n" + "\n".join(f"- {esc(note)}" for note in report["version_notes"]))
     notes = rv.too_few_notes(report)
