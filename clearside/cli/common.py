@@ -23,24 +23,28 @@ def progress(stream=None):
     """Progress lines on ``stream`` (default: whatever ``sys.stderr`` is when a line is printed)."""
     lock = threading.Lock()
 
+    def say(out, line: str) -> None:
+        # one write per line: print() writes the text and its newline apart, and sys.stderr writes through, so
+        # another writer of the file descriptor (a thread, llama.cpp, a child process) could land between them
+        out.write(f"{line}\n")
+        out.flush()
+
     def on_event(event: Event) -> None:
         if event.kind == "delta":
             return
         out = stream or sys.stderr
         with lock:
             if event.kind == "start":
-                print(f"[{event.agent}] {LABELS.get(event.agent, 'working')}…", file=out, flush=True)
+                say(out, f"[{event.agent}] {LABELS.get(event.agent, 'working')}…")
             elif event.kind == "done":
-                print(f"[{event.agent}] done in {event.data['seconds']:.1f} s, {event.data['tokens']} tokens",
-                      file=out, flush=True)
+                say(out, f"[{event.agent}] done in {event.data['seconds']:.1f} s, {event.data['tokens']} tokens")
             elif event.kind == "retry" and "cause" in event.data:  # a provider fault, asked again
-                print(f"[{event.agent}] {retrying_line(event.data)}", file=out, flush=True)
+                say(out, f"[{event.agent}] {retrying_line(event.data)}")
             elif event.kind == "retry":
                 first = event.data["errors"][0] if event.data["errors"] else "invalid output"
-                print(f"[{event.agent}] output rejected ({first}); re-asking, attempt {event.data['attempt']}",
-                      file=out, flush=True)
+                say(out, f"[{event.agent}] output rejected ({first}); re-asking, attempt {event.data['attempt']}")
             elif event.kind == "error":
-                print(f"[{event.agent}] failed", file=out, flush=True)
+                say(out, f"[{event.agent}] failed")
 
     return on_event
 
