@@ -169,7 +169,8 @@ class Comparison:
                             on_event=lambda event: self._event(label, event), on_start=started)
         with self.lock:
             if scored.status == "done":
-                self.results[label].update(status="done", document=scored.document, metrics=scored.detail)
+                self.results[label].update(status="done", document=scored.document, metrics=scored.detail,
+                                           wall_seconds=scored.wall_seconds)
             elif scored.status == "failed":
                 self.results[label].update(status="failed", error=scored.error)
             else:
@@ -209,12 +210,14 @@ def row_result(row: dict[str, Any]) -> dict[str, Any]:
     result: dict[str, Any] = {"status": row["status"], "debate_id": row["debate_id"], "run_id": row["id"]}
     if (row.get("data") or {}).get("detail"):
         result["metrics"] = row["data"]["detail"]
+    if (row.get("data") or {}).get("wall_seconds"):
+        result["wall_seconds"] = row["data"]["wall_seconds"]
     return result
 
 
 def load(store: Store, batch: str) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """A saved comparison's report and its finished documents, from the store (``?compare=<batch>``)."""
-    rows = [r for r in store.runs(SUITE) if (r.get("data") or {}).get("batch") == batch]
+    rows = store.runs(SUITE, batch=batch)
     if not rows:
         raise InputError(f"No comparison has the id {batch}: `python -m clearside runs --suite compare` lists them.",
                          dashboard=f"No comparison has the id {batch}: check the link, or start a new comparison.")
@@ -242,6 +245,8 @@ def table(report: dict[str, Any]) -> list[dict[str, Any]]:
         row: dict[str, Any] = {"model": label, "status": result["status"]}
         if result.get("metrics"):
             row.update(metrics.summary(result["metrics"]))
+            if result.get("wall_seconds"):
+                row["wall_seconds"] = result["wall_seconds"]  # the debate start to finish, as the user waited
         rows.append(row)
     return rows
 

@@ -29,7 +29,8 @@ MIN_MODELS, MAX_MODELS = 2, compare.MAX_MODELS
 DEBATE = "app_pages/debate.py"
 QUALITY = ("count_ratio", "length_ratio", "assumption_linkage", "conflicts_two_sided", "diversity", "grounding",
            "off_topic")
-COST = {"seconds": "Model time (s)", "completion_tokens": "Completion tokens"}
+COST = {"wall_seconds": "Wall time (s)", "seconds": "Model time (s)", "first_token_seconds": "First token (s)",
+        "completion_tokens": "Completion tokens"}
 SIDES = {"pro": "FOR", "con": "AGAINST"}
 AGENTS = {"orchestrator": "proposition", "pro": "FOR", "con": "AGAINST", "moderator": "moderator"}
 ICONS = {"waiting": "○", "pending": "○", "running": "◐", "retrying": "↻", "done": "✓", "failed": "✗",
@@ -271,6 +272,16 @@ def quality_figure(report: dict[str, Any]) -> go.Figure | None:
     figure.update_layout(barmode="group", title="Quality metrics (0 to 1)", yaxis={"range": [0, 1.05]},
                          legend={"orientation": "h", "y": -0.3}, margin={"t": 50})
     return figure
+
+
+def cost_frame(report: dict[str, Any]) -> pd.DataFrame | None:
+    """Time and tokens per model as a table: wall time (start to finish), model time (all calls), the mean time
+    to a call's first token and the tokens generated; None when nothing was recorded."""
+    rows = scored(report)
+    names = [name for name in COST if any(row.get(name) for row in rows)]
+    if not names:
+        return None
+    return pd.DataFrame([{"Model": row["model"], **{COST[name]: row.get(name) for name in names}} for row in rows])
 
 
 def cost_figure(report: dict[str, Any]) -> go.Figure | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -426,6 +427,49 @@ def trend_figure(rows: pd.DataFrame, metric: str, selected: str | None = None) -
 def run_status(row: dict[str, Any]) -> str:
     """The stored status, except that a run saved as running which no job here runs was interrupted."""
     return stored_run_status(row, running_here((row.get("data") or {}).get("batch", "")))
+
+
+COSTS = {"wall_seconds": "Wall time (s)", "seconds": "Model time (s)", "first_token_seconds": "First token (s)",
+         "completion_tokens": "Tokens"}
+
+
+def cost_rows(batch: Batch) -> list[dict[str, Any]]:
+    """Each finished run's time and tokens: wall time (its debate start to finish), model time (every call),
+    the mean wait for a call's first token (where the backend reports it) and the tokens generated."""
+    out = []
+    for row in runs_of(batch).values():
+        data, values = row.get("data") or {}, row.get("metrics") or {}
+        if run_status(row) != "done":
+            continue
+        out.append({"Run": f"{data.get('item', '?')} #{int(data.get('index', 0)) + 1}",
+                    COSTS["wall_seconds"]: data.get("wall_seconds"),
+                    **{label: values.get(name) for name, label in COSTS.items() if name != "wall_seconds"}})
+    return out
+
+
+def cost_summary(batches: list[Batch]) -> pd.DataFrame | None:
+    """The mean time and tokens of each of ``batches`` (the batch, its baseline), one row each."""
+    rows = []
+    for batch in batches:
+        runs = cost_rows(batch)
+        if runs:
+            means = {label: round(float(np.mean(values)), 2) if (values := [r[label] for r in runs
+                                                                            if r[label] is not None]) else None
+                     for label in COSTS.values()}
+            rows.append({"Batch id": batch.id[:8], "Runs": len(runs), **means})
+    return pd.DataFrame(rows) if rows else None
+
+
+def cost_figure(batches: list[Batch]) -> go.Figure:
+    """Wall time per run, one trace per batch (the batch beside its baseline)."""
+    figure = go.Figure()
+    for batch in batches:
+        runs = cost_rows(batch)
+        figure.add_trace(go.Bar(x=[r["Run"] for r in runs], y=[r[COSTS["wall_seconds"]] for r in runs],
+                                name=f"batch {batch.id[:8]}"))
+    figure.update_layout(barmode="group", yaxis_title="wall time (s)", margin={"t": 20}, height=300,
+                         legend={"orientation": "h", "y": -0.3})
+    return figure
 
 
 def runs_of(batch: Batch) -> dict[str, dict[str, Any]]:

@@ -148,6 +148,12 @@ def test_two_models_side_by_side_with_metrics_charts_and_shared_arguments(store,
     assert table.set_index("metric").loc["count_ratio", "better"] == "higher"
     charts = at.get("plotly_chart")
     assert len(charts) == 2, "quality metrics and cost"
+    [costs] = frame_with(at, "Wall time (s)")  # time and tokens per model, as a table too
+    assert list(costs["Model"]) == [la, lb]
+    assert all(costs["Wall time (s)"] > 0) and list(costs["Wall time (s)"]) == [
+        rows[la]["data"]["wall_seconds"], rows[lb]["data"]["wall_seconds"]]
+    assert list(costs["Completion tokens"]) == [
+        rows[label]["metrics"]["completion_tokens"] for label in (la, lb)]
 
     pro, con = frame_with(at, "Appears in")
     assert list(pro.columns) == ["Point", "Appears in", "Models", la, lb]

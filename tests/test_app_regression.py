@@ -228,6 +228,15 @@ def test_bless_asks_for_confirmation_then_deltas_compare_with_the_baseline(store
     assert deltas.loc["coverage", "Baseline mean"] == first.aggregate()["coverage"]["mean"]
     assert deltas["Baseline mean"].notna().all() and (deltas["Delta"] == 0).all(), "the same script, the same text"
     assert set(deltas["Status"]) <= {"pass", "info"} and "PASS" in texts(at, "success")
+    [costs] = [d.value for d in at.dataframe if "Wall time (s)" in d.value.columns and "Batch id" in d.value.columns]
+    assert list(costs["Batch id"]) == [second.id[:8], first.id[:8]], "time and tokens beside the baseline's"
+    assert list(costs["Runs"]) == [2, 2] and (costs["Wall time (s)"] > 0).all() and (costs["Tokens"] > 0).all()
+    [runs] = [d.value for d in at.dataframe if "Run" in d.value.columns and "Wall time (s)" in d.value.columns]
+    assert len(runs) == 2 and runs["Wall time (s)"].mean() == pytest.approx(costs["Wall time (s)"][0], abs=0.01)
+    run(at.toggle(key="rg_costs_show_chart").set_value(True))
+    [chart] = [c for c in at.get("plotly_chart") if "wall time (s)" in c.proto.spec]
+    assert [t["name"] for t in json.loads(chart.proto.spec)["data"]] == [f"batch {second.id[:8]}",
+                                                                         f"batch {first.id[:8]}"]
 
 
 def test_a_moderator_that_picks_a_winner_is_a_regression_against_the_baseline(store, tmp_path):

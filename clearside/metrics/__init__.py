@@ -141,6 +141,7 @@ SUMMARY: dict[str, tuple[str, str]] = {
                            "exchanged (only when asked for)"),
     "seconds": ("lower", "model time, all agents"),
     "completion_tokens": ("lower", "tokens generated, all agents"),
+    "first_token_seconds": ("lower", "mean time to a call's first token, where the backend reports it"),
 }
 
 
@@ -182,4 +183,6 @@ def summary(metrics: dict[str, Any]) -> dict[str, float]:
     if metrics.get("usage", {}).get("available"):
         out["seconds"] = metrics["usage"]["seconds"]
         out["completion_tokens"] = float(metrics["usage"]["completion_tokens"])
+        if "first_token_seconds" in metrics["usage"]:
+            out["first_token_seconds"] = float(metrics["usage"]["first_token_seconds"])
     return out

@@ -115,11 +115,15 @@ def usage(recorded: dict[str, Any] | None) -> dict[str, Any]:
     agents = {name: {k: recorded[name].get(k, 0) for k in
                      ("calls", "prompt_tokens", "completion_tokens", "seconds", "first_token_seconds")}
               for name in recorded}
+    calls = sum(a["calls"] for a in agents.values())
+    first = sum(a["first_token_seconds"] for a in agents.values())
     return {
         "available": True,
         "agents": agents,
         "seconds": round(sum(a["seconds"] for a in agents.values()), 2),
         "completion_tokens": sum(a["completion_tokens"] for a in agents.values()),
         "prompt_tokens": sum(a["prompt_tokens"] for a in agents.values()),
-        "calls": sum(a["calls"] for a in agents.values()),
+        "calls": calls,
+        # the mean wait for a call's first token, where the backend reports it (prompt evaluation, queueing)
+        **({"first_token_seconds": round(first / calls, 3)} if first > 0 and calls else {}),
     }

@@ -108,6 +108,11 @@ def metrics_section(report: dict) -> None:
     for figure in (cv.quality_figure(report), cv.cost_figure(report)):
         if figure is not None:
             st.plotly_chart(figure, width="stretch")
+    costs = cv.cost_frame(report)
+    if costs is not None:
+        st.caption("Time and tokens: wall time from start to finish, model time summed over every call, the mean "
+                   "wait for a call's first token (where the backend reports it) and the tokens generated.")
+        st.dataframe(costs, hide_index=True, width="stretch", key="cmp_costs")
 
 
 def agreement_section(report: dict, running: bool) -> None:

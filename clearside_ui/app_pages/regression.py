@@ -127,6 +127,21 @@ def deltas(batch, base) -> None:
                                                                 "beyond what is allowed; info: reported, never gated")})
 
 
+def costs(batch, base) -> None:
+    """Time and tokens of the batch's runs, beside its baseline's."""
+    shown = [batch] if base is None or base.id == batch.id else [batch, base]
+    summary = rv.cost_summary(shown)
+    if summary is None:
+        return
+    with st.expander("Time and tokens", icon=":material/timer:"):
+        st.caption("Means per run: wall time from start to finish, model time over every call, the mean wait for a "
+                   "call's first token (where the backend reports it), tokens generated. Reported, never gated.")
+        st.dataframe(summary, hide_index=True, key="rg_costs", width="stretch")
+        if st.toggle("Chart of wall time per run", key="rg_costs_show_chart"):
+            st.plotly_chart(rv.cost_figure(shown), key="rg_costs_chart", width="stretch")
+        st.dataframe(rv.cost_rows(batch), hide_index=True, key="rg_costs_runs", width="stretch")
+
+
 def trends(batches, baseline_id: str | None, selected: str) -> None:
     st.subheader("Trends")
     names = rv.metric_names(batches)
@@ -274,6 +289,7 @@ def regression() -> None:
     messages()
     bless_controls(batch, base)
     deltas(batch, base)
+    costs(batch, base)
     trends(batches, baseline_id, batch.id)
     compare_two(batches, baseline_id)
     bless_history(suite)
