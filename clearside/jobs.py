@@ -26,6 +26,8 @@ class AgentProgress:
     seconds: float = 0.0
     tokens: int = 0
     parts: int = 0  # calls that rewrote part of the reply (a mend): ``text`` is the latest one's stream
+    limit: int = 0  # a provider retry: how many attempts it makes in all (0: a re-ask, or not retrying)
+    cause: str = ""  # a provider retry: what failed, as the provider said it
 
 
 def apply_event(agents: dict[str, AgentProgress], event: Event) -> None:
@@ -33,6 +35,7 @@ def apply_event(agents: dict[str, AgentProgress], event: Event) -> None:
     progress = agents.setdefault(event.agent, AgentProgress())
     if event.kind == "start":  # "running" from its first token: a serial model may first serve the other
         progress.status, progress.text, progress.attempts, progress.parts = "waiting", "", 1, 0
+        progress.limit, progress.cause = 0, ""
     elif event.kind == "delta":
         progress.text += event.text
         if progress.status == "waiting":
@@ -40,9 +43,10 @@ def apply_event(agents: dict[str, AgentProgress], event: Event) -> None:
     elif event.kind == "part":  # another call of the same section: its stream starts afresh
         progress.text = ""
         progress.parts += 1
-    elif event.kind == "retry":
+    elif event.kind == "retry":  # a re-ask after a failed check, or a provider retry (its attempts and cause)
         progress.status, progress.text = "retrying", ""
         progress.attempts = event.data.get("attempt", progress.attempts + 1)
+        progress.limit, progress.cause = int(event.data.get("attempts") or 0), str(event.data.get("cause") or "")
     elif event.kind == "done":
         progress.status = "done"
         progress.seconds, progress.tokens = event.data.get("seconds", 0.0), event.data.get("tokens", 0)

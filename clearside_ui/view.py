@@ -370,11 +370,19 @@ def streamed_points(agent: str, text: str, keys: tuple[str, ...] = ADVOCATE_POIN
                        lambda: _partial_points(text, keys))
 
 
+def attempt_words(progress: Any) -> str:
+    """`` (2/3)… HTTP 503`` while a provider call is retried, `` (attempt 2)`` after a re-ask, else nothing."""
+    if progress.status == "retrying" and progress.limit:
+        cause = f": {esc(progress.cause[:160])}" if progress.cause else ""
+        return f" ({progress.attempts}/{progress.limit})…{cause}"
+    return f" (attempt {progress.attempts})" if progress.attempts > 1 else ""
+
+
 def progress_view(snap: Snapshot) -> None:
     st.markdown("**Analyzing both sides...**")
     for agent in AGENT_ORDER:
         progress = snap.agents[agent]
-        extra = f" (attempt {progress.attempts})" if progress.attempts > 1 else ""
+        extra = attempt_words(progress)
         done = f" — {progress.seconds:.1f} s" if progress.status == "done" else ""
         status = STATUS_WORDS.get(progress.status, progress.status)
         st.markdown(f"{STATUS_ICONS[progress.status]} {AGENT_LABELS[agent]}: {status}{extra}{done}")

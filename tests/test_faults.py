@@ -76,10 +76,15 @@ class Watcher:
         self.out = io.StringIO()
         self.printer = progress(self.out)
         self.agents: dict[str, AgentProgress] = {}
+        self.shown: list[str] = []  # the page's status words for an agent while it is retried
 
     def __call__(self, event: Event) -> None:
         self.printer(event)
         apply_event(self.agents, event)
+        if event.kind == "retry":
+            from clearside_ui.view import attempt_words
+
+            self.shown.append(f"{event.agent}: retrying{attempt_words(self.agents[event.agent])}")
 
     @property
     def lines(self) -> list[str]:
@@ -145,6 +150,8 @@ def test_a_retryable_fault_is_retried_and_the_user_sees_retrying(fresh, fault) -
     if fault == "429":
         assert "waiting 0.3 s" in retrying[0]  # the server's Retry-After, not the client's own backoff
     # the page: the agent shown retrying, and then its text is the reply alone (a dropped stream's start is gone)
+    shown = "pro: retrying (2/3)…: the OpenAI\\-compatible server at"  # Markdown-escaped on the page
+    assert len(watcher.shown) == 1 and watcher.shown[0].startswith(shown), watcher.shown
     assert watcher.agents["pro"].status == "done" and watcher.agents["pro"].attempts == 2
     assert json.loads(watcher.agents["pro"].text) is not None
     assert run.violations == []  # a provider fault is never re-asked as an invalid reply
