@@ -90,7 +90,7 @@ def populate(store: Store, rows: int, batch_runs: int, rng: random.Random) -> tu
                                              document=document, status="done", created_at=stamp, session=session)
                 worse = batch == b
                 session.add(Run(
-                    id=uuid.uuid4().hex, suite=suite, debate_id=debate_id, provider="scripted",
+                    id=uuid.uuid4().hex, suite=suite, batch=batch, debate_id=debate_id, provider="scripted",
                     model=f"{suite}-{n}.json", prompt_versions=PROMPTS, status="done", baseline=False,
                     metrics=run_metrics(rng, -0.1 if worse else 0.0, violation=worse and rng.random() < 0.05),
                     data={"batch": batch, "item": case, "index": repeat, "question": f"Proposition {case}?",
@@ -137,29 +137,6 @@ def once(store: Store, a: str, b: str) -> dict[str, float]:
     return {"find_batch_x2": t0 - tf, "compare_runs": t1 - t0, "attach_debates": t2 - t1, "render": t3 - t2,
             "total": t3 - t0,
             "pairs": report["pairs"], "flips": len(report["flips"]), "html_kb": len(html.encode()) / 1024}
-
-
-def indexed_find_batch(store: Store):
-    """``regress.find_batch`` as the migration proposed in the report would make it: one indexed query for the
-    batch's rows (here on ``data->>'batch'``, which the bench's PostgreSQL database gets an expression index on;
-    the proposed migration adds a ``batch`` column with an index instead), not every run of the store."""
-    from sqlalchemy import or_, select
-
-    from clearside.store.records import iso
-
-    def find(_store: Store, batch_id: str) -> regress.Batch | None:
-        query = (select(Run).where(or_(Run.data["batch"].as_string() == batch_id, Run.id == batch_id))
-                 .order_by(Run.created_at, Run.id))
-        with store.read() as session:
-            rows = [{c.key: getattr(r, c.key) for c in Run.__table__.columns} | {
-                "created_at": iso(r.created_at), "updated_at": iso(r.updated_at)} for r in session.scalars(query)]
-        if not rows:
-            return None
-        rows = [r for r in rows if r["suite"] == rows[0]["suite"]]
-        return regress.Batch(id=batch_id, suite=rows[0]["suite"], provider=rows[0]["provider"],
-                             model=rows[0]["model"], created_at=rows[0]["created_at"], rows=rows)
-
-    return find
 
 
 def explain(store: Store, statements: list[tuple[str, object]]) -> list[str]:
@@ -213,42 +190,9 @@ def bench(name: str, url: str, args: argparse.Namespace) -> dict:
             print("\n  PostgreSQL plans (EXPLAIN ANALYZE, BUFFERS):")
             for plan in out["plans"]:
                 print("\n" + "\n".join("    " + line for line in plan.splitlines()))
-        out["indexed"] = with_index(store, a, b, args.reps)
         return out
     finally:
         store.close()
-
-
-def with_index(store: Store, a: str, b: str, reps: int) -> dict:
-    """The same comparison with ``find_batch`` reading one batch through an index (see ``indexed_find_batch``)."""
-    if store.dialect == "postgresql":
-        with store.engine.begin() as connection:
-            connection.execute(text("CREATE INDEX IF NOT EXISTS ix_runs_data_batch ON runs ((data->>'batch'))"))
-            connection.execute(text("ANALYZE runs"))
-    original = regress.find_batch
-    regress.find_batch = indexed_find_batch(store)
-    statements = Statements(store.engine)
-    try:
-        once(store, a, b)
-        statements.on = True
-        timings = [once(store, a, b) for _ in range(reps)]
-        statements.on = False
-    finally:
-        regress.find_batch = original
-    out = {}
-    print("\n  with find_batch reading one batch through an index (the proposed migration):")
-    for part in ("find_batch_x2", "compare_runs", "total"):
-        values = [t[part] for t in timings]
-        out[part] = {"median_s": round(statistics.median(values), 3), "min_s": round(min(values), 3),
-                     "max_s": round(max(values), 3)}
-        print(f"  {part:15s} median {out[part]['median_s']:.3f} s  (min {out[part]['min_s']:.3f}, "
-              f"max {out[part]['max_s']:.3f})")
-    if store.dialect == "postgresql":
-        runs_query = [(st, p) for st, p in statements.distinct() if st.lstrip().startswith("SELECT runs.")]
-        out["plans"] = explain(store, runs_query)
-        for plan in out["plans"]:
-            print("\n" + "\n".join("    " + line for line in plan.splitlines()))
-    return out
 
 
 def main() -> int:
