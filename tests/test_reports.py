@@ -4,6 +4,7 @@ every text escaped and nothing fetched (one pass in a real Chromium), and JUnit 
 
 from __future__ import annotations
 
+import copy
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -32,7 +33,7 @@ def store():
 
 
 def debate(store, question: str, point: str) -> str:
-    document = references.flagship().document
+    document = copy.deepcopy(references.flagship().document)  # the reference is cached: never change it
     document["proposition"]["raw_input"] = document["proposition"]["normalized_question"] = question
     document["pro"]["executive_summary"] = [point, *document["pro"]["executive_summary"][1:]]
     return store.create("static", question, provider="scripted", model="x.json", document=document, status="done")

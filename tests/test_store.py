@@ -11,7 +11,7 @@ import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from helpers import fixture_dict, moderator_reply, orchestrator_reply, side_reply
-from sqlalchemy import inspect, select
+from sqlalchemy import insert, inspect, select
 
 from clearside.engine import DebateRun
 from clearside.errors import InputError, NotFound, StoreError
@@ -268,6 +268,29 @@ def test_a_batch_is_read_through_its_own_column(store):
         plan = " ".join(str(row) for row in connection.exec_driver_sql(
             f"{explain}SELECT id FROM runs WHERE batch = 'b1'"))
     assert "ix_runs_batch" in plan, plan
+
+
+def test_migration_0006_files_the_runs_of_a_database_made_at_0005_under_their_batch(store_url):
+    """A run of a batch gets its batch's id, a run outside any batch its own id; the index then serves both."""
+    from clearside.store.db import make_engine, migrate
+    from clearside.store.tables import Run
+
+    engine = make_engine(store_url)
+    migrate(engine, "0005")
+    stamp = datetime(2026, 11, 1, tzinfo=UTC)
+    with engine.begin() as connection:
+        for run_id, data in (("a" * 32, {"batch": "b" * 32, "index": 0}), ("c" * 32, {})):
+            connection.execute(insert(Run.__table__).values(
+                id=run_id, suite="flagship", debate_id=None, provider="p", model="m", prompt_versions={},
+                status="done", baseline=False, metrics={}, data=data, created_at=stamp, updated_at=stamp))
+    engine.dispose()
+    upgraded = Store(store_url)
+    try:
+        assert current(upgraded.engine) == head()
+        assert [r["id"] for r in upgraded.runs(batch="b" * 32)] == ["a" * 32]
+        assert [r["id"] for r in upgraded.runs(batch="c" * 32)] == ["c" * 32]
+    finally:
+        upgraded.close()
 
 
 def test_api_keys_never_reach_the_store(store, monkeypatch):
