@@ -91,7 +91,7 @@ def load_suite(suite: str | Suite) -> Suite:
 
 def suite_names(store: Store) -> list[str]:
     """Every suite the store has runs of: the built-ins first, then the user's suites, then comparisons."""
-    found = {row["suite"] for row in store.runs()}
+    found = set(store.suites())
     return [*SUITES, *sorted(found - {*SUITES, "compare"}), "compare"]
 
 

@@ -14,7 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from clearside import metrics, references, regress, reports, runtime
+from clearside import compare, metrics, references, regress, reports, runtime
 from clearside.batch_jobs import RegressionJob
 from clearside.errors import ClearSideError
 from clearside.jobs import AGENT_ORDER
@@ -120,9 +120,20 @@ def batches_table(batches: list[Batch], baseline_id: str | None) -> pd.DataFrame
 
 
 def find(batch_id: str) -> Batch | None:
-    """A regression batch of any suite by its id."""
+    """A regression batch of any suite (a built-in or the user's own) by its id; not a comparison's."""
     batch = regress.find_batch(jobs.store(), (batch_id or "").strip().lower())
-    return batch if batch is not None and batch.suite in regress.SUITES else None
+    return batch if batch is not None and batch.suite != compare.SUITE else None
+
+
+def suite_label(name: str) -> str:
+    return SUITE_LABELS.get(name, f"{name} (your suite)")
+
+
+def suite_file(store: Any, suite: str) -> str:
+    """The file a suite of the user's own was run from, as its newest batch recorded it ("" if it did not)."""
+    found = regress.batches(store, suite)
+    rows = found[-1].rows if found else []
+    return next((data["suite_file"] for r in rows if (data := r.get("data") or {}).get("suite_file")), "")
 
 
 def follow_link() -> None:

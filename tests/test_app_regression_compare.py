@@ -90,3 +90,37 @@ def test_too_few_repeats_are_said_with_the_runs_needed(store):
     assert any("NO REGRESSION" in s.value for s in at.success)
     shown = "\n".join(m.value for m in at.markdown).replace("\\", "")
     assert "Too few repeats to tell" in shown and "run(s) per item" in shown
+
+
+def test_a_suite_of_your_own_is_reviewed_on_the_page_and_run_from_the_command_line(store):
+    """Batches of a user's suite file (saved by `regress --suite FILE`) are picked, compared and linked like the
+    built-ins'; the page names the file and the command instead of offering Run, which needs the file."""
+    for batch, shift in (("c" * 32, 0.0), ("d" * 32, 0.0)):
+        for i in range(4):
+            store.add_run("ours", provider="scripted", model="x.json", status="done",
+                          metrics={**GOOD, "coverage": round(0.6 + 0.01 * i + shift, 4)},
+                          data={"batch": batch, "item": "moratorium", "index": i, "suite_file": "/work/ours.yaml"})
+    at = page()
+    picker = at.selectbox(key="rg_suite")
+    assert picker.options[:2] == ["Flagship (spec 000)", "ArgKP dev (4 propositions)"]
+    assert "ours (your suite)" in picker.options
+    at = picker.set_value("ours").run()
+    assert not at.exception, at.exception
+    captions = "\n".join(c.value for c in at.caption).replace("\\", "")
+    assert "Your own suite, from /work/ours.yaml" in captions and "regress --suite /work/ours.yaml" in captions
+    assert not [b for b in at.button if b.key == "rg_start"], "a suite file is run where it is read"
+    a, b = (s for s in at.selectbox if s.key in ("rg_cmp_a", "rg_cmp_b"))
+    assert (a.value, b.value) == ("c" * 32, "d" * 32)
+    assert paired(at).loc["coverage", "Pairs"] == 4
+    linked = page_at(f"?batch={'c' * 32}")
+    assert linked.session_state["rg_suite"] == "ours" and linked.session_state["rg_batch"] == "c" * 32
+
+
+def page_at(query: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.session_state["provider_override"] = ScriptedProvider()
+    at.query_params["batch"] = query.split("=", 1)[1]
+    at.switch_page(REGRESSION)
+    at = at.run()
+    assert not at.exception, at.exception
+    return at

@@ -78,8 +78,21 @@ def finished_live_and_perspectives(data: Path) -> None:
         session.answer(ANSWERS)
         session.run()
         IMPORTED["perspectives"] = session.session.session_id
+        two_batches(store)
     finally:
         store.close()
+
+
+def two_batches(store) -> None:
+    """Two flagship batches of eight runs saved straight into the store (no debate runs): B's coverage is 0.3 lower
+    and its third run misses the neutrality gate, so "Compare two batches" shows a regression and a flip."""
+    for batch, shift in (("a" * 32, 0.0), ("b" * 32, -0.3)):
+        for i in range(8):
+            store.add_run("flagship", provider="scripted", model=f"{batch[:4]}.json", status="done",
+                          metrics={"schema_valid": 1.0, "neutrality_violations": 1.0 if batch[0] == "b" and i == 2
+                                   else 0.0, "coverage": round(0.6 + (-0.02, 0.01, 0.02, -0.01)[i % 4] + shift, 4)},
+                          data={"batch": batch, "item": "flagship", "index": i, "wall_seconds": 2.0 + i,
+                                "started_at": f"2026-01-01T00:00:0{'ab'.index(batch[0])}"})
 
 
 @pytest.fixture(scope="module")
@@ -289,6 +302,30 @@ def test_the_regression_page_offers_the_swap_check(server, page):
     expect(box).not_to_be_checked()
     page.get_by_text("Swap check", exact=True).click()
     expect(box).to_be_checked()
+
+
+def test_compare_two_batches_shows_the_regression_and_downloads_a_report_that_opens_offline(server, page, tmp_path):
+    """The Regression page's paired comparison in Chromium: the verdict, the flipped run side by side, and the HTML
+    report downloaded from it, then opened with no request leaving the file and no script."""
+    expect = playwright.expect
+    page.goto(f"{server}/regression")
+    expect(page.get_by_role("heading", name="Compare two batches")).to_be_visible(timeout=30_000)
+    verdict = page.get_by_text("REGRESSION — B is significantly worse beyond tolerance on coverage", exact=False)
+    expect(verdict.first).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("flagship #3: pass → fail", exact=False).first).to_be_visible()
+    with page.expect_download() as info:
+        page.get_by_role("button", name="Download the HTML report").click()
+    saved = tmp_path / "report.html"
+    info.value.save_as(saved)
+    text = saved.read_text(encoding="utf-8")
+    assert text.startswith("<!DOCTYPE html>") and "coverage" in text and "<script" not in text
+    report = page.context.browser.new_page()
+    requests: list[str] = []
+    report.on("request", lambda request: requests.append(request.url))
+    report.goto(saved.as_uri())
+    expect(report.get_by_text("coverage").first).to_be_visible()
+    assert requests == [saved.as_uri()], "the report loads nothing but itself"
+    report.close()
 
 
 def test_a_citation_opens_its_passage_with_the_quote_highlighted_and_the_source_stays_text(server, page):

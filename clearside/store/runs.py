@@ -65,6 +65,11 @@ class Runs(Database):
             return [{c.key: getattr(r, c.key) for c in Run.__table__.columns} | {
                 "created_at": iso(r.created_at), "updated_at": iso(r.updated_at)} for r in session.scalars(query)]
 
+    def suites(self) -> list[str]:
+        """The suites the store has runs of (one query on the indexed column, no run decoded)."""
+        with self.read() as session:
+            return sorted(session.scalars(select(Run.suite).distinct()))
+
     def bless(self, run_id: str) -> None:
         """Make ``run_id`` the baseline of its suite; only this explicit call ever moves a baseline."""
         with self.write() as session:

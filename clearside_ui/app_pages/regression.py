@@ -14,9 +14,19 @@ from clearside_ui.view import POLL_SECONDS, esc, follow, poll_changed
 
 
 def suite_picker() -> str:
-    st.selectbox("Suite", list(regress.SUITES), key="rg_suite", format_func=rv.SUITE_LABELS.get,
-                 on_change=rv.suite_changed)
+    """The built-in suites and every suite of the user's own the store has runs of (reviewed here, run from the
+    command line, where the suite file is read)."""
+    names = [name for name in regress.suite_names(jobs.store()) if name != "compare"]
+    if st.session_state.get("rg_suite") not in names:
+        st.session_state["rg_suite"] = names[0]
+    st.selectbox("Suite", names, key="rg_suite", format_func=rv.suite_label, on_change=rv.suite_changed)
     suite = st.session_state["rg_suite"]
+    if suite not in regress.SUITES:
+        path = rv.suite_file(jobs.store(), suite)
+        st.caption(f"Your own suite{f', from {esc(path)}' if path else ''}. Its batches are reviewed, compared and "
+                   "blessed here; run it from the command line, where its file is read: "
+                   f"`python -m clearside regress --suite {esc(path or 'FILE')}`.")
+        return suite
     items = regress.suite_items(suite)
     st.caption(rv.SUITE_NOTES[suite])
     st.markdown("\n".join(f"- **{esc(item.name)}**: {esc(item.proposition)}" for item in items))
@@ -269,7 +279,8 @@ def regression() -> None:
         st.error(esc(f"This link does not open a regression batch: no batch of any suite has the id {wrong}. "
                      "The newest batch is shown instead."))
     suite = suite_picker()
-    run_controls(suite)
+    if suite in regress.SUITES:
+        run_controls(suite)
     st.divider()
     store = jobs.store()
     batches = regress.batches(store, suite)
