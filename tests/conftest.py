@@ -118,3 +118,16 @@ def downloads(monkeypatch) -> dict[str, bytes]:
 
     monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", record)
     return files
+
+
+@pytest.fixture
+def store():
+    """The default store (this test's private data folder, or DATABASE_URL), closed and forgotten afterwards; a
+    test module that needs another store defines its own ``store``."""
+    from clearside import store as store_module
+    from clearside.store import open_store
+
+    opened = open_store()
+    yield opened
+    store_module._stores.pop(opened.url, None)
+    opened.close()

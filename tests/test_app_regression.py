@@ -18,12 +18,10 @@ import helpers
 import pytest
 
 from clearside import regress
-from clearside import store as store_module
 from clearside.errors import ConfigError
 from clearside.providers import get_provider
 from clearside.providers.scripted import ScriptedProvider
 from clearside.references import flagship
-from clearside.store import open_store
 from clearside_ui import settings
 
 pytest.importorskip("streamlit")
@@ -32,14 +30,6 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 REGRESSION = "clearside_ui/app_pages/regression.py"
 VERDICT = "On balance, the pro side makes the **stronger case** <b>here</b>."
-
-
-@pytest.fixture
-def store():
-    opened = open_store()
-    yield opened
-    store_module._stores.pop(opened.url, None)
-    opened.close()
 
 
 def page(provider=None, **query: str) -> AppTest:

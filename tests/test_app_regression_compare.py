@@ -9,9 +9,7 @@ from pathlib import Path
 import pytest
 from helpers import download
 
-from clearside import store as store_module
 from clearside.providers.scripted import ScriptedProvider
-from clearside.store import open_store
 
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
@@ -19,14 +17,6 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 REGRESSION = "clearside_ui/app_pages/regression.py"
 GOOD = {"schema_valid": 1.0, "neutrality_violations": 0.0, "coverage": 0.6, "diversity": 0.4}
-
-
-@pytest.fixture
-def store():
-    opened = open_store()
-    yield opened
-    store_module._stores.pop(opened.url, None)
-    opened.close()
 
 
 def save(store, batch: str, shift: float, repeats: int, flip_at: int | None = None) -> None:

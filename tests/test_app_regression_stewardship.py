@@ -10,9 +10,7 @@ from pathlib import Path
 import pytest
 
 from clearside import metrics, regress
-from clearside import store as store_module
 from clearside.providers.scripted import ScriptedProvider
-from clearside.store import open_store
 
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
@@ -28,14 +26,6 @@ class _Provider:
 
 def pinned(**changes) -> dict:
     return {**regress.pinned_versions(_Provider(), temperature=0.4, retries=2, concurrency=1), **changes}
-
-
-@pytest.fixture
-def store():
-    opened = open_store()
-    yield opened
-    store_module._stores.pop(opened.url, None)
-    opened.close()
 
 
 def save(store, batch: str, shift: float, versions: dict, repeats: int = 8) -> None:

@@ -13,8 +13,6 @@ from types import SimpleNamespace
 import pytest
 
 from clearside import references, regress, reports
-from clearside import store as store_module
-from clearside.store import open_store
 
 XSD = Path(__file__).resolve().parent / "data" / "junit.xsd"
 HOSTILE_CASE = "<script>alert(1)</script>"
@@ -22,14 +20,6 @@ HOSTILE_QUESTION = ('Should we <script src="https://evil.example/x.js"></script>
                     '<img src=x onerror="window.__pwned = 1">')
 HOSTILE_POINT = '<a href="https://evil.example/">click</a> & <b>"bold"</b>'
 GOOD = {"schema_valid": 1.0, "neutrality_violations": 0.0, "coverage": 0.6, "diversity": 0.4}
-
-
-@pytest.fixture
-def store():
-    opened = open_store()
-    yield opened
-    store_module._stores.pop(opened.url, None)
-    opened.close()
 
 
 def debate(store, question: str, point: str) -> str:
