@@ -104,16 +104,17 @@ class _Handler(BaseHTTPRequestHandler):
         base = {"id": "chatcmpl-bench", "created": int(time.time()), "model": body.get("model") or MODEL}
         if not body.get("stream"):
             text = "".join(self._paced(tokens))
-            self._send_json(200, {**base, "object": "chat.completion", "usage": usage, "choices": [
-                {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}]})
+            self._send_json(200, self._report_cache(body, {
+                **base, "object": "chat.completion", "usage": usage, "choices": [
+                    {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}]}))
             return
         self._start("text/event-stream")
         for token in self._paced(tokens):
             self._chunk(b"data: %s\n\n" % json.dumps({**base, "object": "chat.completion.chunk", "choices": [
                 {"index": 0, "delta": {"content": token}, "finish_reason": None}]}).encode())
-        self._chunk(b"data: %s\n\n" % json.dumps({**base, "object": "chat.completion.chunk", "usage": usage,
-                                                  "choices": [{"index": 0, "delta": {},
-                                                               "finish_reason": "stop"}]}).encode())
+        self._chunk(b"data: %s\n\n" % json.dumps(self._report_cache(body, {
+            **base, "object": "chat.completion.chunk", "usage": usage,
+            "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})).encode())
         self._chunk(b"data: [DONE]\n\n")
         self._chunk(b"")
 
@@ -132,11 +133,17 @@ class _Handler(BaseHTTPRequestHandler):
         final = {**base, "message": {"role": "assistant", "content": "" if stream else "".join(parts)},
                  "done": True, "done_reason": "stop", "total_duration": time.perf_counter_ns() - started,
                  "prompt_eval_count": _prompt_tokens(body), "eval_count": len(tokens)}
+        final = self._report_cache(body, final)
         if not stream:
             self._send_json(200, final)
             return
         self._chunk(json.dumps(final).encode() + b"\n")
         self._chunk(b"")
+
+    def _report_cache(self, body: dict[str, Any], reply: dict[str, Any]) -> dict[str, Any]:
+        """The last reply of a chat (the final chunk or line, or the whole body) as sent; this server has no
+        prefix cache to report (tests/fault_server.py's has)."""
+        return reply
 
     def _start(self, content_type: str) -> None:
         self.send_response(200)

@@ -17,6 +17,12 @@ for one agent or for any (an unscripted request is answered normally):
 * ``Step("invalid")``: a well-formed answer whose content is valid JSON that breaks the agent's schema;
 * ``Step("slow", tps=1)``: the normal answer at ``tps`` tokens a second.
 
+A prefix cache, off by default: with ``server.prefix_cache = "usage"`` each chat reports, of its prompt's tokens
+(words), those it shares from the start with an earlier prompt as cached, the way servers that cache prompt
+prefixes do: OpenAI's ``usage.prompt_tokens_details.cached_tokens`` (vLLM, recent llama-server) and Ollama's
+``prompt_eval_cached_count``; ``"timings"`` reports it on the OpenAI wire as llama-server's ``timings`` only
+(``cache_n`` cached, ``prompt_n`` evaluated). :attr:`cached` lists each chat's (prompt tokens, cached tokens).
+
     with FaultServer() as server:                        # or start(ttft=0.0, tps=3000)
         server.plan(Step("status", status=503), agent="pro")
         OpenAIProvider("", base_url=server.base_url, timeout=0.5, backoff=0.01)
@@ -44,8 +50,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.latency_replies import agent_of, reply_for  # noqa: E402
 from bench.latency_server import _TOKEN, MODEL, LatencyServer, _Handler, _schema  # noqa: E402
 
+CACHE_REPORTS = ("usage", "timings")
 KINDS = ("ok", "status", "hang", "drop", "cut", "garbled", "truncated", "invalid", "slow")
-__all__ = ["KINDS", "MODEL", "FaultServer", "Step", "start"]
+__all__ = ["CACHE_REPORTS", "KINDS", "MODEL", "FaultServer", "Step", "start"]
 
 
 @dataclass(frozen=True)
@@ -102,6 +109,18 @@ class _FaultHandler(_Handler):
                 self._faulty_stream(step, body, tokens, ollama)
             else:
                 (self._ollama if ollama else self._openai)(body, tokens)
+
+    def _report_cache(self, body: dict[str, Any], reply: dict[str, Any]) -> dict[str, Any]:
+        report = self.server.prefix_cache
+        if not report:
+            return reply
+        prompt, cached = self.server.cache(body.get("messages") or [])
+        if "done" in reply:  # Ollama's final line
+            return {**reply, "prompt_eval_cached_count": cached}
+        if report == "timings":  # llama-server's own figures beside the usage, no usage details
+            return {**reply, "timings": {"cache_n": cached, "prompt_n": prompt - cached, "prompt_ms": 1.0,
+                                         "predicted_n": reply["usage"]["completion_tokens"], "predicted_ms": 1.0}}
+        return {**reply, "usage": {**reply["usage"], "prompt_tokens_details": {"cached_tokens": cached}}}
 
     def _paced(self, tokens: list[str]):
         time.sleep(self.server.ttft)
@@ -165,16 +184,32 @@ class FaultServer(LatencyServer):
     """A latency server whose chat requests follow a script (:meth:`plan`); :attr:`served` lists what each
     request got, as (agent, kind)."""
 
-    def __init__(self, port: int = 0, *, ttft: float = 0.0, tps: float = 3000.0, **options: Any) -> None:
+    def __init__(self, port: int = 0, *, ttft: float = 0.0, tps: float = 3000.0, prefix_cache: str = "",
+                 **options: Any) -> None:
+        if prefix_cache and prefix_cache not in CACHE_REPORTS:
+            raise ValueError(f"Unknown cache report {prefix_cache!r}: use one of {', '.join(CACHE_REPORTS)}")
         super().__init__(port, ttft=ttft, tps=tps, **options)
         self.RequestHandlerClass = _FaultHandler
         self._stopping = threading.Event()
+        self.prefix_cache = prefix_cache  # "" (none reported), "usage" or "timings"
 
     def reset(self) -> None:
         super().reset()
         with self._lock:
             self._plans: dict[str, deque[Step]] = {}
             self.served: list[tuple[str, str]] = []
+            self._prompts: list[list[str]] = []  # every chat's prompt, as tokens: the prefix cache
+            self.cached: list[tuple[int, int]] = []
+
+    def cache(self, messages: list[dict[str, Any]]) -> tuple[int, int]:
+        """A chat's prompt tokens and, of them, those shared from the start with an earlier chat's prompt (the
+        longest such prefix); the prompt is then cached too."""
+        tokens = [word for m in messages for word in str(m.get("content", "")).split()]
+        with self._lock:
+            cached = max((_common_prefix(tokens, seen) for seen in self._prompts), default=0)
+            self._prompts.append(tokens)
+            self.cached.append((len(tokens), cached))
+        return len(tokens), cached
 
     def plan(self, *steps: Step | str, agent: str = "") -> FaultServer:
         """The next requests of ``agent`` ("" for any agent without a plan of its own) get these steps, in order."""
@@ -198,6 +233,15 @@ class FaultServer(LatencyServer):
         super().stop()
 
 
+def _common_prefix(a: list[str], b: list[str]) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
 def start(port: int = 0, ttft: float = 0.0, tps: float = 3000.0, **options: Any) -> FaultServer:
     """A running fault server on 127.0.0.1:``port`` (0: a free port)."""
     return FaultServer(port, ttft=ttft, tps=tps, **options).start()
@@ -215,11 +259,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=8090)
     parser.add_argument("--ttft", type=float, default=0.0)
     parser.add_argument("--tps", type=float, default=3000.0)
+    parser.add_argument("--prefix-cache", choices=CACHE_REPORTS, default="",
+                        help="report prompt tokens shared with an earlier prompt as cached, in usage or timings")
     parser.add_argument("--plan", action="append", default=[], metavar="[AGENT=]KIND[:STATUS]",
                         help=f"a fault for the next request (of AGENT); KIND one of {', '.join(KINDS)}")
     args = parser.parse_args(argv)
     try:
-        server = FaultServer(args.port, ttft=args.ttft, tps=args.tps)
+        server = FaultServer(args.port, ttft=args.ttft, tps=args.tps, prefix_cache=args.prefix_cache)
         for text in args.plan:
             agent, step = _step(text)
             server.plan(step, agent=agent)

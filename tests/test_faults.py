@@ -359,3 +359,64 @@ def test_regress_a_hung_moderator_is_retried_and_the_batch_passes_its_run(fresh)
     assert [debate["status"] for debate in report["debates"]] == ["done"]
     assert [kind for agent, kind in fresh.served if agent == "moderator"] == ["hang", "ok"]
     assert any(e.kind == "retry" and "timed out" in e.data.get("cause", "") for e in events)
+
+
+# -- prompt tokens a server took from its prefix cache --------------------------------------------------
+
+SHARED = "You are one of two advocates in a structured debate; argue your side only and cite the evidence given."
+
+
+@pytest.fixture
+def caching(fresh):
+    """The fault server with its prefix cache on (set per test: "usage" or "timings"), off again afterwards."""
+    yield fresh
+    fresh.prefix_cache = ""
+
+
+@pytest.mark.parametrize(("kind", "report"), [("openai", "usage"), ("openai", "timings"), ("ollama", "usage")])
+def test_cached_prompt_tokens_are_read_as_the_server_reports_them(caching, kind, report) -> None:
+    """Two calls sharing a system prompt: the second's shared words come from the cache, on either wire format
+    (OpenAI's usage.prompt_tokens_details or llama-server's timings; Ollama's prompt_eval_cached_count)."""
+    caching.prefix_cache = report
+    llm = provider(caching, kind)
+    first, second = (llm.complete(ChatRequest(messages=[{"role": "system", "content": SHARED},
+                                                         {"role": "user", "content": question}], max_tokens=8))
+                     for question in ("Should we build it ourselves?", "Or buy the service instead?"))
+    shared = len(SHARED.split())
+    assert caching.cached == [(shared + 5, 0), (shared + 5, shared)]  # what the server sent
+    assert (first.prompt_tokens, first.cached_prompt_tokens) == (shared + 5, 0)
+    assert (second.prompt_tokens, second.cached_prompt_tokens) == (shared + 5, shared)
+
+
+def test_no_cache_reported_is_none_cached(fresh) -> None:
+    """A server that reports no cache (the fault server by default) leaves cached_prompt_tokens at 0."""
+    for kind in ("openai", "ollama"):
+        for _ in range(2):
+            reply = provider(fresh, kind).complete(ChatRequest(messages=[{"role": "user", "content": SHARED}],
+                                                               max_tokens=8))
+            assert reply.prompt_tokens == len(SHARED.split()) and reply.cached_prompt_tokens == 0
+
+
+@pytest.mark.parametrize("kind", ["openai", "ollama"])
+def test_a_debates_usage_record_shows_evaluated_and_cached_prompt_tokens(caching, kind) -> None:
+    from clearside.metrics import lexical
+    from clearside.static.recorder import usage_summary
+
+    caching.prefix_cache = "usage"
+    document, run, _, failure = debate(caching, kind)
+    assert failure is None and document is not None
+    record = lexical.usage(usage_summary(run.usage))  # what a debate's quality record holds
+    sent = caching.cached  # (prompt tokens, cached) of every call, as the server reported them
+    assert record["prompt_tokens"] == sum(p for p, _ in sent) > 0
+    assert record["cached_prompt_tokens"] == sum(c for _, c in sent) > 0  # the agents' prompts share a prefix
+    assert record["evaluated_prompt_tokens"] == record["prompt_tokens"] - record["cached_prompt_tokens"]
+    assert sum(a["cached_prompt_tokens"] for a in record["agents"].values()) == record["cached_prompt_tokens"]
+
+
+def test_a_usage_record_saved_before_cached_tokens_reads_as_none_cached() -> None:
+    from clearside.metrics import lexical
+
+    old = {"pro": {"calls": 1, "prompt_tokens": 120, "completion_tokens": 40, "seconds": 2.0}}
+    record = lexical.usage(old)
+    assert record["agents"]["pro"]["cached_prompt_tokens"] == 0
+    assert (record["prompt_tokens"], record["cached_prompt_tokens"], record["evaluated_prompt_tokens"]) == (120, 0, 120)

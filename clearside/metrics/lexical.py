@@ -112,17 +112,22 @@ def usage(recorded: dict[str, Any] | None) -> dict[str, Any]:
     """Latency and tokens per agent, as the store records them for a generated debate."""
     if not recorded:
         return {"available": False, "reason": "no usage recorded: metrics of a saved debate (by id) include it"}
-    agents = {name: {k: recorded[name].get(k, 0) for k in
-                     ("calls", "prompt_tokens", "completion_tokens", "seconds", "first_token_seconds")}
-              for name in recorded}
+    agents = {name: {k: recorded[name].get(k, 0) for k in ("calls", "prompt_tokens", "completion_tokens", "seconds",
+                                                            "first_token_seconds", "cached_prompt_tokens")}
+              for name in recorded}  # a record saved before cached_prompt_tokens has 0 of them
     calls = sum(a["calls"] for a in agents.values())
     first = sum(a["first_token_seconds"] for a in agents.values())
+    prompt = sum(a["prompt_tokens"] for a in agents.values())
+    cached = sum(a["cached_prompt_tokens"] for a in agents.values())
     return {
         "available": True,
         "agents": agents,
         "seconds": round(sum(a["seconds"] for a in agents.values()), 2),
         "completion_tokens": sum(a["completion_tokens"] for a in agents.values()),
-        "prompt_tokens": sum(a["prompt_tokens"] for a in agents.values()),
+        "prompt_tokens": prompt,
+        # of the prompt tokens, those the server reported taking from its prefix cache, and those it evaluated
+        "cached_prompt_tokens": cached,
+        "evaluated_prompt_tokens": prompt - cached,
         "calls": calls,
         # the mean wait for a call's first token, where the backend reports it (prompt evaluation, queueing)
         **({"first_token_seconds": round(first / calls, 3)} if first > 0 and calls else {}),

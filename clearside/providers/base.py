@@ -68,6 +68,10 @@ class Completion:
     seconds: float = 0.0
     first_token_seconds: float = 0.0  # prompt evaluation until the first text, where the backend reports it
     model: str = ""
+    # Of prompt_tokens, those the server reported taking from its prefix cache (vLLM's automatic prefix caching,
+    # llama-server's cache_prompt, Ollama): it evaluated only prompt_tokens - cached_prompt_tokens. 0 where the
+    # server reports none.
+    cached_prompt_tokens: int = 0
 
     @property
     def tokens_per_second(self) -> float:
@@ -187,11 +191,13 @@ class Usage:
     completion_tokens: int = 0
     seconds: float = 0.0
     first_token_seconds: float = 0.0
+    cached_prompt_tokens: int = 0  # of prompt_tokens, those served from the server's prefix cache
     attempts: list[dict[str, Any]] = field(default_factory=list)
 
     def add(self, completion: Completion) -> None:
         self.calls += 1
         self.prompt_tokens += completion.prompt_tokens
+        self.cached_prompt_tokens += completion.cached_prompt_tokens
         self.completion_tokens += completion.completion_tokens
         self.seconds += completion.seconds
         self.first_token_seconds += completion.first_token_seconds

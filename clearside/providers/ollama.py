@@ -4,6 +4,11 @@ The host comes from the argument, else ``OLLAMA_HOST``, else http://127.0.0.1:11
 ``concurrency`` requests (default 4) are in flight per host in this process, and HTTP 429/500/502/503/504
 answers, timeouts, dropped connections and streams cut before their ``done`` line are asked again with backoff
 (``attempts``, ``backoff``: see retry.py); ollama-python retries nothing.
+
+Usage: the final ``done`` line's ``prompt_eval_count`` is the prompt tokens, and ``prompt_eval_cached_count``
+(sent by newer servers) those of them Ollama read from its prompt cache, recorded as ``cached_prompt_tokens``.
+Since Ollama 0.30 (llama-server inside) ``prompt_eval_count`` counts the whole prompt, cached tokens included;
+older servers counted only the tokens they evaluated, and sent no cached count (the record then has 0 cached).
 """
 
 from __future__ import annotations
@@ -23,6 +28,19 @@ from .urls import checked_url
 DEFAULT_HOST = "http://127.0.0.1:11434"
 
 
+class _ChatResponse(ollama.ChatResponse):
+    """ollama-python's chat line, with the cached count it does not know yet (it drops unknown fields)."""
+
+    prompt_eval_cached_count: int | None = None
+
+
+class _Client(ollama.Client):
+    """ollama-python's client, reading chat lines as :class:`_ChatResponse`."""
+
+    def _request(self, cls, *args, **kwargs):
+        return super()._request(_ChatResponse if cls is ollama.ChatResponse else cls, *args, **kwargs)
+
+
 class OllamaProvider(Provider):
     name = "ollama"
     concurrency = SERVER_CONCURRENCY
@@ -37,7 +55,7 @@ class OllamaProvider(Provider):
         self.host = checked_url(self.host, what="Ollama", example=DEFAULT_HOST, env="OLLAMA_HOST",
                                 field="Ollama host")
         self.timeout = timeout
-        self.client = ollama.Client(host=self.host, timeout=timeout)
+        self.client = _Client(host=self.host, timeout=timeout)
         self.model = model
 
     @property
@@ -127,11 +145,13 @@ class OllamaProvider(Provider):
                 on_delta(delta)
         if last is None or not last.done:  # the stream closed before its final ``done`` line
             raise StreamCut(sum(map(len, parts)))
+        prompt_tokens = last.prompt_eval_count or 0
         return Completion(
             text="".join(parts),
-            prompt_tokens=(last.prompt_eval_count or 0) if last else 0,
-            completion_tokens=(last.eval_count or len(parts)) if last else len(parts),
-            seconds=((last.total_duration or 0) / 1e9) if last else 0.0,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=last.eval_count or len(parts),
+            seconds=(last.total_duration or 0) / 1e9,
+            cached_prompt_tokens=min(getattr(last, "prompt_eval_cached_count", None) or 0, prompt_tokens),
         )
 
     def list_models(self) -> list[str]:

@@ -8,6 +8,9 @@ as ``response_format={"type": "json_schema", ...}``; servers that only know
 base URL (that server reports the refusal as HTTP 500 with the validation
 error in the body, so the switch keys on the message, not only the status).
 
+Usage: each stream asks for its usage (``stream_options.include_usage``); of the prompt tokens, those the server
+took from its prefix cache are recorded as ``cached_prompt_tokens`` where it reports them (see :func:`prompt_usage`).
+
 Load: at most ``concurrency`` requests (default 4) are in flight per base URL in this process, and HTTP
 429/500/502/503/504 answers, timeouts, dropped connections and streams cut before their last chunk (no
 ``finish_reason``) are asked again with backoff (``attempts``, ``backoff``: see retry.py).
@@ -116,13 +119,15 @@ class OpenAIProvider(Provider):
         stream = self.client.chat.completions.create(
             model=self._model(), messages=request.messages, temperature=request.temperature,
             max_tokens=request.max_tokens, stream=True,
+            stream_options={"include_usage": True},  # else OpenAI and vLLM send no usage in a stream
             **({"response_format": rf} if (rf := self._response_format(request.schema)) else {}),
         )
         parts: list[str] = []
-        usage = None
+        usage = timings = None
         finished = False
         for chunk in stream:
             usage = getattr(chunk, "usage", None) or usage
+            timings = getattr(chunk, "timings", None) or timings  # llama-server's own figures, on its last chunks
             if chunk.choices and (delta := chunk.choices[0].delta.content):
                 parts.append(delta)
                 if on_delta:
@@ -130,10 +135,12 @@ class OpenAIProvider(Provider):
             finished = finished or bool(chunk.choices and chunk.choices[0].finish_reason)
         if not finished:  # the connection closed before the last chunk: what came is not the whole reply
             raise StreamCut(sum(map(len, parts)))
+        prompt_tokens, cached = prompt_usage(usage, timings)
         return Completion(
             text="".join(parts),
-            prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+            prompt_tokens=prompt_tokens,
             completion_tokens=getattr(usage, "completion_tokens", 0) or len(parts),
+            cached_prompt_tokens=cached,
         )
 
     def _attempt(self, request: ChatRequest, on_delta: OnDelta) -> Completion:
@@ -180,6 +187,27 @@ class OpenAIProvider(Provider):
 
     def list_models(self) -> list[str]:
         return self._retrying(lambda _: sorted(m.id for m in self.client.models.list()))
+
+
+def prompt_usage(usage: Any, timings: Any) -> tuple[int, int]:
+    """The prompt's tokens and, of them, those the server took from its prefix cache: OpenAI's
+    ``usage.prompt_tokens_details.cached_tokens`` (OpenAI, vLLM with ``--enable-prompt-tokens-details``, recent
+    llama-server), else llama-server's ``timings`` (``cache_n`` cached, ``prompt_n`` evaluated). Where the server
+    reports no cache, 0 cached."""
+    prompt = _count(getattr(usage, "prompt_tokens", 0))
+    details = getattr(usage, "prompt_tokens_details", None)
+    if isinstance(details, dict):  # a server's extra field the client left unparsed
+        cached = _count(details.get("cached_tokens"))
+    else:
+        cached = _count(getattr(details, "cached_tokens", 0))
+    if not cached and isinstance(timings, dict) and "cache_n" in timings:
+        cached = _count(timings.get("cache_n"))
+        prompt = prompt or cached + _count(timings.get("prompt_n"))
+    return prompt, min(cached, prompt)
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def _caused_by(exc: BaseException, *names: str) -> bool:
