@@ -3,13 +3,36 @@
 Separate agents write the strongest case for and against a proposition, a
 neutral moderator maps the disagreement, and a challenge agent answers the
 user's challenges; everything is one schema-v1 JSON document.
+
+The names below are imported on first use (``clearside.Engine``, ``from clearside import Engine``), not with the
+package: ``python -m clearside --help`` and the other entry points load only what their command needs.
 """
 
-import logging
+from __future__ import annotations
 
-from .engine import DebateRun, Engine, Event, run_debate, validate_document
-from .schema import SCHEMA_VERSION, Document
+import importlib
+import logging
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .engine import DebateRun, Engine, Event, run_debate, validate_document
+    from .schema import SCHEMA_VERSION, Document
 
 logging.getLogger("clearside").addHandler(logging.NullHandler())
 
+_LAZY = {"DebateRun": "engine", "Engine": "engine", "Event": "engine", "run_debate": "engine",
+         "validate_document": "engine", "SCHEMA_VERSION": "schema", "Document": "schema"}
+
 __all__ = ["SCHEMA_VERSION", "DebateRun", "Document", "Engine", "Event", "run_debate", "validate_document"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -19,7 +19,6 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import pydantic_core
-from jsonschema import Draft202012Validator
 from pydantic import BaseModel, ValidationError
 
 from . import prompts
@@ -89,6 +88,8 @@ def tidy(value: Any, dropped: list[tuple[str, Any]] | None = None, path: str = "
 
 
 def wire_errors(data: Any, schema: dict[str, Any]) -> list[str]:
+    from jsonschema import Draft202012Validator  # on first use: importing jsonschema takes ~0.8 s (schema.py)
+
     errors = sorted(Draft202012Validator(schema).iter_errors(data), key=lambda e: list(e.absolute_path))
     return [f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}" for e in errors]
 

@@ -25,9 +25,8 @@ import re
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
-from jsonschema import Draft202012Validator
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -39,6 +38,9 @@ from pydantic import (
 from pydantic.json_schema import GenerateJsonSchema
 
 from .errors import InputError
+
+if TYPE_CHECKING:  # jsonschema is imported by the first validation: importing it takes ~0.8 s (see _validator)
+    from jsonschema import Draft202012Validator
 
 SCHEMA_VERSION = "1.1.0"
 SCHEMA_ID = f"https://clearside.dev/schemas/clearside-{SCHEMA_VERSION}.schema.json"
@@ -370,18 +372,29 @@ def schema_file_text() -> str:
     return json.dumps(json_schema(), indent=2, ensure_ascii=False) + "\n"
 
 
+def _validator(schema: dict[str, Any]) -> Draft202012Validator:
+    """A Draft 2020-12 validator of ``schema`` that checks formats (the schemas use ``date-time``).
+
+    jsonschema is imported here, not with this module: importing it loads every format checker it has, and its
+    ``iri`` one (rfc3987_syntax) builds a grammar at import, ~0.8 s, which a command that validates nothing
+    (``--help``, ``list``, the worker's start) should not pay."""
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+
+
 @lru_cache(maxsize=1)
 def document_validator() -> Draft202012Validator:
     """The validator of the exported v1 JSON Schema (the schema file when present)."""
     schema = json.loads(SCHEMA_FILE.read_text(encoding="utf-8")) if SCHEMA_FILE.exists() else json_schema()
-    return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    return _validator(schema)
 
 
 @lru_cache(maxsize=1)
 def base_validator() -> Draft202012Validator:
     """The validator of the 1.0.0 schema: what a 1.0 reader accepts."""
     schema = json.loads((SCHEMA_DIR / f"clearside-{BASE_VERSION}.schema.json").read_text(encoding="utf-8"))
-    return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    return _validator(schema)
 
 
 def version_for(document: dict[str, Any]) -> str:

@@ -11,9 +11,7 @@ import copy
 import logging
 from functools import cache
 from pathlib import Path
-from typing import Any
-
-from jsonschema import Draft202012Validator
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ClearSideError, InputError
 from ..inputs import read_json
@@ -24,6 +22,9 @@ from ..store.live import live_rows
 from ..store.privacy import scrub
 from .evidence import sync_store
 from .transcript import TRANSCRIPT_VERSION, Transcript, parse
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 
 def load_live(store: Store, debate_id: str) -> Transcript:
@@ -45,6 +46,8 @@ def is_transcript(data: dict[str, Any]) -> bool:
 
 @cache
 def _transcript_validator() -> Draft202012Validator:
+    from jsonschema import Draft202012Validator  # on first use: importing jsonschema takes ~0.8 s (schema.py)
+
     return Draft202012Validator(Transcript.model_json_schema())
 
 

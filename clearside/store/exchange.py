@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
-
-from jsonschema import Draft202012Validator
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..schema import SCHEMA_VERSION
 from .records import iso, now
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 VERSION = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
 
