@@ -4,8 +4,13 @@ Runs the whole six-phase protocol (21 turns plus the orchestrator) on the
 embedded provider (the in-process GGUF) for ``--runs`` questions, and reports per
 run: wall time, turns, completion tokens, guardrail regenerations, truncations,
 and per turn the time to first token (request sent until the first streamed
-text: prompt evaluation plus grammar set-up) with its median and 90th percentile.
-Goal: time to first token under 1 s per turn on the embedded model.
+text: prompt evaluation plus grammar set-up) with its median and 90th percentile,
+and the synthesis turn's (the last and longest prompt: every turn is in its context).
+Goal: time to first token under 1 s per turn on the embedded model; issue 19's
+report asks median <= 1 s and 90th percentile <= 2 s. The protocol is not
+shortened in ``report(quick=True)`` (``python -m bench``): shorter speeches would
+shorten every later prompt and flatter the time to first token, so quick mode runs
+one debate at the spec's pace and full mode three.
 
 Run from the repository root:  python bench/live_embedded.py [--runs 1] [--wpm 150]
 Writes bench/results/live_embedded.json. Results depend on machine load, which is printed.
@@ -26,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from clearside.live import LiveConfig, LiveDebate  # noqa: E402
 from clearside.providers import get_provider  # noqa: E402
-from clearside.store import Store
+from clearside.store import Store  # noqa: E402
 
 QUESTIONS = [
     "Should the United States impose a temporary moratorium on new large-scale AI data centers?",
@@ -34,6 +39,7 @@ QUESTIONS = [
     "Leave my job for a startup?",
 ]
 TTFT_GOAL_S = 1.0
+TTFT_P90_GOAL_S = 2.0
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
@@ -50,6 +56,7 @@ def run_one(question: str, wpm: int, provider_spec: str, directory: Path) -> dic
     transcript = debate.run()
     wall = time.perf_counter() - started
     ttft = [t.first_token_seconds for t in transcript.turns if t.step is not None]
+    synthesis = [t.first_token_seconds for t in transcript.turns if t.step is not None and t.phase == "synthesis"]
     return {
         "question": question, "wall_seconds": round(wall, 1), "state": transcript.state,
         "turns": len(transcript.turns), "completion_tokens": sum(t.completion_tokens for t in transcript.turns),
@@ -59,11 +66,67 @@ def run_one(question: str, wpm: int, provider_spec: str, directory: Path) -> dic
         "schema_reasks": len(debate.violations),
         "ttft_median_s": round(statistics.median(ttft), 3), "ttft_p90_s": round(pct(ttft, 0.9), 3),
         "ttft_max_s": round(max(ttft), 3), "ttft_under_goal": sum(x < TTFT_GOAL_S for x in ttft),
+        "ttft_synthesis_s": round(synthesis[-1], 3) if synthesis else None, "ttft_all_s": ttft,
         "per_turn": [{"turn": t.turn, "label": t.label, "ttft_s": t.first_token_seconds, "seconds": t.seconds,
                       "tokens": t.completion_tokens, "words": len(t.text.split()), "budget_tokens": t.budget_tokens,
                       "truncated": t.truncated, "regenerated": t.regenerated,
                       "flags": [f["rule"] for f in t.flags]} for t in transcript.turns],
     }
+
+
+def run(runs: int = 1, wpm: int = 150, provider: str = "embedded") -> dict:
+    """The benchmark: prints a line per debate, writes bench/results/live_embedded.json and returns what it wrote."""
+    load_before = [round(x, 2) for x in os.getloadavg()]
+    # load the model once so the first turn's time to first token is not the model load
+    get_provider(provider).check()
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for question in (QUESTIONS * runs)[:runs]:
+            result = run_one(question, wpm, provider, Path(tmp))
+            results.append(result)
+            print(f"{result['wall_seconds']:6.1f} s  {result['turns']} turns  {result['completion_tokens']} tokens  "
+                  f"TTFT median {result['ttft_median_s']} s, p90 {result['ttft_p90_s']} s, max {result['ttft_max_s']} s"
+                  f", synthesis {result['ttft_synthesis_s']} s  "
+                  f"({result['ttft_under_goal']}/{len(result['ttft_all_s'])} under {TTFT_GOAL_S} s)  "
+                  f"regenerated {result['regenerated']}, flags kept {result['flags_kept']}, "
+                  f"truncated {result['truncated']}  — {result['question']}",
+                  flush=True)
+    out = {"machine": {"loadavg_before": load_before, "loadavg_after": [round(x, 2) for x in os.getloadavg()],
+                       "cpu_count": os.cpu_count()},
+           "provider": provider, "words_per_minute": wpm, "runs": results}
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "live_embedded.json").write_text(json.dumps(out, indent=2), encoding="utf-8")
+    print(f"load average before {load_before}, after {out['machine']['loadavg_after']}; "
+          f"wrote {RESULTS / 'live_embedded.json'}")
+    return out
+
+
+def report(quick: bool = True) -> list[dict]:
+    """The benchmark report's rows (bench/run_all.py): one live debate in quick mode, three in full, every turn's
+    time to first token pooled."""
+    out = run(runs=1 if quick else 3)
+    runs = out["runs"]
+    ttft = [x for r in runs for x in r["ttft_all_s"]]
+    median, p90 = round(statistics.median(ttft), 3), round(pct(ttft, 0.9), 3)
+    synthesis = [r["ttft_synthesis_s"] for r in runs if r["ttft_synthesis_s"] is not None]
+    worst = max(synthesis) if synthesis else None
+    turns = (f"{len(ttft)} turns of {len(runs)} live debate{'s' if len(runs) != 1 else ''} "
+             f"at {out['words_per_minute']} wpm")
+    wall = round(sum(r["wall_seconds"] for r in runs) / len(runs), 1)
+    states = ", ".join(sorted({r["state"] for r in runs}))
+    return [
+        {"figure": "Live turn time to first token, median", "value": median, "unit": "s",
+         "goal": f"<= {TTFT_GOAL_S:g} s", "met": median <= TTFT_GOAL_S, "note": turns},
+        {"figure": "Live turn time to first token, 90th percentile", "value": p90, "unit": "s",
+         "goal": f"<= {TTFT_P90_GOAL_S:g} s", "met": p90 <= TTFT_P90_GOAL_S,
+         "note": f"{turns}; longest {max(ttft):.3f} s; {sum(x < TTFT_GOAL_S for x in ttft)}/{len(ttft)} "
+                 f"under {TTFT_GOAL_S:g} s"},
+        {"figure": "Live synthesis turn time to first token", "value": worst, "unit": "s", "goal": None, "met": None,
+         "note": "the last turn: every speech is in its prompt" + (f"; the longest of {len(synthesis)}"
+                                                                  if len(synthesis) > 1 else "")},
+        {"figure": "Live debate wall, embedded model", "value": wall, "unit": "s", "goal": None, "met": None,
+         "note": f"mean of {len(runs)}, whole protocol at {out['words_per_minute']} wpm; ended {states}"},
+    ]
 
 
 def main() -> int:
@@ -72,25 +135,7 @@ def main() -> int:
     parser.add_argument("--wpm", type=int, default=150, help="pace: words per minute (default 150, the spec's)")
     parser.add_argument("--provider", default="embedded")
     args = parser.parse_args()
-    load_before = [round(x, 2) for x in os.getloadavg()]
-    # load the model once so the first turn's time to first token is not the model load
-    get_provider(args.provider).check()
-    runs = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for question in (QUESTIONS * args.runs)[: args.runs]:
-            result = run_one(question, args.wpm, args.provider, Path(tmp))
-            runs.append(result)
-            print(f"{result['wall_seconds']:6.1f} s  {result['turns']} turns  {result['completion_tokens']} tokens  "
-                  f"TTFT median {result['ttft_median_s']} s, p90 {result['ttft_p90_s']} s, max {result['ttft_max_s']} s"
-                  f"  ({result['ttft_under_goal']}/21 under {TTFT_GOAL_S} s)  regenerated {result['regenerated']}, "
-                  f"flags kept {result['flags_kept']}, truncated {result['truncated']}  — {result['question']}")
-    report = {"machine": {"loadavg_before": load_before, "loadavg_after": [round(x, 2) for x in os.getloadavg()],
-                          "cpu_count": os.cpu_count()},
-              "provider": args.provider, "words_per_minute": args.wpm, "runs": runs}
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "live_embedded.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
-    print(f"load average before {load_before}, after {report['machine']['loadavg_after']}; "
-          f"wrote {RESULTS / 'live_embedded.json'}")
+    run(args.runs, args.wpm, args.provider)
     return 0
 
 

@@ -3,7 +3,9 @@
 Spec 003 expects 45-90 s for a 4-round run with a 7B model on a laptop GPU (RTX 4060); this is
 SmolLM2-135M on the CPU. Runs the clarifier, answers with fixed text, then 4 rounds of A and B
 and the synthesis into a throwaway store, and reports per call: step, attempts, prompt and
-completion tokens, seconds and tokens/s. Machine load is printed.
+completion tokens, seconds and tokens/s. Machine load is printed. ``report(quick=True)``
+(``python -m bench``) runs one 2-round session, ``quick=False`` one of 4 rounds; neither has a goal
+of its own (spec 003's range is for another model on another machine).
 
 Run from the repository root:  python bench/perspectives_embedded.py [--rounds 4] [--runs 1]
 Writes bench/results/perspectives_embedded.json.
@@ -53,18 +55,14 @@ def one(provider, rounds: int) -> dict:
             "prompt_tokens": sum(c["prompt_tokens"] for c in calls), "attempts": sum(c["calls"] for c in calls)}
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=4)
-    parser.add_argument("--runs", type=int, default=1)
-    parser.add_argument("--provider", default="embedded")
-    args = parser.parse_args()
-    provider = get_provider(args.provider)
-    out = {"provider": provider.spec, "rounds": args.rounds, "load_before": load(), "cpu_count": os.cpu_count(),
+def run(rounds: int = 4, runs: int = 1, provider_spec: str = "embedded") -> dict:
+    """The benchmark: prints each session's calls, writes bench/results/perspectives_embedded.json and returns it."""
+    provider = get_provider(provider_spec)
+    out = {"provider": provider.spec, "rounds": rounds, "load_before": load(), "cpu_count": os.cpu_count(),
            "runs": []}
     print(f"load before: {out['load_before']}", flush=True)
-    for i in range(args.runs):
-        result = one(provider, args.rounds)
+    for i in range(runs):
+        result = one(provider, rounds)
         out["runs"].append(result)
         print(f"run {i + 1}: {result['wall_seconds']} s, {result['state']}, {result['attempts']} model calls, "
               f"{result['completion_tokens']} completion tokens", flush=True)
@@ -75,6 +73,27 @@ def main() -> int:
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "perspectives_embedded.json").write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
     print(f"load after: {out['load_after']}")
+    return out
+
+
+def report(quick: bool = True) -> list[dict]:
+    """The benchmark report's rows (bench/run_all.py): a 2-round session in quick mode, 4 rounds in full."""
+    out = run(rounds=2 if quick else 4)
+    result = out["runs"][0]
+    return [{"figure": f"Perspectives session wall, {out['rounds']} rounds, embedded model",
+             "value": result["wall_seconds"], "unit": "s", "goal": None, "met": None,
+             "note": f"{result['state']}; clarifier, {out['rounds']} rounds of A and B and the synthesis: "
+                     f"{result['attempts']} model calls, {result['completion_tokens']} tokens written; spec 003 "
+                     "expects 45-90 s for 4 rounds of a 7B model on a laptop GPU"}]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--provider", default="embedded")
+    args = parser.parse_args()
+    run(args.rounds, args.runs, args.provider)
     return 0
 
 
