@@ -20,6 +20,7 @@ from clearside.enforce import parse_json, wire_errors
 from clearside.engine import DebateRun, Engine
 from clearside.errors import ConfigError, ProviderError, ProviderUnreachable
 from clearside.providers import ChatRequest, get_provider
+from clearside.providers.batched import DEFAULT_WIDTH
 from clearside.providers.ollama import OllamaProvider
 from clearside.providers.openai_compat import OpenAIProvider
 from clearside.references import flagship
@@ -96,14 +97,19 @@ def test_providers_for_different_urls_have_a_limit_each(server) -> None:
         assert peak(server.spans + other.spans) == 4  # both endpoints were at their limit at the same time
 
 
-def test_default_limit_is_4_for_servers_and_1_for_the_embedded_model(server) -> None:
+def test_default_limit_is_4_for_servers_and_the_batch_width_for_the_embedded_model(server, monkeypatch) -> None:
     default = provider("openai", server)
     assert default.concurrency == 4 and provider("ollama", server).concurrency == 4
     assert run_threads([lambda: default.complete(ORCHESTRATOR_CALL)] * 6) == []
     assert server.stats()["max_in_flight"] == 4
     embedded = get_provider("embedded")
-    assert embedded.concurrency == 1
+    assert embedded.concurrency == DEFAULT_WIDTH  # calls the embedded model decodes together
     assert get_provider(f"embedded:{embedded.path}").endpoint == embedded.endpoint  # one GGUF, one limit
+    monkeypatch.setenv("CLEARSIDE_BATCH", "1")
+    assert get_provider("embedded").concurrency == 1
+    monkeypatch.setenv("CLEARSIDE_BATCH", "lots")
+    with pytest.raises(ConfigError, match="CLEARSIDE_BATCH='lots' is not a number of calls from 1 to 8"):
+        get_provider("embedded")
 
 
 @pytest.mark.parametrize("bad", [0, -1, 1.5, "2", True])

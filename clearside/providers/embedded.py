@@ -24,7 +24,6 @@ import logging
 import os
 import queue
 import threading
-import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
@@ -32,16 +31,20 @@ from typing import Any
 
 from ..errors import ConfigError, ProviderError
 from .base import ChatRequest, Completion, OnDelta, Provider
+from .batched import DEFAULT_WIDTH, Batcher, Job
 from .grammar_errors import GRAMMAR_FAILED
 
 DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_CONTEXT = 4096
-# Agents with a conversation of their own get a context of their own: llama.cpp reuses the evaluated
-# prefix of the previous call in the same context, so an agent's next turn evaluates only its new
-# message. Weights are memory-mapped and shared; each context adds its KV cache (~100 MB at 4096).
-SLOTS = ("pro", "con", "moderator")
+# Calls decoded together in one context (batched.py): 2 by default, what bench/batching.py measured to pay on
+# 2 cores; CLEARSIDE_BATCH=1 decodes one call at a time. Each of the context's sequences holds up to the context
+# size (CLEARSIDE_N_CTX) and keeps its tokens after its call, so an agent's next call evaluates only what is new
+# and an agent starting on a prompt another has evaluated shares those cells. Weights are memory-mapped and
+# shared; the KV cache is about 23 KB a token for SmolLM2-135M (4 sequences of 4096: about 380 MB).
+BATCH_ENV = "CLEARSIDE_BATCH"
 
-_loaded: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
+_loaded: dict[tuple[str, int, int, str], tuple[Any, threading.Lock]] = {}
+_batchers: dict[tuple[str, int, int], tuple[Batcher, Any]] = {}
 _load_lock = threading.Lock()
 _work_queue: queue.SimpleQueue[tuple[Callable[[], Any], Future]] = queue.SimpleQueue()
 _LLAMA_THREAD = "clearside-llama"
@@ -71,8 +74,15 @@ def quiet_llama() -> None:
 
 
 def _serve() -> None:
+    """Run queued work; while calls are decoding, step them between work items (see batched.py)."""
     while True:
-        work, future = _work_queue.get()
+        running = [batcher for batcher, _ in _batchers.values() if batcher.busy]
+        try:
+            work, future = _work_queue.get(block=not running)
+        except queue.Empty:
+            for batcher in running:
+                batcher.step()
+            continue
         if future.set_running_or_notify_cancel():
             try:
                 future.set_result(work())
@@ -98,6 +108,9 @@ def on_llama_thread(work: Callable[[], Any]) -> Any:
 def _close_all() -> None:
     """Free models before interpreter teardown; llama-cpp's own __del__ fails once modules are gone."""
     with _load_lock:
+        for batcher, _ in _batchers.values():
+            batcher.close()
+        _batchers.clear()
         for llm, _ in _loaded.values():
             llm.close()
         _loaded.clear()
@@ -142,6 +155,50 @@ def load_llama(path: Path, n_ctx: int, n_threads: int, slot: str = "shared") -> 
                 raise ConfigError(f"Could not load {path} as a GGUF model: {exc}") from exc
             _loaded[key] = (llm, threading.Lock())
         return _loaded[key]
+
+
+def batch_width() -> int:
+    raw = os.environ.get(BATCH_ENV, "")
+    try:
+        width = int(raw) if raw else DEFAULT_WIDTH
+    except ValueError:
+        width = 0
+    if not 1 <= width <= 8:
+        raise ConfigError(f"{BATCH_ENV}={raw!r} is not a number of calls from 1 to 8: unset it for the default "
+                          f"({DEFAULT_WIDTH}), or set 1 to decode one call at a time.")
+    return width
+
+
+def load_batcher(path: Path, n_ctx: int, n_threads: int) -> tuple[Batcher, Any]:
+    """The batching context for this file and settings, with the ``Llama`` whose tokenizer, chat template and
+    samplers its calls use (that one's own context is tiny: it never decodes)."""
+    key = (str(path), n_ctx, n_threads)
+    width = batch_width()
+    llm, _ = load_llama(path, 256, n_threads, slot="batcher")
+    with _load_lock:
+        if key not in _batchers:
+            try:
+                batcher = on_llama_thread(lambda: Batcher(llm._model, n_ctx=n_ctx, n_threads=n_threads, width=width))
+            except (ValueError, RuntimeError) as exc:
+                raise ConfigError(f"Could not make a context of {n_ctx} tokens for {path}: {exc}. "
+                                  "Lower CLEARSIDE_N_CTX.") from exc
+            _batchers[key] = (batcher, chat_formatter(llm))
+        batcher, formatter = _batchers[key]
+        batcher.width = width
+        return batcher, llm
+
+
+def chat_formatter(llm: Any) -> Any:
+    """The GGUF's own chat template, as llama-cpp-python's ``create_chat_completion`` applies it."""
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    template = llm.metadata.get("tokenizer.chat_template")
+    if not template:
+        return None
+    eos, bos = llm.token_eos(), llm.token_bos()
+    return Jinja2ChatFormatter(template=template, eos_token=llm._model.token_get_text(eos) if eos != -1 else "",
+                               bos_token=llm._model.token_get_text(bos) if bos != -1 else "",
+                               stop_token_ids=[eos])
 
 
 # Sentences start with a capital letter or digit and hold no JSON punctuation: without this, small
@@ -244,6 +301,7 @@ class EmbeddedProvider(Provider):
 
     def __init__(self, model: str = "", *, n_ctx: int | None = None, n_threads: int | None = None,
                  repeat_penalty: float = 1.15, concurrency: int | None = None) -> None:
+        self.concurrency = batch_width()  # calls beyond it would only wait in the batcher
         self.limit_to(concurrency)
         self.path = resolve_model_path(model)
         self.model = model or self.path.name
@@ -267,38 +325,41 @@ class EmbeddedProvider(Provider):
         """The GGUF was found when this provider was made; loading it is the run's first step."""
 
     def _complete(self, request: ChatRequest, on_delta: OnDelta | None) -> Completion:
-        slot = request.agent if request.agent in SLOTS else "shared"
-        llm, lock = load_llama(self.path, self.n_ctx, self.n_threads, slot)
-        return on_llama_thread(lambda: self._generate(llm, lock, request, on_delta))
+        batcher, llm = load_batcher(self.path, self.n_ctx, self.n_threads)
+        job = on_llama_thread(lambda: self._submit(batcher, llm, request, on_delta))
+        try:
+            result = job.future.result()
+        except ValueError as exc:  # e.g. the context filled up while decoding
+            raise self._rejected(exc) from exc
+        return Completion(text=result.text, prompt_tokens=result.prompt_tokens,
+                          completion_tokens=result.completion_tokens, seconds=result.seconds,
+                          first_token_seconds=result.first_token_seconds)
 
-    def _generate(self, llm: Any, lock: threading.Lock, request: ChatRequest, on_delta: OnDelta | None) -> Completion:
+    def _submit(self, batcher: Batcher, llm: Any, request: ChatRequest, on_delta: OnDelta | None) -> Job:
+        """On the llama thread: the call's prompt tokens and sampler, queued on the batcher (evaluated at once
+        when a place is free)."""
+        from llama_cpp import llama_chat_format
+
+        from .batched import job_sampler
+
+        formatter = _batchers[(str(self.path), self.n_ctx, self.n_threads)][1]
+        if formatter is None:
+            raise self.fault(f"The embedded model ({self.describe()}) has no chat template in its GGUF file: "
+                             "choose a chat (instruct) model.")
+        formatted = formatter(messages=request.messages)
+        prompt = llm.tokenize(formatted.prompt.encode("utf-8"), add_bos=not formatted.added_special, special=True)
         response_format = {"type": "json_object", "schema": request.schema} if request.schema else None
-        parts: list[str] = []
-        first = 0.0
-        with lock:
-            started = time.perf_counter()  # generation time only, not the wait for the other advocate
-            try:
-                stream = llm.create_chat_completion(
-                    request.messages,
-                    response_format=response_format,
-                    temperature=request.temperature,
-                    max_tokens=request.max_tokens,
-                    repeat_penalty=self.repeat_penalty,
-                    stream=True,
-                )
-                for chunk in stream:
-                    delta = chunk["choices"][0]["delta"].get("content")
-                    if delta:
-                        first = first or time.perf_counter() - started
-                        parts.append(delta)
-                        if on_delta:
-                            on_delta(delta)
-            except ValueError as exc:  # e.g. the prompt exceeds the context window
-                raise self._rejected(exc) from exc
-            total = llm.n_tokens
-            seconds = time.perf_counter() - started
-        return Completion(text="".join(parts), prompt_tokens=max(total - len(parts), 0),
-                          completion_tokens=len(parts), seconds=seconds, first_token_seconds=first)
+        try:
+            grammar = llama_chat_format._grammar_for_response_format(response_format) if response_format else None
+            sampler = job_sampler(llm, grammar, temperature=request.temperature,
+                                  repeat_penalty=self.repeat_penalty)
+            stop = formatted.stop if isinstance(formatted.stop, list) else [formatted.stop or ""]
+            job = Job(prompt=prompt, sampler=sampler, max_tokens=request.max_tokens, agent=request.agent,
+                      stop=tuple(s for s in stop if s), on_delta=on_delta)
+            batcher.submit(job)
+        except ValueError as exc:  # the grammar did not compile, or the prompt exceeds the context window
+            raise self._rejected(exc) from exc
+        return job
 
     def _rejected(self, exc: ValueError) -> ProviderError:
         """The error of a request llama.cpp refused, its fix by the cause."""
@@ -322,5 +383,5 @@ class EmbeddedProvider(Provider):
         return [str(self.path)]
 
     def check(self) -> str:
-        load_llama(self.path, self.n_ctx, self.n_threads)
+        load_batcher(self.path, self.n_ctx, self.n_threads)
         return f"Loaded {self.path.name} in-process ({self.n_threads} threads); " + super().check()

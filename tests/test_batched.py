@@ -1,0 +1,153 @@
+"""Continuous batching on the real embedded model (clearside/providers/batched.py).
+
+Calls decoded together each obey their own schema, one that fails or is cancelled leaves its neighbour alone,
+and a prompt that starts with tokens another sequence evaluated reuses them and writes what a cold run writes.
+The batcher is driven step by step on the test's thread (the provider's llama thread never sees it).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from clearside.providers.base import ChatRequest
+from clearside.providers.batched import Batcher, Job, job_sampler
+from clearside.providers.embedded import EmbeddedProvider, chat_formatter, compact, default_model_path, load_llama
+
+pytestmark = pytest.mark.model
+
+CLAIM = compact({  # a sentence pattern and an enum, as the advocates' arguments have
+    "type": "object",
+    "properties": {"claim": {"type": "string", "minLength": 20, "maxLength": 120},
+                   "confidence": {"type": "string", "enum": ["low", "medium", "high"]}},
+    "required": ["claim", "confidence"], "additionalProperties": False})
+NUMBERS = {
+    "type": "object",
+    "properties": {"numbers": {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 3}},
+    "required": ["numbers"], "additionalProperties": False}
+PREAMBLE = ("You are one agent inside a structured reasoning system. Reply with one JSON object only. "
+            "PROPOSITION: Should cities ban cars from their centres?")
+
+
+@pytest.fixture(scope="module")
+def llm():
+    llm, _ = load_llama(default_model_path(), 256, 2, slot="batcher")
+    return llm
+
+
+@pytest.fixture
+def batcher(llm):
+    batcher = Batcher(llm._model, n_ctx=1024, n_threads=2, width=2, sequences=3)
+    yield batcher
+    batcher.close()
+
+
+def job(llm, role: str, schema: dict, *, seed: int = 1, temperature: float = 0.7, max_tokens: int = 48,
+        on_delta=None) -> Job:
+    from llama_cpp import llama_chat_format
+
+    prompt_text = chat_formatter(llm)(messages=[{"role": "system", "content": PREAMBLE},
+                                                {"role": "user", "content": role}]).prompt
+    llm.set_seed(seed)
+    grammar = llama_chat_format._grammar_for_response_format({"type": "json_object", "schema": schema})
+    return Job(prompt=llm.tokenize(prompt_text.encode(), add_bos=False, special=True),
+               sampler=job_sampler(llm, grammar, temperature=temperature, repeat_penalty=1.15),
+               max_tokens=max_tokens, agent=role[:8], on_delta=on_delta)
+
+
+def drain(batcher: Batcher) -> None:
+    while batcher.busy:
+        batcher.step()
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_calls_decoded_together_each_obey_their_own_schema(llm, batcher, seed):
+    first = job(llm, "Give the strongest argument FOR it.", CLAIM, seed=seed)
+    second = job(llm, "List two or three years as numbers.", NUMBERS, seed=seed + 100)
+    batcher.submit(first)
+    batcher.submit(second)
+    drain(batcher)
+    assert batcher.widest == 2, "the two calls were decoded in the same batches"
+    for done, schema in ((first, CLAIM), (second, NUMBERS)):
+        data = json.loads(done.future.result().text)
+        assert list(Draft202012Validator(schema).iter_errors(data)) == []
+
+
+def test_a_cancelled_call_leaves_its_neighbour_untouched(llm, batcher):
+    alone = job(llm, "List two or three years as numbers.", NUMBERS, temperature=0.0)
+    batcher.submit(alone)
+    drain(batcher)
+    expected = alone.future.result().text
+    seen: list[str] = []
+
+    def cancel(delta: str) -> None:
+        seen.append(delta)
+        if len(seen) == 3:
+            raise KeyboardInterrupt("the user stopped this call")
+
+    doomed = job(llm, "Give the strongest argument FOR it.", CLAIM, on_delta=cancel)
+    neighbour = job(llm, "List two or three years as numbers.", NUMBERS, temperature=0.0)
+    batcher.submit(doomed)
+    batcher.submit(neighbour)
+    drain(batcher)
+    with pytest.raises(KeyboardInterrupt, match="stopped"):
+        doomed.future.result()
+    assert len(seen) == 3
+    assert neighbour.future.result().text == expected
+
+
+def test_a_call_whose_grammar_fails_fails_alone(llm, batcher):
+    good = job(llm, "List two or three years as numbers.", NUMBERS, temperature=0.0)
+    bad = job(llm, "List two or three years as numbers.", NUMBERS, temperature=0.0)
+    bad.sampler = BrokenSampler()
+    batcher.submit(good)
+    batcher.submit(bad)
+    drain(batcher)
+    with pytest.raises(ValueError, match="broken"):
+        bad.future.result()
+    assert json.loads(good.future.result().text)["numbers"]
+
+
+class BrokenSampler:
+    def sample(self, ctx, idx):
+        raise ValueError("broken sampler")
+
+
+def test_a_shared_prefix_is_reused_and_writes_what_a_cold_run_writes(llm, batcher):
+    cold = Batcher(llm._model, n_ctx=1024, n_threads=2, width=1, sequences=2)
+    try:
+        reference = job(llm, "Give the strongest argument AGAINST it.", CLAIM, temperature=0.0)
+        cold.submit(reference)
+        drain(cold)
+    finally:
+        cold.close()
+    assert reference.reused == 0
+    warm = job(llm, "Give the strongest argument FOR it.", CLAIM, temperature=0.0)
+    batcher.submit(warm)  # evaluates the shared preamble, then writes: its sequence keeps the tokens
+    drain(batcher)
+    again = job(llm, "Give the strongest argument AGAINST it.", CLAIM, temperature=0.0)
+    batcher.submit(again)
+    drain(batcher)
+    shared = next(i for i, (a, b) in enumerate(zip(warm.prompt, again.prompt, strict=False)) if a != b)
+    assert again.reused == shared > 20, "the preamble's tokens were not evaluated again"
+    assert again.future.result().text == reference.future.result().text
+
+
+def test_the_provider_batches_concurrent_calls_and_reports_reused_tokens():
+    provider = EmbeddedProvider()
+    request = ChatRequest(messages=[{"role": "system", "content": PREAMBLE},
+                                    {"role": "user", "content": "List two or three years as numbers."}],
+                          schema=NUMBERS, agent="pro", temperature=0.0, max_tokens=40)
+    results = {}
+    threads = [threading.Thread(target=lambda k=k: results.__setitem__(k, provider.complete(request)))
+               for k in ("a", "b")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results["a"].text == results["b"].text
+    assert all(json.loads(r.text)["numbers"] for r in results.values())
+    assert results["a"].prompt_tokens == results["b"].prompt_tokens > 20
