@@ -1,6 +1,7 @@
 """The openai and ollama providers against real local servers running the embedded GGUF.
 
-* openai: a real ``python -m llama_cpp.server`` subprocess on 127.0.0.1 (one full debate).
+* openai: a real ``python -m llama_cpp.server`` subprocess on 127.0.0.1 (one full debate), and llama.cpp's own
+  ``llama-server`` where bench/llama_server.py has built it (its prefix cache, as the provider reads it).
 * ollama: ``tests/ollama_wire.py``, Ollama's HTTP wire format translated onto the real
   in-process model (an orchestrator call and a challenge).
 
@@ -9,6 +10,7 @@ Assertions are about structure (schema validity, wire details, error types), nev
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -85,7 +87,7 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory):
 
 @pytest.fixture(scope="module")
 def openai_debate(llama_server: str):
-    """One full debate through the openai provider; yields (document, events, base URL).
+    """One full debate through the openai provider; yields (document, events, base URL, usage per agent).
 
     What these tests check is the OpenAI-compatible wire path (requests, streaming, the json_object fallback,
     schema validity); SmolLM2-135M behind a server without a grammar rarely passes every substance check, so
@@ -95,8 +97,9 @@ def openai_debate(llama_server: str):
     OpenAIProvider._json_object_urls.discard(llama_server)  # the fallback must be learned in this run
     events: list[Event] = []
     engine = Engine(OpenAIProvider("", base_url=llama_server), retries=2, on_event=events.append, substance=False)
-    document = engine.run(DebateRun.from_input(QUESTION))
-    return document, events, llama_server
+    run = DebateRun.from_input(QUESTION)
+    document = engine.run(run)
+    return document, events, llama_server, run.usage
 
 
 def test_openai_lists_models(llama_server: str) -> None:
@@ -109,7 +112,7 @@ def test_openai_lists_models(llama_server: str) -> None:
 def test_openai_full_debate_is_schema_valid(openai_debate) -> None:
     from clearside.providers.openai_compat import OpenAIProvider
 
-    document, _, base_url = openai_debate
+    document, _, base_url, _ = openai_debate
     assert isinstance(document, Document)
     assert jsonschema_errors(document.dump()) == []
     assert document.meta.model_info.provider == "openai"
@@ -119,7 +122,7 @@ def test_openai_full_debate_is_schema_valid(openai_debate) -> None:
 
 
 def test_openai_streams_deltas_that_make_the_reply(openai_debate) -> None:
-    _, events, _ = openai_debate
+    _, events, _, _ = openai_debate
     pro = [e for e in events if e.agent == "pro"]
     assert [e.kind for e in pro][0] == "start" and pro[-1].kind == "done"
     deltas = [e for e in pro if e.kind == "delta"]
@@ -135,6 +138,13 @@ def test_openai_streams_deltas_that_make_the_reply(openai_debate) -> None:
     assert pro[-1].data["tokens"] > 0
 
 
+def test_openai_llama_cpp_python_server_reports_no_cache(openai_debate) -> None:
+    """llama-cpp-python's server streams no usage at all (asked for with stream_options or not), so no cached
+    prompt tokens are recorded for it; the stream_options the provider sends are accepted."""
+    _, _, _, usage = openai_debate
+    assert usage and all(u.calls > 0 and u.cached_prompt_tokens == 0 for u in usage.values())
+
+
 def test_openai_closed_port_is_unreachable() -> None:
     from clearside.providers.openai_compat import OpenAIProvider
 
@@ -143,6 +153,55 @@ def test_openai_closed_port_is_unreachable() -> None:
         provider.list_models()
     with pytest.raises(ProviderUnreachable):
         provider.complete(ChatRequest(messages=[{"role": "user", "content": "hi"}], max_tokens=4))
+
+
+# --------------------------------------------------------------------------------------------------
+# openai: llama.cpp's llama-server, where bench/llama_server.py has built it (python bench/llama_server.py)
+# --------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def llama_cpp_server():
+    """llama-server on the embedded GGUF (one slot, one thread), if built; yields its /v1 base URL."""
+    from bench import llama_server
+
+    binary = llama_server.available()
+    if binary is None:
+        pytest.skip("llama-server is not built: python bench/llama_server.py builds it (about 10 minutes)")
+    with llama_server.llama_server(binary=binary, parallel=1, threads=THREADS) as server:
+        yield server.base_url
+
+
+SHARED_PROMPT = ("You are one of two advocates in a structured debate about a business decision. Argue your side "
+                 "only, name the assumptions your case rests on and the evidence that would change your mind. ")
+
+
+def test_llama_server_cached_prompt_tokens_are_the_ones_it_reports(llama_cpp_server: str) -> None:
+    """Two calls sharing a system prompt: llama-server evaluates only the second one's new tokens; the provider
+    records what its final chunk says (usage.prompt_tokens_details.cached_tokens, the same as timings.cache_n)."""
+    import httpx
+
+    from clearside.providers.openai_compat import OpenAIProvider
+
+    provider = OpenAIProvider("", base_url=llama_cpp_server)
+    messages = [{"role": "system", "content": SHARED_PROMPT * 3}]
+    first = provider.complete(ChatRequest(messages=[*messages, {"role": "user", "content": "Build or buy?"}],
+                                          max_tokens=8, temperature=0.0))
+    second = provider.complete(ChatRequest(messages=[*messages, {"role": "user", "content": "Rent or own?"}],
+                                           max_tokens=8, temperature=0.0))
+    assert first.prompt_tokens > 60 and first.cached_prompt_tokens == 0  # a fresh server: nothing cached
+    assert 60 < second.cached_prompt_tokens < second.prompt_tokens  # the shared system prompt, not the question
+
+    # the wire itself: the last chunk of a stream that asks for usage carries both reports, and they agree
+    body = {"messages": [*messages, {"role": "user", "content": "Lease or own?"}], "max_tokens": 8, "stream": True,
+            "stream_options": {"include_usage": True}, "temperature": 0.0}
+    with httpx.stream("POST", f"{llama_cpp_server}/chat/completions", json=body, timeout=120) as reply:
+        chunks = [json.loads(line[6:]) for line in reply.iter_lines()
+                  if line.startswith("data: ") and line != "data: [DONE]"]
+    last = chunks[-1]
+    cached = last["usage"]["prompt_tokens_details"]["cached_tokens"]
+    assert cached == last["timings"]["cache_n"] > 60
+    assert last["usage"]["prompt_tokens"] == last["timings"]["cache_n"] + last["timings"]["prompt_n"]
 
 
 # --------------------------------------------------------------------------------------------------
