@@ -151,3 +151,29 @@ def test_the_provider_batches_concurrent_calls_and_reports_reused_tokens():
     assert results["a"].text == results["b"].text
     assert all(json.loads(r.text)["numbers"] for r in results.values())
     assert results["a"].prompt_tokens == results["b"].prompt_tokens > 20
+
+
+def test_a_prefill_runs_beside_a_call_and_the_call_it_warmed_evaluates_only_the_rest(llm, batcher):
+    reference = job(llm, "Give the strongest argument AGAINST it.", CLAIM, temperature=0.0)
+    cold = Batcher(llm._model, n_ctx=1024, n_threads=2, width=1, sequences=2)
+    try:
+        cold.submit(reference)
+        drain(cold)
+    finally:
+        cold.close()
+    running = job(llm, "List two or three years as numbers.", NUMBERS, temperature=0.0)
+    batcher.submit(running)
+    warmed = job(llm, "Give the strongest argument AGAINST it.", CLAIM, temperature=0.0)
+    known = warmed.prompt[:-3]  # what is known of the call before it is made
+    filling = batcher.prefill(known, agent=warmed.agent)
+    assert filling is not None
+    while filling in batcher.filling:
+        batcher.step()
+    assert running in batcher.running, "the prefill went alongside the running call, which is still writing"
+    assert batcher.prefill(known, agent=warmed.agent) is None, "the tokens are held: nothing to warm again"
+    drain(batcher)
+    batcher.submit(warmed)
+    drain(batcher)
+    assert warmed.reused == len(known)
+    assert warmed.future.result().text == reference.future.result().text
+    assert json.loads(running.future.result().text)["numbers"]

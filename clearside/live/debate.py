@@ -30,7 +30,7 @@ from ..providers import Provider, Usage
 from ..schema import Document
 from ..sources import Source
 from ..store import LiveWriter, Store
-from . import context, guardrails
+from . import ahead, context, guardrails
 from . import evidence as files
 from .assemble import side_from_turns, to_document
 from .exchange import load_live
@@ -574,6 +574,7 @@ class LiveDebate:
         self.on_event(LiveEvent("turn_done", step.speaker, step.index, text,
                                 data={"turn": turn.turn, "flags": flags, "truncated": truncated,
                                       **({"quote": fields["evidence_quote"]} if "evidence_quote" in fields else {})}))
+        ahead.warm(self)  # the agents who speak later start reading this turn while the next one is written
         return turn
 
     def _claims(self, speaker: str) -> list[str]:

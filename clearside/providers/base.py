@@ -124,6 +124,12 @@ class Provider(ABC):
         annotations (``x-...`` keys, e.g. ``x-statement``) are left out: servers need not know them."""
         return plain(schema)
 
+    def prefill(self, messages: list[dict[str, str]], agent: str = "") -> None:
+        """Start evaluating ``messages`` (the last one cut short: what is known so far of a call expected soon)
+        while other work runs, so that call's first token comes sooner. Returns at once; a backend with nothing
+        to warm ignores it (servers cache what they evaluated, by prefix, on their own)."""
+        return None
+
     def list_models(self) -> list[str]:
         """Models this backend offers; empty when it cannot list them."""
         return []

@@ -37,6 +37,7 @@ from .grammar_first import GrammarFirstSampler
 # bench/batching.py's measurement (CLEARSIDE_BATCH); 1 decodes one call at a time, in order of arrival.
 DEFAULT_WIDTH = 2
 DEFAULT_SEQUENCES = 4  # sequences kept (each up to n_ctx tokens): the width plus room for warm prefixes
+PREFILL_CHUNK = 32  # prompt tokens a prefill adds to each decoding step: the running calls slow down, never stop
 
 
 @dataclass
@@ -69,6 +70,7 @@ class Job:
     started: float = 0.0
     first: float = 0.0
     decoder: Any = field(default_factory=lambda: codecs.getincrementaldecoder("utf-8")(errors="replace"))
+    prefill: bool = False  # only evaluate the prompt, a few tokens a step, for a call expected soon
 
 
 @dataclass
@@ -111,9 +113,12 @@ class Batcher:
         self.sequences = [Sequence(i) for i in range(sequences)]
         self.running: list[Job] = []
         self.waiting: list[Job] = []
+        self.filling: list[Job] = []  # prefills under way
         self.piece = ctypes.create_string_buffer(256)
         self.steps = 0
-        self.widest = 0
+        self.widest = 0  # the most calls decoded in one step
+        self.reused = 0  # prompt tokens not evaluated because a sequence held them
+        self.prefilled = 0  # prompt tokens evaluated ahead of their call
 
     # ---- admission (on the llama thread) ----
 
@@ -126,9 +131,32 @@ class Batcher:
         self.waiting.append(job)
         self._admit()
 
+    def prefill(self, prompt: list[int], agent: str) -> Job | None:
+        """Evaluate ``prompt`` ahead of a call expected soon, in a free sequence, a few tokens a step alongside the
+        running calls (so its tokens are not evaluated while the user waits for that call's first token). A
+        prefill gives way: the call it warms, or a call that finds no free sequence, stops it where it got to.
+        None when no sequence is free or the tokens are already held."""
+        free = [s for s in self.sequences if not s.busy]
+        if not free or len(prompt) >= self.n_ctx or not prompt:
+            return None
+        if max(common_prefix(s.tokens, prompt) for s in self.sequences) >= len(prompt):
+            return None
+        job = Job(prompt=prompt, sampler=None, max_tokens=0, agent=agent, prefill=True)
+        job.started = time.perf_counter()
+        job.seq = self._place(job, free, keep_all=True)
+        job.seq.busy, job.seq.agent, job.seq.used = True, agent, time.monotonic()
+        self.filling.append(job)
+        return job
+
     def _admit(self) -> None:
         while self.waiting and len(self.running) < self.width:
+            coming = self.waiting[0]
+            for job in [f for f in self.filling if f.agent == coming.agent]:
+                self._finish(job)  # it was warming this very call: the call takes over its sequence
             free = [s for s in self.sequences if not s.busy]
+            if not free and self.filling:
+                self._finish(self.filling[0])  # a call needs a place: a prefill stops where it got to
+                free = [s for s in self.sequences if not s.busy]
             if not free:
                 return
             job = self.waiting.pop(0)
@@ -139,23 +167,26 @@ class Batcher:
             except BaseException as exc:  # this job alone fails; its sequence is left consistent
                 self._finish(job, exc)
 
-    def _place(self, job: Job, free: list[Sequence]) -> Sequence:
-        """The free sequence to run ``job`` on, holding the longest evaluated prefix of its prompt it can get."""
+    def _place(self, job: Job, free: list[Sequence], keep_all: bool = False) -> Sequence:
+        """The free sequence to run ``job`` on, holding the longest evaluated prefix of its prompt it can get.
+        ``keep_all``: every prompt token may be reused (a prefill samples nothing, so needs no logits)."""
         def key(seq: Sequence) -> tuple[int, bool, float]:
             return common_prefix(seq.tokens, job.prompt), seq.agent == job.agent, -seq.used
         seq = max(free, key=key)
         own = common_prefix(seq.tokens, job.prompt)
         donor = max(self.sequences, key=lambda s: common_prefix(s.tokens, job.prompt))
         shared = common_prefix(donor.tokens, job.prompt)
-        keep = min(own, len(job.prompt) - 1)  # at least one prompt token is evaluated, for its logits
+        most = len(job.prompt) - (0 if keep_all else 1)  # else one prompt token is evaluated, for its logits
+        keep = min(own, most)
         if shared - 1 > keep and donor is not seq:
-            keep = min(shared, len(job.prompt) - 1)
+            keep = min(shared, most)
             llama_cpp.llama_memory_seq_rm(self.memory, seq.id, 0, -1)
             llama_cpp.llama_memory_seq_cp(self.memory, donor.id, seq.id, 0, keep)
         else:
             llama_cpp.llama_memory_seq_rm(self.memory, seq.id, keep, -1)
         seq.tokens = job.prompt[:keep]
         job.reused = keep
+        self.reused += keep
         return seq
 
     def _start(self, job: Job, free: list[Sequence]) -> None:
@@ -189,21 +220,34 @@ class Batcher:
 
     @property
     def busy(self) -> bool:
-        return bool(self.running)
+        return bool(self.running or self.filling)
 
     def step(self) -> None:
-        """Evaluate the last sampled token of every running job in one batch, and sample each job's next."""
+        """Evaluate the last sampled token of every running job, and a chunk of one prefill, in one batch; then
+        sample each running job's next token."""
         jobs = list(self.running)
-        if not jobs:
+        filling = self.filling[0] if self.filling else None
+        if not jobs and filling is None:
             return
+        entries = [(job.next_token, len(job.seq.tokens), job.seq.id, True) for job in jobs]
+        chunk: list[int] = []
+        if filling is not None:
+            seq = filling.seq
+            chunk = filling.prompt[len(seq.tokens):len(seq.tokens) + (PREFILL_CHUNK if jobs else self.n_batch)]
+            entries += [(token, len(seq.tokens) + i, seq.id, False) for i, token in enumerate(chunk)]
         self.steps += 1
         self.widest = max(self.widest, len(jobs))
         try:
-            self._decode([(job.next_token, len(job.seq.tokens), job.seq.id, True) for job in jobs])
+            if entries:
+                self._decode(entries)
         except BaseException as exc:
-            for job in jobs:
+            for job in [*jobs, *([filling] if filling else [])]:
                 self._finish(job, exc)
             return
+        if filling is not None:
+            filling.seq.tokens.extend(chunk)
+            if len(filling.seq.tokens) >= len(filling.prompt):
+                self._finish(filling)
         for index, job in enumerate(jobs):
             job.seq.tokens.append(job.next_token)
             self._sample(job, index)
@@ -245,6 +289,10 @@ class Batcher:
     def _finish(self, job: Job, error: BaseException | None = None) -> None:
         if job in self.running:
             self.running.remove(job)
+        if job in self.filling:
+            self.filling.remove(job)
+            if error is None:
+                self.prefilled += len(job.seq.tokens) - job.reused
         if job.seq is not None:
             job.seq.busy = False
             job.seq.used = time.monotonic()
@@ -266,11 +314,12 @@ class Batcher:
         return {f"{s.id}:{s.agent or '-'}": len(s.tokens) for s in self.sequences}
 
     def close(self) -> None:
-        for job in self.running + self.waiting:
+        for job in self.running + self.waiting + self.filling:
             if not job.future.done():
                 job.future.set_exception(RuntimeError("The embedded model was closed while this call ran."))
         self.running.clear()
         self.waiting.clear()
+        self.filling.clear()
         if self.batch is not None:
             llama_cpp.llama_batch_free(self.batch)
             self.batch = None

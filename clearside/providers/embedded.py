@@ -1,11 +1,11 @@
 """In-process llama.cpp through llama-cpp-python: the offline default.
 
-The GGUF is loaded once per (path, context, threads) and shared by every caller;
-a lock serialises generation because a ``Llama`` object is not safe for
-concurrent use. All model work runs on one dedicated thread: llama.cpp's OpenMP
-worker team belongs to the calling thread, and hopping between the caller
-threads (pro and con run concurrently) made decoding about 1.5x slower.
-Decoding is constrained with ``response_format={"type": "json_object", "schema": ...}``.
+The GGUF is loaded once per (path, context, threads). Calls are decoded by a :class:`~.batched.Batcher`: one
+llama.cpp context whose sequences decode concurrent calls together (pro and con, persona cases, challenges) and
+keep their tokens, so a call evaluates only what no sequence has evaluated yet. All model work runs on one
+dedicated thread: llama.cpp's OpenMP worker team belongs to the calling thread, and hopping between the caller
+threads made decoding about 1.5x slower. Each call's output is constrained by the grammar of its JSON Schema,
+checked first on the sampled token (grammar_first.py).
 
 Nothing llama.cpp does touches the process's stderr: llama-cpp-python's ``verbose=False`` points file
 descriptors 1 and 2 at /dev/null while it loads a model (and in some chat handlers), which drops whatever any
@@ -332,8 +332,29 @@ class EmbeddedProvider(Provider):
         except ValueError as exc:  # e.g. the context filled up while decoding
             raise self._rejected(exc) from exc
         return Completion(text=result.text, prompt_tokens=result.prompt_tokens,
-                          completion_tokens=result.completion_tokens, seconds=result.seconds,
-                          first_token_seconds=result.first_token_seconds)
+                          cached_prompt_tokens=result.reused, completion_tokens=result.completion_tokens,
+                          seconds=result.seconds, first_token_seconds=result.first_token_seconds)
+
+    def prefill(self, messages: list[dict[str, str]], agent: str = "") -> None:
+        """Evaluate what is known of a call expected soon into a free sequence, alongside the running calls
+        (batched.Batcher.prefill); returns at once. The last message is cut short: its text so far."""
+        if not messages:
+            return
+        batcher, llm = load_batcher(self.path, self.n_ctx, self.n_threads)
+        formatter = _batchers[(str(self.path), self.n_ctx, self.n_threads)][1]
+        if formatter is None:
+            return
+
+        def work() -> None:
+            text = formatter(messages=messages).prompt
+            known = messages[-1]["content"]
+            end = text.rfind(known) + len(known) if known else -1
+            if end < len(known):  # the template changed the text: nothing safe to warm
+                return
+            prompt = llm.tokenize(text[:end].encode("utf-8"), add_bos=False, special=True)
+            batcher.prefill(prompt[:-1], agent)  # the last token may merge with what follows it
+
+        _work_queue.put((work, Future()))
 
     def _submit(self, batcher: Batcher, llm: Any, request: ChatRequest, on_delta: OnDelta | None) -> Job:
         """On the llama thread: the call's prompt tokens and sampler, queued on the batcher (evaluated at once
