@@ -10,13 +10,13 @@ from __future__ import annotations
 import copy
 import logging
 from functools import cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ClearSideError, InputError
 from ..inputs import read_json
+from ..paths import legacy_live_files
 from ..static.exchange import migrate_document
-from ..store import LiveWriter, Store, check_id, data_dir, new_id
+from ..store import LiveWriter, Store, check_id, new_id
 from ..store.exchange import Imported, check_major, drop_unknown, import_record, migration_notes
 from ..store.live import live_rows
 from ..store.privacy import scrub
@@ -76,12 +76,6 @@ def import_live(store: Store, data: dict[str, Any], source: str) -> Imported:
         count = sync_store(store, transcript)
         notes.append(f"Linked {count} source file{'s' if count != 1 else ''} injected as evidence.")
     return Imported(transcript.id, "live", original, notes)
-
-
-def legacy_live_files() -> list[Path]:
-    """The transcripts an earlier ClearSide kept as ``$CLEARSIDE_DATA/live/<id>.json`` files (no store needed)."""
-    folder = data_dir() / "live"
-    return sorted(folder.glob("*.json")) if folder.is_dir() else []
 
 
 def adopt_live_files(store: Store) -> list[str]:

@@ -4,7 +4,7 @@
 process, so the dashboard, its worker threads and the CLI share an engine. Only
 entry points (the dashboard, the command line) call it; the core takes the
 store as an argument. The store is a leaf: it imports ``schema``, ``errors``,
-``inputs`` and its own modules, never a mode (``.importlinter`` checks this).
+``inputs``, ``paths`` and its own modules, never a mode (``.importlinter`` checks this).
 """
 
 from __future__ import annotations

@@ -25,14 +25,11 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, OperationalError, SQLAlchemyError
 
 from ..errors import StoreError
+from ..paths import data_dir
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 BUSY_TIMEOUT_MS = 10_000
 WRITE = "clearside_write"  # execution option: this transaction writes (SQLite: BEGIN IMMEDIATE)
-
-
-def data_dir() -> Path:
-    return Path(os.environ.get("CLEARSIDE_DATA", "~/.clearside")).expanduser()
 
 
 def database_url(url: str | None = None) -> str:
