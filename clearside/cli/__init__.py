@@ -17,8 +17,7 @@ import argparse
 import sys
 
 from ..errors import ClearSideError
-from ..live.exchange import adopt_live_files, legacy_live_files
-from ..store import open_store
+from ..paths import legacy_live_files
 from . import cruxes, dashboard, debate, evaluate, jobs, live, perspectives, remap, review, store
 from .common import model_options
 
@@ -53,6 +52,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2 if exc.code else 0
     try:
         if legacy_live_files():  # an earlier ClearSide kept live debates as JSON files: the store takes them in
+            from ..live.exchange import adopt_live_files
+            from ..store import open_store
+
             adopt_live_files(open_store())
         return args.func(args)
     except ClearSideError as exc:

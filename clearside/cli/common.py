@@ -1,4 +1,11 @@
-"""What the command groups share: the progress printer, writing a result, the model options, an engine from them."""
+"""What the command groups share: the progress printer, writing a result, the model options, an engine from them.
+
+Start-up: every command builds the whole parser, ``--help`` included, so the modules of ``clearside.cli`` import
+at their top only what is light (``errors``, ``inputs``, ``providers``, ``status``); a command's handler imports
+the rest when it runs (the engine, the store, the runtime, the reports...). The values the parsers show that the
+core owns are written out below, each checked against its source by tests/test_startup.py, which also checks
+that ``--help`` imports none of the heavy packages.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +14,26 @@ import logging
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .. import reports
-from ..engine import Engine, Event
 from ..errors import InputError
 from ..providers import DEFAULT_PROVIDER, Provider, get_provider
+
+if TYPE_CHECKING:
+    from ..engine import Engine, Event
+
+# What the parsers show from modules that are slow to import (tests/test_startup.py checks each against its source)
+FORMATS = ("json", "md", "quick", "script")  # clearside.render.FORMATS
+STRATEGIES = ("whole", "focused")  # clearside.engine.STRATEGIES
+ALL_ACTIONS = ("question_assumption", "stronger_counterargument", "evidence_that_changes_outcome",
+               "question_source")  # clearside.schema.ALL_ACTIONS
+PERSONAS = ("economist", "ethicist", "environmentalist", "technologist", "public-health expert",
+            "local resident")  # clearside.personas.BUILTINS
+SOURCE_LIMITS = {"files": 10, "mb": 5, "pages": 100}  # clearside.sources.MAX_FILES, MAX_BYTES // 2**20, MAX_PAGES
+SUITES = ("flagship", "argkp-dev")  # clearside.regress.SUITES
+COMPARE_SUITE = "compare"  # clearside.compare.SUITE
+SERVER_CONCURRENCY = 4  # clearside.runtime.SERVER_CONCURRENCY
+DEFAULT_ROUNDS = 4  # clearside.perspectives.DEFAULT_ROUNDS
 
 LABELS = {"orchestrator": "normalizing the proposition", "pro": "writing the case FOR",
           "con": "writing the case AGAINST", "moderator": "mapping the disagreement",
@@ -83,6 +104,8 @@ def provider_from_args(args: argparse.Namespace) -> Provider:
 
 def engine_from_args(args: argparse.Namespace) -> Engine:
     """The engine the model options ask for, printing its progress on stderr."""
+    from ..engine import Engine
+
     log_violations(args.violations_log)
     return Engine(provider_from_args(args), retries=args.retries, temperature=args.temperature, on_event=progress(),
                   strategy=getattr(args, "strategy", None))
@@ -104,6 +127,8 @@ def model_options(parser: argparse.ArgumentParser) -> None:
 
 def share(report: dict[str, Any], store: Any, args: argparse.Namespace) -> None:
     """``--report FILE.html`` (self-contained, with the flipped cases' debates) and ``--junit FILE.xml``."""
+    from .. import reports
+
     if getattr(args, "report", None):
         write(reports.render_html(reports.attach_debates(report, store)), args.report)
     if getattr(args, "junit", None):

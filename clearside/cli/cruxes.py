@@ -10,23 +10,24 @@ import argparse
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .. import cruxes
-from ..checks import LEXICAL_ONLY, Embeddings
 from ..errors import InputError
 from ..inputs import read_json
-from ..render import json_text
-from ..schema import Document, validate_document
-from ..static.exchange import document_of
-from ..store import open_store
 from .common import write
+
+if TYPE_CHECKING:  # the rest is imported by the command that runs (see common.py)
+    from ..schema import Document
 
 _ID = re.compile(r"[0-9a-f]{32}")
 
 
 def _load(source: str) -> dict[str, Any]:
     """A document from a file, or a saved debate's document by its id."""
+    from ..schema import validate_document
+    from ..static.exchange import document_of
+    from ..store import open_store
+
     if not Path(source).exists() and _ID.fullmatch(source):
         record = open_store().get(source)
         if record.document is None:
@@ -50,6 +51,8 @@ def _load(source: str) -> dict[str, Any]:
 
 def text(document: Document, *, semantic: bool) -> str:
     """The hinges by load as plain text."""
+    from .. import cruxes
+
     how = (f"MiniLM similarity at least {cruxes.FLOOR:g} and within {cruxes.MARGIN:g} of the item's closest hinge"
            if semantic else f"word overlap at least {cruxes.FLOOR_LEXICAL:g} with the item's closest hinge (no "
                             "embedding model)")
@@ -64,6 +67,10 @@ def text(document: Document, *, semantic: bool) -> str:
 
 
 def cmd_cruxes(args: argparse.Namespace) -> int:
+    from .. import cruxes
+    from ..checks import LEXICAL_ONLY, Embeddings
+    from ..render import json_text
+
     data = _load(args.debate)
     embeddings = LEXICAL_ONLY if args.no_embeddings else Embeddings()
     document = cruxes.attach(data, embeddings)

@@ -7,25 +7,24 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .. import personas, remap, schema, sources
-from ..engine import SECTIONS, STRATEGIES, DebateRun, Engine, validate_document
 from ..errors import DebateFailed, InputError
 from ..inputs import read_json
 from ..providers import get_provider
-from ..render import FORMATS, render
-from ..schema import ALL_ACTIONS
-from ..scored import run_recorded
-from ..static.exchange import document_of
-from ..static.recorder import StaticRecorder, load_run
-from ..store import open_store, safe_url
 from . import jobs
-from .common import engine_from_args, model_options, write
+from .common import ALL_ACTIONS, FORMATS, PERSONAS, SOURCE_LIMITS, STRATEGIES, engine_from_args, model_options, write
+
+if TYPE_CHECKING:  # the rest is imported by the command that runs (see common.py)
+    from .. import sources
+    from ..engine import DebateRun, Engine
+    from ..static.recorder import StaticRecorder
 
 
 def _save_partial(run: DebateRun, out: str | None) -> None:
     """Keep the sections that did succeed, so a failure loses nothing the models already wrote."""
+    from ..engine import SECTIONS
+
     if not out:
         return
     sections: dict[str, Any] = {name: getattr(run, name).dump() for name in SECTIONS
@@ -38,6 +37,9 @@ def _save_partial(run: DebateRun, out: str | None) -> None:
 
 def _recorder(args: argparse.Namespace, engine: Engine, run: DebateRun) -> StaticRecorder | None:
     """With --save or --resume: the debate goes into the store section by section as the agents finish."""
+    from ..static.recorder import StaticRecorder
+    from ..store import open_store, safe_url
+
     if not (args.save or args.resume):
         return None
     store = open_store()
@@ -50,6 +52,8 @@ def _recorder(args: argparse.Namespace, engine: Engine, run: DebateRun) -> Stati
 
 def _sources(paths: list[str] | None) -> list[sources.Source] | None:
     """The files of ``--sources`` read and checked, all or nothing (each refusal names its file and the fix)."""
+    from .. import sources
+
     if not paths:
         return None
     files = []
@@ -62,6 +66,13 @@ def _sources(paths: list[str] | None) -> list[sources.Source] | None:
 
 
 def cmd_debate(args: argparse.Namespace) -> int:
+    from .. import personas, remap
+    from ..engine import DebateRun
+    from ..render import render
+    from ..scored import run_recorded
+    from ..static.recorder import load_run
+    from ..store import open_store
+
     if args.no_citations and not args.sources:
         raise InputError("--no-citations goes with --sources: it shows your sources to the advocates without "
                          "asking them to quote.")
@@ -111,6 +122,9 @@ def cmd_debate(args: argparse.Namespace) -> int:
 
 
 def _read_document(path: str) -> dict[str, Any]:
+    from ..schema import validate_document
+    from ..static.exchange import document_of
+
     data = document_of(read_json(path))  # an export's versions set aside
     if not isinstance(data, dict):
         raise InputError(f"{path} does not hold a ClearSide document (expected a JSON object).")
@@ -119,6 +133,8 @@ def _read_document(path: str) -> dict[str, Any]:
 
 
 def cmd_challenge(args: argparse.Namespace) -> int:
+    from ..render import render
+
     document = _read_document(args.debate)
     updated = engine_from_args(args).challenge(document, args.action, args.target)
     write(render(updated, "json"), args.out)
@@ -126,11 +142,16 @@ def cmd_challenge(args: argparse.Namespace) -> int:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
+    from ..render import render
+    from ..schema import validate_document
+
     write(render(validate_document(_read_document(args.debate)), args.format), args.out)
     return 0
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
+    from .. import schema
+
     if args.write:
         schema.SCHEMA_FILE.write_text(schema.schema_file_text(), encoding="utf-8")
         print(f"Wrote {schema.SCHEMA_FILE}", file=sys.stderr)
@@ -152,12 +173,12 @@ def add_parsers(sub: Any) -> None:
     debate.add_argument("--timeframe")
     debate.add_argument("--domain")
     debate.add_argument("--personas", metavar="NAMES", help="a persona debate: 2 to 4 of "
-                        f"{', '.join(personas.BUILTINS)}, comma-separated (with --persona: 2 to 4 in all)")
+                        f"{', '.join(PERSONAS)}, comma-separated (with --persona: 2 to 4 in all)")
     debate.add_argument("--persona", action="append", metavar='"NAME: LENS"',
                         help="your own persona, a name and a one-line lens (repeatable)")
     debate.add_argument("--sources", nargs="+", metavar="FILE",
-                        help=f"your own sources (.txt, .md, .html, .pdf, .csv; at most {sources.MAX_FILES} files of "
-                             f"{sources.MAX_BYTES // 2**20} MB, {sources.MAX_PAGES} PDF pages each): the advocates "
+                        help=f"your own sources (.txt, .md, .html, .pdf, .csv; at most {SOURCE_LIMITS['files']} files "
+                             f"of {SOURCE_LIMITS['mb']} MB, {SOURCE_LIMITS['pages']} PDF pages each): the advocates "
                              "draw on them and quote them, every quote checked against its passage")
     debate.add_argument("--no-citations", action="store_true",
                         help="with --sources: show them to the advocates without asking for quotes")

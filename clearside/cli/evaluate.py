@@ -11,18 +11,15 @@ import re
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .. import batches, checks, compare, metrics, modes, references, regress, swap
-from ..engine import Engine
 from ..errors import ClearSideError, InputError
 from ..inputs import question, read_json
-from ..metrics.report import markdown as metrics_markdown
 from ..providers import DEFAULT_PROVIDER, get_provider
-from ..schema import validate_document
-from ..static.exchange import document_of
-from ..store import open_store
-from .common import log_violations, progress, share, share_options, write
+from .common import COMPARE_SUITE, SUITES, log_violations, progress, share, share_options, write
+
+if TYPE_CHECKING:  # the rest is imported by the command that runs (see common.py)
+    from .. import modes
 
 
 def _json(data: Any) -> str:
@@ -31,6 +28,9 @@ def _json(data: Any) -> str:
 
 def _load_debate(source: str) -> tuple[Any, dict[str, Any] | None]:
     """A document from a file, or a saved debate's document and recorded usage by its id."""
+    from ..static.exchange import document_of
+    from ..store import open_store
+
     if not Path(source).exists() and re.fullmatch(r"[0-9a-f]{32}", source):
         record = open_store().get(source)
         if record.document is None:
@@ -43,6 +43,9 @@ def _load_debate(source: str) -> tuple[Any, dict[str, Any] | None]:
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:
+    from .. import metrics, references
+    from ..metrics.report import markdown as metrics_markdown
+
     if args.control and not args.swap_check:
         raise InputError("--control goes with --swap-check: it is the swap check's unswapped rerun.")
     if args.swap_check:
@@ -63,6 +66,9 @@ SWAP_REFERENCES = "flagship, argkp-dev (its four topics) or argkp-dev:1..4"
 def _reference_debates(names: str) -> list[tuple[str, dict[str, Any]]]:
     """``--reference`` of a swap check: the flagship's hand-structured document; for an ArgKP dev topic (the
     references hold key points, not debates) its newest debate saved by ``regress --suite argkp-dev``."""
+    from .. import references
+    from ..store import open_store
+
     out: list[tuple[str, dict[str, Any]]] = []
     for name in [n.strip() for n in names.split(",") if n.strip()]:
         if name == "argkp-dev":
@@ -87,6 +93,8 @@ def _reference_debates(names: str) -> list[tuple[str, dict[str, Any]]]:
 
 
 def _saved(debate_id: str) -> dict[str, Any] | None:
+    from ..store import open_store
+
     try:
         return open_store().get(debate_id).document
     except ClearSideError:
@@ -95,6 +103,10 @@ def _saved(debate_id: str) -> dict[str, Any] | None:
 
 def cmd_swap_check(args: argparse.Namespace) -> int:
     """``metrics --swap-check``: each debate's moderator rerun with FOR and AGAINST exchanged, and the flip rate."""
+    from .. import checks, swap
+    from ..engine import Engine
+    from ..schema import validate_document
+
     debates = [(source, _load_debate(source)[0]) for source in args.debate]
     if args.reference:
         debates += _reference_debates(args.reference)
@@ -144,6 +156,9 @@ def _progress(total: int):
 
 
 def cmd_regress(args: argparse.Namespace) -> int:
+    from .. import regress
+    from ..store import open_store
+
     thresholds = read_json(args.thresholds, "thresholds") if args.thresholds else None
     if thresholds is not None and not isinstance(thresholds, dict):
         raise InputError(f"{args.thresholds} must hold an object such as {{\"coverage\": {{\"tolerance\": 0.2}}}}.")
@@ -188,6 +203,8 @@ def cmd_regress(args: argparse.Namespace) -> int:
 
 def enqueue_regress(args: argparse.Namespace, provider: Any, thresholds: dict | None, items: int) -> int:
     """``regress --enqueue``: queue the batch for the workers, print its id, exit at once."""
+    from .. import batches
+
     if args.bless:
         raise InputError("--bless needs the finished batch: queue it, then `python -m clearside bless BATCH` "
                          "once `python -m clearside status BATCH --wait` says it passed.")
@@ -202,6 +219,9 @@ def enqueue_regress(args: argparse.Namespace, provider: Any, thresholds: dict | 
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
+    from .. import regress
+    from ..store import open_store
+
     store = open_store()
     suites = [args.suite] if args.suite else regress.suite_names(store)
     listed = [{"batch": b.id, "kind": _batch_mode(b.suite).kind,
@@ -229,12 +249,17 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 def _batch_mode(suite: str) -> modes.BatchMode:
     """The batch kind of a suite's runs: a suite of the user's own is a regression suite."""
+    from .. import compare, modes, regress
+
     if suite in (*regress.SUITES, compare.SUITE):
         return modes.batch_mode_of_suite(suite)
     return modes.BATCH_MODES["regression"]
 
 
 def cmd_bless(args: argparse.Namespace) -> int:
+    from .. import regress
+    from ..store import open_store
+
     if args.history:
         if args.id or args.note:
             raise InputError("bless --history lists the bless history: give it no batch and no --note "
@@ -257,6 +282,9 @@ def cmd_bless(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    from .. import compare
+    from ..store import open_store
+
     specs = compare.check_specs(args.provider or [])
     temperatures = None
     if args.temperatures:
@@ -282,6 +310,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def enqueue_compare(args: argparse.Namespace, providers: list[Any], temperatures: list[float] | None) -> int:
     """``compare --enqueue``: queue one debate per model for the workers, print the batch id, exit at once."""
+    from .. import batches
+
     batch_id = batches.enqueue_compare(question(args.question), providers, temperatures=temperatures,
                                        temperature=args.temperature, retries=args.retries, lend=False)
     print(batch_id)
@@ -321,7 +351,7 @@ def add_parsers(sub, model_options) -> None:
     r = sub.add_parser("regress", help="run a benchmark suite n times and compare with the blessed baseline "
                                        "(exit 1 on a regression)")
     r.add_argument("--suite", metavar="NAME|FILE", default="flagship",
-                   help=f"a built-in suite ({', '.join(regress.SUITES)}; default flagship) or a suite file of your "
+                   help=f"a built-in suite ({', '.join(SUITES)}; default flagship) or a suite file of your "
                         "own (.yaml, .yml or .jsonl; `python -m clearside suite validate FILE` checks it)")
     r.add_argument("--runs", type=int, default=3, help="debates per proposition (default 3)")
     r.add_argument("--thresholds", metavar="FILE", help="JSON overriding gates and tolerances per metric")
@@ -341,7 +371,7 @@ def add_parsers(sub, model_options) -> None:
     r.set_defaults(func=cmd_regress)
 
     runs = sub.add_parser("runs", help="list regression and comparison batches")
-    runs.add_argument("--suite", metavar="NAME", help=f"one suite: {', '.join(regress.SUITES)}, {compare.SUITE} or "
+    runs.add_argument("--suite", metavar="NAME", help=f"one suite: {', '.join(SUITES)}, {COMPARE_SUITE} or "
                                                       "the name of a suite of your own (default: every suite)")
     runs.add_argument("--format", choices=("table", "json"), default="table")
     runs.set_defaults(func=cmd_runs)

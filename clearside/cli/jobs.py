@@ -17,12 +17,8 @@ import threading
 import time
 from typing import Any
 
-from .. import batches, hosting, modes, regress, runtime, workflows
-from ..engine import SECTIONS
 from ..errors import ConfigError, NotFound
-from ..static.recorder import StaticRecorder
-from ..static_job import RemapJob
-from ..store import open_store
+from .common import SERVER_CONCURRENCY
 
 WAIT_POLL_SECONDS = 0.5
 
@@ -30,6 +26,9 @@ WAIT_POLL_SECONDS = 0.5
 def enqueue_debate(run: Any, provider: Any, *, resume: str | None, temperature: float, retries: int,
                    strategy: str | None) -> int:
     """``debate --enqueue``: save the debate (or take the saved one), queue it, print its id, exit at once."""
+    from .. import workflows
+    from ..static.recorder import StaticRecorder
+    from ..store import open_store
 
     store = open_store()
     options = {"temperature": temperature, "retries": retries, "strategy": strategy}
@@ -47,6 +46,9 @@ def enqueue_remap(debate_id: str, weights: Any, stances: list[Any], provider: An
                   retries: int, whole: bool = False) -> int:
     """``remap ID --enqueue``: queue the re-map of the saved debate (its conditions checked first), print the
     job's id, exit at once; the host that runs it saves it as the debate's next version."""
+    from ..static_job import RemapJob
+    from ..store import open_store
+
     job = RemapJob(open_store(), debate_id, weights, stances, provider, temperature=temperature, retries=retries,
                    lend=False, whole=whole).start()
     return queued(job.id, f"a re-map of debate {debate_id} (saved as its next version once done)")
@@ -62,6 +64,10 @@ def queued(item_id: str, what: str) -> int:
 
 def report(item_id: str) -> dict[str, Any]:
     """The state of a saved debate's latest job (or of a job by its own id) and what it has finished."""
+    from .. import batches, modes, regress, runtime, workflows
+    from ..engine import SECTIONS
+    from ..store import open_store
+
     store = open_store()
     debate_id, job_id = item_id, None
     if store.exists(item_id):
@@ -137,6 +143,9 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
+    from .. import hosting
+    from ..store import open_store
+
     if args.concurrency is not None and args.concurrency < 1:
         raise ConfigError("--concurrency must be at least 1.")
     handler = logging.StreamHandler(sys.stderr)
@@ -161,6 +170,9 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 def cmd_cancel(args: argparse.Namespace) -> int:
     """Stop a debate's, session's or batch's job (or a job by its own id); what finished stays saved."""
+    from .. import batches, modes, runtime
+    from ..store import open_store
+
     store = open_store()
     if store.exists(args.id):
         record = store.get(args.id)
@@ -189,7 +201,7 @@ def add_parsers(sub: Any) -> None:
     worker = sub.add_parser("worker", help="run queued and interrupted jobs until stopped (Ctrl+C)")
     worker.add_argument("--concurrency", type=int, metavar="N",
                         help="jobs on model servers each worker runs at once (one setting for all workers; "
-                             f"default {runtime.SERVER_CONCURRENCY}); jobs on the in-process model run one at a time")
+                             f"default {SERVER_CONCURRENCY}); jobs on the in-process model run one at a time")
     worker.set_defaults(func=cmd_worker)
     status = sub.add_parser("status", help="a debate's or job's state and finished sections (a re-map job: the "
                                            "version it was saved as)")

@@ -5,24 +5,23 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ClearSideError, InputError
 from ..inputs import read_json
-from ..live import costs
-from ..live.debate import LiveDebate, LiveEvent
-from ..live.exchange import import_transcript_file
-from ..live.export import quote_label
-from ..live.protocol import SPEAKER_LABELS, LiveConfig
-from ..live.transcript import INTERVENTION_TYPES, Transcript
 from ..providers import get_provider
-from ..sources import Source, read_source
-from ..store import open_store, safe_url
+
+if TYPE_CHECKING:  # the rest is imported by the command that runs (see common.py)
+    from ..live.debate import LiveDebate, LiveEvent
+    from ..live.transcript import Transcript
+    from ..sources import Source
 
 
 def read_evidence_file(path: str | Path, where: str = "") -> Source:
     """A file injected as evidence, read within the sources' limits (the Debate page's); an InputError naming the
     file and why it cannot be used (missing, empty, unreadable, too big, unsupported type)."""
+    from ..sources import read_source
+
     path = Path(path)
     try:
         data = path.read_bytes()
@@ -38,6 +37,8 @@ def read_interventions(path: str) -> list[dict[str, Any]]:
     """A JSON list of ``{"after_turn", "type", "text", "to"?, "file"?}``; refused whole if any item is wrong.
     ``file`` (evidence only; relative to the interventions file's folder): a source file injected as evidence,
     read now, so a refusal stops the command before the debate starts; ``text`` is then optional."""
+    from ..live.transcript import INTERVENTION_TYPES
+
     items = read_json(path, "the interventions file")
     if not isinstance(items, list):
         raise InputError(f"The interventions file {path} must hold a JSON list of interventions.")
@@ -81,6 +82,9 @@ class Printer:
         return self._out or sys.stdout
 
     def __call__(self, event: LiveEvent) -> None:
+        from ..live.export import quote_label
+        from ..live.protocol import SPEAKER_LABELS
+
         write = self.out.write
         if event.kind == "turn_start":
             who = SPEAKER_LABELS.get(event.speaker, event.speaker.capitalize())
@@ -139,6 +143,12 @@ def _write_transcript(transcript: Transcript, out: str | None) -> None:
 
 
 def cmd_live(args: argparse.Namespace) -> int:
+    from ..live import costs
+    from ..live.debate import LiveDebate
+    from ..live.exchange import import_transcript_file
+    from ..live.protocol import LiveConfig
+    from ..store import open_store, safe_url
+
     items = read_interventions(args.interventions) if args.interventions else []
     if args.evidence_after is not None and args.evidence_after < 0:
         raise InputError("--evidence-after needs a turn number of 0 or more.")

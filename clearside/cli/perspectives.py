@@ -12,13 +12,14 @@ import argparse
 import json
 import sys
 import threading
+from typing import TYPE_CHECKING
 
 from ..errors import InputError
-from ..perspectives.runner import PerspectivesEvent, PerspectivesRun
-from ..perspectives.session import DEFAULT_ROUNDS
 from ..providers import get_provider
-from ..store import open_store
-from .common import write
+from .common import DEFAULT_ROUNDS, write
+
+if TYPE_CHECKING:  # the rest is imported by the command that runs (see common.py)
+    from ..perspectives.runner import PerspectivesEvent, PerspectivesRun
 
 
 def _printer(quiet: bool):
@@ -44,6 +45,9 @@ def _write(run: PerspectivesRun, out: str | None) -> None:
 
 
 def cmd_perspectives(args: argparse.Namespace) -> int:
+    from ..perspectives.runner import PerspectivesRun
+    from ..store import open_store
+
     store = open_store()
     provider = get_provider(args.provider, concurrency=args.concurrency)
     options = {"retries": args.retries, "temperature": args.temperature, "on_event": _printer(args.quiet_rounds)}

@@ -16,13 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .. import remap
 from ..errors import InputError
 from ..inputs import read_json
-from ..render import render
-from ..schema import validate_document
-from ..static.exchange import document_of
-from ..store import open_store
 from . import jobs
 from .common import engine_from_args, model_options, provider_from_args, write
 
@@ -33,6 +28,9 @@ _NAMES = {"decision_hinges": "Decision hinges", "core_disagreements": "Core disa
 
 def _source(source: str) -> tuple[dict[str, Any], str | None]:
     """The document, and the saved debate's id when ``source`` names one rather than a file."""
+    from ..static.exchange import document_of
+    from ..store import open_store
+
     if not Path(source).exists() and re.fullmatch(r"[0-9a-fA-F]{32}", source):
         record = open_store().get(source)
         if record.kind != "static" or record.document is None:
@@ -62,6 +60,11 @@ def diff_text(changes: dict[str, Any]) -> str:
 
 
 def cmd_remap(args: argparse.Namespace) -> int:
+    from .. import remap
+    from ..render import render
+    from ..schema import validate_document
+    from ..store import open_store
+
     data, debate_id = _source(args.debate)
     if args.versions:
         if debate_id is None:

@@ -9,12 +9,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
-from ..modes import export_data, import_file
 from ..status import debate_status
-from ..store import Summary, open_store, safe_url
+
+if TYPE_CHECKING:
+    from ..store import Summary
 
 LIST_FIELDS = ("id", "kind", "status", "created_at", "provider", "model", "title")
 
@@ -32,6 +33,8 @@ def _table(items: list[Summary]) -> str:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    from ..store import open_store
+
     page = open_store().list(args.search or "", kind=args.kind, provider=args.provider_filter, model=args.model,
                              status=args.status, limit=args.limit)
     if args.format == "json":
@@ -45,6 +48,9 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from ..modes import export_data
+    from ..store import open_store
+
     data = export_data(open_store(), args.id)
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     if args.out in (None, "-"):
@@ -60,6 +66,9 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    from ..modes import import_file
+    from ..store import open_store, safe_url
+
     store = open_store()
     result = import_file(store, args.file)
     for note in result.notes:
@@ -70,6 +79,8 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
+    from ..store import open_store
+
     store = open_store()
     record = store.get(args.id)  # an unknown id is refused before anything else
     if not args.yes:
@@ -80,12 +91,16 @@ def cmd_delete(args: argparse.Namespace) -> int:
 
 
 def cmd_rename(args: argparse.Namespace) -> int:
+    from ..store import open_store
+
     open_store().rename(args.id, args.title)
     print(f"Renamed {args.id}", file=sys.stderr)
     return 0
 
 
 def cmd_duplicate(args: argparse.Namespace) -> int:
+    from ..store import open_store
+
     copy_id = open_store().duplicate(args.id, title=args.title)
     print(f"Copied {args.id} to {copy_id}", file=sys.stderr)
     print(copy_id)
