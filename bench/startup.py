@@ -6,7 +6,7 @@ bytecode cache are warm, as they are for a person running the command twice). Me
 
 1. ``python -m clearside --help``, and ``--help`` of every command the parser has (read from
    ``clearside.cli.build_parser`` in a child process, so a new command is measured without editing this file),
-   nested ones included (``suite validate --help``); ``worker --help`` is one of them. Goal: each under 1 s.
+   nested ones included (``suite validate --help``); ``worker --help`` is one of them. Goal: each at most 1 s.
 2. cheap commands on a throwaway store (a temporary ``CLEARSIDE_DATA``, ``DATABASE_URL`` unset, so the user's
    debates are never read): ``list``, ``schema``, ``suite validate flagship``, ``export <id>`` and ``status <id>`` of
    ``tests/fixtures/microservices.json`` imported once before timing. No goal: they do real work (open the store,
