@@ -6,16 +6,19 @@ finish) into a throwaway store:
 1. ``in-process``: the embedded provider (SmolLM2-135M in this process), runs one
    at a time; the in-process model serialises calls anyway.
 2. ``endpoint-sequential``: the same GGUF behind an endpoint that serves requests
-   concurrently (two ``python -m llama_cpp.server`` processes, one thread each,
-   behind bench/concurrency.py's round-robin proxy), ``--concurrency 1``.
+   concurrently, ``--concurrency 1``: bench/concurrency.py's, chosen by ``--endpoint``
+   (llama.cpp's ``llama-server`` with ``--parallel 2`` and continuous batching, built
+   once by bench/llama_server.py, when it builds; else, or with ``--endpoint proxy``,
+   two ``python -m llama_cpp.server`` processes, one thread each, behind a
+   round-robin proxy).
 3. ``endpoint-concurrent``: the same endpoint, ``--concurrency 3``.
 
 Speed-up = sequential wall / concurrent wall. On 2 cores the ceiling is about 2x
 (pro and con already overlap within a debate). The embedding model is loaded
 before timing (its load time is reported separately). Machine load is printed.
 
-Run from the repository root:  python bench/regress_embedded.py [--runs 3]
-Writes bench/results/regress_embedded.json.
+Run from the repository root:  python bench/regress_embedded.py [--runs 3] [--endpoint auto|llama-server|proxy]
+Writes bench/results/regress_embedded.json (with the endpoint used).
 """
 
 from __future__ import annotations
@@ -29,8 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from concurrency import concurrent_endpoint, machine  # noqa: E402
-
+from bench.concurrency import ENDPOINTS, concurrent_endpoint, machine  # noqa: E402
 from clearside import embed, regress  # noqa: E402
 from clearside.providers import get_provider  # noqa: E402
 from clearside.store import Store  # noqa: E402
@@ -61,6 +63,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--skip-in-process", action="store_true")
+    parser.add_argument("--endpoint", choices=ENDPOINTS, default="auto",
+                        help="the concurrent endpoint (see bench/concurrency.py); default: llama-server if it "
+                             "builds, else the two-process proxy")
     args = parser.parse_args()
     out = {"machine_before": machine()}
     print(f"load before: {out['machine_before']}", flush=True)
@@ -72,7 +77,8 @@ def main() -> int:
     if not args.skip_in_process:
         modes.append(batch("in-process", get_provider("embedded"), args.runs, 1))
 
-    with concurrent_endpoint() as (provider, _proxy):
+    with concurrent_endpoint(args.endpoint) as (provider, endpoint):
+        out["endpoint"], out["endpoint_description"] = endpoint.name, endpoint.description
         modes.append(batch("endpoint-sequential", provider, args.runs, 1))
         modes.append(batch("endpoint-concurrent", provider, args.runs, args.runs))
 
