@@ -177,3 +177,15 @@ def test_a_prefill_runs_beside_a_call_and_the_call_it_warmed_evaluates_only_the_
     assert warmed.reused == len(known)
     assert warmed.future.result().text == reference.future.result().text
     assert json.loads(running.future.result().text)["numbers"]
+
+
+def test_a_call_keeps_its_own_conversation_and_never_takes_another_agents_while_one_is_spare(batcher):
+    pro, con, spare = batcher.sequences
+    pro.tokens, pro.agent = [1, 2, 3, 4, 5, 6], "pro"
+    con.tokens, con.agent = [1, 2, 3, 7, 8], "con"
+    first = Job(prompt=[1, 2, 3, 9, 9], sampler=None, max_tokens=1, agent="moderator")
+    assert batcher._place(first, [pro, con, spare]) is spare  # the shared start is shared, not taken
+    assert first.reused == 3 and pro.tokens == [1, 2, 3, 4, 5, 6] and con.tokens == [1, 2, 3, 7, 8]
+    spare.busy = True
+    going_on = Job(prompt=[1, 2, 3, 7, 8, 10, 11], sampler=None, max_tokens=1, agent="con")
+    assert batcher._place(going_on, [pro, con]) is con and going_on.reused == 5

@@ -170,9 +170,15 @@ class Batcher:
     def _place(self, job: Job, free: list[Sequence], keep_all: bool = False) -> Sequence:
         """The free sequence to run ``job`` on, holding the longest evaluated prefix of its prompt it can get.
         ``keep_all``: every prompt token may be reused (a prefill samples nothing, so needs no logits)."""
-        def key(seq: Sequence) -> tuple[int, bool, float]:
-            return common_prefix(seq.tokens, job.prompt), seq.agent == job.agent, -seq.used
-        seq = max(free, key=key)
+        def extends(seq: Sequence) -> bool:  # the prompt goes on from all the sequence holds: nothing is lost
+            return bool(seq.tokens) and common_prefix(seq.tokens, job.prompt) == len(seq.tokens)
+
+        growing = [seq for seq in free if extends(seq)]
+        if growing:
+            seq = max(growing, key=lambda s: len(s.tokens))
+        else:  # the agent's own sequence (its conversation restarted), else an empty one, else the least recent:
+            # never another agent's conversation while an older or empty sequence is there to take
+            seq = min(free, key=lambda s: (s.agent != job.agent, bool(s.tokens), s.used))
         own = common_prefix(seq.tokens, job.prompt)
         donor = max(self.sequences, key=lambda s: common_prefix(s.tokens, job.prompt))
         shared = common_prefix(donor.tokens, job.prompt)
