@@ -9,7 +9,7 @@ the task) is evaluated while the user waits. The moderator's synthesis, which re
 all but the last turns by then.
 
 The visibility rules hold by construction: the opening is built by the same functions, from the same turns, as
-the message the step will send (``_visible`` and ``_shown`` of :class:`~clearside.live.debate.LiveDebate`), so
+the message the step will send (``visible_to`` and ``shown_to`` of :class:`~clearside.live.debate.LiveDebate`), so
 an agent's context never holds a turn its step may not see. Providers with nothing to warm ignore the call.
 """
 
@@ -28,12 +28,12 @@ if TYPE_CHECKING:
 def opening(debate: LiveDebate, step: Step) -> list[dict[str, str]] | None:
     """The messages ``step`` will send, as far as they are known now: its conversation, and the start of its
     new message (the header on an agent's first turn, then the finished turns it may see and has not seen)."""
-    proposition = debate.transcript.proposition and debate._proposition()
+    proposition = debate.transcript.proposition and debate.proposition_now()
     if proposition is None:
         return None
-    shown, visible = debate._shown(step.speaker), debate._visible(step)
+    shown, visible = debate.shown_to(step.speaker), debate.visible_to(step)
     unseen = [t for t in visible if t.turn not in shown]
-    first = not debate._spoke(step.speaker)
+    first = not debate.has_spoken(step.speaker)
     history = context.conversation(step.speaker, debate.transcript.turns)
     known = context.header(step.speaker, proposition, first) + context.visible_block(unseen)
     if not first and context.size(history) + len(known) > debate.config.context_chars:

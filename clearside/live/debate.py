@@ -257,19 +257,19 @@ class LiveDebate:
         upcoming = next((s for s in PLAN[self.transcript.cursor:] if s.speaker == speaker), None)
         if speaker == "moderator" or upcoming is None:
             return list(self.transcript.turns)
-        return self._visible(upcoming)
+        return self.visible_to(upcoming)
 
     def _reply(self, item: Intervention, task: str, schema: dict, model: type, key: str) -> None:
         self._ensure_proposition()
         speaker = self._recipient(item)
-        shown = self._shown(speaker)
+        shown = self.shown_to(speaker)
         unseen = [t for t in self._seen_by(speaker) if t.turn not in shown]
         history = context.conversation(speaker, self.transcript.turns)
-        first = not self._spoke(speaker)
+        first = not self.has_spoken(speaker)
         if not first and context.size(history) > self.config.context_chars:
             history, first = [context.system_message()], True
             unseen = [t for t in self.transcript.turns if t.turn in shown or t in self._seen_by(speaker)]
-        message = context.question_message(task, speaker, self._proposition(), unseen, item.text, first=first)
+        message = context.question_message(task, speaker, self.proposition_now(), unseen, item.text, first=first)
         messages = [*history, {"role": "user", "content": message}]
         self.on_event(LiveEvent("turn_start", speaker, data={"intervention": item.id, "label": "Answering the user"}))
         try:
@@ -303,7 +303,7 @@ class LiveDebate:
 
     # -- the protocol -------------------------------------------------------------------------
 
-    def _proposition(self):
+    def proposition_now(self):
         return context.proposition_of(self.transcript.proposition)
 
     def _ensure_proposition(self) -> None:
@@ -323,10 +323,10 @@ class LiveDebate:
             self.save()
         self.on_event(LiveEvent("proposition", "orchestrator", text=proposition.normalized_question))
 
-    def _spoke(self, speaker: str) -> bool:
+    def has_spoken(self, speaker: str) -> bool:
         return any(t.speaker == speaker and t.prompt for t in self.transcript.turns)
 
-    def _shown(self, speaker: str) -> set[int]:
+    def shown_to(self, speaker: str) -> set[int]:
         """Turn numbers already in this agent's conversation: its own turns and what they were shown."""
         shown: set[int] = set()
         for turn in self.transcript.turns:
@@ -337,7 +337,7 @@ class LiveDebate:
                 shown.add(turn.turn)
         return shown
 
-    def _visible(self, step: Step) -> list[Turn]:
+    def visible_to(self, step: Step) -> list[Turn]:
         if step.kind in ("closing", "synthesis"):
             return list(self.transcript.turns)
         return [t for i in visible_steps(step) if (t := self.transcript.planned(i)) is not None]
@@ -420,15 +420,15 @@ class LiveDebate:
 
     def _run_step(self, step: Step, should_stop: Callable[[], bool] | None) -> Turn | None:
         config, transcript = self.config, self.transcript
-        visible = self._visible(step)
-        shown = self._shown(step.speaker)
+        visible = self.visible_to(step)
+        shown = self.shown_to(step.speaker)
         unseen = [t for t in visible if t.turn not in shown]
         evidence = self._evidence_for(step)
         partial = transcript.partial if transcript.partial and transcript.partial.step == step.index else None
         prefix = partial.speech if partial else ""
         asked = [t for t in visible if t.kind == "question"]
         questions = asked[-1].fields.get("questions", []) if asked and step.kind == "answer" else []
-        quoting = files.Quoting.prepare(evidence, self._proposition().normalized_question, step.speaker,
+        quoting = files.Quoting.prepare(evidence, self.proposition_now().normalized_question, step.speaker,
                                         small=bool(getattr(self.provider, "small", False))) if evidence else None
         quote_wire, quote_decode = (quoting.wire, quoting.decode) if quoting else (None, None)
         schema = turn_schema(step, evidence=bool(evidence), questions=max(len(questions), 1), quote=quote_wire)
@@ -444,17 +444,17 @@ class LiveDebate:
             prepare, listed = agents.conflicts_from_ids(pro, con), agents.listed_assumptions(pro, con)
             sides = {"pro": pro.assumptions, "con": con.assumptions}
         history = context.conversation(step.speaker, transcript.turns)
-        first, fresh = not self._spoke(step.speaker), False
+        first, fresh = not self.has_spoken(step.speaker), False
         told = [_evidence_line(i) for i in evidence]
         passages = quoting.block() if quoting else ""
-        prompt = context.turn_message(step, self._proposition(), unseen, config, first=first,
+        prompt = context.turn_message(step, self.proposition_now(), unseen, config, first=first,
                                       evidence=told, prefix=prefix, questions=max(len(questions), 1),
                                       assumptions=listed, passages=passages)
         if not first and context.size(history) + len(prompt) > config.context_chars:
             # too long for the model's context: restart the conversation from digests of all it has seen
             fresh, history = True, [context.system_message()]
             unseen = [t for t in transcript.turns if t.turn in shown or t in visible]
-            prompt = context.turn_message(step, self._proposition(), unseen, config, first=True,
+            prompt = context.turn_message(step, self.proposition_now(), unseen, config, first=True,
                                           evidence=told, prefix=prefix, questions=max(len(questions), 1),
                                           assumptions=listed, passages=passages)
         messages = [*history, {"role": "user", "content": prompt}]
