@@ -176,15 +176,36 @@ def orchestrator_messages(raw_input: str, context: Context | None) -> list[dict[
     return _messages("orchestrator", question=prompts.quote(raw_input), context_block=context_block(context))
 
 
+def topic(proposition: Proposition, typed: Context | None | bool = True, *, inferred: bool = True,
+          sources: str = "") -> str:
+    """The topic block: what the agents writing cases on ``proposition`` share, first in their user message.
+
+    The proposition, as first asked, its context lines and (``sources``) the passages of the user's sources,
+    each user text quoted. It depends on nothing but these, so it is byte-identical for the agents that run
+    together (pro and con; a debate's personas) and a server caching evaluated prompts by prefix (llama.cpp's
+    cache_prompt, vLLM's prefix caching, the embedded provider) evaluates it once for all of them: each agent's
+    role comes after it."""
+    lines = [prompts.render(prompts.load("global").tasks["topic"],
+                            proposition=prompts.quote(proposition.normalized_question),
+                            raw_input=prompts.quote(proposition.raw_input))]
+    if block := context_block(proposition.context, typed, inferred=inferred):
+        lines.append(block)
+    if sources:
+        lines += ["", sources]
+    return "\n".join(lines)
+
+
 def advocate_messages(side: str, proposition: Proposition, typed: Context | None | bool = True, *,
-                      inferred: bool = True) -> list[dict[str, str]]:
-    """An advocate's prompt. ``typed``: the context the user typed (the rest of the proposition's context was
-    inferred); ``inferred=False`` leaves the inferred values out of the prompt (small models)."""
+                      inferred: bool = True, sources: str = "", cite: str = "") -> list[dict[str, str]]:
+    """An advocate's prompt: the global preamble as its system message, then the topic block it shares with the
+    other advocate (:func:`topic`), its role and its task. ``typed``: the context the user typed (the rest of the
+    proposition's context was inferred); ``inferred=False`` leaves the inferred values out of the prompt (small
+    models); ``sources``: the passages of the user's sources offered to both advocates, and ``cite``: how to cite
+    them, after the task (``clearside.citations``)."""
     role, direction = ("Pro Advocate", "FOR") if side == "pro" else ("Con Advocate", "AGAINST")
     return _messages("advocate", role=role, side=direction,
-                     proposition=prompts.quote(proposition.normalized_question),
-                     raw_input=prompts.quote(proposition.raw_input),
-                     context_block=context_block(proposition.context, typed, inferred=inferred))
+                     topic=topic(proposition, typed, inferred=inferred, sources=sources),
+                     cite=f"\n\n{cite}" if cite else "")
 
 
 def _case_text(side: Side, ids: list[str] | None = None) -> str:

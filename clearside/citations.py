@@ -3,10 +3,13 @@
 ClearSide runs offline and never invents a source: an advocate may cite only passages of the files the user
 attached (:mod:`clearside.sources`), and every quote is checked against its passage.
 
-- :class:`Library`: a debate's sources cut into passages and indexed once. Each advocate is *offered* the
-  passages most relevant to the proposition and its own side (:meth:`Library.offer`: MiniLM cosine, after a
-  cheap word-overlap pre-ranking when there are many), as many as the prompt's budget holds.
-- The offered passages go into the advocate's prompt as quoted data (:func:`prompt_block`), and its wire gains
+- :class:`Library`: a debate's sources cut into passages and indexed once. The advocates are *offered* the
+  passages most relevant to the proposition and each side (:meth:`Library.offer`: MiniLM cosine, after a
+  cheap word-overlap pre-ranking when there are many), as many as the prompt's budget holds: both sides the same
+  ones (:func:`offer`: each side's ranking taken in turns), so the passages sit in the prompt prefix the two
+  advocates share (issue 19; :func:`clearside.agents.topic`).
+- The offered passages go into the advocates' prompt as quoted data (:func:`prompt_block`, before their role; how to
+  cite them, :func:`cite_block`, after their task), and the wire gains
   ``citations`` per argument (:func:`side_wire`): ``{"passage": "S1.3", "quote": "..."}``, at most two. Where the
   provider constrains decoding, each citation is decoded as one of the offered passages with one of *that
   passage's own sentences* as its quote, so a constrained model quotes verbatim by construction.
@@ -28,6 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import zip_longest
 from typing import Any
 
 import numpy as np
@@ -96,6 +100,19 @@ def query(question: str, side: str) -> str:
     return f"{question} Reasons {'for' if side == 'pro' else 'against'} it."
 
 
+def offer(library: Library, question: str, max_chars: int) -> list[Passage]:
+    """The passages offered to both advocates: each side's ranking (:func:`query`) taken in turns (pro's best, con's
+    best, pro's second ...), each passage once, as many as fit ``max_chars``.
+
+    One list for both sides, so it can sit in the prefix their prompts share (:func:`clearside.agents.topic`): a
+    server caching evaluated prompts by prefix evaluates the passages once. Where both rankings keep the same
+    passages (the usual case: the two queries differ by one word), each side is offered exactly the passages its
+    own ranking keeps; where they differ, each side still gets its best ones, beside the other side's."""
+    ranked = [library.offer(query(question, side), max_chars) for side in ("pro", "con")]
+    turns = {p.id: p for pair in zip_longest(*ranked) for p in pair if p is not None}
+    return budget(list(turns.values()), max_chars)
+
+
 def sentences(passage: Passage) -> list[str]:
     """The passage's sentences that can stand as a quote (4 to 60 words), each exactly as the passage has it."""
     out = []
@@ -107,14 +124,19 @@ def sentences(passage: Passage) -> list[str]:
 
 
 def prompt_block(library: Library, offered: Sequence[Passage]) -> str:
-    """The offered passages as the advocate reads them: quoted data, with their ids."""
+    """The offered passages as the advocates read them: quoted data, with their ids (the end of the topic block
+    both advocates share, :func:`clearside.agents.topic`)."""
     lines = []
     for passage in offered:
         source = library.source(passage)
         where = f"{source.name}, page {passage.page}" if passage.page else source.name
         lines.append(f"[{passage.id}] ({prompts.quote(where)}) {prompts.quote(passage.text)}")
-    return prompts.render(prompts.load("advocate").tasks["sources"], passages="\n".join(lines),
-                          most=str(MAX_CITATIONS))
+    return prompts.render(prompts.load("advocate").tasks["sources"], passages="\n".join(lines))
+
+
+def cite_block() -> str:
+    """How an advocate cites the passages it was offered: the end of its user message, after its task."""
+    return prompts.render(prompts.load("advocate").tasks["cite"], most=str(MAX_CITATIONS))
 
 
 def citation_wire(offered: Sequence[Passage]) -> tuple[dict[str, Any], dict[str, Any]]:

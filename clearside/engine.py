@@ -306,11 +306,12 @@ class Engine:
         self._section(run, spec.name, side)
 
     def _offered(self, run: DebateRun, spec: agents.AgentSpec) -> list:
-        """The passages of the user's sources this advocate is shown (none without sources)."""
+        """The passages of the user's sources this advocate is shown, the same for both advocates so they sit in
+        the prompt prefix the two share (none without sources)."""
         if not run.sources:
             return []
         limit = citations.SMALL_BUDGET if self.provider.small else citations.BUDGET
-        return self._library(run).offer(citations.query(run.proposition.normalized_question, spec.name), limit)
+        return citations.offer(self._library(run), run.proposition.normalized_question, limit)
 
     def _library(self, run: DebateRun) -> citations.Library:
         """The run's sources cut into passages and indexed, once per run."""
@@ -321,14 +322,12 @@ class Engine:
     def advocate_messages(self, run: DebateRun, spec: agents.AgentSpec) -> list[dict[str, str]]:
         """The advocate's prompt: the user's own context as user text; what the orchestrator inferred is labelled
         so, and left out for a small model (it writes about whatever scope it is shown); the passages of the
-        user's sources it is offered, as quoted data."""
-        messages = agents.advocate_messages(spec.name, run.proposition, run.context, inferred=not self.provider.small)
+        user's sources it is offered, as quoted data in the topic block both advocates share, and how to cite them
+        after its task."""
         offered = self._offered(run, spec)
-        if offered:
-            system, user = messages
-            messages = [system, {**user, "content": f"{user['content']}\n\n"
-                                                    f"{citations.prompt_block(run.library, offered)}"}]
-        return messages
+        return agents.advocate_messages(spec.name, run.proposition, run.context, inferred=not self.provider.small,
+                                        sources=citations.prompt_block(run.library, offered) if offered else "",
+                                        cite=citations.cite_block() if offered else "")
 
     def _advocates(self, run: DebateRun) -> None:
         """Pro and con run concurrently, each blind to the other; a success is kept even if the other fails."""

@@ -208,13 +208,12 @@ _PARTS = {name: create_model(f"Reply_{name}", __config__=ConfigDict(extra="forbi
 
 def messages(persona: Persona, proposition: Proposition, typed=True, *, inferred: bool = True) -> list[dict[str, str]]:
     """A persona's prompt: the proposition as an advocate sees it, and the persona's own name and lens, quoted
-    (the user's own persona is marked USER TEXT: data, never instructions)."""
+    (the user's own persona is marked USER TEXT: data, never instructions). The topic block and the role, the same
+    for every persona of the panel, come first (:func:`clearside.agents.topic`); the name and lens after them."""
     template = prompts.load("personas")
     source = "BUILT-IN" if persona.builtin else "USER TEXT"
     variables = {"preamble": prompts.preamble(), "source": source, "name": prompts.quote(persona.name),
-                 "lens": prompts.quote(persona.lens), "proposition": prompts.quote(proposition.normalized_question),
-                 "raw_input": prompts.quote(proposition.raw_input),
-                 "context_block": agents.context_block(proposition.context, typed, inferred=inferred)}
+                 "lens": prompts.quote(persona.lens), "topic": agents.topic(proposition, typed, inferred=inferred)}
     return [{"role": "system", "content": prompts.render(template.system, **variables)},
             {"role": "user", "content": prompts.render(template.user, **variables)}]
 
