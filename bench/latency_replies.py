@@ -1,7 +1,7 @@
 """What bench/latency_server.py answers: schema-valid replies for ClearSide's agents, chosen from the request.
 
 The agent is read from the JSON Schema the request constrains decoding to (its property names) and, for
-the advocates, from the system prompt ("case FOR" / "case AGAINST" the proposition). The debate agents
+the advocates, from their role in the prompt ("Your role: Con Advocate" / "case AGAINST" the proposition). The debate agents
 answer with the flagship benchmark's own debate (``clearside.references.flagship``), cut to the agents' wire
 limits as tests/helpers.py ``flagship_replies`` does, so a debate of the flagship proposition (the
 ``flagship`` regression suite) passes the substance checks; any other question gets the same on-schema text,
@@ -67,11 +67,12 @@ def flagship_replies() -> dict[str, dict[str, Any]]:
 def agent_of(schema: dict[str, Any] | None, messages: list[dict[str, Any]]) -> str:
     """orchestrator, pro, con, moderator, or "" for any other agent."""
     keys = set((schema or {}).get("properties", {}))
-    system = " ".join(str(m.get("content", "")) for m in messages if m.get("role") == "system")
+    # the advocate's role follows the shared topic block in its first user message
+    told = " ".join(str(m.get("content", "")) for m in messages if m.get("role") in ("system", "user"))
     if keys and keys <= {"normalized_question", "context"}:
         return "orchestrator"
     if keys and keys <= SIDE_KEYS:
-        return "con" if "case AGAINST" in system else "pro"
+        return "con" if "Your role: Con Advocate" in told or "case AGAINST" in told else "pro"
     if keys and keys <= MODERATOR_KEYS:
         return "moderator"
     return ""
