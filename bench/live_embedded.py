@@ -74,22 +74,33 @@ def run_one(question: str, wpm: int, provider_spec: str, directory: Path) -> dic
     }
 
 
-def run(runs: int = 1, wpm: int = 150, provider: str = "embedded") -> dict:
-    """The benchmark: prints a line per debate, writes bench/results/live_embedded.json and returns what it wrote."""
+def run(runs: int = 1, wpm: int = 150, provider: str = "embedded", prefill: tuple[str, ...] = ("on", "off")) -> dict:
+    """The benchmark: prints a line per debate, writes bench/results/live_embedded.json and returns what it wrote.
+    ``prefill``: each question is debated once per setting, with the agents' prefill ahead (clearside/live/ahead.py)
+    on and off (``CLEARSIDE_PREFILL``), alternating, so the two are measured side by side."""
     load_before = [round(x, 2) for x in os.getloadavg()]
     # load the model once so the first turn's time to first token is not the model load
     get_provider(provider).check()
     results = []
     with tempfile.TemporaryDirectory() as tmp:
-        for question in (QUESTIONS * runs)[:runs]:
-            result = run_one(question, wpm, provider, Path(tmp))
-            results.append(result)
+        previous = os.environ.get("CLEARSIDE_PREFILL")
+        for index, question in enumerate((QUESTIONS * runs)[:runs]):
+            for mode in (prefill if index % 2 == 0 else prefill[::-1]):
+                os.environ["CLEARSIDE_PREFILL"] = "0" if mode == "off" else "1"
+                try:
+                    result = run_one(question, wpm, provider, Path(tmp))
+                finally:
+                    os.environ.pop("CLEARSIDE_PREFILL", None)
+                    if previous is not None:
+                        os.environ["CLEARSIDE_PREFILL"] = previous
+                result["prefill"] = mode
+                results.append(result)
             print(f"{result['wall_seconds']:6.1f} s  {result['turns']} turns  {result['completion_tokens']} tokens  "
                   f"TTFT median {result['ttft_median_s']} s, p90 {result['ttft_p90_s']} s, max {result['ttft_max_s']} s"
                   f", synthesis {result['ttft_synthesis_s']} s  "
                   f"({result['ttft_under_goal']}/{len(result['ttft_all_s'])} under {TTFT_GOAL_S} s)  "
                   f"regenerated {result['regenerated']}, flags kept {result['flags_kept']}, "
-                  f"truncated {result['truncated']}  — {result['question']}",
+                  f"truncated {result['truncated']}, prefill {mode}  — {result['question']}",
                   flush=True)
     out = {"machine": {"loadavg_before": load_before, "loadavg_after": [round(x, 2) for x in os.getloadavg()],
                        "cpu_count": os.cpu_count()},
@@ -102,31 +113,46 @@ def run(runs: int = 1, wpm: int = 150, provider: str = "embedded") -> dict:
 
 
 def report(quick: bool = True) -> list[dict]:
-    """The benchmark report's rows (bench/run_all.py): one live debate in quick mode, three in full, every turn's
-    time to first token pooled."""
+    """The benchmark report's rows (bench/run_all.py): one live debate per prefill setting in quick mode, three in
+    full, every turn's time to first token pooled per setting; the goals apply to prefill on (the default)."""
     out = run(runs=1 if quick else 3)
-    runs = out["runs"]
-    ttft = [x for r in runs for x in r["ttft_all_s"]]
-    median, p90 = round(statistics.median(ttft), 3), round(pct(ttft, 0.9), 3)
-    synthesis = [r["ttft_synthesis_s"] for r in runs if r["ttft_synthesis_s"] is not None]
-    worst = max(synthesis) if synthesis else None
-    turns = (f"{len(ttft)} turns of {len(runs)} live debate{'s' if len(runs) != 1 else ''} "
-             f"at {out['words_per_minute']} wpm")
-    wall = round(sum(r["wall_seconds"] for r in runs) / len(runs), 1)
-    states = ", ".join(sorted({r["state"] for r in runs}))
-    return [
-        {"figure": "Live turn time to first token, median", "value": median, "unit": "s",
-         "goal": f"<= {TTFT_GOAL_S:g} s", "met": median <= TTFT_GOAL_S, "note": turns},
-        {"figure": "Live turn time to first token, 90th percentile", "value": p90, "unit": "s",
-         "goal": f"<= {TTFT_P90_GOAL_S:g} s", "met": p90 <= TTFT_P90_GOAL_S,
-         "note": f"{turns}; longest {max(ttft):.3f} s; {sum(x < TTFT_GOAL_S for x in ttft)}/{len(ttft)} "
-                 f"under {TTFT_GOAL_S:g} s"},
-        {"figure": "Live synthesis turn time to first token", "value": worst, "unit": "s", "goal": None, "met": None,
-         "note": "the last turn: every speech is in its prompt" + (f"; the longest of {len(synthesis)}"
-                                                                  if len(synthesis) > 1 else "")},
-        {"figure": "Live debate wall, embedded model", "value": wall, "unit": "s", "goal": None, "met": None,
-         "note": f"mean of {len(runs)}, whole protocol at {out['words_per_minute']} wpm; ended {states}"},
-    ]
+    rows = []
+    medians = {}
+    for mode in ("on", "off"):
+        runs = [r for r in out["runs"] if r["prefill"] == mode]
+        if not runs:
+            continue
+        ttft = [x for r in runs for x in r["ttft_all_s"]]
+        median, p90 = round(statistics.median(ttft), 3), round(pct(ttft, 0.9), 3)
+        medians[mode] = median
+        synthesis = [r["ttft_synthesis_s"] for r in runs if r["ttft_synthesis_s"] is not None]
+        worst = max(synthesis) if synthesis else None
+        turns = (f"{len(ttft)} turns of {len(runs)} live debate{'s' if len(runs) != 1 else ''} "
+                 f"at {out['words_per_minute']} wpm, prefill {mode}")
+        wall = round(sum(r["wall_seconds"] for r in runs) / len(runs), 1)
+        states = ", ".join(sorted({r["state"] for r in runs}))
+        goal = mode == "on"
+        rows += [
+            {"figure": f"Live turn time to first token, median (prefill {mode})", "value": median, "unit": "s",
+             "goal": f"<= {TTFT_GOAL_S:g} s" if goal else None, "met": median <= TTFT_GOAL_S if goal else None,
+             "note": turns},
+            {"figure": f"Live turn time to first token, 90th percentile (prefill {mode})", "value": p90, "unit": "s",
+             "goal": f"<= {TTFT_P90_GOAL_S:g} s" if goal else None, "met": p90 <= TTFT_P90_GOAL_S if goal else None,
+             "note": f"{turns}; longest {max(ttft):.3f} s; {sum(x < TTFT_GOAL_S for x in ttft)}/{len(ttft)} "
+                     f"under {TTFT_GOAL_S:g} s"},
+            {"figure": f"Live synthesis turn time to first token (prefill {mode})", "value": worst, "unit": "s",
+             "goal": None, "met": None,
+             "note": "the last turn: every speech is in its prompt" + (f"; the longest of {len(synthesis)}"
+                                                                      if len(synthesis) > 1 else "")},
+            {"figure": f"Live debate wall, embedded model (prefill {mode})", "value": wall, "unit": "s",
+             "goal": None, "met": None,
+             "note": f"mean of {len(runs)}, whole protocol at {out['words_per_minute']} wpm; ended {states}"},
+        ]
+    if len(medians) == 2 and medians["off"]:
+        rows.append({"figure": "Live median time to first token, prefill on / off", "unit": "×", "goal": None,
+                     "value": round(medians["on"] / medians["off"], 3), "met": None,
+                     "note": "measured side by side in this run"})
+    return rows
 
 
 def main() -> int:
@@ -134,8 +160,10 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--wpm", type=int, default=150, help="pace: words per minute (default 150, the spec's)")
     parser.add_argument("--provider", default="embedded")
+    parser.add_argument("--prefill", nargs="+", choices=("on", "off"), default=["on", "off"],
+                        help="debate each question with the agents' prefill ahead on, off, or both (default)")
     args = parser.parse_args()
-    run(args.runs, args.wpm, args.provider)
+    run(args.runs, args.wpm, args.provider, tuple(args.prefill))
     return 0
 
 

@@ -13,6 +13,7 @@ from clearside import agents, checks
 from clearside.engine import DebateRun, Engine
 from clearside.errors import DebateFailed, SchemaViolationError
 from clearside.providers import get_provider
+from clearside.providers.embedded import batch_width
 from clearside.schema import ACTIONS, Document, jsonschema_errors
 
 pytestmark = pytest.mark.model
@@ -137,7 +138,7 @@ def test_flagship_regression_on_the_embedded_model(tmp_path):
     assert result.returncode in (0, 1), result.stderr
     report = json.loads(out.read_text(encoding="utf-8"))
     assert result.returncode == (0 if report["passed"] else 1)
-    assert report["provider"].split(":")[0] == "embedded" and report["concurrency"] == 1
+    assert report["provider"].split(":")[0] == "embedded" and report["concurrency"] == batch_width()
     [debate] = report["debates"]
     assert debate["debate_id"] and debate["status"] in ("done", "failed")
     if debate["status"] == "done":  # a tiny model may still fail the schema after its re-asks: that is a result too

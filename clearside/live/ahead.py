@@ -15,6 +15,7 @@ an agent's context never holds a turn its step may not see. Providers with nothi
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from . import context
@@ -48,7 +49,10 @@ def opening(debate: LiveDebate, step: Step) -> list[dict[str, str]] | None:
 
 def warm(debate: LiveDebate) -> list[tuple[str, list[dict[str, str]]]]:
     """Hand each agent's next step's known messages to the provider; the next speaker last (its call comes at
-    once unless the debate is paused). Returns what was handed over, per agent."""
+    once unless the debate is paused). Returns what was handed over, per agent. ``CLEARSIDE_PREFILL=0`` turns
+    it off (bench/live_embedded.py measures both)."""
+    if os.environ.get("CLEARSIDE_PREFILL", "1") == "0":
+        return []
     cursor = debate.transcript.cursor
     nexts: dict[str, Step] = {}
     for step in PLAN[cursor:]:

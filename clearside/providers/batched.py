@@ -33,9 +33,11 @@ from llama_cpp import _internals as internals
 
 from .grammar_first import GrammarFirstSampler
 
-# How many calls decode together at most; more wait for a free place. Set by the embedded provider from
-# bench/batching.py's measurement (CLEARSIDE_BATCH); 1 decodes one call at a time, in order of arrival.
-DEFAULT_WIDTH = 2
+# How many calls decode together at most; more wait for a free place (CLEARSIDE_BATCH). On 2 CPU cores a batch
+# of two tokens costs as much as two single tokens (bench/batching.py: 1.0x raw, 1.0-1.17x in the pipeline), so
+# the default is 1: calls decode one at a time, in order of arrival, and still share their evaluated prefixes
+# and prefills. On more cores or a GPU, where a batch costs little more than one token, raise it.
+DEFAULT_WIDTH = 1
 DEFAULT_SEQUENCES = 4  # sequences kept (each up to n_ctx tokens): the width plus room for warm prefixes
 PREFILL_CHUNK = 32  # prompt tokens a prefill adds to each decoding step: the running calls slow down, never stop
 

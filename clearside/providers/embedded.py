@@ -36,10 +36,10 @@ from .grammar_errors import GRAMMAR_FAILED
 
 DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_CONTEXT = 4096
-# Calls decoded together in one context (batched.py): 2 by default, what bench/batching.py measured to pay on
-# 2 cores; CLEARSIDE_BATCH=1 decodes one call at a time. Each of the context's sequences holds up to the context
-# size (CLEARSIDE_N_CTX) and keeps its tokens after its call, so an agent's next call evaluates only what is new
-# and an agent starting on a prompt another has evaluated shares those cells. Weights are memory-mapped and
+# Calls decoded together in one context (batched.py): CLEARSIDE_BATCH, 1 by default (on 2 cores a batch of two
+# costs as much as two calls one after the other: bench/batching.py). Each of the context's sequences holds up to
+# the context size (CLEARSIDE_N_CTX) and keeps its tokens after its call, so an agent's next call evaluates only
+# what is new, and an agent starting on a prompt another has evaluated shares those cells. Weights are memory-mapped and
 # shared; the KV cache is about 23 KB a token for SmolLM2-135M (4 sequences of 4096: about 380 MB).
 BATCH_ENV = "CLEARSIDE_BATCH"
 
