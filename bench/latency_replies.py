@@ -1,9 +1,9 @@
 """What bench/latency_server.py answers: schema-valid replies for ClearSide's agents, chosen from the request.
 
 The agent is read from the JSON Schema the request constrains decoding to (its property names) and, for
-the advocates, from their role in the prompt ("Your role: Con Advocate" / "case AGAINST" the proposition). The debate agents
-answer with the flagship benchmark's own debate (``clearside.references.flagship``), cut to the agents' wire
-limits as tests/helpers.py ``flagship_replies`` does, so a debate of the flagship proposition (the
+the advocates, from their role in the prompt ("Your role: Con Advocate" / "case AGAINST" the proposition).
+The debate agents answer with the flagship benchmark's own debate (``clearside.references.flagship``), cut to the
+agents' wire limits as tests/helpers.py ``flagship_replies`` does, so a debate of the flagship proposition (the
 ``flagship`` regression suite) passes the substance checks; any other question gets the same on-schema text,
 which those checks may reject as off topic (run such debates with ``substance=False``). Requests from other
 agents (live turns, perspectives, challenges) get a reply built from their schema alone.
