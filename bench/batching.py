@@ -75,8 +75,14 @@ def run(runs: int = 3) -> dict:
             os.environ[BATCH_ENV] = previous
     sequential = statistics.median(r["wall_s"] for r in rows if r["width"] == 1)
     batched = statistics.median(r["wall_s"] for r in rows if r["width"] == 2)
+    # the substance checks may re-ask in one mode and not the other (numerics of a different batch split change a
+    # greedy pick now and then): the wall per token written compares the same work
+    per_token = {w: sum(r["wall_s"] for r in rows if r["width"] == w) / max(1, sum(r["tokens"] for r in rows
+                                                                                 if r["width"] == w))
+                 for w in (1, 2)}
     result = {"question": QUESTION, "runs": rows, "sequential_s": sequential, "batched_s": batched,
-              "ratio": round(batched / sequential, 3), "goal": GOAL, "before": before, "after": machine()}
+              "ratio": round(batched / sequential, 3), "per_token_ratio": round(per_token[2] / per_token[1], 3),
+              "goal": GOAL, "before": before, "after": machine()}
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "batching.json").write_text(json.dumps(result, indent=2))
     return result
@@ -90,6 +96,9 @@ def report(quick: bool = True) -> list[dict]:
     return [
         {"figure": "pro‖con batched / sequential (embedded)", "value": result["ratio"], "unit": "×",
          "goal": f"≤ {GOAL}", "met": result["ratio"] <= GOAL, "note": note},
+        {"figure": "pro‖con batched / sequential per token written (embedded)", "value": result["per_token_ratio"],
+         "unit": "×", "goal": f"≤ {GOAL}", "met": result["per_token_ratio"] <= GOAL,
+         "note": "wall seconds per token written, the same work whatever the re-asks"},
         {"figure": "pro‖con sequential wall (embedded)", "value": result["sequential_s"], "unit": "s", "goal": None,
          "met": None, "note": "CLEARSIDE_BATCH=1"},
         {"figure": "pro‖con batched wall (embedded)", "value": result["batched_s"], "unit": "s", "goal": None,
@@ -104,7 +113,8 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     result = run(args.runs)
-    print(f"\nsequential {result['sequential_s']} s, batched {result['batched_s']} s, ratio {result['ratio']} "
+    print(f"\nsequential {result['sequential_s']} s, batched {result['batched_s']} s, ratio {result['ratio']}, "
+          f"per token {result['per_token_ratio']} "
           f"(goal <= {GOAL}); load before {result['before']['loadavg']}, after {result['after']['loadavg']}")
     return 0
 

@@ -53,10 +53,11 @@ class Bench:
 BENCHES: list[Bench] = [
     Bench("bench.startup", "Start-up", "each command's start, median of 3 after a warm-up: ~1-3 min"),
     Bench("bench.debate_embedded", "Static debate", "1 debate, its raw llama.cpp replay and 1 challenge: ~1-2 min"),
-    Bench("bench.batching", "Pro‖con", "pro‖con batched against sequential on the embedded model (bench/batching.py)"),
-    Bench("bench.concurrency", "Pro‖con", "1 debate a mode against a concurrent endpoint: ~1-2 min (llama-server's "
-          "first build, cached in bench/.cache/, ~10 min more)"),
-    Bench("bench.live_embedded", "Live debate", "1 live debate, the whole protocol at 150 wpm: ~2-4 min"),
+    Bench("bench.batching", "Pro‖con", "the advocates' stage once a width after a warm-up, embedded model: ~2 min"),
+    Bench("bench.concurrency", "Pro‖con", "1 debate a mode against llama-server --parallel 2: ~3 min (its first "
+          "build, cached in bench/.cache/, 10-16 min more)"),
+    Bench("bench.live_embedded", "Live debate", "2 live debates (prefill on, off), the whole protocol at 150 wpm: "
+          "~5-6 min"),
     Bench("bench.perspectives_embedded", "Perspectives", "1 session of 2 rounds: ~1 min"),
     Bench("bench.ui_latency", "Dashboard", "2 page loads and clicks in Chromium: ~30 s"),
     Bench("bench.store", "Store", "10,000 debates on SQLite and on PostgreSQL, fewer saves: ~1-2 min"),
