@@ -189,3 +189,26 @@ def test_a_call_keeps_its_own_conversation_and_never_takes_another_agents_while_
     spare.busy = True
     going_on = Job(prompt=[1, 2, 3, 7, 8, 10, 11], sampler=None, max_tokens=1, agent="con")
     assert batcher._place(going_on, [pro, con]) is con and going_on.reused == 5
+
+
+def test_the_provider_prefills_what_is_known_of_a_call_and_the_call_reports_those_tokens_cached():
+    import time
+
+    from clearside.providers.embedded import load_batcher
+
+    provider = EmbeddedProvider()
+    topic = "PROPOSITION (USER TEXT): \"Should our town build a second library?\"\nDEBATE TURNS (DATA):\n" + \
+            "\n".join(f"[Turn {n}] Pro argues point {n} about budgets, opening hours and reading rooms." for n in
+                      range(1, 9))
+    known = [{"role": "system", "content": PREAMBLE}, {"role": "user", "content": topic}]
+    provider.prefill(known, agent="moderator-test")
+    batcher, _ = load_batcher(provider.path, provider.n_ctx, provider.n_threads)
+    deadline = time.monotonic() + 60
+    while (batcher.filling or not any(s.agent == "moderator-test" for s in batcher.sequences)) \
+            and time.monotonic() < deadline:
+        time.sleep(0.05)
+    full = ChatRequest(messages=[known[0], {"role": "user", "content": topic + "\nList two or three years."}],
+                       schema=NUMBERS, agent="moderator-test", temperature=0.0, max_tokens=30)
+    result = provider.complete(full)
+    assert json.loads(result.text)["numbers"]
+    assert result.cached_prompt_tokens >= result.prompt_tokens - 20, "only the new line was evaluated"

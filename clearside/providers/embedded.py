@@ -11,7 +11,7 @@ Nothing llama.cpp does touches the process's stderr: llama-cpp-python's ``verbos
 descriptors 1 and 2 at /dev/null while it loads a model (and in some chat handlers), which drops whatever any
 other thread prints meanwhile (an advocate's progress line, a warning). So every ``Llama`` is made with
 ``verbose=True`` (no redirection), llama.cpp's own log lines go through its log callback
-(``llama_log_set``) to the logger ``clearside.llama`` (errors at ERROR, the rest at DEBUG), and
+(``llama_log_set``) to the logger ``clearside.llama`` (errors at ERROR, warnings at INFO, the rest at DEBUG), and
 llama-cpp-python's verbose chatter (system info, metadata, cache hits) goes there too, at DEBUG.
 """
 
@@ -50,6 +50,7 @@ _work_queue: queue.SimpleQueue[tuple[Callable[[], Any], Future]] = queue.SimpleQ
 _LLAMA_THREAD = "clearside-llama"
 llama_log = logging.getLogger("clearside.llama")
 _log_callback: list[Any] = []  # the ctypes callback llama.cpp holds: kept alive here
+LLAMA_LOG_LEVELS = {4: logging.ERROR, 3: logging.INFO}
 
 
 def quiet_llama() -> None:
@@ -60,10 +61,11 @@ def quiet_llama() -> None:
     import llama_cpp.llama as llama_module
 
     @llama_cpp.llama_log_callback
-    def callback(level: int, text: bytes, user_data: Any) -> None:  # GGML_LOG_LEVEL_ERROR is 3
+    def callback(level: int, text: bytes, user_data: Any) -> None:
         message = text.decode("utf-8", "replace").rstrip()
-        if message:
-            llama_log.log(logging.ERROR if level == 3 else logging.DEBUG, "%s", message)
+        if message:  # ggml's levels: 4 error, 3 warning (e.g. the unified cache's "n_ctx_seq > n_ctx_train",
+            # which is moot: a sequence is held to the context size), 2 info, 1 debug
+            llama_log.log(LLAMA_LOG_LEVELS.get(level, logging.DEBUG), "%s", message)
 
     def chatter(*values: Any, **_: Any) -> None:  # llama_cpp.llama's print(..., file=sys.stderr) when verbose
         llama_log.debug("%s", " ".join(map(str, values)).rstrip())
