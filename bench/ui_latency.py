@@ -54,8 +54,9 @@ def run(runs: int = 5) -> dict:
                 contents.append(time.perf_counter() - started)
                 paints.append(page.evaluate(
                     "performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? -1") / 1000)
-                page.get_by_label("Question or claim").fill(f"Should we adopt a four-day work week? ({n})")
-                page.get_by_label("Question or claim").blur()
+                question = page.get_by_role("textbox", name="Question or claim")
+                question.fill(f"Should we adopt a four-day work week? ({n})")
+                question.blur()
                 page.wait_for_timeout(300)
                 button = page.get_by_role("button", name="Generate Pro & Con Debate")
                 started = time.perf_counter()
