@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from clearside.live import PLAN, LiveConfig, LiveDebate
+from clearside.live.evidence import RULE as QUOTE_RULE
 from clearside.live.transcript import Transcript
 from clearside.providers import get_provider
 from clearside.schema import jsonschema_errors
@@ -74,7 +75,9 @@ def test_a_source_file_injected_as_evidence_is_quoted_verbatim_on_the_embedded_m
     for turn in turns:
         quote = turn.fields["evidence_quote"]
         assert quote["source"] == "S1" and verify(quote["quote"], passages[quote["passage"]]), quote
-        assert turn.fields["evidence_response"].strip() and not turn.flags, turn.flags
+        # the quote was kept, never removed (the turn's other guardrail flags judge the tiny model's wording)
+        assert turn.fields["evidence_response"].strip() and not [f for f in turn.flags if f["rule"] == QUOTE_RULE], \
+            turn.flags
         print(f"{turn.speaker} quotes {quote['passage']}: {quote['quote']!r} ({turn.seconds:.1f} s)")
     assert debate.transcript.interventions[0].status == "delivered"
     assert [s["sha256"] for s in open_store().sources(debate.transcript.id)] == [source.id]
