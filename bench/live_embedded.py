@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from clearside.live import LiveConfig, LiveDebate  # noqa: E402
 from clearside.providers import get_provider  # noqa: E402
+from clearside.providers.embedded import kv_memory  # noqa: E402
 from clearside.store import Store  # noqa: E402
 
 QUESTIONS = [
@@ -55,6 +56,7 @@ def run_one(question: str, wpm: int, provider_spec: str, directory: Path) -> dic
     debate = LiveDebate.create(question, provider, config=LiveConfig(words_per_minute=wpm), store=store)
     transcript = debate.run()
     wall = time.perf_counter() - started
+    memory = kv_memory() if provider_spec == "embedded" else []
     ttft = [t.first_token_seconds for t in transcript.turns if t.step is not None]
     synthesis = [t.first_token_seconds for t in transcript.turns if t.step is not None and t.phase == "synthesis"]
     return {
@@ -67,6 +69,7 @@ def run_one(question: str, wpm: int, provider_spec: str, directory: Path) -> dic
         "ttft_median_s": round(statistics.median(ttft), 3), "ttft_p90_s": round(pct(ttft, 0.9), 3),
         "ttft_max_s": round(max(ttft), 3), "ttft_under_goal": sum(x < TTFT_GOAL_S for x in ttft),
         "ttft_synthesis_s": round(synthesis[-1], 3) if synthesis else None, "ttft_all_s": ttft,
+        "kv_memory": memory,
         "per_turn": [{"turn": t.turn, "label": t.label, "ttft_s": t.first_token_seconds, "seconds": t.seconds,
                       "tokens": t.completion_tokens, "words": len(t.text.split()), "budget_tokens": t.budget_tokens,
                       "truncated": t.truncated, "regenerated": t.regenerated,
@@ -148,6 +151,15 @@ def report(quick: bool = True) -> list[dict]:
              "goal": None, "met": None,
              "note": f"mean of {len(runs)}, whole protocol at {out['words_per_minute']} wpm; ended {states}"},
         ]
+    held = [m for r in out["runs"] if r["prefill"] == "on" for m in r.get("kv_memory", [])]
+    if held:
+        last = held[-1]
+        agents = ", ".join(f"{h['agent'] or 'free'} {h['tokens']}" for h in last["sequences"])
+        rows.append({"figure": "KV cache held after a live debate, embedded model (prefill on)",
+                     "value": round(last["bytes"] / 2**20, 1), "unit": "MB", "goal": None, "met": None,
+                     "note": f"tokens per sequence: {agents}; the most one sequence held: {last['peak_tokens']}; "
+                             f"bound: {len(last['sequences'])} sequences x {last['n_ctx']} tokens = "
+                             f"{last['bound_bytes'] / 2**20:.0f} MB"})
     if len(medians) == 2 and medians["off"]:
         rows.append({"figure": "Live median time to first token, prefill on / off", "unit": "×", "goal": None,
                      "value": round(medians["on"] / medians["off"], 3), "met": None,

@@ -169,7 +169,8 @@ class FirstLogits:
             import llama_cpp
             import numpy as np
 
-            n_vocab = llama_cpp.llama_vocab_n_tokens(llama_cpp.llama_model_get_vocab(llama_cpp.llama_get_model(ctx.ctx)))
+            model = llama_cpp.llama_get_model(ctx.ctx)
+            n_vocab = llama_cpp.llama_vocab_n_tokens(llama_cpp.llama_model_get_vocab(model))
             self.first = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(ctx.ctx, idx), shape=(n_vocab,)).copy()
         return self.sampler.sample(ctx, idx)
 
@@ -278,3 +279,18 @@ def test_the_provider_prefills_what_is_known_of_a_call_and_the_call_reports_thos
     result = provider.complete(full)
     assert json.loads(result.text)["numbers"]
     assert result.cached_prompt_tokens >= result.prompt_tokens - 20, "only the new line was evaluated"
+
+
+def test_the_kv_memory_is_reported_per_sequence_and_bounded(llm, batcher):
+    first = job(llm, "Give the strongest argument FOR it.", CLAIM, temperature=0.0)
+    batcher.submit(first)
+    drain(batcher)
+    memory = batcher.kv_memory()
+    held = {h["sequence"]: h for h in memory["sequences"]}[first.seq.id]
+    assert held["agent"] == first.agent and held["tokens"] == len(first.seq.tokens) > len(first.prompt)
+    # SmolLM2-135M: 30 layers x (3 KV heads x 64) x K and V x 2 bytes = 23,040 bytes a token, plus a header
+    assert 20_000 * held["tokens"] < held["bytes"] < 26_000 * held["tokens"]
+    assert memory["bytes"] == held["bytes"], "the other sequences hold nothing"
+    assert memory["peak_tokens"] == held["tokens"]
+    assert memory["bound_tokens"] == 1024 * 3
+    assert 20_000 * 3072 < memory["bound_bytes"] < 26_000 * 3072

@@ -133,6 +133,7 @@ class Batcher:
         self.widest = 0  # the most calls decoded in one step
         self.reused = 0  # prompt tokens not evaluated because a sequence held them
         self.prefilled = 0  # prompt tokens evaluated ahead of their call
+        self.peak_tokens = 0  # the most tokens one sequence has held
 
     # ---- admission (on the llama thread) ----
 
@@ -316,6 +317,7 @@ class Batcher:
             if error is None:
                 self.prefilled += len(job.seq.tokens) - job.reused
         if job.seq is not None:
+            self.peak_tokens = max(self.peak_tokens, len(job.seq.tokens))
             job.seq.busy = False
             job.seq.used = time.monotonic()
         close = getattr(job.sampler, "close", None)
@@ -334,6 +336,17 @@ class Batcher:
     def resident(self) -> dict[str, int]:
         """The tokens each sequence holds (bounded: at most ``n_ctx`` each, ``len(sequences)`` sequences)."""
         return {f"{s.id}:{s.agent or '-'}": len(s.tokens) for s in self.sequences}
+
+    def kv_memory(self) -> dict[str, Any]:
+        """What the KV cache holds now, per sequence (its agent, tokens, bytes as llama.cpp counts the sequence's
+        state), the most any sequence has held, and the bound: every sequence full."""
+        held = [{"sequence": s.id, "agent": s.agent, "tokens": len(s.tokens),
+                 "bytes": int(llama_cpp.llama_state_seq_get_size(self.ctx.ctx, s.id)) if s.tokens else 0}
+                for s in self.sequences]
+        per_token = max((h["bytes"] / h["tokens"] for h in held if h["tokens"]), default=0.0)
+        return {"sequences": held, "bytes": sum(h["bytes"] for h in held), "peak_tokens": self.peak_tokens,
+                "bound_tokens": self.n_ctx * len(self.sequences),
+                "bound_bytes": round(per_token * self.n_ctx * len(self.sequences))}
 
     def close(self) -> None:
         for job in self.running + self.waiting + self.filling:

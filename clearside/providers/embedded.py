@@ -190,6 +190,12 @@ def load_batcher(path: Path, n_ctx: int, n_threads: int) -> tuple[Batcher, Any]:
         return batcher, llm
 
 
+def kv_memory() -> list[dict[str, Any]]:
+    """What each loaded batching context's KV cache holds (``Batcher.kv_memory``), read on the llama thread."""
+    return [{"model": Path(key[0]).name, "n_ctx": key[1], **on_llama_thread(batcher.kv_memory)}
+            for key, (batcher, _) in list(_batchers.items())]
+
+
 def chat_formatter(llm: Any) -> Any:
     """The GGUF's own chat template, as llama-cpp-python's ``create_chat_completion`` applies it."""
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
