@@ -49,6 +49,8 @@ def parse_json(text: str) -> Any:
         return json.loads(body, strict=False)
     except json.JSONDecodeError as exc:
         raise ValueError(f"the reply is not valid JSON: {exc.msg} at character {exc.pos}") from None
+    except RecursionError:  # a reply nested a thousand levels deep: refused like any other malformed reply
+        raise ValueError("the reply is not valid JSON: it is nested too deeply") from None
 
 
 def partial_object(text: str) -> dict[str, Any]:
@@ -88,9 +90,9 @@ def tidy(value: Any, dropped: list[tuple[str, Any]] | None = None, path: str = "
 
 
 def wire_errors(data: Any, schema: dict[str, Any]) -> list[str]:
-    from jsonschema import Draft202012Validator  # on first use: importing jsonschema takes ~0.8 s (schema.py)
+    from .schema import draft202012  # jsonschema on first use (see there)
 
-    errors = sorted(Draft202012Validator(schema).iter_errors(data), key=lambda e: list(e.absolute_path))
+    errors = sorted(draft202012()(schema).iter_errors(data), key=lambda e: list(e.absolute_path))
     return [f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}" for e in errors]
 
 

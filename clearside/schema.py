@@ -372,15 +372,32 @@ def schema_file_text() -> str:
     return json.dumps(json_schema(), indent=2, ensure_ascii=False) + "\n"
 
 
-def _validator(schema: dict[str, Any]) -> Draft202012Validator:
-    """A Draft 2020-12 validator of ``schema`` that checks formats (the schemas use ``date-time``).
+def draft202012() -> type[Draft202012Validator]:
+    """jsonschema's ``Draft202012Validator``, imported on first use, without its ``iri`` format checker.
 
-    jsonschema is imported here, not with this module: importing it loads every format checker it has, and its
-    ``iri`` one (rfc3987_syntax) builds a grammar at import, ~0.8 s, which a command that validates nothing
-    (``--help``, ``list``, the worker's start) should not pay."""
+    Importing jsonschema loads every format checker it can, and where the package ``rfc3987_syntax`` is
+    installed (jsonschema's ``format-nongpl`` extra) its ``iri`` checker builds a Lark grammar at import: 0.8 s
+    on a quiet 2-core machine, 1.8 s on a busy one, paid by the first debate of every process. No ClearSide
+    schema uses ``iri`` or ``iri-reference`` (the formats checked are ``date-time``), so the import runs with that
+    package hidden, and it is importable again afterwards. Commands that validate nothing (``--help``, ``list``,
+    a worker's start) never import jsonschema at all."""
+    import sys
+
+    if "jsonschema" not in sys.modules and "rfc3987_syntax" not in sys.modules:
+        sys.modules["rfc3987_syntax"] = None  # type: ignore[assignment]  # an ImportError, which jsonschema skips
+        try:
+            import jsonschema  # noqa: F401  (imported for its side effect: loaded once, here)
+        finally:
+            del sys.modules["rfc3987_syntax"]
     from jsonschema import Draft202012Validator
 
-    return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    return Draft202012Validator
+
+
+def _validator(schema: dict[str, Any]) -> Draft202012Validator:
+    """A Draft 2020-12 validator of ``schema`` that checks formats (the schemas use ``date-time``)."""
+    validator = draft202012()
+    return validator(schema, format_checker=validator.FORMAT_CHECKER)
 
 
 @lru_cache(maxsize=1)

@@ -46,9 +46,9 @@ def is_transcript(data: dict[str, Any]) -> bool:
 
 @cache
 def _transcript_validator() -> Draft202012Validator:
-    from jsonschema import Draft202012Validator  # on first use: importing jsonschema takes ~0.8 s (schema.py)
+    from ..schema import draft202012  # jsonschema on first use (see there)
 
-    return Draft202012Validator(Transcript.model_json_schema())
+    return draft202012()(Transcript.model_json_schema())
 
 
 def import_live(store: Store, data: dict[str, Any], source: str) -> Imported:
