@@ -107,3 +107,22 @@ def test_every_listed_bench_is_a_bench_module():
                    "perspectives_embedded", "ui_latency", "store"):
         assert needed in names
     assert all(b.module == f"bench.{b.name}" for b in run_all.BENCHES)
+
+
+def test_the_trust_report_lists_each_promise_with_its_outcome_and_says_what_is_missing(tmp_path, monkeypatch):
+    """bench/trust.py runs test modules under pytest and reads each test's outcome from the JUnit report."""
+    import bench.trust as trust
+
+    module = tmp_path / "test_promises.py"
+    module.write_text("def test_kept():\n    pass\n\ndef test_broken():\n    assert 1 == 2, 'lost a section'\n",
+                      encoding="utf-8")
+    monkeypatch.setattr(trust, "ROOT", tmp_path)
+    result = trust.run_tests(["test_promises.py", "tests/test_absent.py"], tmp_path / "axe.json")
+    outcomes = {t["name"]: t["outcome"] for t in result["tests"]}
+    assert outcomes == {"test_kept": "passed", "test_broken": "failed"}
+    assert result["missing"] == ["tests/test_absent.py"]
+    result.update(load_before=[0.1], load_after=[0.2])
+    text = trust.markdown({"machine": {"cpu_count": 2, "commit": "0123456789ab", "when": "now"},
+                           "tests": {"Promises": result}})
+    assert "1 of 2 passed; missing: tests/test_absent.py" in text
+    assert "| `test_broken` | failed — " in text and "lost a section" in text
