@@ -90,6 +90,7 @@ def test_live_debate_pause_ask_resume_and_finish_in_a_real_browser(server, brows
     assert item["type"] == "pause_question" and item["status"] == "answered" and item["response"]
     assert transcript["state"] == "paused", "the turn in flight was halted, not finished"
     paused_turns = len(transcript["turns"])
+    kept, paused_step = transcript["partial"]["speech"], transcript["partial"]["step"]
     print(f"paused in {transcript['partial']['step'] + 1}/21 with {len(transcript['partial']['speech'])} characters "
           f"of speech kept; answer: {item['response']!r}")
     page.screenshot(path=str(ARTIFACTS / "live-paused-1440.png"), full_page=True)
@@ -104,6 +105,9 @@ def test_live_debate_pause_ask_resume_and_finish_in_a_real_browser(server, brows
     assert len(saved(data)["interventions"]) == 1, "a refused file queues nothing"
     (tmp_path / "transit.md").write_bytes(REPORT)
     upload.set_input_files(str(tmp_path / "transit.md"))
+    # the new file clears the refusal (a rerun that moves the button up): click once the page has settled
+    expect(page.get_by_text("scan.txt is not readable text", exact=False)).to_be_hidden(timeout=30_000)
+    expect(page.get_by_role("button", name="Remove transit.md")).to_be_visible(timeout=30_000)
     page.get_by_role("button", name="Inject evidence").click()
     expect(page.get_by_text("File: transit.md (S1; markdown", exact=False)).to_be_visible(timeout=30_000)
     evidence = saved(data)["interventions"][1]
@@ -128,6 +132,9 @@ def test_live_debate_pause_ask_resume_and_finish_in_a_real_browser(server, brows
     assert transcript["state"] == "done" and len(planned) == 21 and transcript["document"] is not None
     assert len(transcript["turns"]) > paused_turns
     resumed = transcript["turns"][paused_turns]
+    assert resumed["step"] == paused_step, "Resume runs the turn that was paused"
+    assert resumed["text"].startswith(kept) and resumed["paused_at"] == (len(kept) or None), (
+        "the resumed speech continues the text saved at the pause")
     evidence = transcript["interventions"][1]
     quoted = [transcript["turns"][n - 1]["fields"].get("evidence_quote") for n in evidence["delivered_to"]]
     assert evidence["status"] == "delivered" and quoted, evidence
