@@ -320,7 +320,64 @@ def test_live_a_turn_whose_server_stays_down_fails_naming_the_call_and_keeps_the
     assert len(saved.transcript.turns) > finished and saved.transcript.document
 
 
-def test_perspectives_a_dropped_clarifier_stream_fails_naming_the_call(fresh) -> None:
+def test_live_a_dropped_turn_is_retried_the_user_sees_it_and_no_speech_is_doubled(fresh) -> None:
+    """A connection dropped mid-speech is asked again: the command line and the page's turn in flight say
+    "retrying (2/3)…", what streamed before the drop is dropped too, and the turn is saved once, whole."""
+    from helpers import QUESTION as DEBATE_QUESTION
+
+    from clearside.cli.live import Printer
+    from clearside.live import LiveConfig, LiveDebate
+    from clearside.live.control import LiveView
+    from clearside.live.debate import speech_of
+    from clearside.store import open_store
+
+    fresh.plan("ok", agent="orchestrator")
+    fresh.plan(Step("drop", after=12), "ok")  # the first turn: 12 tokens of speech, then the connection drops
+    out, view, activities, before_done = io.StringIO(), LiveView(), [], []
+    printer = Printer(out)
+
+    def on_event(event) -> None:
+        printer(event)
+        if event.kind == "turn_done":
+            before_done.append(view.raw)
+        view.fold({"kind": event.kind, "agent": event.speaker, "text": event.text, "data": event.data})
+        activities.append(view.activity)
+
+    debate = LiveDebate.create(DEBATE_QUESTION, provider(fresh), config=LiveConfig(words_per_minute=400),
+                               store=open_store(), on_event=on_event)
+    turn = debate.advance()
+    assert [kind for _, kind in fresh.served] == ["ok", "drop", "ok"]
+    assert any(a.startswith("Pro opening statement · retrying (2/3)… ") for a in activities), activities
+    assert activities[-1] == "" or "retrying" not in activities[-1], "the notice goes once the call streams again"
+    assert "[retrying (2/3)… " in out.getvalue() and "dropped the connection" in out.getvalue()
+    assert speech_of(before_done[0]) == turn.text, "the page's turn in flight holds the retried call's text only"
+    assert turn.text.count(turn.text[:40]) == 1 and len(debate.transcript.turns) == 1
+
+
+def test_perspectives_a_dropped_clarifier_stream_is_retried_and_the_user_sees_it(fresh) -> None:
+    from perspectives_kit import QUESTION as PERSONAL_QUESTION
+
+    from clearside.perspectives import PerspectivesRun
+    from clearside.perspectives.workflow import fold
+    from clearside.store import open_store
+
+    fresh.plan(Step("drop", after=12), "ok")
+    events, streamed = [], []
+    run = PerspectivesRun.create(PERSONAL_QUESTION, provider(fresh), rounds=1, store=open_store(),
+                                 on_event=events.append)
+    run.clarify()
+    assert [kind for _, kind in fresh.served] == ["drop", "ok"]
+    [notice] = [e for e in events if e.type == "retrying"]
+    assert notice.content.startswith("retrying (2/3)… ") and "dropped the connection" in notice.content
+    text = ""
+    for event in events:  # the page's streamed text: what streamed before the drop is gone after the notice
+        text = fold(text, event.type, event.content)
+        streamed.append(text)
+    after = streamed[events.index(notice)]
+    assert after == "" and run.session.state != "failed"
+
+
+def test_perspectives_a_dropped_stream_that_persists_fails_naming_the_call(fresh) -> None:
     from perspectives_kit import QUESTION as PERSONAL_QUESTION
 
     from clearside.perspectives import PerspectivesRun
@@ -330,7 +387,7 @@ def test_perspectives_a_dropped_clarifier_stream_fails_naming_the_call(fresh) ->
     run = PerspectivesRun.create(PERSONAL_QUESTION, provider(fresh), rounds=1, store=open_store())
     with pytest.raises(ProviderError) as caught:
         run.clarify()
-    assert "dropped the connection mid-stream" in str(caught.value) and len(fresh.served) == 1  # not re-asked
+    assert "dropped the connection mid-stream" in str(caught.value) and len(fresh.served) == 3  # asked 3 times
     names_the_call(str(caught.value), fresh)
 
 

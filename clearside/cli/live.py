@@ -84,6 +84,7 @@ class Printer:
     def __call__(self, event: LiveEvent) -> None:
         from ..live.export import quote_label
         from ..live.protocol import SPEAKER_LABELS
+        from ..providers.retry import retrying_text
 
         write = self.out.write
         if event.kind == "turn_start":
@@ -95,6 +96,8 @@ class Printer:
             write(f"Proposition: {event.text}\n")
         elif event.kind == "retry":
             write(f"\n[output rejected, re-asking: {(event.data.get('errors') or ['invalid'])[0]}]\n")
+        elif event.kind == "retrying":  # a provider fault asked again: the speech so far is dropped
+            write(f"\n[{retrying_text(event.data)}]\n")
         elif event.kind == "guardrail":
             write("\n[guardrail: " + "; ".join(v["detail"] for v in event.data["violations"]) + " Regenerating.]\n")
         elif event.kind == "turn_done":

@@ -33,6 +33,8 @@ def _printer(quiet: bool):
                 print(f"\n== Round {event.round}, perspective {event.agent} ==\n{event.content}", flush=True)
             elif event.type == "synthesis":
                 print(f"\n== Synthesis ==\n{event.content}", flush=True)
+            elif event.type == "retrying":
+                print(f"[{event.agent}] {event.content}", file=sys.stderr, flush=True)
             elif event.type == "error":
                 print(f"[{event.agent}] failed: {event.content}", file=sys.stderr, flush=True)
 

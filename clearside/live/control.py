@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..providers.retry import retrying_text
 from .debate import speech_of
 
 
@@ -21,6 +22,7 @@ class LiveView:
     speaker: str = ""
     raw: str = ""
     activity: str = "Starting"
+    label: str = ""  # the turn in flight's label, which a provider retry's notice is added to
 
     @property
     def speech(self) -> str:
@@ -30,11 +32,15 @@ class LiveView:
         kind = entry.get("kind")
         if kind == "turn_start":
             self.speaker, self.raw = entry.get("agent", ""), ""
-            self.activity = (entry.get("data") or {}).get("label", "")
+            self.activity = self.label = (entry.get("data") or {}).get("label", "")
         elif kind == "delta":
             self.raw += entry.get("text", "")
+            self.activity = self.label or self.activity  # a retried call is streaming again
         elif kind in ("retry", "guardrail"):
             self.raw = ""
+        elif kind == "retrying":  # a provider retry: what streamed is dropped, the call is made again
+            self.raw = ""
+            self.activity = " · ".join(filter(None, (self.label, retrying_text(entry.get("data") or {}))))
         elif kind in ("turn_done", "answered", "paused", "proposition"):
             self.speaker, self.raw = "", ""
 

@@ -50,8 +50,9 @@ class Interrupted(Exception):  # noqa: N818 - a control signal, not an error
 
 @dataclass(frozen=True)
 class LiveEvent:
-    """``kind``: proposition, turn_start, delta (raw reply text), speech (the speech part of it), retry,
-    guardrail, turn_done, intervention, answered, paused, done, error."""
+    """``kind``: proposition, turn_start, delta (raw reply text), speech (the speech part of it), retry (a
+    re-ask of an invalid reply), retrying (a provider retry: ``data`` has attempt, attempts, cause and wait; what
+    streamed of the call is dropped), guardrail, turn_done, intervention, answered, paused, done, error."""
 
     kind: str
     speaker: str = ""
@@ -275,7 +276,8 @@ class LiveDebate:
         try:
             reply = run_structured(self.provider, agent=speaker, messages=messages, model=model, schema=schema,
                                    retries=self.config.schema_retries, temperature=self.config.temperature,
-                                   max_tokens=200, violations=self.violations)
+                                   max_tokens=200, violations=self.violations,
+                                   on_retrying=self._retrying(speaker))
         except ClearSideError as exc:
             with self.lock:
                 item.status, item.error = "failed", str(exc)
@@ -317,11 +319,16 @@ class LiveDebate:
                                                                                       user_context),
             model=agents.ORCHESTRATOR.model, schema=agents.ORCHESTRATOR.schema, retries=self.config.schema_retries,
             temperature=self.config.temperature, max_tokens=agents.ORCHESTRATOR.max_tokens,
-            violations=self.violations, prepare=agents.proposition_from_reply(self.transcript.question, user_context))
+            violations=self.violations, prepare=agents.proposition_from_reply(self.transcript.question, user_context),
+            on_retrying=self._retrying("orchestrator"))
         with self.lock:
             self.transcript.proposition = proposition.dump()
             self.save()
         self.on_event(LiveEvent("proposition", "orchestrator", text=proposition.normalized_question))
+
+    def _retrying(self, agent: str) -> Callable[[dict[str, Any]], None]:
+        """A provider retry of a call outside the turns (the proposition, an answer), told as a live event."""
+        return lambda data: self.on_event(LiveEvent("retrying", agent, data=dict(data)))
 
     def has_spoken(self, speaker: str) -> bool:
         return any(t.speaker == speaker and t.prompt for t in self.transcript.turns)
@@ -483,6 +490,10 @@ class LiveDebate:
             state["raw"], state["speech"], state["cut"] = "", "", False
             self.on_event(LiveEvent("retry", step.speaker, step.index, data={"attempt": attempt, "errors": errors}))
 
+        def on_retrying(data: dict[str, Any]) -> None:  # a provider retry: the call is made again from the start
+            state["raw"], state["speech"], state["cut"] = "", "", False
+            self.on_event(LiveEvent("retrying", step.speaker, step.index, data=dict(data)))
+
         def salvage(raw: str) -> str | None:
             repaired = close_cut_reply(raw)
             state["cut"] = state["cut"] or repaired is not None
@@ -500,7 +511,7 @@ class LiveDebate:
                                        schema=schema, retries=config.schema_retries, temperature=config.temperature,
                                        max_tokens=max_tokens, usage=usage, violations=self.violations,
                                        on_delta=on_delta, on_retry=on_retry, salvage=salvage, decode=decode,
-                                       prepare=prepare)
+                                       prepare=prepare, on_retrying=on_retrying)
                 fields = reply.model_dump()
                 quote = fields.pop("evidence_quote", None)  # the user's words: no rule of the debate applies to them
                 flags = guardrails.check_turn(step, fields, opponent_claims=opponent_claims, own_earlier=own_earlier,

@@ -25,6 +25,7 @@ from ..enforce import run_structured
 from ..errors import Cancelled, ClearSideError, ConfigError, InputError
 from ..inputs import question as clean_question
 from ..providers import Provider, Usage
+from ..providers.retry import retrying_text
 from ..store import Store
 from . import agents
 from .session import MAX_SITUATION, RoundOutput, Session, Summary, allowed_next, check_rounds, round_state
@@ -36,7 +37,8 @@ DEFAULT_CONTEXT = 8192
 
 @dataclass(frozen=True)
 class PerspectivesEvent:
-    type: str  # clarification_questions, agent_output, synthesis, error, state, delta
+    type: str  # clarification_questions, agent_output, synthesis, error, state, delta, retrying (a provider
+    # retry: ``content`` says "retrying (2/3)… cause", and the text streamed by the call is dropped)
     content: str = ""
     round: int | None = None
     agent: str | None = None
@@ -131,7 +133,9 @@ class PerspectivesRun:
             result = run_structured(
                 self.provider, agent=f"perspectives-{agent}", messages=messages, model=model, schema=wire,
                 retries=self.retries, temperature=self.temperature, max_tokens=max_tokens, usage=usage,
-                on_delta=lambda text: self.on_event(PerspectivesEvent("delta", text, round_, shown)))
+                on_delta=lambda text: self.on_event(PerspectivesEvent("delta", text, round_, shown)),
+                on_retrying=lambda data: self.on_event(PerspectivesEvent("retrying", retrying_text(data), round_,
+                                                                         shown)))
         except Cancelled:  # stopped by the user mid-reply: nothing of this step is kept, every earlier one is
             self.session.cancelled, self.session.error = True, ""
             self.save()

@@ -42,7 +42,8 @@ PERSPECTIVES = "clearside.perspectives"
 STREAMING: dict[str, str] = {}
 # Jobs cancelled from this process: a step running here stops at its very next token (others ask the runtime).
 CANCELLED: set[str] = set()
-_RESETS = ("start", "state", "agent_output", "synthesis", "clarification_questions")
+_RESETS = ("start", "state", "agent_output", "synthesis", "clarification_questions",
+           "retrying")  # a provider retry: the call is made again from its start
 
 
 def fold(text: str, kind: str, content: str) -> str:
@@ -67,7 +68,7 @@ class Sink:
         if event.type == "delta" and self.cancelled():
             raise Cancelled("Cancelled by the user.")
         STREAMING[self.job_id] = fold(STREAMING.get(self.job_id, ""), event.type, event.content)
-        text = event.content if event.type in ("delta", "state", "error") else ""
+        text = event.content if event.type in ("delta", "state", "error", "retrying") else ""
         self.writer.add({"kind": event.type, "agent": event.agent or "", "text": text})
 
     def cancelled(self, *, now: bool = False) -> bool:

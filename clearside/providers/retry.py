@@ -33,6 +33,13 @@ from ..errors import ProviderError
 from .base import OnDelta, retry_notice
 from .limits import ATTEMPTS, BACKOFF_CAP_S, BACKOFF_S, RETRY_AFTER_CAP_S, checked_attempts, checked_backoff
 
+
+def retrying_text(data: Mapping[str, Any]) -> str:
+    """A provider retry as the user reads it: "retrying (2/3)… the server answered HTTP 503; waiting 0.5 s"."""
+    wait = f"; waiting {data['wait']:g} s" if data.get("wait") else ""
+    return f"retrying ({data['attempt']}/{data['attempts']})… {data['cause']}{wait}"
+
+
 OVERLOADED = (429, 503)
 RETRIED_STATUS = (429, 500, 502, 503, 504)
 T = TypeVar("T")
