@@ -295,6 +295,28 @@ def test_cli_debate_prints_retrying_and_a_failed_moderator_leaves_no_synthesis(f
     assert set(partial["sections"]) == {"proposition", "pro", "con"}  # kept, and marked partial by its name
 
 
+def test_cli_check_makes_the_debates_first_call_and_exits_by_the_outcome(fresh, capsys, monkeypatch) -> None:
+    """``python -m clearside check``: the dashboard's Test connection. 0 with what answered and the models
+    offered, 4 when the reply breaks the schema, 3 when the server fails, each error naming the call."""
+    monkeypatch.setenv("OPENAI_BASE_URL", fresh.base_url)
+    spec = f"openai:{MODEL}"
+    code, stdout, stderr = run_cli(capsys, "check", "--provider", spec)
+    assert code == 0 and stdout.startswith("ok: ") and "schema-valid" in stdout, stderr
+    assert f"models offered: {MODEL}" in stdout and fresh.served == [("orchestrator", "ok")]
+    fresh.reset()
+    fresh.plan("invalid")
+    code, stdout, stderr = run_cli(capsys, "check", "--provider", spec)
+    assert code == 4 and stdout == ""
+    names_the_call(stderr, fresh)
+    fresh.reset()
+    fresh.plan(*[Step("status", status=500, retry_after=0)] * 5)
+    code, stdout, stderr = run_cli(capsys, "check", "--provider", spec)
+    assert code == 3 and "HTTP 500" in stderr
+    names_the_call(stderr, fresh)
+    code, _, stderr = run_cli(capsys, "check", "--provider", "nosuch:model")
+    assert code == 2 and "nosuch" in stderr
+
+
 # -- the other paths: live, perspectives, compare, regress (one fault each) ----------------------------------
 
 

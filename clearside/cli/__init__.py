@@ -3,7 +3,7 @@
 One module per command group: ``debate`` (debate, challenge, render, schema), ``live``, ``store`` (list, export,
 import, delete, rename, duplicate), ``jobs`` (worker, status, cancel, the ``--enqueue`` of ``debate`` and
 ``remap``), ``evaluate`` (metrics, regress, runs, bless, compare), ``review`` (suite validate, compare-runs),
-``perspectives``, ``remap``, ``dashboard`` (ui);
+``perspectives``, ``remap``, ``check`` (a provider's health check), ``dashboard`` (ui);
 ``common`` holds what they share.
 
 Exit codes: 0 ok, 2 bad input (an unknown debate id or a refused import
@@ -18,7 +18,7 @@ import sys
 
 from ..errors import ClearSideError
 from ..paths import legacy_live_files
-from . import cruxes, dashboard, debate, evaluate, jobs, live, perspectives, remap, review, store
+from . import check, cruxes, dashboard, debate, evaluate, jobs, live, perspectives, remap, review, store
 from .common import model_options
 
 
@@ -36,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     remap.add_parser(sub)
     cruxes.add_parser(sub)
     debate.add_schema_parser(sub)
+    check.add_parser(sub)
     dashboard.add_parser(sub)
     return parser
 
