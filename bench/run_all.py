@@ -61,6 +61,7 @@ BENCHES: list[Bench] = [
     Bench("bench.perspectives_embedded", "Perspectives", "1 session of 2 rounds: ~1 min"),
     Bench("bench.ui_latency", "Dashboard", "2 page loads and clicks in Chromium: ~30 s"),
     Bench("bench.store", "Store", "10,000 debates on SQLite and on PostgreSQL, fewer saves: ~1-2 min"),
+    Bench("bench.load", "Load", "8 concurrent debates on 2 workers with 2 Chromium sessions, 24 queued on 2: ~8 min"),
 ]
 
 KEYS = ("figure", "value", "unit", "goal", "met", "note")
