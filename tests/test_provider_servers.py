@@ -145,6 +145,68 @@ def test_openai_llama_cpp_python_server_reports_no_cache(openai_debate) -> None:
     assert usage and all(u.calls > 0 and u.cached_prompt_tokens == 0 for u in usage.values())
 
 
+def test_openai_challenge_on_the_real_server_is_schema_valid(openai_debate) -> None:
+    from clearside.providers.openai_compat import OpenAIProvider
+
+    document, _, base_url, _ = openai_debate
+    engine = Engine(OpenAIProvider("", base_url=base_url), retries=2, substance=False)
+    challenged = engine.challenge(document, "question_assumption", document.pro.assumptions[0])
+    assert jsonschema_errors(challenged.dump()) == []
+    assert len(challenged.challenges.responses) == len(document.challenges.responses) + 1
+
+
+def test_openai_live_turns_on_the_real_server(openai_debate, tmp_path) -> None:
+    """A live debate's proposition and first two turns through the OpenAI wire (the whole protocol runs on the
+    embedded model in test_e2e_live.py): each turn streamed, saved with its speech and its fields."""
+    from clearside.live import LiveConfig, LiveDebate
+    from clearside.live.exchange import load_live
+    from clearside.providers.openai_compat import OpenAIProvider
+    from clearside.store import Store
+
+    _, _, base_url, _ = openai_debate
+    store = Store(f"sqlite:///{tmp_path / 'live.db'}")
+    kinds: list[str] = []
+    debate = LiveDebate.create(QUESTION, OpenAIProvider("", base_url=base_url), store=store,
+                               config=LiveConfig(words_per_minute=400), on_event=lambda e: kinds.append(e.kind))
+    turns = [debate.advance(), debate.advance()]
+    assert [t.speaker for t in turns] == ["pro", "con"] and all(t.text.strip() for t in turns)
+    assert kinds.count("turn_done") == 2 and "delta" in kinds
+    assert len(load_live(store, debate.transcript.id).turns) == 2  # saved turn by turn
+    store.close()
+
+
+def test_openai_perspectives_clarifier_on_the_real_server(openai_debate, tmp_path) -> None:
+    from perspectives_kit import QUESTION as PERSONAL_QUESTION
+
+    from clearside.perspectives import PerspectivesRun
+    from clearside.providers.openai_compat import OpenAIProvider
+    from clearside.store import Store
+
+    _, _, base_url, _ = openai_debate
+    store = Store(f"sqlite:///{tmp_path / 'perspectives.db'}")
+    run = PerspectivesRun.create(PERSONAL_QUESTION, OpenAIProvider("", base_url=base_url), rounds=1, store=store)
+    questions = run.clarify()
+    assert questions and all(q.strip() for q in questions)
+    assert run.session.state == "CLARIFICATION_PENDING"
+    store.close()
+
+
+def test_openai_a_call_past_the_timeout_and_an_unknown_path_name_the_fix(openai_debate) -> None:
+    """The real server, too slow for a 0.05 s timeout, and asked at a path it does not serve (HTTP 404)."""
+    from clearside.providers.openai_compat import OpenAIProvider
+
+    _, _, base_url, _ = openai_debate
+    long_call = ChatRequest(messages=[{"role": "user", "content": "Write a long story about a city."}],
+                            max_tokens=400)
+    with pytest.raises(ProviderError, match=r"timed out \(no answer within 0\.05 s\)") as caught:
+        OpenAIProvider("", base_url=base_url, timeout=0.05, attempts=1).complete(long_call)
+    assert base_url in str(caught.value) and "raise the timeout" in str(caught.value)
+    with pytest.raises(ProviderError, match="HTTP 404") as caught:
+        OpenAIProvider("any-model", base_url=base_url.removesuffix("/v1") + "/nowhere/v1").complete(
+            ChatRequest(messages=[{"role": "user", "content": "hi"}], max_tokens=4))
+    assert "/nowhere/v1" in str(caught.value)
+
+
 def test_openai_closed_port_is_unreachable() -> None:
     from clearside.providers.openai_compat import OpenAIProvider
 
