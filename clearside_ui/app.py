@@ -6,11 +6,12 @@ Run it with ``python -m streamlit run app.py`` from the repository (that ``app.p
 
 import streamlit as st
 
-from clearside_ui import jobs, owner, page_path, phone, settings, view
+from clearside_ui import a11y, jobs, owner, page_path, phone, settings, view
 
 
 def main() -> None:
     st.set_page_config(page_title="ClearSide", page_icon=":material/balance:", layout="wide")
+    a11y.styles()  # a keyboard focus ring on every control (WCAG 2.4.7)
     jobs.adopt_live_files()  # once per database: live transcripts an earlier ClearSide kept as JSON files
     # this server hosts the durable runtime: it runs queued debates and finishes what a stopped host left, unasked
     unhosted = jobs.hosting()

@@ -85,7 +85,7 @@ def planned_done(transcript: Transcript) -> int:
 
 
 def header(transcript: Transcript) -> None:
-    st.markdown(f"#### {esc(proposition(transcript))}")
+    st.markdown(f"## {esc(proposition(transcript))}")
     parts = [f"Asked: {esc(transcript.question)}",
              *(f"{esc(k.capitalize())}: {esc(v)}" for k, v in transcript.context.items() if v),
              f"Model: {esc(transcript.provider)}:{esc(transcript.model)}",
@@ -313,7 +313,7 @@ def transcript_view(transcript: Transcript, *, key: str = "") -> None:
     for turn in transcript.turns:
         if turn.phase != phase and turn.phase in PHASES:
             phase = turn.phase
-            st.markdown(f"#### {PHASE_LABELS[phase]}")
+            st.markdown(f"### {PHASE_LABELS[phase]}")
         turn_view(turn, by_turn.get(turn.turn, []), key=key)
     partial_view(transcript)
     if not transcript.turns and not by_turn:

@@ -469,7 +469,7 @@ def step_label(state: str, rounds: int, *, running: bool = False) -> str:
 def header(session: Session, *, running: bool = False) -> None:
     """The question and the session's settings; a running session's step is shown by its live panel instead
     (a header drawn once would go stale)."""
-    st.markdown(f"#### {esc(session.original_user_prompt)}")
+    st.markdown(f"## {esc(session.original_user_prompt)}")
     parts = [f"{session.max_rounds} round{'s' if session.max_rounds != 1 else ''}",
              f"observability {'on' if session.observability else 'off'}",
              f"Model: {esc(session.provider or 'not run yet')}", f"Started {when(session.created_at)}"]
@@ -482,11 +482,11 @@ def questions_view(session: Session, *, answerable: bool = True) -> None:
     """The clarification gate: one answer box per question, and Continue (only the questions, read-only)."""
     sid, questions = session.session_id, session.clarification_questions
     if not answerable:
-        st.markdown("#### Clarifying questions (waiting for the author's answers)")
+        st.markdown("### Clarifying questions (waiting for the author's answers)")
         st.markdown("\n".join(f"{number}\\. {esc(question)}" for number, question in enumerate(questions, 1)))
         return
     with st.container(border=True, key="persp_gate"):
-        st.markdown("#### A few questions first")
+        st.markdown("### A few questions first")
         st.caption("Your answers are merged with your question and fixed for every round. The perspectives start "
                    "only once the questions are answered.")
         blank = st.session_state.get(gate_blank_key(sid), [])

@@ -555,17 +555,17 @@ def whole(document: Document | None, debate_id: str | None, reference: Reference
     """The run's whole debate (or its finished sections) and the whole reference, side by side or stacked."""
     mine, theirs = (st.container(), st.container()) if stacked else st.columns(2, gap="large")
     with mine:
-        st.markdown("##### This run's debate")
+        st.markdown("### This run's debate")
         if document is not None:
-            view.document_view(document)
+            view.document_view(document, level=4)  # under "This run's debate" (h3)
         elif debate_id and jobs.store().exists(debate_id):
-            view.sections_view(jobs.store().sections(debate_id))
+            view.sections_view(jobs.store().sections(debate_id), level=4)
     with theirs:
-        st.markdown("##### The reference")
+        st.markdown("### The reference")
         if reference is None:
             st.caption("This run's item has no reference.")
         elif reference.document:
-            view.document_view(Document.model_validate(reference.document))
+            view.document_view(Document.model_validate(reference.document), level=4)
         else:
             key_points_view(reference)
 
@@ -575,10 +575,10 @@ def by_section(document: Document, reference: Reference | None) -> None:
     ref_doc = Document.model_validate(reference.document) if reference and reference.document else None
     left, right = st.columns(2, gap="large")
     with left:
-        st.markdown("##### This run's debate")
+        st.markdown("### This run's debate")
         header(document)
     with right:
-        st.markdown("##### The reference")
+        st.markdown("### The reference")
         if ref_doc is not None:
             header(ref_doc)
         elif reference is not None:

@@ -266,9 +266,11 @@ def context_parts(document: Document) -> list[str]:
     return [f"{k.capitalize()}: {esc(v)}" + (" (inferred)" if k in inferred else "") for k, v in context.items()]
 
 
-def document_view(document: Document) -> None:
+def document_view(document: Document, *, level: int = 2) -> None:
+    """The question (a heading of ``level``: 2 under a page's title, drawn as large as an h4: clearside_ui/a11y.py),
+    its context line, the three columns and challenges on elements the columns do not show."""
     prop = document.proposition
-    st.markdown(f"#### {esc(prop.normalized_question)}")
+    st.markdown(f"{'#' * level} {esc(prop.normalized_question)}")
     meta = document.meta
     st.caption(" · ".join([f"Asked: {esc(prop.raw_input)}", *context_parts(document),
                            f"Model: {esc(meta.model_info.provider)}:{esc(meta.model_info.model)}",
@@ -288,11 +290,11 @@ def document_view(document: Document) -> None:
             _challenge_notes(response.target, {response.target.casefold(): [(number, response)]})
 
 
-def sections_view(sections: dict[str, Any]) -> None:
+def sections_view(sections: dict[str, Any], *, level: int = 2) -> None:
     """The sections of an unfinished debate that did finish, each as the full view shows it."""
     proposition = sections.get("proposition")
     if proposition:
-        st.markdown(f"#### {esc(proposition['normalized_question'])}")
+        st.markdown(f"{'#' * level} {esc(proposition['normalized_question'])}")
     sides = [(name, title, colour) for name, title, colour in (("pro", "FOR", "green"), ("con", "AGAINST", "red"))
              if name in sections]
     for column, (name, title, colour) in zip(st.columns(2, gap="medium"), sides, strict=False):

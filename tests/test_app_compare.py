@@ -88,7 +88,7 @@ def wait_done(at: AppTest, store, batch: str) -> AppTest:
     def over(a: AppTest) -> bool:
         rows = [r for r in store.runs("compare") if r["data"].get("batch") == batch]
         return bool(rows) and all(r["status"] in ("done", "failed") for r in rows) and any(
-            "Arguments across models" in s.value for s in a.subheader) and not any(
+            "Arguments across models" in s.value for s in a.header) and not any(
             "Shown when every model" in i.value for i in a.info)
     return helpers.settle(at, over, describe=plain, timeout=120, pause=0.2)
 
@@ -382,7 +382,7 @@ def test_what_was_typed_and_the_comparison_shown_survive_a_visit_to_another_page
     at.switch_page(COMPARE)
     run(at)
     assert at.text_area(key="cmp_question").value == QUESTION and models(at) == [a, b]
-    assert batch_of(at) == batch and "Arguments across models" in [s.value for s in at.subheader]
+    assert batch_of(at) == batch and "Arguments across models" in [s.value for s in at.header]
     run(at.button(key="cmp_new").click())
     assert "compare" not in at.query_params and not frame_with(at, "better")
     assert at.text_area(key="cmp_question").value == QUESTION, "a new comparison starts from the same inputs"

@@ -138,7 +138,7 @@ def test_a_live_debate_streams_to_the_end_then_offers_timeline_and_downloads():
     page = plain(at)
     for heading in ("Opening statements", "Constructive rounds", "Cross-examination", "Rebuttals",
                     "Closing statements", "Moderator synthesis"):
-        assert f"#### {heading}" in page
+        assert f"### {heading}" in page
     for step in PLAN:
         assert step.label in page, step.label
     assert "Pro position in call 1 about service boundaries" in page, "key structured fields are shown"

@@ -280,7 +280,7 @@ def test_drill_down_shows_a_run_beside_the_flagship_reference_and_its_metrics(st
     headings = [m.value.replace("\\", "") for m in at.markdown if m.value.startswith("#### ")]
     assert headings.count(f"#### {question}") == 2, "the run's debate and the reference, side by side"
     assert "This run's debate" in plain(at) and "The reference" in plain(at)
-    sections = [m.value for m in at.markdown if m.value.startswith("### ")]
+    sections = [m.value for m in at.markdown if m.value.startswith("### :")]  # the coloured sections
     assert sections == ["### :green[FOR]"] * 2 + ["### :red[AGAINST]"] * 2 + ["### :gray[MODERATOR SYNTHESIS]"] * 2, (
         "section by section: each row pairs the run's section with the reference's")
     run(at.radio(key="rg_layout").set_value("columns"))

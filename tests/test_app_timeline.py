@@ -167,9 +167,9 @@ def test_the_whole_transcript_shows_every_turn_and_intervention_in_order(saved):
         assert item.text in page
     evidence = next(i for i in saved.interventions if i.type == "inject_evidence")
     assert f"Delivered in turns {', '.join(map(str, evidence.delivered_to))}." in page
-    headings = [m.value for m in at.markdown if m.value.startswith("#### ")]
-    assert headings[1:] == ["#### Opening statements", "#### Constructive rounds", "#### Cross-examination",
-                            "#### Rebuttals", "#### Closing statements", "#### Moderator synthesis"]
+    headings = [m.value for m in at.markdown if m.value.startswith("### ")]
+    assert headings == ["### Opening statements", "### Constructive rounds", "### Cross-examination",
+                        "### Rebuttals", "### Closing statements", "### Moderator synthesis"]
 
 
 @pytest.mark.parametrize(("live", "message"), [("0123456789abcdef0123456789abcdef", "No saved live debate has the id"),

@@ -101,7 +101,7 @@ def metrics_section(report: dict) -> None:
     frame = cv.metrics_frame(report)
     if frame is None:
         return
-    st.subheader("Metrics")
+    st.header("Metrics")
     st.caption("Headline metrics of each debate (the column *better* says which way is better); no reference "
                "answers exist for a free question, so coverage and stance are absent.")
     st.dataframe(frame, hide_index=True, width="stretch", height=35 * (len(frame) + 1) + 3)
@@ -116,7 +116,7 @@ def metrics_section(report: dict) -> None:
 
 
 def agreement_section(report: dict, running: bool) -> None:
-    st.subheader("Arguments across models")
+    st.header("Arguments across models")
     if report.get("agreement") is None or running:
         st.info("Shown when every model's debate has finished.")
         return
@@ -154,7 +154,7 @@ def earlier() -> None:
     if not items:
         return
     st.divider()
-    st.subheader("Earlier comparisons")
+    st.header("Earlier comparisons")
     share = st.column_config.LinkColumn("Share link", display_text="Open ↗", help="A link that reopens it.")
     st.dataframe([{k: v for k, v in item.items() if k not in ("id", "label")} for item in items], hide_index=True,
                  width="stretch", column_config={"Link": share})

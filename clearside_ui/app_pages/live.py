@@ -340,7 +340,7 @@ def start_view() -> None:
         st.error(view.esc(exc.for_dashboard()))
         unfinished = []
     if unfinished:
-        st.markdown("#### Unfinished live debates")
+        st.markdown("## Unfinished live debates")
         for summary in unfinished:
             text, button = st.columns([5, 1], vertical_alignment="center")
             running = isinstance(jobs.registry().get(summary.id), LiveJob)

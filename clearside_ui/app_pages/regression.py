@@ -43,7 +43,7 @@ def job_panel(job_id: str) -> None:
 
 
 def run_controls(suite: str) -> None:
-    st.subheader("Run the suite")
+    st.header("Run the suite")
     provider, why = rv.provider_or_error()
     job = rv.job_here(st.session_state.get("rg_job") or "")
     busy = job is not None and job.state == "running"
@@ -104,7 +104,7 @@ def bless_controls(batch, base) -> None:
 
 
 def deltas(batch, base) -> None:
-    st.subheader("Deltas")
+    st.header("Deltas")
     if base is None:
         st.info("No baseline yet: these are the absolute gates only. Bless a batch to compare later runs with it.")
     elif base.id == batch.id:
@@ -153,7 +153,7 @@ def costs(batch, base) -> None:
 
 
 def trends(batches, baseline_id: str | None, selected: str) -> None:
-    st.subheader("Trends")
+    st.header("Trends")
     names = rv.metric_names(batches)
     if len(batches) < 2 or not names:
         st.caption("The trend chart appears once the suite has two batches with finished runs.")
@@ -167,7 +167,7 @@ def trends(batches, baseline_id: str | None, selected: str) -> None:
 
 
 def drill_down(batch) -> None:
-    st.subheader("One run")
+    st.header("One run")
     runs = rv.runs_of(batch)
     if st.session_state.get("rg_run") not in runs:
         st.session_state["rg_run"] = next(iter(runs))
@@ -190,13 +190,13 @@ def drill_down(batch) -> None:
         rv.by_section(document, reference)
     else:
         rv.whole(document, debate_id, reference, stacked=layout == "stacked")
-    st.markdown("##### Its metrics")
+    st.markdown("#### Its metrics")
     rv.detail_view(row)
 
 
 def compare_two(batches, baseline_id: str | None) -> None:
     """Two batches of the suite, run by run: the paired statistics of `compare-runs`."""
-    st.subheader("Compare two batches")
+    st.header("Compare two batches")
     if len(batches) < 2:
         st.caption("Two batches of the suite are compared run by run once it has two.")
         return
@@ -253,7 +253,7 @@ def compare_two(batches, baseline_id: str | None) -> None:
 
 
 def bless_history(suite: str) -> None:
-    st.subheader("Bless history")
+    st.header("Bless history")
     rows = regress.history(jobs.store(), suite)
     if not rows:
         st.caption(f"No batch of the {suite} suite has been blessed yet.")
@@ -284,7 +284,7 @@ def regression() -> None:
     st.divider()
     store = jobs.store()
     batches = regress.batches(store, suite)
-    st.subheader("Batches")
+    st.header("Batches")
     if not batches:
         st.info(f"No runs of the {suite} suite yet: run it above, or with `python -m clearside regress --suite "
                 f"{suite}`.")
