@@ -17,7 +17,7 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from clearside import compare, inputs, regress
+from clearside import compare, inputs, rate, regress
 from clearside.batch_jobs import CompareJob
 from clearside.errors import ClearSideError, ConfigError, InputError
 from clearside.jobs import AGENT_ORDER
@@ -165,7 +165,8 @@ def start() -> None:
         temperatures = typed_temperatures()
         chosen = providers(compare.check_specs(typed_specs()), temperatures)
         jobs.host()  # the runtime runs every model's debate; this dashboard is one of its hosts
-        job = CompareJob(question, chosen, jobs.store(), temperatures=temperatures).start()
+        with rate.debate_start(st.session_state):  # a comparison is one start, checked after its inputs
+            job = CompareJob(question, chosen, jobs.store(), temperatures=temperatures).start()
     except ClearSideError as exc:
         st.session_state["cmp_error"] = exc.for_dashboard()
         return

@@ -22,7 +22,7 @@ from typing import Any
 
 import streamlit as st
 
-from clearside import remap
+from clearside import rate, remap
 from clearside.errors import ClearSideError
 from clearside.schema import CATEGORY_VALUES, AssumptionStance, Document, Weights
 from clearside.static_job import RemapJob
@@ -108,8 +108,9 @@ def diff_view(changes: dict[str, Any]) -> None:
 def start(document: Document, scope: str, debate_id: str | None, store: Any) -> None:
     weights, stances = current_weights(), current_stances(document, scope)
     try:
-        job = jobs.start_job(RemapJob(store, debate_id, weights, stances, settings.build_provider(),
-                                      temperature=settings.temperature()))
+        with rate.challenge(st.session_state):  # one moderator call on a finished debate, as a challenge is
+            job = jobs.start_job(RemapJob(store, debate_id, weights, stances, settings.build_provider(),
+                                          temperature=settings.temperature()))
     except ClearSideError as exc:
         st.session_state["remap_error"] = exc.for_dashboard()
         return

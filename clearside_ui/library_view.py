@@ -10,6 +10,7 @@ from typing import Any
 
 import streamlit as st
 
+from clearside import rate
 from clearside.errors import ClearSideError
 from clearside.modes import MODES, mode
 from clearside.status import ELSEWHERE_SECONDS as CORE_ELSEWHERE_SECONDS
@@ -265,8 +266,10 @@ def rerun(item: Summary) -> None:
     _begin()
     try:
         rerun_of = mode(item.kind)
-        job = rerun_of.rerun(jobs.store(), item.id, settings.build_provider(), temperature=settings.temperature(),
-                             strategy=settings.strategy(), owner=owner.token())
+        with rate.debate_start(st.session_state):  # a re-run is a new debate
+            job = rerun_of.rerun(jobs.store(), item.id, settings.build_provider(),
+                                 temperature=settings.temperature(), strategy=settings.strategy(),
+                                 owner=owner.token())
         jobs.registry().add(job)
         owner.claim(job.id)
         _go(rerun_of.watch_page, **{rerun_of.watch_param: job.id})

@@ -15,6 +15,7 @@ from typing import Any
 
 import streamlit as st
 
+from clearside import rate
 from clearside.enforce import partial_object
 from clearside.errors import ClearSideError, InputError, NotFound
 from clearside.perspectives import (
@@ -160,10 +161,11 @@ def start() -> None:
     state["persp_error"] = ""
     try:
         jobs.host()  # the runtime runs the session's steps; this dashboard is one of its hosts
-        run = PerspectivesRun.create(state.get("persp_question", ""), settings.build_provider(),
-                                     rounds=int(state.get("persp_rounds", DEFAULT_ROUNDS)), store=jobs.store(),
-                                     observability=bool(state.get("persp_observe", True)),
-                                     temperature=settings.temperature(), owner=owner.token())
+        with rate.debate_start(state):  # a question create() refuses gives the start back
+            run = PerspectivesRun.create(state.get("persp_question", ""), settings.build_provider(),
+                                         rounds=int(state.get("persp_rounds", DEFAULT_ROUNDS)), store=jobs.store(),
+                                         observability=bool(state.get("persp_observe", True)),
+                                         temperature=settings.temperature(), owner=owner.token())
     except ClearSideError as exc:
         state["persp_error"] = exc.for_dashboard()  # the question stays in its box
         return

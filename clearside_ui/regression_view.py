@@ -14,7 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from clearside import compare, metrics, references, regress, reports, runtime
+from clearside import compare, metrics, rate, references, regress, reports, runtime
 from clearside.batch_jobs import RegressionJob
 from clearside.errors import ClearSideError
 from clearside.jobs import AGENT_ORDER
@@ -204,10 +204,11 @@ def start(suite: str) -> None:
     try:
         provider = settings.build_provider()
         jobs.host()  # the runtime runs the batch's debates; this dashboard is one of its hosts
-        job = RegressionJob(suite, provider, jobs.store(), runs=int(st.session_state.get("rg_runs", 3)),
-                            concurrency=int(st.session_state.get("rg_concurrency") or provider.concurrency),
-                            temperature=settings.temperature(),
-                            swap_check=bool(st.session_state.get("rg_swap_check"))).start()
+        with rate.debate_start(st.session_state):  # a batch run is one start
+            job = RegressionJob(suite, provider, jobs.store(), runs=int(st.session_state.get("rg_runs", 3)),
+                                concurrency=int(st.session_state.get("rg_concurrency") or provider.concurrency),
+                                temperature=settings.temperature(),
+                                swap_check=bool(st.session_state.get("rg_swap_check"))).start()
     except ClearSideError as exc:
         st.session_state["rg_start_error"] = exc.for_dashboard()
         return

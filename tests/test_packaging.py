@@ -208,6 +208,22 @@ def test_the_dashboards_streamlit_settings_are_one_text():
     assert (ROOT / ".streamlit/config.toml").read_text() == (ROOT / "clearside_ui/streamlit.toml").read_text()
 
 
+def test_the_dashboards_streamlit_settings_are_safe_by_default_and_each_is_a_streamlit_option():
+    from streamlit import config
+
+    from clearside.sources import MAX_BYTES
+
+    settings = tomllib.loads((ROOT / "clearside_ui/streamlit.toml").read_text(encoding="utf-8"))
+    named = {f"{section}.{key}": value for section, values in settings.items() for key, value in values.items()}
+    unknown = set(named) - set(config.get_config_options())
+    assert not unknown, f"not options of the installed Streamlit: {sorted(unknown)}"
+    assert {key: named.get(key) for key in ("server.address", "server.enableXsrfProtection", "server.enableCORS",
+                                            "client.showErrorDetails", "server.maxUploadSize")} == {
+        "server.address": "127.0.0.1", "server.enableXsrfProtection": True, "server.enableCORS": True,
+        "client.showErrorDetails": "none", "server.maxUploadSize": MAX_BYTES // 2**20}
+    assert "server.runOnSave" not in named and named["server.fileWatcherType"] == "none"
+
+
 def test_clearside_ui_hands_unknown_options_to_streamlit_and_other_commands_still_refuse_them(capsys):
     from clearside.cli import main
 

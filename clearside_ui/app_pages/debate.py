@@ -10,6 +10,7 @@ flagship debate, read-only and never saved.
 
 import streamlit as st
 
+from clearside import rate
 from clearside.engine import DebateRun
 from clearside.errors import ClearSideError, InputError
 from clearside.inputs import MAX_TARGET
@@ -79,8 +80,9 @@ def start_debate() -> None:
         st.session_state[sources_view.ERROR] = exc.for_dashboard()
         return
     try:
-        job = jobs.start_static(run, settings.build_provider(), temperature=settings.temperature(),
-                                strategy=settings.strategy(), owner=owner.token())
+        with rate.debate_start(st.session_state):  # refused: the message says when; nothing typed is lost
+            job = jobs.start_static(run, settings.build_provider(), temperature=settings.temperature(),
+                                    strategy=settings.strategy(), owner=owner.token())
     except ClearSideError as exc:
         st.session_state["input_error"] = exc.for_dashboard()
         return
@@ -127,9 +129,10 @@ def start_challenge(action: str, target: str) -> None:
     try:
         if not target or not target.strip():
             raise InputError("Choose an element to challenge, or type one.")
-        job = ChallengeJob(jobs.store(), debate_id, action, target, settings.build_provider(),
-                           temperature=settings.temperature())
-        jobs.start_job(job)
+        with rate.challenge(st.session_state):
+            job = ChallengeJob(jobs.store(), debate_id, action, target, settings.build_provider(),
+                               temperature=settings.temperature())
+            jobs.start_job(job)
     except ClearSideError as exc:
         st.session_state["challenge_error"] = exc.for_dashboard()
         return

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from clearside import rate
 from clearside.errors import ClearSideError, InputError
 from clearside.inputs import MAX_QUESTION
 from clearside.live.debate import LiveDebate
@@ -60,13 +61,15 @@ def start_live(from_document: bool = False) -> None:
             document = state.get("document")
             if not isinstance(document, Document):
                 raise InputError("There is no debate on the Debate page to run live; generate one there first.")
-            debate = LiveDebate.create("", provider, config=config, document=document, store=jobs.store(),
-                                       source_debate=state.get("debate_id"), owner=owner.token())
-        else:
-            debate = LiveDebate.create(state.get("live_question", ""), provider, config=config, store=jobs.store(),
-                                       context_fields={name: state.get(f"live_{name}")
-                                                       for name in ("geography", "timeframe", "domain")},
-                                       owner=owner.token())
+        with rate.debate_start(state):  # a question create() refuses gives the start back
+            if from_document:
+                debate = LiveDebate.create("", provider, config=config, document=document, store=jobs.store(),
+                                           source_debate=state.get("debate_id"), owner=owner.token())
+            else:
+                debate = LiveDebate.create(state.get("live_question", ""), provider, config=config,
+                                           store=jobs.store(), owner=owner.token(),
+                                           context_fields={name: state.get(f"live_{name}")
+                                                           for name in ("geography", "timeframe", "domain")})
     except ClearSideError as exc:
         state["live_error"] = exc.for_dashboard()
         return
@@ -131,7 +134,8 @@ def intervene(job: LiveJob, kind: str) -> None:
     try:
         # a file is read first, within the Debate page's limits: a refusal names it and queues nothing
         source = read_source(uploaded.name, uploaded.getvalue()) if uploaded is not None else None
-        item = job.pause(text, to) if kind == "pause_question" else job.submit(kind, text, to, source)
+        with rate.challenge(state):
+            item = job.pause(text, to) if kind == "pause_question" else job.submit(kind, text, to, source)
         if item is not None and kind != "inject_evidence":  # an answer is coming: it is brought into view
             state.setdefault(f"live_asked_{job.id}", set()).add(item.id)
     except ClearSideError as exc:
