@@ -61,26 +61,23 @@ class SlidingWindow:
         self._times: deque[float] = deque()
         self._lock = threading.Lock()
 
-    def _expire(self, now: float) -> None:
-        while self._times and self._times[0] <= now - self.window:
+    def _wait(self, now: float) -> float:
+        while self._times and self._times[0] <= now - self.window:  # left the window
             self._times.popleft()
+        if not self.limit or len(self._times) < self.limit:
+            return 0.0
+        return self._times[0] + self.window - now
 
     def wait(self) -> float:
         """Seconds until one more event is allowed (0: now)."""
         with self._lock:
-            now = self.clock()
-            self._expire(now)
-            if not self.limit or len(self._times) < self.limit:
-                return 0.0
-            return self._times[0] + self.window - now
+            return self._wait(self.clock())
 
     def take(self) -> float:
         """Count one event now and return its time; :class:`RateLimited` (nothing counted) when the window is full."""
         with self._lock:
             now = self.clock()
-            self._expire(now)
-            if self.limit and len(self._times) >= self.limit:
-                wait = self._times[0] + self.window - now
+            if wait := self._wait(now):
                 minute = "a minute" if self.window == WINDOW_S else f"in {self.window:g} s"
                 raise RateLimited(f"{self.what} are limited to {self.limit} {minute} in each dashboard session. "
                                   f"Try again in {max(1, math.ceil(wait))} s; what you typed is kept.", wait)
@@ -127,10 +124,9 @@ class SessionLimits:
     challenges: SlidingWindow
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> SessionLimits:
-        return cls(SlidingWindow("Debate starts", per_minute(STARTS_ENV, DEFAULT_STARTS, environ), clock=clock),
-                   SlidingWindow("Challenges", per_minute(CHALLENGES_ENV, DEFAULT_CHALLENGES, environ), clock=clock))
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> SessionLimits:
+        return cls(SlidingWindow("Debate starts", per_minute(STARTS_ENV, DEFAULT_STARTS, environ)),
+                   SlidingWindow("Challenges", per_minute(CHALLENGES_ENV, DEFAULT_CHALLENGES, environ)))
 
 
 def session_limits(state: MutableMapping) -> SessionLimits:
