@@ -9,6 +9,7 @@ dependencies are this machine's; every command then runs from a directory outsid
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -148,8 +149,13 @@ def test_clearside_ui_serves_the_installed_dashboard(installed, outside):
         assert health == "ok", f"no health answer; the server said:\n{proc.stdout.read() if proc.poll() else ''}"
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as response:
             assert response.status == 200
+        proc.send_signal(signal.SIGTERM)  # to `clearside ui` alone, as a service manager would: the server stops
+        proc.wait(timeout=20)
+        with pytest.raises(OSError):  # nothing left behind on the port
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2)
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=20)
 
 

@@ -1,15 +1,17 @@
 """``clearside ui``: the dashboard (clearside_ui) under ``python -m streamlit run``, wherever it is installed.
 
-The core never imports Streamlit or the dashboard: the package is found with ``importlib.util.find_spec`` and runs
-in a child process. Its settings (clearside_ui/streamlit.toml, the same text as a checkout's
-.streamlit/config.toml) go to Streamlit as flags, so they hold from any directory; flags given after them win.
+The core never imports Streamlit or the dashboard: the package is found with ``importlib.util.find_spec`` and
+Streamlit replaces this process (``os.execv``), so a signal meant for ``clearside ui`` (Ctrl+C, a service manager's
+SIGTERM) reaches the server itself: a child left behind would keep the port. Its settings
+(clearside_ui/streamlit.toml, the same text as a checkout's .streamlit/config.toml) go to Streamlit as flags, so
+they hold from any directory; flags given after them win.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
-import subprocess
+import os
 import sys
 import tomllib
 from pathlib import Path
@@ -62,7 +64,9 @@ def cmd_ui(args: argparse.Namespace) -> int:
         print(" ".join(cmd))
         return 0
     print(f"Starting the dashboard: {' '.join(cmd[1:4])} {cmd[4]}", file=sys.stderr, flush=True)
-    return subprocess.run(cmd, check=False).returncode
+    sys.stdout.flush()
+    os.execv(cmd[0], cmd)  # Streamlit becomes this process: it gets the signals (returns only on failure)
+    return 1
 
 
 def add_parser(sub: Any) -> None:
