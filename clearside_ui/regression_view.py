@@ -751,12 +751,14 @@ def too_few_notes(report: dict[str, Any]) -> list[str]:
 
 
 def paired_figure(report: dict[str, Any]) -> go.Figure:
-    """Each gated metric's mean difference B − A with its bootstrap interval; regressions in red."""
+    """Each gated metric's mean difference B − A with its bootstrap interval; regressions a red cross (a shape as
+    well as a colour: WCAG 1.4.1)."""
     shown = [m for m in report["metrics"] if m["tolerance"] is not None]
     colours = ["#d62728" if m["verdict"] == "regression" else "#1f77b4" for m in shown]
+    symbols = ["x" if m["verdict"] == "regression" else "circle" for m in shown]
     figure = go.Figure(go.Scatter(
         x=[m["diff"] for m in shown], y=[m["metric"] for m in shown], mode="markers",
-        marker={"color": colours, "size": 9},
+        marker={"color": colours, "symbol": symbols, "size": 9},
         error_x={"type": "data", "symmetric": False, "array": [m["ci_high"] - m["diff"] for m in shown],
                  "arrayminus": [m["diff"] - m["ci_low"] for m in shown]},
         customdata=[[m["better"], m["verdict"]] for m in shown],
