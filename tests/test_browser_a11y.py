@@ -279,9 +279,10 @@ SIDE_MARKS_JS = """() => {
   }).filter(m => m.colour);
 }"""
 SIDES = re.compile(r"\b(FOR|AGAINST|Pro|Con)\b")
-# green or red marks that are no side: each names its own meaning in words
-STATUS_MARKS = re.compile(r"^(check )?(✓ |Finished|Failed|Delivered to the debaters|Could not be answered|"
-                          r"verified )")
+# green or red marks that are no side: each names its own meaning in words (after its icon's name, as "check"), or
+# is the live debate's badge of a quoted source ("verified" and the source, after the words "Quotes your source")
+STATUS_MARKS = re.compile(r"^([a-z_]+ )?(✓ |Finished|Failed|Delivered to the debaters|Could not be answered)"
+                          r"|^verified ")
 SIDE_MARKS: dict[str, list[dict]] = {}  # per page state, the coloured marks the axe test saw
 
 
@@ -312,10 +313,13 @@ def test_no_serious_or_critical_wcag_violation(context, server, state):
     assert not blocking, f"{state[0]}: violations (axe-core {result['version']}):\n{report(blocking)}"
 
 
-@pytest.mark.parametrize("name", ["Debate: finished, own, challenge panel and answers", "Live debate: finished",
-                                  "Compare models: a saved comparison, one model failed",
-                                  "Regression: batches, two compared, one run's debate"])
-def test_the_sides_are_named_in_text_wherever_colour_marks_them(context, server, name):
+@pytest.mark.parametrize(("name", "sides"), [
+    ("Debate: finished, own, challenge panel and answers", {"green", "red"}),
+    ("Live debate: finished", {"green", "red"}),
+    ("Timeline: a saved live debate", {"green"}),  # its first turn: Pro's opening
+    ("Compare models: a saved comparison, one model failed", {"green", "red"}),
+    ("Regression: batches, two compared, one run's debate", {"green", "red"})])
+def test_the_sides_are_named_in_text_wherever_colour_marks_them(context, server, name, sides):
     """Green is FOR and red AGAINST: each green or red mark names its side in its own words (or, for a status in
     those colours, its meaning), so the colour is never the only signal (WCAG 1.4.1)."""
     if name not in SIDE_MARKS:  # run on its own: the axe test did not open the page
@@ -323,7 +327,7 @@ def test_the_sides_are_named_in_text_wherever_colour_marks_them(context, server,
         SIDE_MARKS[name] = page.evaluate(SIDE_MARKS_JS)
         page.close()
     marks = SIDE_MARKS[name]
-    assert {m["colour"] for m in marks if SIDES.search(m["text"])} == {"green", "red"}, f"both sides marked: {marks}"
+    assert {m["colour"] for m in marks if SIDES.search(m["text"])} == sides, f"the sides marked: {marks}"
     unnamed = [m for m in marks if not SIDES.search(m["text"]) and not STATUS_MARKS.match(m["text"])]
     assert not unnamed, f"{name}: marked by colour alone: {unnamed}"
     wrong = [m for m in marks if SIDES.search(m["text"]) and not STATUS_MARKS.match(m["text"])
