@@ -10,9 +10,10 @@ OpenAI-compatible wire, answering with the flagship debate, and a challenge with
 substance checks run lexically (no MiniLM to load). The keyboard test picks that server with the keyboard.
 
 axe-core is the ``axe.min.js`` that the axe-playwright-python wheel ships (requirements.txt), injected with a script
-tag and run here with the WCAG 2.0, 2.1 and 2.2 A and AA tags: nothing is downloaded at run time. A violation of
-impact serious or critical fails its page. ``CLEARSIDE_A11Y_TABLE=path`` writes the per-page results as a Markdown
-table there.
+tag and run here with the WCAG 2.0, 2.1 and 2.2 A and AA tags and axe's best practices: nothing is downloaded at
+run time. A violation of impact serious or critical fails its page, and so does a heading out of order (ClearSide's
+own headings). Nothing is excluded (``EXCLUDED``). ``CLEARSIDE_A11Y_TABLE=path`` writes the per-page results as a
+Markdown table there.
 """
 
 from __future__ import annotations
@@ -381,9 +382,9 @@ def tab_to(page, name: str, reached: list[dict], *, key: str = "Tab", limit: int
 
 
 def test_the_debate_flow_with_the_keyboard_alone(server, browser):
-    """Tab, Shift+Tab, typing and Enter only: pick the model server the sidebar found, type a question, generate the
-    debate, reach the finished document and ask a challenge. Every control on the way has a name and a visible focus
-    ring, the order follows the page, and no element jumps the order with a positive tabindex."""
+    """Tab, Shift+Tab, typing, Enter and Space only: pick the model server the sidebar found, type a question,
+    generate the debate, reach the finished document and ask a challenge. Every control on the way has a name and a
+    visible focus ring, the order follows the page, and no element jumps the order with a positive tabindex."""
     from clearside.references import flagship
 
     expect = playwright.expect
@@ -409,7 +410,7 @@ def test_the_debate_flow_with_the_keyboard_alone(server, browser):
         back: list[dict] = []
         tab_to(page, "Element to challenge", back, key="Shift+Tab", limit=1)  # the order runs backwards too
         tab_to(page, "Question an assumption", back, limit=1)
-        page.keyboard.press("Enter")
+        page.keyboard.press("Space")  # a button takes Space as well as Enter
         expect(page.get_by_text("Challenge · Question an assumption", exact=False).first).to_be_visible(
             timeout=60_000)
         settled(page)
