@@ -117,7 +117,7 @@ def test_the_trust_report_lists_each_promise_with_its_outcome_and_says_what_is_m
     module.write_text("def test_kept():\n    pass\n\ndef test_broken():\n    assert 1 == 2, 'lost a section'\n",
                       encoding="utf-8")
     monkeypatch.setattr(trust, "ROOT", tmp_path)
-    result = trust.run_tests(["test_promises.py", "tests/test_absent.py"], tmp_path / "axe.json")
+    result = trust.run_tests(["test_promises.py", "tests/test_absent.py"], tmp_path / "axe.md")
     outcomes = {t["name"]: t["outcome"] for t in result["tests"]}
     assert outcomes == {"test_kept": "passed", "test_broken": "failed"}
     assert result["missing"] == ["tests/test_absent.py"]
