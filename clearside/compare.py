@@ -19,6 +19,7 @@ from typing import Any
 from . import embed, metrics
 from .engine import Event
 from .errors import Cancelled, ClearSideError, InputError
+from .inputs import shown
 from .providers import Provider
 from .scored import run_scored
 from .store import Store
@@ -219,8 +220,9 @@ def load(store: Store, batch: str) -> tuple[dict[str, Any], dict[str, dict[str, 
     """A saved comparison's report and its finished documents, from the store (``?compare=<batch>``)."""
     rows = store.runs(SUITE, batch=batch)
     if not rows:
-        raise InputError(f"No comparison has the id {batch}: `python -m clearside runs --suite compare` lists them.",
-                         dashboard=f"No comparison has the id {batch}: check the link, or start a new comparison.")
+        named = shown(batch)
+        raise InputError(f"No comparison has the id {named}: `python -m clearside runs --suite compare` lists them.",
+                         dashboard=f"No comparison has the id {named}: check the link, or start a new comparison.")
     results, documents = {}, {}
     for row in rows:
         data = row.get("data") or {}

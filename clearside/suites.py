@@ -204,6 +204,9 @@ def load(path: str | Path) -> Suite:
     except _Refusal as exc:
         where = f"{path} line {exc.line}" if exc.line else str(path)
         raise InputError(f"{where}: {exc.reason}; {fix}.") from None
+    except RecursionError:  # YAML or a JSON line nested a thousand levels deep
+        raise InputError(f"{path}: it is nested too deeply to be a suite (a case is a few levels deep); "
+                         f"{fix}.") from None
     if not re.fullmatch(NAME, name):
         raise InputError(f"{path}: the suite's name {name!r} may use only letters, digits, '.', '_' and '-' "
                          f"(60 at most); {fix}.")
@@ -229,6 +232,22 @@ def _jsonl(text: str) -> Iterator[tuple[int, Any, Any]]:
         yield number, data, None
 
 
+MAX_YAML_VALUES = 1_000_000
+
+
+def _expanded_size(root: yaml.Node) -> int:
+    """How many values the YAML holds with every alias expanded, counted up to just past MAX_YAML_VALUES."""
+    count, stack = 0, [root]
+    while stack and count <= MAX_YAML_VALUES:
+        node = stack.pop()
+        count += 1
+        if isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            stack.extend(item for pair in node.value for item in pair)
+    return count
+
+
 def _yaml(text: str, path: Path) -> tuple[str, str, list[tuple[int, Any, Any]]]:
     """The name, the description and (line, case data, case node) per case of a YAML suite."""
     try:
@@ -240,6 +259,9 @@ def _yaml(text: str, path: Path) -> tuple[str, str, list[tuple[int, Any, Any]]]:
         raise _Refusal(mark.line + 1 if mark else None, f"not valid YAML ({problem})") from None
     if root is None:
         raise _Refusal(None, "it is empty: list the cases under `cases:`")
+    if _expanded_size(root) > MAX_YAML_VALUES:  # a "billion laughs": aliases of aliases, each repeating the last
+        raise _Refusal(None, f"it expands to more than {MAX_YAML_VALUES:,} values (YAML aliases, *name, repeat what "
+                             "they name): write the cases out without nested aliases")
     name, description = path.stem, ""
     if isinstance(data, dict):
         extra = sorted(set(map(str, data)) - {"name", "description", "cases"})
@@ -348,3 +370,5 @@ def _reference_file(suite: Path, name: str, line: int, label: str) -> Any:
         raise _Refusal(line, f"{label}reference: no file {target} (a path is read relative to the suite)") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise _Refusal(line, f"{label}reference: {target} is not a readable JSON document ({exc})") from None
+    except RecursionError:
+        raise _Refusal(line, f"{label}reference: {target} is nested too deeply to be a debate document") from None

@@ -8,9 +8,16 @@ import streamlit as st
 
 from clearside_ui import a11y, jobs, owner, page_path, phone, settings, view
 
+# The tab's icon, a balance, drawn inline: Streamlit fetches a ":material/..." page icon from a font CDN (a request
+# that leaves the machine, and fails offline); an SVG text becomes a data: URL and nothing is fetched.
+PAGE_ICON = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24"><g fill="none" stroke="#1F4E79" '
+             'stroke-width="2" stroke-linecap="round"><path d="M12 3v17M7 21h10M3 6h18M5 6 2 13M5 6l3 7M19 6l-3 7'
+             'M19 6l3 7"/></g><path d="M1.5 13h7a3.5 3.5 0 0 1-7 0zM15.5 13h7a3.5 3.5 0 0 1-7 0z" fill="#1F4E79"/>'
+             '</svg>')
+
 
 def main() -> None:
-    st.set_page_config(page_title="ClearSide", page_icon=":material/balance:", layout="wide")
+    st.set_page_config(page_title="ClearSide", page_icon=PAGE_ICON, layout="wide")
     a11y.styles()  # a keyboard focus ring on every control (WCAG 2.4.7)
     jobs.adopt_live_files()  # once per database: live transcripts an earlier ClearSide kept as JSON files
     # this server hosts the durable runtime: it runs queued debates and finishes what a stopped host left, unasked

@@ -14,6 +14,7 @@ import streamlit as st
 
 from clearside.enforce import partial_object
 from clearside.errors import InputError, NotFound
+from clearside.inputs import shown
 from clearside.live import costs
 from clearside.live.exchange import load_live
 from clearside.live.export import TYPE_LABELS, flag_label, quote_label, source_label, to_markdown
@@ -57,7 +58,7 @@ def load_saved(transcript_id: str) -> Transcript:
     try:
         check_id(transcript_id)
     except NotFound:
-        raise InputError(f"“{transcript_id}” in the address is not a live debate id "
+        raise InputError(f"“{shown(transcript_id)}” in the address is not a live debate id "
                          "(ids are 32 letters and digits).") from None
     try:
         return load_live(open_store(), transcript_id)

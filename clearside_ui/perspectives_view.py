@@ -18,6 +18,7 @@ import streamlit as st
 from clearside import rate
 from clearside.enforce import partial_object
 from clearside.errors import ClearSideError, InputError, NotFound
+from clearside.inputs import shown
 from clearside.perspectives import (
     DEFAULT_ROUNDS,
     MAX_ROUNDS,
@@ -123,7 +124,7 @@ def load_saved(session_id: str) -> Session:
     try:
         check_id(session_id)
     except NotFound:
-        raise InputError(f"“{session_id}” in the address is not a perspectives session id "
+        raise InputError(f"“{shown(session_id)}” in the address is not a perspectives session id "
                          "(ids are 32 letters and digits).") from None
     try:
         session = load(jobs.store(), session_id)

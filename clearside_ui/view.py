@@ -15,6 +15,7 @@ import streamlit as st
 from clearside.citations import target as citation_target
 from clearside.enforce import partial_object
 from clearside.errors import ConfigError
+from clearside.inputs import clean
 from clearside.jobs import AGENT_ORDER, Snapshot
 from clearside.schema import CATEGORY_VALUES, Document, Side, SourceInfo
 from clearside_ui import cruxes_view, scroll, sources_view
@@ -159,8 +160,9 @@ def _literal(text: str) -> str:
 
 
 def esc(text: str) -> str:
-    """Text shown literally: Markdown, Streamlit directives, HTML, LaTeX and bare links are all neutralised."""
-    text = " ".join(str(text).split())
+    """Text shown literally: Markdown, Streamlit directives, HTML, LaTeX and bare links are all neutralised, and
+    control, bidi-override and zero-width characters dropped (an override would show the text after it reversed)."""
+    text = clean(str(text))
     parts, start = [], 0
     for match in _ADDRESS.finditer(text):
         address = match.group(0).rstrip(".,:;!?)]'\"")  # a sentence's own punctuation is not the address's

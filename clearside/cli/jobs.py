@@ -18,6 +18,7 @@ import time
 from typing import Any
 
 from ..errors import ConfigError, NotFound
+from ..inputs import shown
 from .common import SERVER_CONCURRENCY
 
 WAIT_POLL_SECONDS = 0.5
@@ -80,7 +81,8 @@ def report(item_id: str) -> dict[str, Any]:
         try:
             job = runtime.state(item_id)
         except NotFound:
-            raise NotFound(f"No debate or job {item_id!r}: `python -m clearside list` shows saved debates.") from None
+            raise NotFound(f"No debate or job '{shown(item_id)}': `python -m clearside list` shows saved "
+                           "debates.") from None
         out = {"id": item_id, "job": item_id, "status": job.status, "error": job.error, "sections": [],
                "kind": job.name}
         if (batch_mode := modes.batch_mode_of_workflow(job.name)) is not None:  # how many of its debates finished

@@ -12,6 +12,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
+from ..inputs import clean
 from ..status import debate_status
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ def _table(items: list[Summary]) -> str:
     rows = [("ID", "CREATED", "KIND", "STATUS", "PROVIDER:MODEL", "TITLE")]
     rows += [(s.id, s.created_at.replace("T", " ").rstrip("Z")[:16], s.kind,
               debate_status(s.status, s.id, s.updated_at),
-              f"{s.provider}:{s.model}"[:40], " ".join(s.title.split())[:60]) for s in items]
+              clean(f"{s.provider}:{s.model}")[:40], clean(s.title)[:60]) for s in items]  # no terminal escapes
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
     return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)) + "  " + row[-1]
                      for row in rows)

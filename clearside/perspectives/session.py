@@ -131,8 +131,8 @@ class Session(BaseModel):
                                  "answer every question (“not sure” is an answer too), so that none is dropped from "
                                  "the merged prompt.")
             text = "\n".join(f"{i}. {clean(a)}" for i, a in enumerate(answers, 1) if not missing)
-        else:
-            text = (answers or "").strip()
+        else:  # one text (the command line's --answers): its lines kept, control and bidi characters dropped
+            text = "\n".join(line for line in map(clean, (answers or "").splitlines()) if line)
         if not text:
             raise InvalidTransition("Answer the clarification questions first: the perspectives start only once "
                                     "they are answered (the gate cannot be skipped).")

@@ -11,7 +11,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from ..errors import InputError, NotFound
-from ..inputs import MAX_TITLE, over_limit
+from ..inputs import MAX_TITLE, clean, over_limit, visible
 from ..schema import SCHEMA_VERSION
 from .database import Database
 from .privacy import scrub
@@ -40,7 +40,7 @@ class Debates(Database):
         if kind not in KINDS:
             raise ValueError(f"unknown debate kind {kind!r}")
         stamp = now()
-        title = " ".join((title or question).split())
+        title = clean(title or question)  # a label: no control, bidi-override or zero-width characters
         row = Debate(id=debate_id or new_id(), kind=kind, status=status, title=scrub(title), question=scrub(question),
                      provider=provider, model=scrub(model), prompt_versions=prompt_versions or {},
                      schema_version=schema_version, document=scrub(document), data=scrub(data or {}),
@@ -66,8 +66,8 @@ class Debates(Database):
             row.updated_at = now()
 
     def rename(self, debate_id: str, title: str) -> None:
-        title = " ".join((title or "").split())
-        if not title:
+        title = clean(title or "")  # no control, bidi-override or zero-width characters
+        if not visible(title):
             raise InputError("A debate's title cannot be empty.")
         if message := over_limit(title, MAX_TITLE, "The title"):
             raise InputError(message)

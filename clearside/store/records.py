@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..errors import NotFound
+from ..inputs import shown
 from ..schema import SCHEMA_VERSION
 from .tables import Debate
 
@@ -31,9 +32,9 @@ def new_id() -> str:
 def check_id(debate_id: str) -> str:
     debate_id = (debate_id or "").strip().lower()
     if len(debate_id) != 32 or any(c not in "0123456789abcdef" for c in debate_id):
-        raise NotFound(f"{debate_id!r} is not a debate id (32 hex characters, as `python -m clearside list` shows).",
-                       dashboard=f"{debate_id!r} is not a debate id: check the link, or find the debate in the "
-                                 "Library.")
+        named = shown(debate_id)  # a long or hostile value cut and escaped
+        raise NotFound(f"'{named}' is not a debate id (32 hex characters, as `python -m clearside list` shows).",
+                       dashboard=f"'{named}' is not a debate id: check the link, or find the debate in the Library.")
     return debate_id
 
 

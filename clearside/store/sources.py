@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from collections.abc import Iterable
 from typing import Any, get_args
 
@@ -49,6 +50,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from ..errors import InputError, StoreError
+from ..inputs import shown
 from ..schema import SourceKind
 from .database import Database
 from .privacy import scrub
@@ -59,6 +61,7 @@ SOURCE_KINDS: tuple[str, ...] = get_args(SourceKind)  # text, markdown, html, pd
 SOURCE_FIELDS = ("ref", "name", "sha256", "kind", "pages", "size", "text")  # "pages" may be absent (None)
 REF = re.compile(r"^S[1-9][0-9]{0,14}$")  # S1, S2, ... (the schema's SourceRef; at most the column's 16)
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
+MAX_NAME = 200  # clearside.sources.ingest.MAX_NAME: a file name as read
 MAX_INT = 2**31 - 1  # the Integer columns (pages, size)
 
 
@@ -86,6 +89,18 @@ def _text_problem(name: str, value: Any) -> str | None:
     return None
 
 
+def _name_problem(name: str) -> str | None:
+    """A file's name as ClearSide reads it (``clearside.sources.clean_name``): no folders, no control or format
+    characters (a bidi override would show ``txt.exe`` as ``exe.txt``), at most 200 characters."""
+    if "/" in name or "\\" in name:
+        return f"name is {_shown(name)}, a path: a source's name is a file name alone"
+    if any(unicodedata.category(ch) in ("Cc", "Cf") for ch in name):
+        return f"name is {_shown(name)}, which holds control or invisible formatting characters"
+    if len(name) > MAX_NAME:
+        return f"name is {len(name):,} characters long; the limit is {MAX_NAME}"
+    return None
+
+
 def _count_problem(name: str, value: Any, what: str) -> str | None:
     if type(value) is not int or not 1 <= value <= MAX_INT:
         return f"{name} is {_shown(value)}, not {what}"
@@ -102,7 +117,7 @@ def entry_problem(entry: Any) -> str | None:
     ref, sha256, kind = entry["ref"], entry["sha256"], entry["kind"]
     if not isinstance(ref, str) or not REF.match(ref):
         return f"ref is {_shown(ref)}, not a label like S1"
-    if problem := _text_problem("name", entry["name"]):
+    if problem := _text_problem("name", entry["name"]) or _name_problem(entry["name"]):
         return problem
     if not isinstance(sha256, str) or not SHA256.match(sha256):
         return f"sha256 is {_shown(sha256)}, not 64 lowercase hexadecimal characters (the file's SHA-256)"
@@ -121,7 +136,8 @@ def where_of(key: str, index: int, entry: Any) -> str:
     where = f"{key}[{index}]"
     if isinstance(entry, dict) and isinstance(entry.get("ref"), str) and REF.match(entry["ref"]):
         name = entry.get("name")
-        where += f" ({entry['ref']} {name})" if isinstance(name, str) and name.strip() else f" ({entry['ref']})"
+        named = f" {shown(name, 60)}" if isinstance(name, str) and name.strip() else ""
+        where += f" ({entry['ref']}{named})"
     return where
 
 

@@ -13,7 +13,7 @@ import streamlit as st
 from clearside import rate
 from clearside.engine import DebateRun
 from clearside.errors import ClearSideError, InputError
-from clearside.inputs import MAX_TARGET
+from clearside.inputs import MAX_TARGET, shown
 from clearside.modes import mode
 from clearside.references import flagship
 from clearside.render import render
@@ -48,7 +48,7 @@ def open_example() -> None:
 def example_debate(name: str) -> None:
     """The reference example, read-only: not saved, no challenges."""
     if name != "flagship":
-        st.error(view.esc(f"There is no example debate named {name!r}; the one example is the flagship."))
+        st.error(view.esc(f"There is no example debate named '{shown(name)}'; the one example is the flagship."))
     else:
         st.info("**Reference example:** spec 000's flagship debate, written by hand, not generated. "
                 "Read-only: it is not saved and cannot be challenged.", icon=":material/menu_book:")

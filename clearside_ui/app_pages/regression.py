@@ -8,6 +8,7 @@ import streamlit as st
 
 from clearside import metrics, regress
 from clearside.errors import ClearSideError
+from clearside.inputs import shown
 from clearside_ui import jobs, page_path
 from clearside_ui import regression_view as rv
 from clearside_ui.view import POLL_SECONDS, esc, follow, poll_changed
@@ -276,7 +277,7 @@ def regression() -> None:
     rv.follow_link()
     wrong = rv.link_error()
     if wrong:
-        st.error(esc(f"This link does not open a regression batch: no batch of any suite has the id {wrong}. "
+        st.error(esc(f"This link does not open a regression batch: no batch of any suite has the id {shown(wrong)}. "
                      "The newest batch is shown instead."))
     suite = suite_picker()
     if suite in regress.SUITES:
