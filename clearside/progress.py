@@ -9,6 +9,7 @@ event, which resets what the follower shows for them, so the abandoned attempt's
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 from typing import Any
@@ -19,6 +20,8 @@ from sqlalchemy.engine import make_url
 from . import runtime
 from .engine import Event
 from .jobs import AgentProgress, apply_event
+
+log = logging.getLogger("clearside.runtime")
 
 FLUSH_SECONDS = 0.25
 _meta = sa.MetaData()
@@ -43,7 +46,7 @@ def _database(url: str | None) -> tuple[sa.Engine, sa.Table]:
     with _lock:
         engine = _engines.get(url)
         if engine is None:
-            engine = _engines[url] = sa.create_engine(url, pool_pre_ping=True)
+            engine = _engines[url] = runtime.system_engine(url)  # waits for a PostgreSQL server that restarts
         table = _table(schema)
         if url not in _made:
             if schema:
@@ -75,6 +78,7 @@ class ProgressWriter:
         self._seq = self._last_seq() + 1
         self._pending: list[dict[str, Any]] = []
         self._flushed = time.monotonic()
+        self._held = False  # entries are waiting for the database to come back (said once)
         self._lock = threading.Lock()
 
     def add(self, entry: dict[str, Any]) -> None:
@@ -85,20 +89,32 @@ class ProgressWriter:
             self.flush()
 
     def flush(self) -> None:
+        """Write the pending entries as one row. Progress is what a page shows, never the work: when the database
+        cannot be reached (a server restarting, a full disk) the entries wait for the next flush, and the step that
+        emitted them goes on."""
         with self._lock:
             if not self._pending:
                 return
             batch, self._pending = self._pending, []
             self._flushed = time.monotonic()
-            for _ in range(5):  # another writer of this job (a host taking over, a resumed step) took the number
-                try:
-                    with self.engine.begin() as conn:
-                        conn.execute(self.table.insert().values(job_id=self.job_id, seq=self._seq,
-                                                                entries=json.dumps(batch), at=time.time()))
-                    self._seq += 1
-                    return
-                except sa.exc.IntegrityError:
-                    self._seq = self._last_seq() + 1
+            try:
+                for _ in range(5):  # another writer of this job (a host taking over, a resumed step) took the number
+                    try:
+                        with self.engine.begin() as conn:
+                            conn.execute(self.table.insert().values(job_id=self.job_id, seq=self._seq,
+                                                                    entries=json.dumps(batch), at=time.time()))
+                        self._seq += 1
+                        self._held = False
+                        return
+                    except sa.exc.IntegrityError:
+                        self._seq = self._last_seq() + 1
+            except (sa.exc.OperationalError, sa.exc.InterfaceError) as exc:  # the database is away: keep them
+                self._pending = batch + self._pending
+                if not self._held:
+                    log.warning("Progress of job %s not written yet (%s); kept for the next flush", self.job_id,
+                                str(exc).splitlines()[0])
+                self._held = True
+                return
             raise sa.exc.InvalidRequestError(f"Progress of job {self.job_id} could not be written: too many writers")
 
     def _last_seq(self) -> int:

@@ -13,6 +13,11 @@ Two roles share one system database (the store's PostgreSQL in the schema ``clea
 
 Workflow code is pinned to :data:`APP_VERSION`: recovery and queues only take workflows of the version running.
 Only this module and :mod:`clearside.workflows` import DBOS.
+
+A database that goes away (a PostgreSQL restart) pauses a host rather than stopping it: DBOS retries its own
+queries until the database is back, ClearSide's connections wait for it (:func:`system_engine`), and a host whose
+own heartbeat was held up takes nobody's work over until the others have had :data:`DEAD_AFTER` seconds to beat
+again (their heartbeats are as old as its own, and they are alive).
 """
 
 from __future__ import annotations
@@ -34,7 +39,8 @@ from dbos._error import DBOSNonExistentWorkflowError  # the one error DBOS raise
 from sqlalchemy.engine import make_url
 
 from .errors import ClearSideError, ConfigError, NotFound
-from .store.db import data_dir, database_url
+from .inputs import shown
+from .store.db import data_dir, database_url, reconnecting
 
 log = logging.getLogger("clearside.runtime")
 
@@ -88,6 +94,14 @@ def _schema(url: str) -> str | None:
     return SCHEMA if make_url(url).get_backend_name() == "postgresql" else None
 
 
+def system_engine(url: str) -> sa.Engine:
+    """An engine on the system database ``url`` for ClearSide's own tables (heartbeats, progress rows): each
+    connection is checked before use, and on PostgreSQL a server that restarts is waited for (see
+    :func:`clearside.store.db.reconnecting`)."""
+    engine = sa.create_engine(url, pool_pre_ping=True)
+    return reconnecting(engine) if engine.dialect.name == "postgresql" else engine
+
+
 @dataclass(frozen=True)
 class JobState:
     """Where a job stands: ``status`` is one of :data:`STATUSES`; ``result`` what its workflow returned."""
@@ -122,7 +136,7 @@ class Host:
         self.schema = _schema(url)
         self.executor_id = f"{role}-{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         self._stop = threading.Event()
-        self._engine = sa.create_engine(url, pool_pre_ping=True)
+        self._engine = system_engine(url)
         self._table = _executor_table(self.schema)
         config: dict[str, Any] = {
             "name": APP, "system_database_url": url, "application_version": APP_VERSION,
@@ -137,6 +151,8 @@ class Host:
         self._register_queues(concurrency)
         self._table.create(self._engine, checkfirst=True)
         self.beat()
+        self._last_beat = time.time()  # the last heartbeat written; a beat missed since...
+        self._judge_after = 0.0  # ...holds takeovers back until then
         self._thread = threading.Thread(target=self._loop, name="clearside-heartbeat", daemon=True)
         self._thread.start()
 
@@ -178,12 +194,30 @@ class Host:
         return taken
 
     def _loop(self) -> None:
+        failing = False
         while not self._stop.wait(HEARTBEAT_SECONDS):
             try:
                 self.beat()
-                self.take_over()
-            except Exception:  # the database is briefly unreachable: try again next beat
-                log.exception("Runtime heartbeat failed")
+                now = time.time()
+                if now - self._last_beat > 2 * HEARTBEAT_SECONDS:
+                    # this host missed a beat (the database was away): so did the others, whose heartbeats are now
+                    # older by the outage; give them DEAD_AFTER to beat again before judging any of them dead
+                    self._judge_after = now + DEAD_AFTER
+                    log.warning("Runtime heartbeat held up for %.0f s (the database was unreachable or slow); "
+                                "taking over no other host's work for %.0f s, while the others beat again",
+                                now - self._last_beat, DEAD_AFTER)
+                self._last_beat = now
+                if failing:
+                    log.warning("Runtime heartbeat: the database is reachable again")
+                    failing = False
+                if now >= self._judge_after:
+                    self.take_over()
+            except Exception as exc:  # the database is unreachable: keep serving, try again next beat
+                if not failing:
+                    log.warning("Runtime heartbeat failed (%s); this host keeps its work and tries again every "
+                                "%g s", str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__,
+                                HEARTBEAT_SECONDS)
+                failing = True
 
     def stop(self) -> None:
         self._stop.set()
@@ -283,7 +317,8 @@ def state(job_id: str, store_url: str | None = None) -> JobState:
     try:
         status = client(store_url).retrieve_workflow(job_id).get_status()
     except DBOSNonExistentWorkflowError:
-        raise NotFound(f"No job {job_id!r}: check the id (`python -m clearside list` shows saved debates).") from None
+        raise NotFound(f"No job '{shown(job_id)}': check the id (`python -m clearside list` shows saved "
+                       "debates).") from None
     return job_state(status)
 
 
@@ -308,4 +343,4 @@ def exit_fast() -> None:
 
 __all__ = ["APP_VERSION", "BATCH_QUEUE", "DEAD_AFTER", "Host", "JobState", "LOCAL_QUEUE", "SERVER_QUEUE",
            "STATUSES", "cancel", "client", "current_host", "enqueue", "host", "job_state", "reset", "resume", "send",
-           "state", "stop_host", "system_url"]
+           "state", "stop_host", "system_engine", "system_url"]

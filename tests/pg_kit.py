@@ -15,6 +15,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,6 +24,8 @@ from pathlib import Path
 import psycopg
 
 USER = "clearside"
+# the servers this process started, by admin URL: their data folder, start options and log (for restart)
+_STARTED: dict[str, tuple[Path, str, Path]] = {}
 
 
 def _bin(name: str) -> str:
@@ -60,12 +63,33 @@ def server() -> Iterator[str]:
     options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off"
     subprocess.run(_as_owner([_bin("pg_ctl"), "-D", str(data), "-o", options, "-l", str(folder / "log"),
                               "-w", "start"]), **run)
+    url = f"postgresql+psycopg://{USER}@127.0.0.1:{port}/postgres"
+    _STARTED[url] = (data, options, folder / "log")
     try:
-        yield f"postgresql+psycopg://{USER}@127.0.0.1:{port}/postgres"
+        yield url
     finally:
+        _STARTED.pop(url, None)
         subprocess.run(_as_owner([_bin("pg_ctl"), "-D", str(data), "-m", "immediate", "stop"]),
                        capture_output=True, timeout=60)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def restartable(admin_url: str) -> bool:
+    """Whether :func:`restart` can restart this server (one :func:`server` started, not an existing one)."""
+    return admin_url in _STARTED
+
+
+def restart(admin_url: str, *, down: float = 0.0) -> float:
+    """Stop the server :func:`server` started (``pg_ctl stop -m fast``: every session is ended, as in a real
+    restart), keep it down ``down`` seconds, start it again on the same data folder and port, and wait until it
+    accepts connections. Returns the seconds it was unreachable."""
+    data, options, log = _STARTED[admin_url]
+    run = {"check": True, "capture_output": True, "text": True, "timeout": 60}
+    stopped = time.monotonic()
+    subprocess.run(_as_owner([_bin("pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"]), **run)
+    time.sleep(down)
+    subprocess.run(_as_owner([_bin("pg_ctl"), "-D", str(data), "-o", options, "-l", str(log), "-w", "start"]), **run)
+    return time.monotonic() - stopped
 
 
 def _libpq(url: str) -> str:

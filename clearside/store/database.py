@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from ..errors import NotFound, StoreError
-from .db import WRITE, database_url, make_engine, migrate, safe_url
+from ..errors import NotFound
+from .db import WRITE, database_url, fault, make_engine, migrate, safe_url
 from .records import check_id
 from .tables import Debate
 
@@ -44,9 +44,12 @@ class Database:
         try:
             with self._writer.begin() as session:
                 yield session
-        except SQLAlchemyError as exc:
-            raise StoreError(f"Could not save to the debate store ({safe_url(self.url)}): "
-                             f"{str(exc).splitlines()[0]}. Nothing from this change was written; try again.") from None
+        except SQLAlchemyError as exc:  # names the file or server, the cause (read-only, disk full...), the fix
+            if isinstance(exc, OperationalError) and self.dialect == "sqlite":
+                # a connection SQLite opened while the file was read-only stays read-only: once the fault is
+                # fixed, the next write must reconnect to succeed (no restart needed)
+                self.engine.dispose()
+            raise fault(self.url, exc, doing="save to") from None
 
     @contextmanager
     def read(self) -> Iterator[Session]:
@@ -54,8 +57,7 @@ class Database:
             with self._reader() as session:
                 yield session
         except SQLAlchemyError as exc:
-            raise StoreError(f"Could not read the debate store ({safe_url(self.url)}): "
-                             f"{str(exc).splitlines()[0]}.") from None
+            raise fault(self.url, exc, doing="read") from None
 
     @staticmethod
     def debate_row(session: Session, debate_id: str, *, lock: bool = False) -> Debate:
