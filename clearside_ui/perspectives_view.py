@@ -554,8 +554,10 @@ def running_panel(job_id: str) -> None:
         st.rerun()  # finished, failed or waiting for answers: the whole page changes
     session = snap.session
     poll_changed("perspectives", (session.state, snap.step, len(session.round_outputs), session.synthesis is None,
-                                  len(snap.streaming)))
+                                  len(snap.streaming), snap.notice))
     st.caption(f"Status: {esc(state_label(snap.session, running=True))}")
+    if snap.notice:  # a provider fault being asked again: what it had written is gone, the step starts over
+        st.caption(f":material/autorenew: {esc(snap.notice)}")
     running_body(snap)
 
 

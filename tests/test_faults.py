@@ -380,7 +380,7 @@ def test_perspectives_a_dropped_clarifier_stream_is_retried_and_the_user_sees_it
     from perspectives_kit import QUESTION as PERSONAL_QUESTION
 
     from clearside.perspectives import PerspectivesRun
-    from clearside.perspectives.workflow import fold
+    from clearside.perspectives.workflow import fold, notice_after
     from clearside.store import open_store
 
     fresh.plan(Step("drop", after=12), "ok")
@@ -391,12 +391,16 @@ def test_perspectives_a_dropped_clarifier_stream_is_retried_and_the_user_sees_it
     assert [kind for _, kind in fresh.served] == ["drop", "ok"]
     [notice] = [e for e in events if e.type == "retrying"]
     assert notice.content.startswith("retrying (2/3)… ") and "dropped the connection" in notice.content
-    text = ""
+    text, said, notices = "", "", []
     for event in events:  # the page's streamed text: what streamed before the drop is gone after the notice
         text = fold(text, event.type, event.content)
+        said = notice_after(said, event.type, event.content)
         streamed.append(text)
-    after = streamed[events.index(notice)]
-    assert after == "" and run.session.state != "failed"
+        notices.append(said)
+    at = events.index(notice)
+    assert streamed[at] == "" and run.session.state != "failed"
+    assert notices[at] == notice.content, "the page's snapshot says retrying (2/3)… while the call is asked again"
+    assert notices[-1] == "", "and no longer once the call streams again"
 
 
 def test_perspectives_a_dropped_stream_that_persists_fails_naming_the_call(fresh) -> None:

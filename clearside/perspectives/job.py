@@ -32,6 +32,7 @@ class PerspectivesSnapshot:
     step: str  # the state whose step is running ("" when idle)
     streaming: str  # text streamed so far by the call in flight
     error: str
+    notice: str = ""  # a provider retry of the call in flight: "retrying (2/3)… cause"
 
     @property
     def status(self) -> str:
@@ -119,8 +120,13 @@ class PerspectivesJob:
         busy = self._busy(now)
         session = load(self.store, self.id)
         error = now.error if now is not None and now.status == "failed" and not session.finished else ""
+        streaming = self._streaming() if busy else ""
+        notice = ""
+        if busy:
+            notice = (workflow.NOTICES.get(self.job_id or "", "") if self.job_id in workflow.STREAMING
+                      else self._follower.notice if self._follower is not None else "")
         return PerspectivesSnapshot(session=session, busy=busy, step=session.state if busy else "",
-                                    streaming=self._streaming() if busy else "", error=error or session.error)
+                                    streaming=streaming, error=error or session.error, notice=notice)
 
     def _streaming(self) -> str:
         if self.job_id in workflow.STREAMING:  # a step runs in this process: no query needed

@@ -46,6 +46,18 @@ _RESETS = ("start", "state", "agent_output", "synthesis", "clarification_questio
            "retrying")  # a provider retry: the call is made again from its start
 
 
+# The provider retry the call in flight is in ("retrying (2/3)… cause"), by job id; "" once it streams again.
+NOTICES: dict[str, str] = {}
+
+
+def notice_after(notice: str, kind: str, content: str) -> str:
+    """The retry notice after one event: a provider retry sets it; text streaming again, or a step's start or end,
+    clears it."""
+    if kind == "retrying":
+        return content
+    return "" if kind == "delta" or kind in _RESETS else notice
+
+
 def fold(text: str, kind: str, content: str) -> str:
     """The streamed text after one event: a delta adds to it; a step's start or end clears it."""
     if kind == "delta":
@@ -62,12 +74,14 @@ class Sink:
         self._checked = 0.0
         self._cancelled = False
         STREAMING[job_id] = ""
+        NOTICES[job_id] = ""
         self.writer.add({"kind": "start", "agent": "", "text": ""})  # a rerun step's text starts afresh
 
     def __call__(self, event: PerspectivesEvent) -> None:
         if event.type == "delta" and self.cancelled():
             raise Cancelled("Cancelled by the user.")
         STREAMING[self.job_id] = fold(STREAMING.get(self.job_id, ""), event.type, event.content)
+        NOTICES[self.job_id] = notice_after(NOTICES.get(self.job_id, ""), event.type, event.content)
         text = event.content if event.type in ("delta", "state", "error", "retrying") else ""
         self.writer.add({"kind": event.type, "agent": event.agent or "", "text": text})
 
@@ -89,12 +103,13 @@ class StreamFollower:
 
     def __init__(self, job_id: str, url: str | None = None) -> None:
         self.job_id, self.url = job_id, url
-        self.text, self._last = "", 0
+        self.text, self.notice, self._last = "", "", 0
 
     def update(self) -> str:
         entries, self._last = progress.read(self.job_id, self._last, self.url)
         for entry in entries:
             self.text = fold(self.text, entry["kind"], entry.get("text", ""))
+            self.notice = notice_after(self.notice, entry["kind"], entry.get("text", ""))
         return self.text
 
 
