@@ -17,6 +17,9 @@ for one agent or for any (an unscripted request is answered normally):
 * ``Step("invalid")``: a well-formed answer whose content is valid JSON that breaks the agent's schema;
 * ``Step("slow", tps=1)``: the normal answer at ``tps`` tokens a second.
 
+Every chat request is kept, as it came, in :attr:`received`: ``{"path", "headers", "body"}`` (what a client sent:
+its temperature, its API key), for assertions.
+
 A prefix cache, off by default: with ``server.prefix_cache = "usage"`` each chat reports, of its prompt's tokens
 (words), those it shares from the start with an earlier prompt as cached, the way servers that cache prompt
 prefixes do: OpenAI's ``usage.prompt_tokens_details.cached_tokens`` (vLLM, recent llama-server) and Ollama's
@@ -80,6 +83,7 @@ class _FaultHandler(_Handler):
         if not ollama and self.path.rstrip("/") != "/v1/chat/completions":
             self._send_json(404, {"error": "not found"})
             return
+        self.server.record(self.path, dict(self.headers), body)
         schema = body.get("format") if ollama else _schema(body.get("response_format"))
         schema = schema if isinstance(schema, dict) else None
         messages = body.get("messages") or []
@@ -200,6 +204,11 @@ class FaultServer(LatencyServer):
             self.served: list[tuple[str, str]] = []
             self._prompts: list[list[str]] = []  # every chat's prompt, as tokens: the prefix cache
             self.cached: list[tuple[int, int]] = []
+            self.received: list[dict[str, Any]] = []  # every chat request as sent: path, headers, body
+
+    def record(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> None:
+        with self._lock:
+            self.received.append({"path": path, "headers": headers, "body": body})
 
     def cache(self, messages: list[dict[str, Any]]) -> tuple[int, int]:
         """A chat's prompt tokens and, of them, those shared from the start with an earlier chat's prompt (the

@@ -7,22 +7,16 @@ running; the reply's first token then meets the cancel.
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 
-import helpers
+import app_kit
 import perspectives_kit as kit
-import pytest
+from app_kit import PERSPECTIVES, AppTest, has, open_page, plain, run
 from helpers import challenge_reply, scripted_debate
 
 from clearside.perspectives import load
 from clearside.providers.scripted import ScriptedProvider
 from clearside.store import open_store
 
-pytest.importorskip("streamlit")
-from streamlit.testing.v1 import AppTest  # noqa: E402
-
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
-PERSPECTIVES = "clearside_ui/app_pages/perspectives.py"
 ANSWERS = ["Three times this month.", "Two years.", "Trust, not a fight."]
 TYPED = "Whether the team could run twenty services at all"
 
@@ -32,23 +26,8 @@ def gated(reply, asked: threading.Event, release: threading.Event):
     return lambda request: (asked.set(), release.wait(30), reply)[2]
 
 
-def plain(at: AppTest) -> str:
-    kinds = ("markdown", "caption", "info", "success", "warning", "error")
-    return "\n".join(e.value for kind in kinds for e in at.get(kind)).replace("\\", "")
-
-
-def has(at: AppTest, key: str) -> bool:
-    return any(button.key == key for button in at.button)
-
-
 def settle(at: AppTest, until) -> AppTest:
-    return helpers.settle(at, until, describe=plain, timeout=60)
-
-
-def run(target) -> AppTest:
-    at = target.run()
-    assert not at.exception, at.exception
-    return at
+    return app_kit.settle(at, until, timeout=60)
 
 
 def press_cancel(at: AppTest, key: str, asked: threading.Event, release: threading.Event) -> None:
@@ -62,9 +41,7 @@ def press_cancel(at: AppTest, key: str, asked: threading.Event, release: threadi
 
 def test_a_running_challenge_is_cancelled_adding_nothing_and_keeping_what_was_typed():
     provider = ScriptedProvider()
-    at = AppTest.from_file(APP, default_timeout=30)
-    at.session_state["provider_override"] = provider
-    run(at)
+    at = open_page(provider=provider)
     scripted_debate(provider)
     at.text_area(key="question").set_value("Should we adopt microservices?")
     run(at.button(key="generate").click())
@@ -95,10 +72,7 @@ def test_a_running_challenge_is_cancelled_adding_nothing_and_keeping_what_was_ty
 
 
 def open_perspectives(provider) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=30)
-    at.session_state["provider_override"] = provider
-    at.switch_page(PERSPECTIVES)
-    run(at)
+    at = open_page(PERSPECTIVES, provider)
     at.text_area(key="persp_question").input(kit.QUESTION)
     at.number_input(key="persp_rounds").set_value(2)
     return at

@@ -10,55 +10,25 @@ from __future__ import annotations
 
 import re
 import threading
-from pathlib import Path
 
+import app_kit
 import helpers
 import pytest
+from app_kit import COMPARE, AppTest, plain, run
 from helpers import flagship_replies, flagship_script
 
 from clearside import compare
-from clearside import store as store_module
 from clearside.errors import InputError
 from clearside.providers.scripted import ScriptedProvider
-from clearside.store import open_store
 from clearside_ui import compare_view as cv
 
-pytest.importorskip("streamlit")
-from streamlit.testing.v1 import AppTest  # noqa: E402
-
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
-COMPARE = "clearside_ui/app_pages/compare.py"
 QUESTION = "Should the U.S. impose a temporary moratorium on new AI data centers?"
 
 
-@pytest.fixture
-def store(tmp_path, monkeypatch):
-    monkeypatch.setenv("CLEARSIDE_DATA", str(tmp_path / "data"))
-    monkeypatch.delenv("DATABASE_URL", raising=False)
-    opened = open_store()
-    yield opened
-    store_module._stores.pop(opened.url, None)
-    opened.close()
-
-
-def run(target) -> AppTest:
-    at = target.run()
-    assert not at.exception, at.exception
-    return at
-
-
 def page(compare_id: str | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.session_state["provider_override"] = ScriptedProvider()  # the sidebar's model: scripted:script
-    if compare_id is not None:
-        at.query_params["compare"] = compare_id
-    at.switch_page(COMPARE)
-    return run(at)
-
-
-def plain(at: AppTest) -> str:
-    found = [e.value for kind in ("markdown", "caption", "warning", "error", "success", "info") for e in at.get(kind)]
-    return "\n".join(found).replace("\\", "")
+    """The Compare page, the sidebar's model scripted:script (``store``, from conftest.py, is this test's own)."""
+    query = {"compare": compare_id} if compare_id is not None else None
+    return app_kit.open_page(COMPARE, ScriptedProvider(), query=query, timeout=60)
 
 
 def errors(at: AppTest) -> str:
@@ -90,7 +60,7 @@ def wait_done(at: AppTest, store, batch: str) -> AppTest:
         return bool(rows) and all(r["status"] in ("done", "failed") for r in rows) and any(
             "Arguments across models" in s.value for s in a.header) and not any(
             "Shown when every model" in i.value for i in a.info)
-    return helpers.settle(at, over, describe=plain, timeout=120, pause=0.2)
+    return app_kit.settle(at, over, timeout=120, pause=0.2)
 
 
 def frame_with(at: AppTest, column: str):
@@ -321,7 +291,7 @@ def fast_done_slow_waiting(gate: threading.Event) -> tuple[AppTest, str]:
     at.session_state["compare_providers_override"] = {"fast": fast, "slow": slow}
     at = fill(at, "Should we adopt microservices architecture?", ["fast", "slow"])
     batch = batch_of(at)
-    helpers.settle(at, lambda a: "✓ **scripted:fast**: done" in plain(a), describe=plain, timeout=90)
+    app_kit.settle(at, lambda a: "✓ **scripted:fast**: done" in plain(a), timeout=90)
     return at, batch
 
 
@@ -350,8 +320,8 @@ def test_a_running_comparison_can_be_cancelled_keeping_what_finished(store):
         run(at.button(key="cmp_cancel").click())
     finally:
         gate.set()  # the moderator's call returns; its first token meets the cancel
-    helpers.settle(at, lambda a: not any(b.key == "cmp_cancel" for b in a.button) and "■ cancelled" in plain(a),
-                   describe=plain, timeout=90)
+    app_kit.settle(at, lambda a: not any(b.key == "cmp_cancel" for b in a.button) and "■ cancelled" in plain(a),
+                   timeout=90)
     rows = {r["data"]["label"]: r for r in store.runs("compare") if r["data"]["batch"] == batch}
     assert rows["scripted:fast"]["status"] == "done" and rows["scripted:slow"]["status"] == "cancelled"
     slow_debate = store.get(rows["scripted:slow"]["debate_id"])
@@ -438,3 +408,27 @@ def test_labels_are_short_and_distinct():
     assert compare.short("ollama:llama3.2") == "ollama:llama3.2"
     long = compare.short("openai:" + "m" * 80)
     assert len(long) <= compare.LABEL_CHARS and "…" in long
+
+
+def test_the_same_point_in_other_words_is_grouped_across_models_and_a_different_point_is_not():
+    """README: two claims across models are "the same point" at cosine >= 0.65 of their embeddings (the MiniLM the
+    checks use), so a paraphrase sharing few words is grouped, and another point on the same topic is not."""
+    water = ("Data centers use large amounts of water to cool their servers",
+             "Cooling the servers in these facilities consumes huge volumes of water")
+    bills = ("New data centers raise electricity bills for nearby households",
+             "Households living close to data centers end up paying higher power bills")
+    for a, b in (water, bills):  # paraphrases: under a quarter of their words in common
+        words_a, words_b = set(a.lower().split()), set(b.lower().split())
+        assert len(words_a & words_b) / len(words_a | words_b) < 0.25, (a, b)
+    jobs = "A moratorium would drive AI investment and jobs overseas"
+    rules = "Stopping construction for a while lets lawmakers draft regulations for AI facilities"
+
+    def document(*claims: str) -> dict:
+        return {"pro": {"arguments": [{"claim": claim} for claim in claims]}, "con": {"arguments": []}}
+
+    points = compare.agreement({"B": document(water[1], bills[1], rules), "A": document(water[0], bills[0], jobs)})
+    grouped = {row["claim"]: (row["models"], row["wording"]) for row in points}
+    assert grouped == {water[0]: (["A", "B"], {"A": water[0], "B": water[1]}),
+                       bills[0]: (["A", "B"], {"A": bills[0], "B": bills[1]}),
+                       jobs: (["A"], {"A": jobs}), rules: (["B"], {"B": rules})}
+    assert [(row["k"], row["n"]) for row in points] == [(2, 2), (2, 2), (1, 2), (1, 2)]

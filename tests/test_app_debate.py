@@ -4,41 +4,22 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
+import app_kit as kit
 import helpers
 import pytest
+from app_kit import AppTest, generate, open_page, text_of
+from app_kit import settle_debate as settle
 from helpers import challenge_reply, scripted_debate, side_reply
 
 from clearside.providers.scripted import ScriptedProvider
 from clearside.schema import Document, jsonschema_errors
 from clearside.static.recorder import load_run, start_static
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
-pytest.importorskip("streamlit")
-from streamlit.testing.v1 import AppTest  # noqa: E402
-
-
-def text_of(at: AppTest) -> str:
-    return "\n".join(m.value for m in at.markdown) + "\n".join(c.value for c in at.caption)
-
-
-def settle(at: AppTest, until, timeout: float = 30) -> AppTest:
-    return helpers.settle(at, until, describe=text_of, timeout=timeout)
-
 
 @pytest.fixture
 def app():
-    provider = ScriptedProvider()
-    at = AppTest.from_file(APP, default_timeout=30)
-    at.session_state["provider_override"] = provider
-    at.run()
-    return at, provider
-
-
-def generate(at: AppTest, question: str) -> None:
-    at.text_area(key="question").set_value(question)
-    at.button(key="generate").click().run()
+    return kit.debate_app()
 
 
 def test_generate_shows_three_sections_then_challenge_then_exports(app):
@@ -75,19 +56,26 @@ def test_generate_shows_three_sections_then_challenge_then_exports(app):
     assert not [s for s in at.success if "Jump to the answer" in s.value]
 
 
-def test_export_contents_match_the_renderers(app):
+def test_export_contents_match_the_renderers(app, downloads):
+    """Each export button serves the bytes of its renderer's output for the debate on the page."""
+    from clearside.render import render
+
     at, provider = app
     scripted_debate(provider)
     generate(at, "Should we adopt microservices?")
     settle(at, lambda a: a.session_state["document"] is not None if "document" in a.session_state else False)
     document = at.session_state["document"]
-    from clearside.render import render
-
-    json_doc = json.loads(render(document, "json"))
+    formats = {"JSON": "json", "Markdown report": "md", "Quick View": "quick", "Debate Script": "script"}
+    assert [b.proto.label for b in at.get("download_button")] == list(formats)
+    served = {label: helpers.download(at, downloads, label) for label in formats}  # the bytes each button serves
+    json_doc = json.loads(served["JSON"])
     assert jsonschema_errors(json_doc) == [] and Document.model_validate(json_doc) == document
-    assert "## FOR the proposition" in render(document, "md")
-    labels = [b.proto.label for b in at.get("download_button")]
-    assert labels == ["JSON", "Markdown report", "Quick View", "Debate Script"]
+    assert "## FOR the proposition" in served["Markdown report"]
+    assert "AGAINST" in served["Quick View"] and "OPENING STATEMENTS" in served["Debate Script"]
+    for label, fmt in formats.items():
+        assert served[label] == render(document, fmt), f"the {label} download is the {fmt} renderer's output"
+    claim = side_reply("pro")["arguments"][0]["claim"]
+    assert all(claim in text for text in served.values()), "every file holds the debate's own text"
 
 
 def test_export_file_names_say_which_debate_they_are():
@@ -172,9 +160,7 @@ def test_retry_after_switching_the_model_runs_the_new_one_and_says_so(app):
 
 def test_a_running_debate_can_be_cancelled_and_resumed_keeping_what_finished():
     provider = ScriptedProvider(chunk_delay=0.05, chunk_size=4)
-    at = AppTest.from_file(APP, default_timeout=30)
-    at.session_state["provider_override"] = provider
-    at.run()
+    at = open_page(provider=provider)
     replies = scripted_debate(provider)
     generate(at, "Should we adopt microservices?")
     settle(at, lambda a: "debate_id" in a.session_state and a.session_state["debate_id"]
@@ -221,14 +207,8 @@ def test_hostile_text_is_escaped_not_rendered(app):
 def open_link(debate_id: str, provider=None, *, key: str | None = None) -> AppTest:
     """A new browser session opening the share link ``?debate=<id>``; ``key``: the browser's ownership cookie
     (the same browser after a reload or in a new tab), else a browser that never visited."""
-    at = AppTest.from_file(APP, default_timeout=30)
-    at.session_state["provider_override"] = provider or ScriptedProvider()
-    if key:
-        at.session_state["owner_key"] = key
-    at.query_params["debate"] = debate_id
-    at.run()
-    assert not at.exception, at.exception
-    return at
+    return open_page(provider=provider or ScriptedProvider(), query={"debate": debate_id},
+                     state={"owner_key": key} if key else None)
 
 
 def test_a_generated_debate_is_saved_with_its_challenges_and_its_link_opens_it(app):
@@ -328,8 +308,7 @@ def test_the_debate_page_points_at_debates_that_stopped_part_way():
     from clearside.engine import DebateRun
     from clearside.store import open_store
 
-    at = AppTest.from_file(APP, default_timeout=30)
-    at.run()
+    at = open_page()
     assert not at.get("page_link"), "nothing to point at yet"
     start_static(open_store(), DebateRun.from_input("Leave my job for a startup?"), provider="scripted", model="m")
     at.run()
@@ -345,7 +324,7 @@ def banner_shown(at: AppTest) -> bool:
 
 
 def test_the_embedded_default_carries_the_demo_model_banner_and_other_providers_do_not():
-    at = AppTest.from_file(APP, default_timeout=30).run()
+    at = open_page()
     assert banner_shown(at)
     [note] = [i.value for i in at.info if "tiny demonstration model" in i.value]
     assert "SmolLM2-135M" in note and "Ollama" in note and "OPENAI_BASE_URL" in note and "vLLM" in note
@@ -388,9 +367,7 @@ def test_the_example_debate_opens_the_flagship_read_only_and_unsaved(app):
 
 
 def test_an_example_link_opens_it_directly():
-    at = AppTest.from_file(APP, default_timeout=30)
-    at.query_params["example"] = "flagship"
-    at.run()
+    at = open_page(query={"example": "flagship"})
     assert any("Reference example" in i.value for i in at.info)
     assert any("MODERATOR SYNTHESIS" in m.value for m in at.markdown)
 

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import threading
 from datetime import UTC, date, datetime
-from pathlib import Path
 
-import helpers
+import app_kit
 import pytest
+from app_kit import LIBRARY, AppTest, has, plain, run
 from helpers import LiveResponder, fixture_dict, moderator_reply, orchestrator_reply, scripted_debate, side_reply
 
-from clearside import store as store_module
 from clearside.engine import DebateRun
 from clearside.errors import StoreError
 from clearside.live import LiveConfig, LiveDebate
@@ -24,25 +23,10 @@ from clearside.live.exchange import load_live
 from clearside.providers.scripted import ScriptedProvider
 from clearside.schema import Proposition, Side
 from clearside.static.recorder import StaticRecorder, start_static
-from clearside.store import Store, open_store
+from clearside.store import Store
 from clearside_ui import jobs
 
-pytest.importorskip("streamlit")
-from streamlit.testing.v1 import AppTest  # noqa: E402
-
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
-LIBRARY = "clearside_ui/app_pages/library.py"
 QUESTION = "Should we adopt microservices architecture?"
-
-
-@pytest.fixture
-def store(tmp_path, monkeypatch):
-    monkeypatch.setenv("CLEARSIDE_DATA", str(tmp_path))
-    monkeypatch.delenv("DATABASE_URL", raising=False)
-    opened = open_store()
-    yield opened
-    store_module._stores.pop(opened.url, None)
-    opened.close()
 
 
 def finished(store, question: str = QUESTION, *, provider: str = "openai", model: str = "gpt-4") -> str:
@@ -80,25 +64,12 @@ def live(store, question: str = "Should cities ban private cars?") -> str:
 
 
 def library(provider=None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=30)
-    at.session_state["provider_override"] = provider or ScriptedProvider()
-    at.switch_page(LIBRARY)
-    return run(at)
-
-
-def run(target) -> AppTest:
-    """Run the app (or the app of a widget just set or clicked) and check the Library raised nothing."""
-    at = target.run()
-    assert not at.exception, at.exception
-    return at
+    """The Library on ``provider`` (the sidebar's model), in this test's own store (``store``, conftest.py)."""
+    return app_kit.open_page(LIBRARY, provider or ScriptedProvider())
 
 
 def titles(at: AppTest) -> list[str]:
     return list(at.dataframe[0].value["Title"]) if at.dataframe else []
-
-
-def has(at: AppTest, key: str) -> bool:
-    return any(button.key == key for button in at.button)
 
 
 def ids(at: AppTest) -> list[str]:
@@ -106,17 +77,12 @@ def ids(at: AppTest) -> list[str]:
     return [link.split("debate=")[1] for link in at.dataframe[0].value["Link"]] if at.dataframe else []
 
 
-def plain(at: AppTest) -> str:
-    found = [e.value for kind in ("markdown", "caption", "warning", "error", "success", "info") for e in at.get(kind)]
-    return "\n".join(found).replace("\\", "")
-
-
 def pick(at: AppTest, debate_id: str) -> AppTest:
     return run(at.selectbox(key="lib_pick").set_value(debate_id))
 
 
 def wait_done(at: AppTest, store, debate_id: str) -> None:
-    helpers.settle(at, lambda a: store.get(debate_id).status in ("done", "failed"), describe=plain, timeout=60)
+    app_kit.settle(at, lambda a: store.get(debate_id).status in ("done", "failed"), timeout=60)
     assert store.get(debate_id).status == "done", store.get(debate_id).data
     run(at)
 

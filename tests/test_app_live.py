@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 import time
-from pathlib import Path
 
-import helpers
+import app_kit as kit
 import pytest
+from app_kit import LIVE, AppTest, texts
 from helpers import NORMALIZED, LiveResponder, fixture_dict, stored
 
 from clearside.live import LiveDebate
@@ -17,11 +17,6 @@ from clearside.providers.scripted import ScriptedProvider
 from clearside.schema import Document
 from clearside.store import open_store
 
-pytest.importorskip("streamlit")
-from streamlit.testing.v1 import AppTest  # noqa: E402
-
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
-LIVE = "clearside_ui/app_pages/live.py"
 QUESTION = "Should we adopt microservices?"
 
 
@@ -41,12 +36,6 @@ class PacedProvider(ScriptedProvider):
         return super()._complete(request, paced if on_delta else None)
 
 
-@pytest.fixture(autouse=True)
-def data(tmp_path, monkeypatch):
-    monkeypatch.setenv("CLEARSIDE_DATA", str(tmp_path))
-    return tmp_path / "live"
-
-
 def fast() -> ScriptedProvider:
     return ScriptedProvider(fallback=LiveResponder(speech_words=40))
 
@@ -59,35 +48,20 @@ def open_live(provider, *, live: str | None = None, document: Document | None = 
               key: str | None = None) -> AppTest:
     """The Live page in a new session; ``key``: the browser's ownership cookie (the same browser after a reload),
     else a browser of its own."""
-    at = AppTest.from_file(APP, default_timeout=30)
-    at.session_state["provider_override"] = provider
-    if key:
-        at.session_state["owner_key"] = key
+    state = {"owner_key": key} if key else {}
     if document is not None:
-        at.session_state["document"] = document
-    if live is not None:
-        at.query_params["live"] = live
-    at.switch_page(LIVE)
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def texts(at: AppTest) -> list[str]:
-    found = []
-    for kind in ("markdown", "caption", "warning", "error", "success", "info"):
-        found += [element.value for element in getattr(at, kind)]
-    return found
+        state["document"] = document
+    return kit.open_page(LIVE, provider, query={"live": live} if live is not None else None, state=state)
 
 
 def plain(at: AppTest) -> str:
     """The page's text with Markdown escapes and code marks removed (what a reader sees: a bare address is
     shown as code, so that it is never a link)."""
-    return "\n".join(texts(at)).replace("\\", "").replace("`", "")
+    return kit.plain(at).replace("`", "")
 
 
 def settle(at: AppTest, until, timeout: float = 30) -> AppTest:
-    return helpers.settle(at, until, describe=plain, timeout=timeout)
+    return kit.settle(at, until, describe=plain, timeout=timeout)
 
 
 def transcript(at: AppTest) -> Transcript:
@@ -282,7 +256,7 @@ def test_a_provider_failure_shows_the_message_and_retry_continues_from_the_faile
     assert planned(transcript(at)) == 21 and transcript(at).turns[0].text == failed.turns[0].text
 
 
-def test_bad_input_shows_the_message_and_keeps_what_was_typed(data):
+def test_bad_input_shows_the_message_and_keeps_what_was_typed():
     at = open_live(fast())
     start(at, "   ")
     assert any("empty" in e.value for e in at.error)
@@ -290,7 +264,7 @@ def test_bad_input_shows_the_message_and_keeps_what_was_typed(data):
     start(at, long)
     assert any("the limit is 500" in e.value for e in at.error)
     assert at.text_area(key="live_question").value == long, "the question is kept"
-    assert not data.exists() or not list(data.glob("*.json")), "nothing was started"
+    assert "live_job" not in at.session_state and open_store().list(kind="live").total == 0, "nothing was started"
 
     start(at, step_mode=True)
     settle(at, lambda a: status(a, "waiting"))

@@ -11,24 +11,20 @@ from __future__ import annotations
 import json
 import re
 import threading
-from pathlib import Path
 
-import helpers
+import app_kit
 import perspectives_kit as kit
 import pytest
+from app_kit import LIBRARY, AppTest, has, plain, run, settle
+from app_kit import PERSPECTIVES as PAGE
+from helpers import download
 
+from clearside.errors import ProviderError
 from clearside.perspectives import PerspectivesRun, load
 from clearside.perspectives.session import Summary
 from clearside.providers.scripted import ScriptedProvider
 from clearside.store import open_store
-from clearside_ui import perspectives_view
 
-pytest.importorskip("streamlit")
-from streamlit.testing.v1 import AppTest  # noqa: E402
-
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
-PAGE = "clearside_ui/app_pages/perspectives.py"
-LIBRARY = "clearside_ui/app_pages/library.py"
 ANSWERS = ["Three times this month.", "Two years.", "Trust, not a fight."]
 UNESCAPED = re.compile(r"(?<!\\)<(script|img|b)|(?<!\\)\*\*(md|really|twice)|(?<!\\):red")
 HISTORY_2 = ["INIT", "CLARIFICATION_PENDING", "CLARIFICATION_COMPLETE", "ROUND_1_A", "ROUND_1_B", "ROUND_2_A",
@@ -60,40 +56,12 @@ def scripted(rounds: int = 2, **kwargs) -> ScriptedProvider:
     return ScriptedProvider(script=kit.script(rounds), **kwargs)
 
 
-def run(target) -> AppTest:
-    at = target.run()
-    assert not at.exception, at.exception
-    return at
-
-
 def open_page(provider, *, session: str | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=30)
-    at.session_state["provider_override"] = provider
-    if session is not None:
-        at.query_params["perspectives"] = session
-    at.switch_page(PAGE)
-    return run(at)
-
-
-def texts(at: AppTest) -> list[str]:
-    return [e.value for kind in ("markdown", "caption", "warning", "error", "success", "info") for e in at.get(kind)]
-
-
-def plain(at: AppTest) -> str:
-    """The page's text with Markdown escapes removed (what a reader sees)."""
-    return "\n".join(texts(at)).replace("\\", "")
+    return app_kit.open_page(PAGE, provider, query={"perspectives": session} if session is not None else None)
 
 
 def progress_texts(at: AppTest) -> list[str]:
     return [p.proto.text for p in at.get("progress")]
-
-
-def has(at: AppTest, key: str) -> bool:
-    return any(button.key == key for button in at.button)
-
-
-def settle(at: AppTest, until) -> AppTest:
-    return helpers.settle(at, until, describe=plain, timeout=30)
 
 
 def ask(at: AppTest, question: str = kit.QUESTION, *, rounds: int = 2, observe: bool = True) -> str:
@@ -345,15 +313,17 @@ def test_a_failed_clarifier_is_asked_again_by_retry():
     assert not at.error and stored(at.query_params["perspectives"]).state == "CLARIFICATION_PENDING"
 
 
-def test_export_is_the_session_file():
+def test_export_is_the_session_file(downloads):
+    from clearside.modes import export_data
+
     session_id = saved(1)
     at = open_page(scripted(0), session=session_id)
-    [download] = at.get("download_button")
-    assert download.proto.label == "Download session (JSON)"
-    assert download.proto.url, "the file is served"
-    data = json.loads(perspectives_view.export_text(stored(session_id)))
+    [button] = at.get("download_button")
+    assert button.proto.label == "Download session (JSON)"
+    data = json.loads(download(at, downloads, "Download session (JSON)"))  # the bytes the button serves
     assert data == stored(session_id).file() and data["session_id"] == session_id
     assert data["state"] == "COMPLETE" and data["synthesis"] == kit.synthesis_reply()
+    assert data == export_data(open_store(), session_id), "the file `python -m clearside export ID` writes"
 
 
 # -- saved sessions from the address bar ---------------------------------------------------------------------------
@@ -388,7 +358,7 @@ def test_a_pending_session_reopens_with_its_questions_and_answering_runs_it():
 def test_a_failed_saved_session_shows_what_it_has_and_resume_continues_it():
     script = kit.script(2)
     script["perspectives-B"] = [kit.compression_reply("B1"), {"__error__": "provider", "message": "B went away"}]
-    with pytest.raises(Exception, match="B went away"):
+    with pytest.raises(ProviderError, match="B went away"):
         saved(2, provider=ScriptedProvider(script=script))
     [item] = open_store().list(kind="perspectives").items
     provider = ScriptedProvider(script={"perspectives-B": [kit.compression_reply("B2")],
@@ -456,10 +426,7 @@ def test_user_and_model_text_is_escaped():
 
 
 def library(provider=None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=30)
-    at.session_state["provider_override"] = provider or ScriptedProvider()
-    at.switch_page(LIBRARY)
-    return run(at)
+    return app_kit.open_page(LIBRARY, provider or ScriptedProvider())
 
 
 def test_the_library_lists_a_session_and_opens_it_on_the_perspectives_page():

@@ -14,8 +14,11 @@ import threading
 import time
 from pathlib import Path
 
+import app_kit
 import helpers
 import pytest
+from app_kit import REGRESSION, AppTest, has, plain, run
+from app_kit import of_kind as texts
 
 from clearside import regress
 from clearside.errors import ConfigError
@@ -24,44 +27,15 @@ from clearside.providers.scripted import ScriptedProvider
 from clearside.references import flagship
 from clearside_ui import settings
 
-pytest.importorskip("streamlit")
-from streamlit.testing.v1 import AppTest  # noqa: E402
-
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
-REGRESSION = "clearside_ui/app_pages/regression.py"
 VERDICT = "On balance, the pro side makes the **stronger case** <b>here</b>."
 
 
 def page(provider=None, **query: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.session_state["provider_override"] = provider or ScriptedProvider()
-    for name, value in query.items():
-        at.query_params[name] = value
-    at.switch_page(REGRESSION)
-    return run(at)
-
-
-def run(target) -> AppTest:
-    at = target.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def plain(at: AppTest) -> str:
-    found = [e.value for kind in ("markdown", "caption", "warning", "error", "success", "info") for e in at.get(kind)]
-    return "\n".join(found).replace("\\", "")
-
-
-def texts(at: AppTest, kind: str) -> str:
-    return "\n".join(e.value for e in at.get(kind)).replace("\\", "")
+    return app_kit.open_page(REGRESSION, provider or ScriptedProvider(), query=query, timeout=90)
 
 
 def progress(at: AppTest) -> str:
     return "\n".join(e.proto.text for e in at.get("progress"))
-
-
-def has(at: AppTest, key: str) -> bool:
-    return any(button.key == key for button in at.button)
 
 
 # Each table by a column only it has (dataframe keys do not reach the element tree).
@@ -137,11 +111,11 @@ def test_running_the_suite_shows_each_run_as_it_lands_then_pass(store):
     run(at.button(key="rg_start").click())
     batch_id = at.session_state["rg_job"]
     assert has(at, "rg_cancel") and at.button(key="rg_start").proto.disabled, "one batch at a time"
-    helpers.settle(at, lambda a: "1 of 2 runs finished" in progress(a),
+    app_kit.settle(at, lambda a: "1 of 2 runs finished" in progress(a),
                    describe=plain, timeout=90)
     assert list(table(at, "rg_finished")["Status"]) == ["done"], "the first run is listed as soon as it lands"
     gate.set()
-    helpers.settle(at, job_done, describe=plain, timeout=90)
+    app_kit.settle(at, job_done, timeout=90)
     assert "PASS" in texts(at, "success") and "no baseline yet" in texts(at, "success")
     rows = store.runs("flagship")
     assert len(rows) == 2 and {r["data"]["batch"] for r in rows} == {batch_id}
@@ -160,11 +134,11 @@ def test_a_one_run_batch_shows_its_agents_while_its_debate_runs(store):
     run(at.number_input(key="rg_runs").set_value(1))
     run(at.button(key="rg_start").click())
     try:
-        helpers.settle(at, lambda a: "flagship #1: ◐ proposition · ○ FOR" in plain(a), describe=plain, timeout=60)
+        app_kit.settle(at, lambda a: "flagship #1: ◐ proposition · ○ FOR" in plain(a), timeout=60)
         assert "0 of 1 runs finished" in progress(at), "no run has finished, but the page shows which agent works"
     finally:
         gate.set()
-    helpers.settle(at, job_done, describe=plain, timeout=90)
+    app_kit.settle(at, job_done, timeout=90)
     assert "flagship #1:" not in plain(at), "a finished run leaves the list of running ones"
 
 
@@ -175,11 +149,11 @@ def test_cancel_keeps_the_finished_runs_and_says_how_many_were_cancelled(store):
     at.number_input(key="rg_runs").set_value(3)
     run(at.number_input(key="rg_concurrency").set_value(1))
     run(at.button(key="rg_start").click())
-    helpers.settle(at, lambda a: "1 of 3 runs finished" in progress(a) and
-                   len(provider.requests_for("orchestrator")) == 2, describe=plain, timeout=90)
+    app_kit.settle(at, lambda a: "1 of 3 runs finished" in progress(a) and
+                   len(provider.requests_for("orchestrator")) == 2, timeout=90)
     run(at.button(key="rg_cancel").click())  # the second run is under way (at the gate), the third queued
     gate.set()  # the run in flight finishes; the third never starts
-    helpers.settle(at, job_done, describe=plain, timeout=90)
+    app_kit.settle(at, job_done, timeout=90)
     assert "Cancelled: 2 of 3 runs finished" in texts(at, "warning")
     # the first batch has no baseline: what it misses is an absolute gate, not a regression
     assert "BELOW THE GATES" in texts(at, "error") and "REGRESSION" not in texts(at, "error")
@@ -238,7 +212,7 @@ def test_a_moderator_that_picks_a_winner_is_a_regression_against_the_baseline(st
     run(at.number_input(key="rg_runs").set_value(1))
     run(at.button(key="rg_start").click())
     batch_id = at.session_state["rg_job"]
-    helpers.settle(at, job_done, describe=plain, timeout=90)
+    app_kit.settle(at, job_done, timeout=90)
     # the substance checks drop the verdict in the loop (the document stays neutral); what regresses is
     # how much they had to catch
     assert "REGRESSION" in texts(at, "error") and "checks_caught" in texts(at, "error")

@@ -4,18 +4,14 @@ flipped run side by side, on two flagship batches saved straight into the store 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
+import app_kit
 import pytest
+from app_kit import REGRESSION, AppTest
 from helpers import download
 
 from clearside.providers.scripted import ScriptedProvider
 
-pytest.importorskip("streamlit")
-from streamlit.testing.v1 import AppTest  # noqa: E402
-
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
-REGRESSION = "clearside_ui/app_pages/regression.py"
 GOOD = {"schema_valid": 1.0, "neutrality_violations": 0.0, "coverage": 0.6, "diversity": 0.4}
 
 
@@ -30,12 +26,7 @@ def save(store, batch: str, shift: float, repeats: int, flip_at: int | None = No
 
 
 def page() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.session_state["provider_override"] = ScriptedProvider()
-    at.switch_page(REGRESSION)
-    at = at.run()
-    assert not at.exception, at.exception
-    return at
+    return app_kit.open_page(REGRESSION, ScriptedProvider(), timeout=90)
 
 
 def paired(at: AppTest):
@@ -107,10 +98,4 @@ def test_a_suite_of_your_own_is_reviewed_on_the_page_and_run_from_the_command_li
 
 
 def page_at(query: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.session_state["provider_override"] = ScriptedProvider()
-    at.query_params["batch"] = query.split("=", 1)[1]
-    at.switch_page(REGRESSION)
-    at = at.run()
-    assert not at.exception, at.exception
-    return at
+    return app_kit.open_page(REGRESSION, ScriptedProvider(), query={"batch": query.split("=", 1)[1]}, timeout=90)

@@ -5,18 +5,13 @@ bless history table. Batches are saved straight into the store (no debate runs).
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
+import app_kit
+from app_kit import REGRESSION, AppTest, run
+from app_kit import of_kind as texts
 
 from clearside import metrics, regress
 from clearside.providers.scripted import ScriptedProvider
 
-pytest.importorskip("streamlit")
-from streamlit.testing.v1 import AppTest  # noqa: E402
-
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
-REGRESSION = "clearside_ui/app_pages/regression.py"
 GOOD = {"schema_valid": 1.0, "neutrality_violations": 0.0, "coverage": 0.6, "diversity": 0.4}
 
 
@@ -38,20 +33,7 @@ def save(store, batch: str, shift: float, versions: dict, repeats: int = 8) -> N
 
 
 def page() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.session_state["provider_override"] = ScriptedProvider()
-    at.switch_page(REGRESSION)
-    return run(at)
-
-
-def run(target) -> AppTest:
-    at = target.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def texts(at: AppTest, kind: str) -> str:
-    return "\n".join(e.value for e in at.get(kind)).replace("\\", "")
+    return app_kit.open_page(REGRESSION, ScriptedProvider(), timeout=90)
 
 
 def history(at: AppTest):

@@ -6,10 +6,11 @@ runtime's tables, exactly as on another replica (tests/test_browser_replicas.py 
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 
+import app_kit
 import helpers
 import pytest
+from app_kit import AppTest
 from helpers import QUESTION, moderator_reply, orchestrator_reply, side_reply
 
 from clearside import hosting, runtime, workflows
@@ -17,10 +18,6 @@ from clearside.engine import DebateRun
 from clearside.providers.scripted import ScriptedProvider
 from clearside.static.recorder import StaticRecorder
 from clearside.store import open_store
-
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
-pytest.importorskip("streamlit")
-from streamlit.testing.v1 import AppTest  # noqa: E402
 
 
 def text_of(at: AppTest) -> str:
@@ -57,11 +54,7 @@ def gated_debate():
 
 
 def opened(debate_id: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=30)
-    at.query_params["debate"] = debate_id
-    at.run()
-    assert not at.exception, at.exception
-    return at
+    return app_kit.open_page(query={"debate": debate_id})
 
 
 def test_a_debate_generated_elsewhere_streams_on_the_page_then_shows_when_done(hosted):

@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from app_kit import open_page
+from fault_server import MODEL, FaultServer
 
-from clearside.providers.scripted import ScriptedProvider
-
-pytest.importorskip("streamlit")
-from streamlit.testing.v1 import AppTest  # noqa: E402
-
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
+from clearside.store.privacy import scrub
 
 
 @pytest.fixture
 def at():
-    return AppTest.from_file(APP, default_timeout=30).run()
+    return open_page()
+
+
+@pytest.fixture(scope="module")
+def server():
+    """A real OpenAI-compatible and Ollama server on 127.0.0.1 (tests/fault_server.py), answering normally."""
+    with FaultServer().start() as running:
+        yield running
 
 
 def test_the_default_is_the_embedded_model(at):
@@ -52,10 +54,48 @@ def test_switching_provider_and_testing_the_connection_reports_clearly(at, name,
     assert all("sk-test" not in str(at.session_state[k]) for k in at.session_state), "keys never enter state"
 
 
-def test_a_working_provider_reports_success(at):
-    at.session_state["provider_override"] = ScriptedProvider()
+@pytest.mark.parametrize(("name", "fields", "spec"), [
+    ("openai", {"openai_base_url": "{base_url}", "openai_model": MODEL}, f"openai:{MODEL}"),
+    ("ollama", {"ollama_host": "{url}", "ollama_model": MODEL}, f"ollama:{MODEL}"),
+])
+def test_test_connection_succeeds_against_a_running_server(at, server, name, fields, spec):
+    """The sidebar's server answers the debate's first call on its schema: the page says so, with what answered
+    and the models the server offers; the server saw exactly that one call."""
+    server.reset()
+    at.selectbox(key="provider_name").set_value(name).run()
+    for key, value in fields.items():
+        at.text_input(key=key).set_value(value.format(base_url=server.base_url, url=server.url)).run()
     at.button(key="test_connection").click().run()
-    assert any("always available" in s.value for s in at.success)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    [success] = [s.value.replace("\\", "") for s in at.success]
+    assert success.startswith(f"{spec} answered a debate's first call (the orchestrator, on its schema) in ")
+    assert success.endswith("tokens, schema-valid.")
+    assert any(c.value.replace("\\", "") == f"Models offered: {MODEL}" for c in at.caption)
+    assert server.served == [("orchestrator", "ok")], "one real call, the orchestrator's"
+    [request] = server.received
+    assert request["path"] == ("/api/chat" if name == "ollama" else "/v1/chat/completions")
+    assert request["body"]["model"] == MODEL
+
+
+def test_an_openai_key_in_streamlit_secrets_reaches_the_server_and_is_scrubbed(server, store, monkeypatch):
+    """README: the OpenAI key is read from the environment or ``.streamlit/secrets.toml`` (here st.secrets) and
+    never stored: it is sent to the server, kept out of session state, and redacted from anything written."""
+    key = "sk-from-streamlit-secrets-7f3a91c2"
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert scrub(f"key {key}") == f"key {key}", "not known as a secret before the page reads it"
+    server.reset()
+    at = open_page(secrets={"OPENAI_API_KEY": key})
+    at.selectbox(key="provider_name").set_value("openai").run()
+    at.text_input(key="openai_base_url").set_value(server.base_url).run()
+    at.text_input(key="openai_model").set_value(MODEL).run()
+    at.button(key="test_connection").click().run()
+    assert not at.exception and at.success, [e.value for e in at.error]
+    [request] = server.received
+    headers = {name.lower(): value for name, value in request["headers"].items()}
+    assert headers["authorization"] == f"Bearer {key}", "the key from st.secrets is the one sent"
+    assert all(key not in str(at.session_state[k]) for k in at.session_state), "keys never enter state"
+    debate_id = store.create("static", f"Is {key} safe to share?", provider="openai", model=MODEL)
+    assert store.get(debate_id).question == "Is [redacted] safe to share?", "scrubbed from what the store writes"
 
 
 def test_a_running_ollama_is_offered_and_its_models_fill_the_model_field(monkeypatch):
@@ -69,7 +109,7 @@ def test_a_running_ollama_is_offered_and_its_models_fill_the_model_field(monkeyp
     try:
         port = server.url.rsplit(":", 1)[1]
         monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{port}")  # no scheme, as the ollama client accepts it
-        at = AppTest.from_file(APP, default_timeout=30).run()
+        at = open_page()
         [offer] = [i.value.replace("\\", "") for i in at.sidebar.info]
         assert offer == f"Ollama is running at `{server.url}` (3 models).", "an address is shown as code, not a link"
         assert at.selectbox(key="provider_name").value == "embedded", "offered, not switched behind one's back"
@@ -104,7 +144,7 @@ def test_nothing_running_keeps_the_free_text_model_field_and_look_again_finds_a_
     server = OllamaWire().start(load=False)
     try:
         monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{free_port()}")
-        at = AppTest.from_file(APP, default_timeout=30).run()
+        at = open_page()
         assert not at.sidebar.info and any("No model server found" in c.value for c in at.sidebar.caption)
         at.selectbox(key="provider_name").set_value("ollama").run()
         assert at.text_input(key="ollama_model"), "nothing detected: type the model"

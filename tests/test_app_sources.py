@@ -5,10 +5,10 @@ Sources column."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import helpers
+import app_kit as kit
 import pytest
+from app_kit import AppTest, generate, has, open_page, text_of
+from app_kit import settle_debate as settle
 from helpers import challenge_reply, fixture_dict, moderator_reply, orchestrator_reply, request_text, side_reply
 from test_citations import LEX, cited, scripted
 
@@ -20,10 +20,6 @@ from clearside.sources import MAX_BYTES
 from clearside.static.exchange import SOURCES_FILES
 from clearside_ui import jobs
 from clearside_ui.view import esc
-
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
-pytest.importorskip("streamlit")
-from streamlit.testing.v1 import AppTest  # noqa: E402
 
 QUESTION = "Should we adopt microservices?"
 REPORT = ("# Incident review\n\nOutages crossed four services on average last year. Debugging one failed request "
@@ -50,25 +46,13 @@ def sourced_export() -> dict:
          "size": f.size} for f in files]}
 
 
-def text_of(at: AppTest) -> str:
-    return "\n".join(m.value for m in at.markdown) + "\n".join(c.value for c in at.caption)
-
-
-def settle(at: AppTest, until, timeout: float = 30) -> AppTest:
-    return helpers.settle(at, until, describe=text_of, timeout=timeout)
-
-
 def finished(at: AppTest) -> bool:
     return any("MODERATOR SYNTHESIS" in m.value for m in at.markdown)
 
 
 @pytest.fixture
 def app():
-    provider = ScriptedProvider()
-    at = AppTest.from_file(APP, default_timeout=30)
-    at.session_state["provider_override"] = provider
-    at.run()
-    return at, provider
+    return kit.debate_app()
 
 
 def script(provider: ScriptedProvider, pro: dict, con: dict) -> None:
@@ -76,11 +60,6 @@ def script(provider: ScriptedProvider, pro: dict, con: dict) -> None:
     provider.enqueue(pro, agent="pro")
     provider.enqueue(con, agent="con")
     provider.enqueue(moderator_reply(), agent="moderator")
-
-
-def generate(at: AppTest) -> None:
-    at.text_area(key="question").set_value(QUESTION)
-    at.button(key="generate").click().run()
 
 
 def started(at: AppTest) -> bool:
@@ -103,7 +82,7 @@ def test_an_uploaded_file_and_a_pasted_text_are_quoted_and_each_marker_opens_its
     at.run()
     assert f"Attached (2): incident review\\.md ({len(REPORT)} bytes), pasted text\\.txt ({len(HOSTILE)} characters)" \
         in text_of(at)
-    generate(at)
+    generate(at, QUESTION)
     settle(at, finished)
     assert not at.error, [e.value for e in at.error]
     debate_id = at.session_state["debate_id"]
@@ -144,7 +123,7 @@ def test_a_refused_file_is_named_under_the_uploader_nothing_starts_and_nothing_i
              ("<img src=x onerror=alert(1)>.txt", b"\x00\x01\x02\x03binary", "text/plain")]
     at.file_uploader(key="source_files").set_value(files)
     at.run()
-    generate(at)
+    generate(at, QUESTION)
     [error] = [e.value for e in at.error]
     assert error.startswith("big\\.txt is 5\\.0 MB, over the 5 MB limit per file"), error
     assert "  \n\\<img src\\=x onerror\\=alert\\(1\\)\\>\\.txt is not readable text" in error, "one line each"
@@ -159,7 +138,7 @@ def test_sources_with_personas_are_refused_under_the_uploader(app):
     at, provider = app
     at.multiselect(key="personas").set_value(["economist", "ethicist"])
     at.text_area(key="source_paste").set_value(HOSTILE)
-    generate(at)
+    generate(at, QUESTION)
     [error] = [e.value for e in at.error]
     assert "not yet by persona debates: drop the sources or the personas" in error.replace("\\", "")
     assert provider.requests == [] and not started(at)
@@ -171,7 +150,7 @@ def test_with_citations_off_the_sources_are_read_but_no_marker_or_badge_is_shown
     script(provider, side_reply("pro"), side_reply("con"))
     at.text_area(key="source_paste").set_value(HOSTILE)
     at.checkbox(key="cite_sources").uncheck()
-    generate(at)
+    generate(at, QUESTION)
     settle(at, finished)
     assert "no citations requested" in at.session_state["document"].meta.notes
     assert "`[S" not in text_of(at) and "fact claimed" not in text_of(at)
@@ -183,11 +162,8 @@ def test_a_saved_debate_with_sources_opens_with_its_citations_and_the_library_co
     store = jobs.store()
     imported = import_data(store, sourced_export()).id
     plain = import_data(store, fixture_dict())
-    at = AppTest.from_file(APP, default_timeout=30)
-    at.session_state["provider_override"] = ScriptedProvider()
-    at.query_params["debate"] = imported
-    at.run()
-    assert finished(at) and not at.exception
+    at = open_page(provider=ScriptedProvider(), query={"debate": imported})
+    assert finished(at)
     assert ":orange-background[**" in citation(at, "S2.1").markdown[0].value
     assert "- **S2** pasted text\\.txt (text) · arguments citing it: FOR 1 · AGAINST 0" in text_of(at)
     at.switch_page("clearside_ui/app_pages/library.py").run()
@@ -202,15 +178,15 @@ def test_a_citation_can_be_challenged_and_the_answer_quotes_its_passage_beside_t
     pro = cited(side_reply("pro"), ("S1.1", CON_QUOTE))
     script(provider, pro, cited(side_reply("con")))
     at.file_uploader(key="source_files").set_value([("incident review.md", REPORT.encode(), "text/markdown")])
-    generate(at)
+    generate(at, QUESTION)
     settle(at, finished)
     choices = at.selectbox(key="challenge_choice").options
     target = f'[S1.1] "{CON_QUOTE}"'
     [label] = [c for c in choices if "citation [S1.1]" in c]
     assert label.startswith("FOR citation [S1.1] for “") and label.endswith(CON_QUOTE)
-    assert not has_button(at, "challenge_question_source"), "the source action is offered on a citation only"
+    assert not has(at, "challenge_question_source"), "the source action is offered on a citation only"
     at.selectbox(key="challenge_choice").set_value(target).run()
-    assert has_button(at, "challenge_question_source")
+    assert has(at, "challenge_question_source")
     provider.enqueue({**challenge_reply(about="whether a single incident review can show debugging takes hours"),
                       "citations": [{"passage": "S1.1", "quote": "Outages crossed four services on average last "
                                                                   "year."}]}, agent="challenge")
@@ -222,7 +198,3 @@ def test_a_citation_can_be_challenged_and_the_answer_quotes_its_passage_beside_t
                       "average last year\\.]"]
     assert at.session_state["document"].challenges.responses[0].target == target
     assert "THE CITED PASSAGE" in request_text(provider.requests_for("challenge")[0])
-
-
-def has_button(at: AppTest, key: str) -> bool:
-    return any(b.key == key for b in at.button)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 
+import app_kit as kit
 import pytest
+from app_kit import TIMELINE, AppTest, plain
 from helpers import NORMALIZED, LiveResponder, download, stored
 
 from clearside.live import LiveConfig, LiveDebate
@@ -15,21 +16,10 @@ from clearside.live.transcript import Transcript
 from clearside.providers.scripted import ScriptedProvider
 from clearside.store import open_store
 
-pytest.importorskip("streamlit")
-from streamlit.testing.v1 import AppTest  # noqa: E402
-
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
-TIMELINE = "clearside_ui/app_pages/timeline.py"
 FLAGGED = {"position": "My opponent ignores the cost of service boundaries entirely"}
 INTERVENTIONS = {2: ("direct_question", "What would change your mind about boundaries?", "con"),
                  4: ("inject_evidence", "A 2023 survey of 40 firms found most merged services back.", None),
                  8: ("clarification", "Define a service boundary, please.", "moderator")}
-
-
-@pytest.fixture(autouse=True)
-def data(tmp_path, monkeypatch):
-    monkeypatch.setenv("CLEARSIDE_DATA", str(tmp_path))
-    return tmp_path / "live"
 
 
 def run_debate(question: str = "Should we adopt microservices?", *, turns: int | None = None) -> Transcript:
@@ -62,21 +52,7 @@ def saved() -> Transcript:
 
 def open_timeline(live: str | None = None, provider=None, param: str = "debate") -> AppTest:
     """The Timeline page opened at ``?debate=<live>`` (the share link; ``param="live"``: the older address)."""
-    at = AppTest.from_file(APP, default_timeout=30)
-    at.session_state["provider_override"] = provider or ScriptedProvider()
-    if live is not None:
-        at.query_params[param] = live
-    at.switch_page(TIMELINE)
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def plain(at: AppTest) -> str:
-    found = []
-    for kind in ("markdown", "caption", "warning", "error", "success", "info"):
-        found += [element.value for element in getattr(at, kind)]
-    return "\n".join(found).replace("\\", "")
+    return kit.open_page(TIMELINE, provider or ScriptedProvider(), query={param: live} if live is not None else None)
 
 
 def shown_turns(at: AppTest) -> list[int]:

@@ -131,6 +131,24 @@ def test_schema_failure_after_retries_exits_4_and_keeps_finished_sections(tmp_pa
     assert len(partial["violations"]) == 3
 
 
+def test_the_temperature_flag_reaches_every_request(capsys, monkeypatch):
+    """``--temperature`` is what each call of the debate sends the model server (the default is 0.4), as the real
+    server on 127.0.0.1 received it (tests/fault_server.py)."""
+    from fault_server import MODEL, FaultServer
+    from helpers import run_cli
+
+    from clearside.references import flagship
+
+    with FaultServer().start() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        code, out, err = run_cli(capsys, "debate", flagship().proposition, "--provider", f"openai:{MODEL}",
+                                 "--temperature", "0.9")
+    assert code == 0, err
+    assert jsonschema_errors(json.loads(out)) == []
+    assert sorted(agent for agent, _ in server.served) == ["con", "moderator", "orchestrator", "pro"]
+    assert [r["body"]["temperature"] for r in server.received] == [0.9] * 4
+
+
 def test_retries_flag_bounds_the_attempts(tmp_path):
     broken = "this is not JSON at all"
     log = tmp_path / "violations.jsonl"

@@ -20,6 +20,16 @@ pytestmark = pytest.mark.model
 ROOT = Path(__file__).resolve().parent.parent
 FLAGSHIP = ("Should the United States impose a temporary moratorium on new large-scale AI data centers "
             "to allow democratic institutions to catch up?")
+THREADS = "2"  # llama.cpp's threads, pinned: another count sums the floats in another order and samples otherwise
+
+
+@pytest.fixture(scope="module", autouse=True)
+def pinned_threads():
+    """Every embedded model here, in this process or in a command it runs, decodes on THREADS threads. (The
+    temperature is the fixed default; the embedded provider has no seed option, so sampled tokens still vary.)"""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CLEARSIDE_THREADS", THREADS)
+        yield
 
 
 def recorded(provider) -> list:
@@ -135,19 +145,24 @@ def test_flagship_regression_on_the_embedded_model(tmp_path):
          "--out", str(out)],
         cwd=ROOT, capture_output=True, text=True, timeout=900,
     )
-    assert result.returncode in (0, 1), result.stderr
     report = json.loads(out.read_text(encoding="utf-8"))
-    assert result.returncode == (0 if report["passed"] else 1)
+    failed_gates = [c["metric"] for c in report["checks"] if c["status"] == "fail"]
+    assert report["passed"] == (not failed_gates), "passed means no gate failed"
+    assert result.returncode == (0 if report["passed"] else 1), result.stderr  # the CI gate's exit code
     assert report["provider"].split(":")[0] == "embedded" and report["concurrency"] == batch_width()
     [debate] = report["debates"]
-    assert debate["debate_id"] and debate["status"] in ("done", "failed")
-    if debate["status"] == "done":  # a tiny model may still fail the schema after its re-asks: that is a result too
-        assert report["metrics"]["schema_valid"]["mean"] == 1.0
+    assert len(debate["debate_id"]) == 32
+    if debate["status"] == "done":
+        assert report["metrics"]["schema_valid"]["mean"] == 1.0 and debate["error"] is None
         assert {"coverage", "stance_margin", "hinge_coverage", "neutrality_violations", "seconds"} <= set(
             report["metrics"])
         assert report["metrics"]["completion_tokens"]["mean"] > 0
-    else:
-        assert report["metrics"]["schema_valid"]["mean"] == 0.0 and not report["passed"]
+    else:  # a tiny model may still fail the schema or the substance checks after its re-asks: only that, typed
+        assert debate["status"] == "failed", debate
+        assert ("broke the ClearSide schema" in debate["error"]
+                or "failed ClearSide's substance checks" in debate["error"]), debate["error"]
+        assert report["metrics"]["schema_valid"]["mean"] == 0.0 and "schema_valid" in failed_gates
+        assert result.returncode == 1
     assert (tmp_path / "report.md").read_text(encoding="utf-8").startswith("# Regression: flagship")
 
 

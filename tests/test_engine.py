@@ -87,6 +87,29 @@ def test_full_debate_produces_a_valid_document(provider):
     assert calls(provider) == {"orchestrator": 1, "pro": 1, "con": 1, "moderator": 1}
 
 
+def test_pro_and_con_run_concurrently(provider):
+    """Each advocate's reply waits at a barrier both must reach together: run one after the other, the first would
+    wait alone until the barrier's timeout broke it (and the debate failed)."""
+    barrier = threading.Barrier(2, timeout=10)
+    met: list[str] = []
+
+    def together(reply: dict, side: str):
+        def answer(request):
+            barrier.wait()  # raises BrokenBarrierError after the timeout if the other advocate never comes
+            met.append(side)
+            return reply
+        return answer
+
+    provider.enqueue(orchestrator_reply(), agent="orchestrator")
+    provider.enqueue(together(side_reply("pro"), "pro"), agent="pro")
+    provider.enqueue(together(side_reply("con"), "con"), agent="con")
+    provider.enqueue(moderator_reply(), agent="moderator")
+    document = debate(provider)
+    assert sorted(met) == ["con", "pro"] and not barrier.broken
+    assert document.pro.dump() == side_reply("pro") and document.con.dump() == side_reply("con")
+    assert calls(provider) == Counter(orchestrator=1, pro=1, con=1, moderator=1)
+
+
 def test_meta_notes_list_the_prompt_versions(provider):
     scripted_debate(provider)
     notes = debate(provider).meta.notes

@@ -17,7 +17,7 @@ from helpers import run_cli, script_file
 from perspectives_kit import ANSWERS, QUESTION, compression_reply, expansion_reply, script, synthesis_reply
 
 from clearside.engine import DebateRun
-from clearside.errors import ConfigError
+from clearside.errors import ConfigError, ProviderError
 from clearside.modes import export_data
 from clearside.perspectives import InvalidTransition, PerspectivesRun, Session, allowed_next, load
 from clearside.perspectives.runner import estimate_tokens
@@ -226,7 +226,7 @@ def test_a_failed_step_is_saved_and_resume_runs_only_what_is_missing():
                                  retries=0)
     run.clarify()
     run.answer(ANSWERS)
-    with pytest.raises(Exception, match="model went away"):
+    with pytest.raises(ProviderError, match="model went away"):
         run.run()
     store = open_store()
     saved = load(store, run.session.session_id)
@@ -334,7 +334,7 @@ def test_a_failed_clarifier_is_asked_again_and_the_session_waits_for_answers():
     queues["perspectives-clarifier"].insert(0, {"__error__": "provider", "message": "no questions today"})
     provider = ScriptedProvider(script=queues)
     run = PerspectivesRun.create(QUESTION, provider, rounds=1, store=open_store(), retries=0)
-    with pytest.raises(Exception, match="no questions today"):
+    with pytest.raises(ProviderError, match="no questions today"):
         run.clarify()
     assert load(open_store(), run.session.session_id).state == "INIT"
     session = PerspectivesRun.resume(run.session.session_id, provider, open_store()).run()

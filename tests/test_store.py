@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import threading
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -86,7 +87,10 @@ def test_a_static_debate_is_saved_section_by_section_and_resumable(store):
     assert resumed.context.geography == "Global" and resumed.raw_input == run.raw_input
     store.save_section(debate_id, "pro", Side.model_validate(side_reply("pro2")).dump())  # a rerun replaces it
     assert load_run(store, debate_id).pro == Side.model_validate(side_reply("pro2"))
-    assert Moderator.model_validate(moderator_reply())
+    store.save_section(debate_id, "moderator", Moderator.model_validate(moderator_reply()).dump())
+    resumed = load_run(store, debate_id)
+    assert resumed.missing == ["con"], "only what was never saved is left to generate"
+    assert resumed.moderator == Moderator.model_validate(moderator_reply())
 
 
 def test_a_finished_document_keeps_its_challenges_as_rows(store):
@@ -293,18 +297,46 @@ def test_migration_0006_files_the_runs_of_a_database_made_at_0005_under_their_ba
         upgraded.close()
 
 
+def echoed(store, said: str) -> tuple[str, str]:
+    """A finished debate whose question and FOR explanation (a model echoing it) hold ``said``; its id and every
+    row of every table, as text."""
+    document = copy.deepcopy(fixture_dict())
+    document["pro"]["arguments"][0]["explanation"] += f" (key {said})"
+    debate_id = start_static(store, DebateRun.from_input(f"Is {said} safe to share?"), provider="openai",
+                             model="gpt-4")
+    store.finish_static(debate_id, document)
+    with store.engine.connect() as connection:
+        return debate_id, " ".join(str(row) for table in Base.metadata.sorted_tables
+                                   for row in connection.execute(select(table)))
+
+
 def test_api_keys_never_reach_the_store(store, monkeypatch):
     secret = "sk-test-0123456789abcdef"
     monkeypatch.setenv("OPENAI_API_KEY", secret)
-    document = copy.deepcopy(fixture_dict())
-    document["pro"]["arguments"][0]["explanation"] += f" (key {secret})"  # a model echoing a key
-    debate_id = start_static(store, DebateRun.from_input(f"Is {secret} safe to share?"), provider="openai",
-                                   model="gpt-4")
-    store.finish_static(debate_id, document)
-    with store.engine.connect() as connection:
-        dumped = " ".join(str(row) for table in Base.metadata.sorted_tables
-                          for row in connection.execute(select(table)))
+    _, dumped = echoed(store, secret)
     assert secret not in dumped and "[redacted]" in dumped
+
+
+# every name SECRET_NAME marks (clearside/store/privacy.py; README: *_API_KEY, *_TOKEN, *_SECRET, *_PASSWORD), in
+# either case; and names that only contain such a word, which are not secrets
+SECRET_NAMES = ("OPENAI_API_KEY", "SERVICE_APIKEY", "GITHUB_TOKEN", "APP_SECRET", "DB_PASSWORD", "DB_PASSWD",
+                "CLOUD_CREDENTIAL", "CLOUD_CREDENTIALS", "hf_token")
+NOT_SECRET_NAMES = ("TOKENIZER_PATH", "SECRETARY_NAME", "PASSWORD_MIN_LENGTH")
+
+
+def test_every_secret_suffix_is_redacted_from_what_is_saved_and_exported(store, monkeypatch):
+    from clearside.modes import export_data
+
+    values = {name: f"value-of-{name.lower()}-{n:04d}x" for n, name in enumerate(SECRET_NAMES + NOT_SECRET_NAMES)}
+    for name, value in values.items():
+        monkeypatch.setenv(name, value)
+    debate_id, dumped = echoed(store, " ".join(values.values()))
+    exported = json.dumps(export_data(store, debate_id))
+    for name in SECRET_NAMES:
+        assert values[name] not in dumped and values[name] not in exported, f"{name} was written"
+    for name in NOT_SECRET_NAMES:
+        assert values[name] in dumped and values[name] in exported, f"{name} is not a secret, yet was redacted"
+    assert exported.count("[redacted]") >= len(SECRET_NAMES)
 
 
 def test_a_bad_database_url_is_a_clear_store_error(tmp_path):

@@ -58,6 +58,33 @@ def test_debate_save_list_export_import_delete(db, tmp_path, capsys):
     assert [i["id"] for i in listed(capsys)] == [copy_id]
 
 
+def test_rename_and_duplicate_succeed_from_the_command_line(db, tmp_path, capsys):
+    code, _, _ = run(capsys, "debate", QUESTION, "--save", "--provider", full_script(tmp_path))
+    assert code == 0
+    [item] = listed(capsys)
+    code, out, err = run(capsys, "rename", item["id"], "Microservices, for the board")
+    assert (code, out, err.strip()) == (0, "", f"Renamed {item['id']}")
+    [renamed] = listed(capsys)
+    assert renamed["title"] == "Microservices, for the board" and renamed["question"] == QUESTION
+    assert [i["id"] for i in json.loads(run(capsys, "list", "--format", "json", "--search", "board")[1])] == [
+        item["id"]], "the new title is searchable"
+
+    code, out, err = run(capsys, "duplicate", item["id"], "--title", "Microservices, my edit")
+    copy_id = out.strip()
+    assert code == 0 and err.strip() == f"Copied {item['id']} to {copy_id}" and copy_id != item["id"]
+    code, out, _ = run(capsys, "duplicate", item["id"])
+    untitled = out.strip()
+    assert code == 0 and untitled not in (item["id"], copy_id)
+    by_id = {i["id"]: i for i in listed(capsys)}
+    assert set(by_id) == {item["id"], copy_id, untitled}
+    assert by_id[copy_id]["title"] == "Microservices, my edit"
+    assert by_id[untitled]["title"] == "Copy of Microservices, for the board"
+    assert by_id[copy_id]["parent_id"] == by_id[untitled]["parent_id"] == item["id"]
+    assert db.get(copy_id).document == db.get(item["id"]).document, "a full copy"
+    code, exported, _ = run(capsys, "export", copy_id)
+    assert code == 0 and json.loads(exported) == db.get(item["id"]).document
+
+
 @pytest.mark.parametrize("command", [["export", "0123456789abcdef0123456789abcdef"],
                                      ["delete", "0123456789abcdef0123456789abcdef", "--yes"],
                                      ["export", "nope"], ["rename", "nope", "x"]])
@@ -138,6 +165,24 @@ def test_a_1_1_document_keeps_its_additions_and_version(db, tmp_path, capsys):
     assert record.document["meta"]["schema_version"] == SCHEMA_VERSION
 
 
+@pytest.mark.parametrize(("version", "persona", "stamped"), [("1.0.3", None, "1.0.0"), ("1.1.4", "Economist", "1.1.0")])
+def test_another_patch_version_imports_migrated_to_this_ones(db, tmp_path, capsys, version, persona, stamped):
+    """A patch version this ClearSide never wrote (of 1.0, or of its own 1.1) imports whole, stamped with the
+    version its content needs here: 1.0.0 without a 1.1 addition, the current one with."""
+    assert stamped in ("1.0.0", SCHEMA_VERSION) and version != stamped
+    document = fixture_dict()
+    document["meta"]["schema_version"] = version
+    if persona:
+        document["pro"]["arguments"][0]["persona"] = persona
+    path = tmp_path / "patch.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    code, out, err = run(capsys, "import", str(path))
+    assert code == 0 and f"Migrated from version {version} to {stamped}." in err and "Set aside" not in err, err
+    record = db.get(out.strip())
+    assert record.document == {**document, "meta": {**document["meta"], "schema_version": stamped}}
+    assert record.data["imported"]["from_version"] == version and record.data["imported"]["dropped"] == {}
+
+
 def test_a_live_transcript_exports_and_imports(db, tmp_path, capsys):
     from helpers import LiveResponder
 
@@ -161,6 +206,53 @@ def test_a_live_transcript_exports_and_imports(db, tmp_path, capsys):
     from clearside.live.exchange import load_live
 
     assert load_live(db, out.strip()).turns == debate.snapshot().turns
+
+
+def test_an_older_transcript_version_migrates_when_loaded_and_a_newer_minor_sets_its_additions_aside(
+        db, tmp_path, capsys, monkeypatch):
+    """A 1.0.0 transcript file (before evidence could carry a source file) is loaded by ``live --resume FILE``:
+    stamped the current version, its turns kept, the debate continued to the end; a newer minor version's unknown
+    fields are set aside in the import record by ``import``."""
+    from helpers import LiveResponder
+
+    from clearside.cli import live as live_cli
+    from clearside.live import LiveConfig, LiveDebate
+    from clearside.live.exchange import load_live
+    from clearside.live.transcript import TRANSCRIPT_VERSION
+    from clearside.modes import export_data
+    from clearside.providers.scripted import ScriptedProvider
+
+    assert TRANSCRIPT_VERSION.split(".")[:2] != ["1", "0"], "1.0.0 must be an older version than this one"
+    debate = LiveDebate.create(QUESTION, ScriptedProvider(fallback=LiveResponder()), store=db,
+                               config=LiveConfig(words_per_minute=40))
+    for _ in range(3):
+        debate.advance()
+    exported = export_data(db, debate.transcript.id)
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({**exported, "version": "1.0.0"}), encoding="utf-8")
+    monkeypatch.setattr(live_cli, "get_provider",
+                        lambda spec, **options: ScriptedProvider(fallback=LiveResponder(), **options))
+    code, _, err = run(capsys, "live", "--resume", str(old))
+    assert code == 0, err
+    resumed = err.split(f"Imported {old} as live debate ", 1)[1].split()[0]
+    transcript = load_live(db, resumed)
+    assert transcript.version == TRANSCRIPT_VERSION and transcript.state == "done"
+    assert [t.text for t in transcript.turns[:3]] == [t["text"] for t in exported["turns"]], "the saved turns kept"
+    assert len([t for t in transcript.turns if t.step is not None]) == 21, "and the debate continued to its end"
+    assert db.get(resumed).data["imported"]["from_version"] == "1.0.0"
+
+    newer = tmp_path / "newer.json"
+    turns = [{**turn, "gesture": "nods"} for turn in exported["turns"]]  # a field a 1.4 writer might add
+    newer.write_text(json.dumps({**exported, "version": "1.4.0", "audience": "students", "turns": turns}),
+                     encoding="utf-8")
+    code, out, err = run(capsys, "import", str(newer))
+    assert code == 0 and f"Migrated from version 1.4.0 to {TRANSCRIPT_VERSION}." in err, err
+    assert "Set aside 4 field(s)" in err and "audience" in err and "turns/0/gesture" in err
+    record = db.get(out.strip())
+    assert record.data["imported"]["from_version"] == "1.4.0"
+    assert record.data["imported"]["dropped"] == {"audience": "students", "turns/0/gesture": "nods",
+                                                  "turns/1/gesture": "nods", "turns/2/gesture": "nods"}
+    assert load_live(db, out.strip()).turns == load_live(db, debate.transcript.id).turns
 
 
 def test_exports_never_carry_an_api_key(db, tmp_path, capsys, monkeypatch):
