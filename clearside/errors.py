@@ -49,13 +49,14 @@ class ProviderError(ClearSideError):
 
     def __init__(self, message: str, *, provider: str = "", status_code: int | None = None,
                  dashboard: str | None = None, model: str = "", endpoint: str = "",
-                 retryable: bool = False) -> None:
+                 retryable: bool = False, context_overflow: bool = False) -> None:
         super().__init__(message, dashboard=dashboard)
         self.provider = provider
         self.status_code = status_code
         self.model = model  # the model and the endpoint (a base URL, a host, a GGUF file) the call went to
         self.endpoint = endpoint
         self.retryable = retryable  # a fault that asking again may clear (it was asked again already)
+        self.context_overflow = context_overflow  # the prompt does not fit the model's context: shorten it
 
 
 class ProviderUnreachable(ProviderError):

@@ -13,6 +13,7 @@ import threading
 import pytest
 from jsonschema import Draft202012Validator
 
+from clearside.errors import ConfigError
 from clearside.providers.base import ChatRequest
 from clearside.providers.batched import Batcher, Job, job_sampler
 from clearside.providers.embedded import EmbeddedProvider, chat_formatter, compact, default_model_path, load_llama
@@ -294,3 +295,18 @@ def test_the_kv_memory_is_reported_per_sequence_and_bounded(llm, batcher):
     assert memory["peak_tokens"] == held["tokens"]
     assert memory["bound_tokens"] == 1024 * 3
     assert 20_000 * 3072 < memory["bound_bytes"] < 26_000 * 3072
+
+
+def test_a_seed_makes_a_sampled_call_write_the_same_text_again(monkeypatch):
+    request = ChatRequest(messages=[{"role": "system", "content": PREAMBLE},
+                                    {"role": "user", "content": "Give the strongest argument FOR it."}],
+                          schema=CLAIM, agent="seeded", temperature=0.9, max_tokens=40)
+    seeded = EmbeddedProvider(seed=7)
+    seeded.complete(request)  # the first call evaluates the whole prompt; the next ones reuse it (the same split)
+    texts = {seeded.complete(request).text for _ in range(3)}
+    assert len(texts) == 1, "the same seed, prompt and temperature write the same text"
+    monkeypatch.setenv("CLEARSIDE_SEED", "7")
+    assert EmbeddedProvider().complete(request).text in texts, "CLEARSIDE_SEED sets it too"
+    monkeypatch.setenv("CLEARSIDE_SEED", "-1")
+    with pytest.raises(ConfigError, match="CLEARSIDE_SEED='-1' is not a seed"):
+        EmbeddedProvider()

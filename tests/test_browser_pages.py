@@ -271,6 +271,7 @@ def test_the_explore_panel_reorders_by_a_slider_and_an_editable_copy_is_remapped
     expect(page.get_by_text("technical · weight 1").first).to_be_visible()
     slider = page.locator("[data-testid='stSlider']", has_text="Technical").get_by_role("slider")
     for _ in range(2):  # one press per rerun: while the app reruns, the old slider and the new can both be there
+        expect(slider).to_have_count(1, timeout=30_000)  # the rerun is over: one slider, the live one
         slider.focus()
         slider.press("ArrowRight")
         settled(page)

@@ -460,3 +460,36 @@ def test_the_markdown_export_reads_as_text_and_keeps_markup_and_html_inert():
     assert "\\# Heading? \\*\\*bold\\*\\* \\[link\\](http://x) &lt;script&gt;alert(1)&lt;/script&gt; " \
            "&amp;lt;b&amp;gt; \\| cell" in markdown
     assert "<script>" not in markdown and ": \\- Why?" in markdown
+
+
+def test_a_turn_whose_conversation_outgrows_the_models_context_restarts_from_digests(tmp_path):
+    """Characters under the restart threshold can still be too many tokens: the model refuses the prompt
+    (context_overflow), and the turn asks again from a conversation restarted from digests, as a long one does."""
+    from clearside.errors import ProviderError
+
+    class Cramped(ScriptedProvider):
+        """Refuses any prompt holding an earlier turn of the agent's own conversation (a model whose context
+        holds only one exchange)."""
+
+        refused = 0
+
+        def _complete(self, request, on_delta):
+            if sum(m["role"] == "assistant" for m in request.messages) >= 1:
+                Cramped.refused += 1
+                raise self.fault("Requested tokens (4142) exceed context window of 4096.", context_overflow=True)
+            return super()._complete(request, on_delta)
+
+    provider = Cramped(fallback=LiveResponder())
+    debate = LiveDebate.create(QUESTION, provider, config=SLOW, store=open_store())
+    turns = [debate.advance() for _ in range(4)]  # pro, con, then each side's second turn
+    assert [t.speaker for t in turns] == ["pro", "con", "pro", "con"]
+    assert [t.fresh for t in turns] == [False, False, True, True]
+    assert Cramped.refused == 2, "each second turn was refused once, then asked again from digests"
+
+    class Refusing(ScriptedProvider):
+        def _complete(self, request, on_delta):
+            raise self.fault("Requested tokens (5000) exceed context window of 4096.", context_overflow=True)
+
+    failing = LiveDebate.create(QUESTION, Refusing(fallback=LiveResponder()), config=SLOW, store=open_store())
+    with pytest.raises(ProviderError, match="exceed context window"):  # nothing to shorten: the call fails as it is
+        failing.advance()

@@ -196,10 +196,12 @@ def test_openai_a_call_past_the_timeout_and_an_unknown_path_name_the_fix(openai_
     from clearside.providers.openai_compat import OpenAIProvider
 
     _, _, base_url, _ = openai_debate
-    long_call = ChatRequest(messages=[{"role": "user", "content": "Write a long story about a city."}],
-                            max_tokens=400)
-    with pytest.raises(ProviderError, match=r"timed out \(no answer within 0\.05 s\)") as caught:
-        OpenAIProvider("", base_url=base_url, timeout=0.05, attempts=1).complete(long_call)
+    # a prompt of ~1,800 new tokens (within the 4,096 context), no prefix of it cached: evaluating it takes
+    # seconds, so its first byte comes long after 0.5 s on any CPU, however quiet
+    words = " ".join(f"item{n} weighs {n * 7 % 101} units;" for n in range(300))
+    long_call = ChatRequest(messages=[{"role": "user", "content": f"Sum these: {words}"}], max_tokens=8)
+    with pytest.raises(ProviderError, match=r"timed out \(no answer within 0\.5 s\)") as caught:
+        OpenAIProvider("", base_url=base_url, timeout=0.5, attempts=1).complete(long_call)
     assert base_url in str(caught.value) and "raise the timeout" in str(caught.value)
     with pytest.raises(ProviderError, match="HTTP 404") as caught:
         OpenAIProvider("any-model", base_url=base_url.removesuffix("/v1") + "/nowhere/v1").complete(

@@ -25,7 +25,7 @@ from typing import Any
 from .. import agents, inputs, prompts
 from ..enforce import partial_object, run_structured
 from ..engine import DebateRun
-from ..errors import ClearSideError, InputError
+from ..errors import ClearSideError, InputError, ProviderError
 from ..providers import Provider, Usage
 from ..schema import Document
 from ..sources import Source
@@ -457,13 +457,16 @@ class LiveDebate:
         prompt = context.turn_message(step, self.proposition_now(), unseen, config, first=first,
                                       evidence=told, prefix=prefix, questions=max(len(questions), 1),
                                       assumptions=listed, passages=passages)
+        def restart() -> tuple[list[dict[str, str]], str]:
+            """The conversation restarted from digests of all the agent has seen, and its new prompt."""
+            seen = [t for t in transcript.turns if t.turn in shown or t in visible]
+            return [context.system_message()], context.turn_message(
+                step, self.proposition_now(), seen, config, first=True, evidence=told, prefix=prefix,
+                questions=max(len(questions), 1), assumptions=listed, passages=passages)
+
         if not first and context.size(history) + len(prompt) > config.context_chars:
             # too long for the model's context: restart the conversation from digests of all it has seen
-            fresh, history = True, [context.system_message()]
-            unseen = [t for t in transcript.turns if t.turn in shown or t in visible]
-            prompt = context.turn_message(step, self.proposition_now(), unseen, config, first=True,
-                                          evidence=told, prefix=prefix, questions=max(len(questions), 1),
-                                          assumptions=listed, passages=passages)
+            fresh, (history, prompt) = True, restart()
         messages = [*history, {"role": "user", "content": prompt}]
         sees = sorted(shown | {t.turn for t in visible})
         budget = config.budget_tokens(step)
@@ -504,14 +507,30 @@ class LiveDebate:
         own_earlier = [text for t in transcript.turns if t.speaker == step.speaker
                        for text in [t.text, *guardrails.texts_of(t.fields)]] if step.kind == "closing" else []
         conversation = messages
+
+        def ask(conversation: list[dict[str, str]]) -> TurnFields:
+            return run_structured(self.provider, agent=step.speaker, messages=conversation, model=TurnFields,
+                                  schema=schema, retries=config.schema_retries, temperature=config.temperature,
+                                  max_tokens=max_tokens, usage=usage, violations=self.violations,
+                                  on_delta=on_delta, on_retry=on_retry, salvage=salvage, decode=decode,
+                                  prepare=prepare, on_retrying=on_retrying)
+
         try:
             for attempt in range(config.guardrail_retries + 1):
                 state.update(raw="", speech="", cut=False)
-                reply = run_structured(self.provider, agent=step.speaker, messages=conversation, model=TurnFields,
-                                       schema=schema, retries=config.schema_retries, temperature=config.temperature,
-                                       max_tokens=max_tokens, usage=usage, violations=self.violations,
-                                       on_delta=on_delta, on_retry=on_retry, salvage=salvage, decode=decode,
-                                       prepare=prepare, on_retrying=on_retrying)
+                try:
+                    reply = ask(conversation)
+                except ProviderError as exc:
+                    if fresh or not exc.context_overflow:
+                        raise
+                    # the characters fit but the tokens did not (dense text tokenizes short): restart the
+                    # conversation from digests, as a long one does, and ask again
+                    fresh, (history, prompt) = True, restart()
+                    messages = conversation = [*history, {"role": "user", "content": prompt}]
+                    self.on_event(LiveEvent("retry", step.speaker, step.index,
+                                            data={"attempt": 1, "errors": [str(exc)]}))
+                    state.update(raw="", speech="", cut=False)
+                    reply = ask(conversation)
                 fields = reply.model_dump()
                 quote = fields.pop("evidence_quote", None)  # the user's words: no rule of the debate applies to them
                 flags = guardrails.check_turn(step, fields, opponent_claims=opponent_claims, own_earlier=own_earlier,

@@ -42,6 +42,9 @@ DEFAULT_CONTEXT = 4096
 # what is new, and an agent starting on a prompt another has evaluated shares those cells. Weights are memory-mapped and
 # shared; the KV cache is about 23 KB a token for SmolLM2-135M (4 sequences of 4096: about 380 MB).
 BATCH_ENV = "CLEARSIDE_BATCH"
+# Each call's sampler starts from this seed when it is set (CLEARSIDE_SEED or seed=): the same prompt at the same
+# temperature then writes the same text, call after call (tests, reproducing a report). Unset: a random seed.
+SEED_ENV = "CLEARSIDE_SEED"
 
 _loaded: dict[tuple[str, int, int, str], tuple[Any, threading.Lock]] = {}
 _batchers: dict[tuple[str, int, int], tuple[Batcher, Any]] = {}
@@ -157,6 +160,20 @@ def load_llama(path: Path, n_ctx: int, n_threads: int, slot: str = "shared") -> 
                 raise ConfigError(f"Could not load {path} as a GGUF model: {exc}") from exc
             _loaded[key] = (llm, threading.Lock())
         return _loaded[key]
+
+
+def env_seed() -> int | None:
+    raw = os.environ.get(SEED_ENV, "")
+    if not raw:
+        return None
+    try:
+        seed = int(raw)
+    except ValueError:
+        seed = -1
+    if not 0 <= seed < 2**32:
+        raise ConfigError(f"{SEED_ENV}={raw!r} is not a seed (a whole number from 0 to 4294967295): unset it for a "
+                          "random seed per call.")
+    return seed
 
 
 def batch_width() -> int:
@@ -308,7 +325,7 @@ class EmbeddedProvider(Provider):
     small = True
 
     def __init__(self, model: str = "", *, n_ctx: int | None = None, n_threads: int | None = None,
-                 repeat_penalty: float = 1.15, concurrency: int | None = None) -> None:
+                 repeat_penalty: float = 1.15, concurrency: int | None = None, seed: int | None = None) -> None:
         self.concurrency = batch_width()  # calls beyond it would only wait in the batcher
         self.limit_to(concurrency)
         self.path = resolve_model_path(model)
@@ -316,6 +333,7 @@ class EmbeddedProvider(Provider):
         self.n_ctx = n_ctx or int(os.environ.get("CLEARSIDE_N_CTX", DEFAULT_CONTEXT))
         self.n_threads = n_threads or int(os.environ.get("CLEARSIDE_THREADS", os.cpu_count() or 2))
         self.repeat_penalty = repeat_penalty
+        self.seed = seed if seed is not None else env_seed()
 
     @property
     def spec(self) -> str:
@@ -380,6 +398,8 @@ class EmbeddedProvider(Provider):
         response_format = {"type": "json_object", "schema": request.schema} if request.schema else None
         try:
             grammar = llama_chat_format._grammar_for_response_format(response_format) if response_format else None
+            if self.seed is not None:  # the sampler's own generator starts here (this thread builds every sampler)
+                llm.set_seed(self.seed)
             sampler = job_sampler(llm, grammar, temperature=request.temperature,
                                   repeat_penalty=self.repeat_penalty)
             stop = formatted.stop if isinstance(formatted.stop, list) else [formatted.stop or ""]
@@ -398,7 +418,8 @@ class EmbeddedProvider(Provider):
                               "fault in ClearSide's schema for the model, not in your input: retry once, and if it "
                               "persists report it with the --violations-log, or choose another provider.")
         if "context window" in str(exc) or "exceed" in str(exc):
-            return self.fault(f"{where} rejected the request: {exc}. Shorten the input or raise CLEARSIDE_N_CTX.")
+            return self.fault(f"{where} rejected the request: {exc}. Shorten the input or raise CLEARSIDE_N_CTX.",
+                              context_overflow=True)
         return self.fault(f"{where} rejected the request: {exc}. Retry, or choose another provider.")
 
     @property

@@ -107,8 +107,10 @@ class OpenAIProvider(Provider):
             return self.fault(f"{where}: {self.base_url} does not know the model {self.model!r} (HTTP 404) — pick "
                               "one it lists.", status_code=404)
         if isinstance(exc, openai.APIStatusError):
+            overflow = exc.status_code == 400 and "context" in str(exc.message).lower()  # "context length exceeded"
             return self.fault(f"{where} answered HTTP {exc.status_code}: {exc.message} — check the request and "
-                              "the server's log, or choose another provider.", status_code=exc.status_code)
+                              "the server's log, or choose another provider.", status_code=exc.status_code,
+                              context_overflow=overflow)
         if isinstance(exc, json.JSONDecodeError):  # the stream's data is not JSON
             return self.fault(f"{where} sent a stream that is not valid JSON ({exc}) — the server is not speaking "
                               "the OpenAI wire format as expected: check its version and log, or choose another "
