@@ -60,7 +60,9 @@ def progress(stream=None):
             elif event.kind == "done":
                 say(out, f"[{event.agent}] done in {event.data['seconds']:.1f} s, {event.data['tokens']} tokens")
             elif event.kind == "retry" and "cause" in event.data:  # a provider fault, asked again
-                say(out, f"[{event.agent}] {retrying_line(event.data)}")
+                from ..providers.retry import retrying_text
+
+                say(out, f"[{event.agent}] {retrying_text(event.data)}")
             elif event.kind == "retry":
                 first = event.data["errors"][0] if event.data["errors"] else "invalid output"
                 say(out, f"[{event.agent}] output rejected ({first}); re-asking, attempt {event.data['attempt']}")
@@ -68,12 +70,6 @@ def progress(stream=None):
                 say(out, f"[{event.agent}] failed")
 
     return on_event
-
-
-def retrying_line(data: dict) -> str:
-    """A provider retry as the user reads it: "retrying (2/3)… the server answered HTTP 503; waiting 0.5 s"."""
-    wait = f"; waiting {data['wait']:g} s" if data.get("wait") else ""
-    return f"retrying ({data['attempt']}/{data['attempts']})… {data['cause']}{wait}"
 
 
 def write(text: str, out: str | None) -> None:
