@@ -20,6 +20,7 @@ from sqlalchemy.engine import make_url
 from . import runtime
 from .engine import Event
 from .jobs import AgentProgress, apply_event
+from .store.db import ensure_table
 
 log = logging.getLogger("clearside.runtime")
 
@@ -49,10 +50,7 @@ def _database(url: str | None) -> tuple[sa.Engine, sa.Table]:
             engine = _engines[url] = runtime.system_engine(url)  # waits for a PostgreSQL server that restarts
         table = _table(schema)
         if url not in _made:
-            if schema:
-                with engine.begin() as conn:
-                    conn.execute(sa.text(f'CREATE SCHEMA IF NOT EXISTS "{schema}"'))
-            table.create(engine, checkfirst=True)
+            ensure_table(engine, table)  # and its schema; safe when processes start at once
             _made.add(url)
     return engine, table
 

@@ -40,7 +40,7 @@ from sqlalchemy.engine import make_url
 
 from .errors import ClearSideError, ConfigError, NotFound
 from .inputs import shown
-from .store.db import data_dir, database_url, reconnecting
+from .store.db import data_dir, database_url, ensure_table, reconnecting
 
 log = logging.getLogger("clearside.runtime")
 
@@ -149,7 +149,7 @@ class Host:
         DBOS(config=config)  # type: ignore[arg-type]
         DBOS.launch()
         self._register_queues(concurrency)
-        self._table.create(self._engine, checkfirst=True)
+        ensure_table(self._engine, self._table)
         self.beat()
         self._last_beat = time.time()  # the last heartbeat written; a beat missed since...
         self._judge_after = 0.0  # ...holds takeovers back until then

@@ -433,3 +433,42 @@ def test_the_dashboard_says_why_it_cannot_save_keeps_the_question_and_saves_once
         assert open_store().get(saved).document == before
     for what, shown in faults:
         print(f"\nFIGURES dashboard {what}: {shown}")
+
+
+# --- processes creating the runtime's tables at once ----------------------------------------------------------------
+
+def test_hosts_starting_at_once_create_the_runtime_tables_without_refusing_each_other(store_url):
+    """Two workers started together both found the heartbeat table missing and both created it; the second was
+    refused with "table clearside_executors already exists" and never started. Eight connections now create one
+    table (in its own schema on PostgreSQL) at the same moment, ten times over: none may fail."""
+    import threading
+
+    import sqlalchemy as sa
+
+    from clearside.store.db import ensure_table
+
+    schema = "race_check" if store_url.startswith("postgresql") else None
+    engines = [runtime.system_engine(store_url) for _ in range(8)]
+    try:
+        for round_ in range(10):
+            table = sa.Table(f"race_{round_}", sa.MetaData(), sa.Column("id", sa.Integer, primary_key=True),
+                             schema=schema)
+            barrier, errors = threading.Barrier(len(engines)), []
+
+            def create(engine: sa.Engine) -> None:
+                barrier.wait()
+                try:
+                    ensure_table(engine, table)
+                except Exception as exc:  # noqa: BLE001 - any refusal fails the test, with its text
+                    errors.append(f"{type(exc).__name__}: {str(exc).splitlines()[0]}")
+
+            threads = [threading.Thread(target=create, args=(engine,)) for engine in engines]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(60)
+            assert not errors, errors
+            assert sa.inspect(engines[0]).has_table(table.name, schema=schema)
+    finally:
+        for engine in engines:
+            engine.dispose()

@@ -28,9 +28,10 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy import Engine, Table, create_engine, event, inspect, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, DisconnectionError, OperationalError, SQLAlchemyError
+from sqlalchemy.schema import CreateSchema, CreateTable
 
 from ..errors import StoreError
 from ..paths import data_dir
@@ -258,6 +259,28 @@ def make_engine(url: str) -> Engine:
     except (ImportError, SQLAlchemyError) as exc:
         raise StoreError(f"Cannot use {safe_url(url)}: {exc}. PostgreSQL needs psycopg 3 "
                          "(`pip install -r requirements.txt`) and a URL like postgresql+psycopg://...") from None
+
+
+def ensure_table(engine: Engine, table: Table) -> None:
+    """Create ``table`` (and its schema on PostgreSQL) unless it exists, safely when processes start at once.
+
+    ``Table.create(checkfirst=True)`` looks, then creates: two workers starting together can both look, and the
+    second then fails with "already exists". ``IF NOT EXISTS`` closes most of that window; PostgreSQL can still
+    refuse a twin ``CREATE`` with a unique violation on its catalogue, so a failure is retried and accepted once
+    the table is there."""
+    for attempt in range(5):
+        try:
+            with engine.connect().execution_options(**{WRITE: True}) as connection, connection.begin():
+                if table.schema and connection.dialect.name == "postgresql":
+                    connection.execute(CreateSchema(table.schema, if_not_exists=True))
+                connection.execute(CreateTable(table, if_not_exists=True))
+            return
+        except (OperationalError, DBAPIError):
+            if inspect(engine).has_table(table.name, schema=table.schema):
+                return
+            if attempt == 4:
+                raise
+            time.sleep(0.1 * (attempt + 1))
 
 
 def alembic_config() -> Config:
