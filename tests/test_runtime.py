@@ -10,6 +10,7 @@ import time
 
 import perspectives_kit
 import pytest
+from conftest import stop_hosting
 from helpers import (
     QUESTION,
     flagship_replies,
@@ -35,7 +36,7 @@ def hosted(db):
     """This process hosts the runtime on the test's store (a SQLite file, then PostgreSQL)."""
     hosting.host(role="test")
     yield db
-    runtime.reset()
+    stop_hosting()  # lets a cancelled job's execution end first: one cut off by the reset stays "running" here
 
 
 def saved(provider) -> str:
