@@ -455,14 +455,14 @@ def test_hosts_starting_at_once_create_the_runtime_tables_without_refusing_each_
                              schema=schema)
             barrier, errors = threading.Barrier(len(engines)), []
 
-            def create(engine: sa.Engine) -> None:
+            def create(engine: sa.Engine, table: sa.Table, barrier: threading.Barrier, errors: list[str]) -> None:
                 barrier.wait()
                 try:
                     ensure_table(engine, table)
                 except Exception as exc:  # noqa: BLE001 - any refusal fails the test, with its text
                     errors.append(f"{type(exc).__name__}: {str(exc).splitlines()[0]}")
 
-            threads = [threading.Thread(target=create, args=(engine,)) for engine in engines]
+            threads = [threading.Thread(target=create, args=(engine, table, barrier, errors)) for engine in engines]
             for thread in threads:
                 thread.start()
             for thread in threads:
