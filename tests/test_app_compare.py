@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 
 import app_kit
 import helpers
@@ -17,7 +18,7 @@ import pytest
 from app_kit import COMPARE, AppTest, plain, run
 from helpers import flagship_replies, flagship_script
 
-from clearside import compare
+from clearside import compare, workflows
 from clearside.errors import InputError
 from clearside.providers.scripted import ScriptedProvider
 from clearside_ui import compare_view as cv
@@ -291,7 +292,8 @@ def fast_done_slow_waiting(gate: threading.Event) -> tuple[AppTest, str]:
     at.session_state["compare_providers_override"] = {"fast": fast, "slow": slow}
     at = fill(at, "Should we adopt microservices architecture?", ["fast", "slow"])
     batch = batch_of(at)
-    app_kit.settle(at, lambda a: "✓ **scripted:fast**: done" in plain(a), timeout=90)
+    # both: the fast model done, and the slow one's moderator called (its checks before that can take a while)
+    app_kit.settle(at, lambda a: "✓ **scripted:fast**: done" in plain(a) and "◐ moderator" in plain(a), timeout=90)
     return at, batch
 
 
@@ -318,8 +320,11 @@ def test_a_running_comparison_can_be_cancelled_keeping_what_finished(store):
     try:
         at, batch = fast_done_slow_waiting(gate)
         run(at.button(key="cmp_cancel").click())
+        # a running call looks for a cancel at most every CANCEL_CHECK_SECONDS; the moderator's last look was
+        # at its start, just now: past that, its first token meets the cancel
+        time.sleep(workflows.CANCEL_CHECK_SECONDS + 0.2)
     finally:
-        gate.set()  # the moderator's call returns; its first token meets the cancel
+        gate.set()
     app_kit.settle(at, lambda a: not any(b.key == "cmp_cancel" for b in a.button) and "■ cancelled" in plain(a),
                    timeout=90)
     rows = {r["data"]["label"]: r for r in store.runs("compare") if r["data"]["batch"] == batch}
