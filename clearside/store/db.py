@@ -275,7 +275,7 @@ def ensure_table(engine: Engine, table: Table) -> None:
                     connection.execute(CreateSchema(table.schema, if_not_exists=True))
                 connection.execute(CreateTable(table, if_not_exists=True))
             return
-        except (OperationalError, DBAPIError):
+        except DBAPIError:  # OperationalError included
             if inspect(engine).has_table(table.name, schema=table.schema):
                 return
             if attempt == 4:
