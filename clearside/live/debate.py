@@ -454,15 +454,18 @@ class LiveDebate:
         first, fresh = not self.has_spoken(step.speaker), False
         told = [_evidence_line(i) for i in evidence]
         passages = quoting.block() if quoting else ""
-        prompt = context.turn_message(step, self.proposition_now(), unseen, config, first=first,
-                                      evidence=told, prefix=prefix, questions=max(len(questions), 1),
-                                      assumptions=listed, passages=passages)
+
+        def message(turns: list[Any], first: bool) -> str:
+            return context.turn_message(step, self.proposition_now(), turns, config, first=first, evidence=told,
+                                        prefix=prefix, questions=max(len(questions), 1), assumptions=listed,
+                                        passages=passages)
+
+        prompt = message(unseen, first)
+
         def restart() -> tuple[list[dict[str, str]], str]:
             """The conversation restarted from digests of all the agent has seen, and its new prompt."""
             seen = [t for t in transcript.turns if t.turn in shown or t in visible]
-            return [context.system_message()], context.turn_message(
-                step, self.proposition_now(), seen, config, first=True, evidence=told, prefix=prefix,
-                questions=max(len(questions), 1), assumptions=listed, passages=passages)
+            return [context.system_message()], message(seen, True)
 
         if not first and context.size(history) + len(prompt) > config.context_chars:
             # too long for the model's context: restart the conversation from digests of all it has seen
