@@ -493,3 +493,52 @@ def test_a_turn_whose_conversation_outgrows_the_models_context_restarts_from_dig
     failing = LiveDebate.create(QUESTION, Refusing(fallback=LiveResponder()), config=SLOW, store=open_store())
     with pytest.raises(ProviderError, match="exceed context window"):  # nothing to shorten: the call fails as it is
         failing.advance()
+
+
+def test_a_synthesis_whose_digests_outgrow_the_models_context_asks_again_with_shorter_digests(tmp_path):
+    """The moderator's first prompt already holds digests of all twenty turns, so a restart alone cannot shorten
+    it: when the model refuses it for its tokens, the digests are cut shorter until the prompt fits, each turn
+    still named, and the synthesis is written."""
+
+    class Cramped(ScriptedProvider):
+        """A model whose context holds fewer characters than the whole debate's digests."""
+
+        limit, refused, sizes = 4500, 0, []
+
+        def _complete(self, request, on_delta):
+            size = sum(len(m["content"]) for m in request.messages)
+            if request.agent == "moderator":
+                Cramped.sizes.append(size)
+                if size > Cramped.limit:
+                    Cramped.refused += 1
+                    raise self.fault(f"Requested tokens ({size}) exceed context window of 4096.",
+                                     context_overflow=True)
+            return super()._complete(request, on_delta)
+
+    provider = Cramped(fallback=LiveResponder())
+    events = []
+    debate = LiveDebate.create(QUESTION, provider, config=SLOW, store=open_store(), on_event=events.append)
+    while debate.advance():
+        pass
+    synthesis = debate.transcript.turns[-1]
+    assert synthesis.kind == "synthesis" and synthesis.fresh and synthesis.fields
+    assert Cramped.refused >= 1 and Cramped.sizes[-1] <= Cramped.limit < Cramped.sizes[0]
+    assert Cramped.sizes == sorted(Cramped.sizes, reverse=True), "each ask is shorter than the one refused"
+    final = request_text(provider.requests[-1])
+    assert all(f"[Turn {t.turn}]" in final for t in debate.transcript.turns[:-1]), "every turn is still named"
+    assert sum(e.kind == "retry" and "exceed context window" in str(e.data) for e in events) == Cramped.refused
+
+
+def test_digests_cut_to_a_limit_keep_short_ones_whole_and_every_turn_named():
+    from clearside.live.context import _caps, visible_block
+    from clearside.live.transcript import Turn
+
+    assert _caps([10, 50, 100], 1000) == [10, 50, 100]
+    assert _caps([10, 50, 100], 90) == [10, 40, 40]
+    assert sum(_caps([7, 300, 301, 5], 100)) <= 100
+    turns = [Turn(turn=i, step=i, speaker="pro", kind="closing", phase="closing", label=f"Closing {i}", text="",
+                  fields={"summary": [("word " * (5 if i == 1 else 200)).strip()]}) for i in (1, 2, 3)]
+    whole, cut = visible_block(turns), visible_block(turns, 600)
+    assert len(cut) < len(whole) and len(cut) <= 600 + len("DEBATE TURNS YOU HAVE NOT SEEN YET (DATA):\n") + 3
+    assert whole.split("\n")[1:3] == cut.split("\n")[1:3], "the short first digest stays whole"
+    assert all(f"[Turn {i}]" in cut for i in (1, 2, 3)) and cut.count("…") == 2

@@ -49,10 +49,35 @@ def digest(turn: Turn) -> str:
     return "\n".join([head, *(f"  {who}: {line}" for line in body if line)])
 
 
-def visible_block(turns: list[Turn]) -> str:
+def visible_block(turns: list[Turn], limit: int | None = None) -> str:
+    """The digests of ``turns``; with ``limit``, each is cut short so that together they fill at most ``limit``
+    characters (the shortest stay whole, the longest are cut to one length)."""
     if not turns:
         return ""
-    return "DEBATE TURNS YOU HAVE NOT SEEN YET (DATA):\n" + "\n".join(digest(t) for t in turns) + "\n"
+    digests = [digest(t) for t in turns]
+    if limit is not None:
+        digests = [_cut(d, cap) for d, cap in zip(digests, _caps([len(d) for d in digests], limit), strict=True)]
+    return "DEBATE TURNS YOU HAVE NOT SEEN YET (DATA):\n" + "\n".join(digests) + "\n"
+
+
+def _caps(lengths: list[int], limit: int) -> list[int]:
+    """Per-text caps summing to at most ``limit``: texts under the common cap keep their length."""
+    if sum(lengths) <= limit:
+        return lengths
+    rest, left = sorted(lengths), max(limit, 0)
+    for i, length in enumerate(rest):
+        cap = left // (len(rest) - i)
+        if length > cap:
+            return [min(n, cap) for n in lengths]
+        left -= length
+    return lengths
+
+
+def _cut(text: str, cap: int) -> str:
+    if len(text) <= cap:
+        return text
+    head = text[:max(cap - 1, 0)]
+    return (head.rsplit(" ", 1)[0] if " " in head else head) + "…"
 
 
 def conversation(speaker: str, turns: list[Turn]) -> list[dict[str, str]]:
@@ -109,11 +134,12 @@ def _task(step: Step, questions: int, assumptions: str = "") -> str:
 
 def turn_message(step: Step, proposition: Proposition, new_turns: list[Turn], config: LiveConfig, *,
                  first: bool, evidence: list[str], prefix: str = "", questions: int = 2,
-                 assumptions: str = "", passages: str = "") -> str:
+                 assumptions: str = "", passages: str = "", digest_chars: int | None = None) -> str:
     """The user message for one planned turn: the turns this agent has not seen yet and its task.
 
     ``assumptions``: for the synthesis, the sides' listed assumptions with their ids; ``passages``: the offered
-    passages of the user's source files, to quote (``Quoting.block``)."""
+    passages of the user's source files, to quote (``Quoting.block``); ``digest_chars``: the characters the
+    turns' digests may fill (``visible_block``), for a prompt the model's context could not hold."""
     live = prompts.load("live")
     words = config.budget_words(step)
     if prefix:
@@ -123,7 +149,8 @@ def turn_message(step: Step, proposition: Proposition, new_turns: list[Turn], co
     continuation = prompts.render(live.tasks["continuation"], prefix=prompts.quote(prefix)) if prefix else ""
     return prompts.render(
         live.user, header=header(step.speaker, proposition, first), phase=PHASE_LABELS[step.phase],
-        label=step.label, visible=visible_block(new_turns), evidence=evidence_text, continuation=continuation,
+        label=step.label, visible=visible_block(new_turns, digest_chars), evidence=evidence_text,
+        continuation=continuation,
         task=_task(step, questions, assumptions), words=str(words),
         tokens=str(math.ceil(words * config.tokens_per_word)), soft_words=str(round(words * config.soft_limit)),
         hard_words=str(round(words * config.hard_limit)))

@@ -41,6 +41,7 @@ from .wire import ANSWER_WIRE, CLARIFICATION_WIRE, Answer, Clarification, TurnFi
 FIELD_TOKENS = {"opening": 220, "constructive": 420, "question": 140, "answer": 200, "rebuttal": 240,
                 "closing": 280, "synthesis": 650}
 EVIDENCE_TOKENS = 80
+OVERFLOW_SHRINK = 0.6  # a refused restart from digests asks again with the digests cut to this share
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
 
 
@@ -455,17 +456,17 @@ class LiveDebate:
         told = [_evidence_line(i) for i in evidence]
         passages = quoting.block() if quoting else ""
 
-        def message(turns: list[Any], first: bool) -> str:
+        def message(turns: list[Any], first: bool, digest_chars: int | None = None) -> str:
             return context.turn_message(step, self.proposition_now(), turns, config, first=first, evidence=told,
                                         prefix=prefix, questions=max(len(questions), 1), assumptions=listed,
-                                        passages=passages)
+                                        passages=passages, digest_chars=digest_chars)
 
         prompt = message(unseen, first)
+        seen = [t for t in transcript.turns if t.turn in shown or t in visible]
 
-        def restart() -> tuple[list[dict[str, str]], str]:
+        def restart(digest_chars: int | None = None) -> tuple[list[dict[str, str]], str]:
             """The conversation restarted from digests of all the agent has seen, and its new prompt."""
-            seen = [t for t in transcript.turns if t.turn in shown or t in visible]
-            return [context.system_message()], message(seen, True)
+            return [context.system_message()], message(seen, True, digest_chars)
 
         if not first and context.size(history) + len(prompt) > config.context_chars:
             # too long for the model's context: restart the conversation from digests of all it has seen
@@ -509,31 +510,51 @@ class LiveDebate:
         opponent_claims = self._claims(step.opponent) if step.kind == "rebuttal" else []
         own_earlier = [text for t in transcript.turns if t.speaker == step.speaker
                        for text in [t.text, *guardrails.texts_of(t.fields)]] if step.kind == "closing" else []
-        conversation = messages
+        digest_chars: int | None = None  # after a refusal: the characters the digests may fill
 
-        def ask(conversation: list[dict[str, str]]) -> TurnFields:
-            return run_structured(self.provider, agent=step.speaker, messages=conversation, model=TurnFields,
-                                  schema=schema, retries=config.schema_retries, temperature=config.temperature,
-                                  max_tokens=max_tokens, usage=usage, violations=self.violations,
-                                  on_delta=on_delta, on_retry=on_retry, salvage=salvage, decode=decode,
-                                  prepare=prepare, on_retrying=on_retrying)
+        def shorter(asked: list[dict[str, str]], rejected: list[dict[str, str]]) -> tuple | None:
+            """The conversation restarted from digests of all the agent has seen, as a long one does, then from
+            digests cut shorter each time, until it is shorter than ``asked``; None when nothing is left to cut."""
+            nonlocal digest_chars
+            if not fresh:
+                restarted = restart(digest_chars)
+                if context.size([*restarted[0], {"role": "user", "content": restarted[1]}, *rejected]) < \
+                        context.size(asked):
+                    return restarted
+            digest_chars = len(context.visible_block(seen, digest_chars))
+            while digest_chars > 0:
+                digest_chars = int(digest_chars * OVERFLOW_SHRINK)
+                restarted = restart(digest_chars)
+                if context.size([*restarted[0], {"role": "user", "content": restarted[1]}, *rejected]) < \
+                        context.size(asked):
+                    return restarted
+            return None
+
+        def ask(rejected: list[dict[str, str]]) -> TurnFields:
+            """The reply to the conversation followed by ``rejected`` (a guardrail's re-ask), asked again shorter
+            while the model's context cannot hold it (dense text is more tokens than its characters suggest)."""
+            nonlocal fresh, history, prompt, messages
+            while True:
+                state.update(raw="", speech="", cut=False)
+                asked = [*messages, *rejected]
+                try:
+                    return run_structured(self.provider, agent=step.speaker, messages=asked, model=TurnFields,
+                                          schema=schema, retries=config.schema_retries,
+                                          temperature=config.temperature, max_tokens=max_tokens, usage=usage,
+                                          violations=self.violations, on_delta=on_delta, on_retry=on_retry,
+                                          salvage=salvage, decode=decode, prepare=prepare, on_retrying=on_retrying)
+                except ProviderError as exc:
+                    restarted = shorter(asked, rejected) if exc.context_overflow else None
+                    if restarted is None:
+                        raise  # not a matter of length, or nothing left to shorten: it fails as it is, naming the fix
+                    fresh, (history, prompt) = True, restarted
+                    messages = [*history, {"role": "user", "content": prompt}]
+                    self.on_event(LiveEvent("retry", step.speaker, step.index,
+                                            data={"attempt": 1, "errors": [str(exc)]}))
 
         try:
             for attempt in range(config.guardrail_retries + 1):
-                state.update(raw="", speech="", cut=False)
-                try:
-                    reply = ask(conversation)
-                except ProviderError as exc:
-                    if fresh or not exc.context_overflow:
-                        raise
-                    # the characters fit but the tokens did not (dense text tokenizes short): restart the
-                    # conversation from digests, as a long one does, and ask again
-                    fresh, (history, prompt) = True, restart()
-                    messages = conversation = [*history, {"role": "user", "content": prompt}]
-                    self.on_event(LiveEvent("retry", step.speaker, step.index,
-                                            data={"attempt": 1, "errors": [str(exc)]}))
-                    state.update(raw="", speech="", cut=False)
-                    reply = ask(conversation)
+                reply = ask(rejected)
                 fields = reply.model_dump()
                 quote = fields.pop("evidence_quote", None)  # the user's words: no rule of the debate applies to them
                 flags = guardrails.check_turn(step, fields, opponent_claims=opponent_claims, own_earlier=own_earlier,
@@ -546,7 +567,6 @@ class LiveDebate:
                                            violations=guardrails.describe(flags))
                 rejected = [{"role": "assistant", "content": state["raw"] or json.dumps(fields)},
                             {"role": "user", "content": complaint}]
-                conversation = [*messages, *rejected]
         except Interrupted:
             kept = _join(prefix, state["speech"])
             with self.lock:
@@ -558,7 +578,7 @@ class LiveDebate:
         notes: list[str] = []
         if quoting is not None:  # verified against its passage, asked for again once, or removed
             kept_quote, quote_flags, notes = files.settle(
-                self.provider, step.speaker, quoting, quote, conversation, state["raw"] or json.dumps(fields),
+                self.provider, step.speaker, quoting, quote, [*messages, *rejected], state["raw"] or json.dumps(fields),
                 temperature=config.temperature, violations=self.violations)
             if kept_quote is not None:
                 fields["evidence_quote"] = kept_quote
