@@ -415,6 +415,10 @@ def test_the_debate_flow_with_the_keyboard_alone(server, browser):
             timeout=60_000)
         settled(page)
         tab_to(page, "Jump to the answer ↑", reached)  # the answer's link, after the buttons
+        page.keyboard.press("Enter")  # follows it: the next Tab goes on from the answer, far above the buttons
+        page.keyboard.press("Tab")
+        after_jump = focused(page)
+        reached.append(after_jump)
         positive = page.evaluate("() => [...document.querySelectorAll('[tabindex]')].filter(e => e.tabIndex > 0)"
                                  ".map(e => e.outerHTML.slice(0, 80))")
     finally:
@@ -429,7 +433,7 @@ def test_the_debate_flow_with_the_keyboard_alone(server, browser):
     order = ["Question or claim", "Generate Pro & Con Debate", "Element to challenge", "Question an assumption",
              "Jump to the answer ↑"]
     assert sorted(order, key=names.index) == order, f"the order follows the page: {names}"
-    # once the answer lands, the next Tab goes on from it: it is beside the assumption, far above the buttons
-    assert any(n.startswith("Challenge · Question an assumption") for n in names), "the answer is reachable"
+    assert after_jump and after_jump["name"].startswith("Challenge · Question an assumption"), \
+        f"the jump link leads the keyboard to the answer: {after_jump}"
     first_main = next(i for i, c in enumerate(reached) if not c["sidebar"] and c["name"] != "Skip to main content")
     assert all(c["sidebar"] for c in reached[1:first_main]), "the sidebar comes first, then the page"
