@@ -506,7 +506,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     os.environ.update(env_extra)  # the workers inherit it (bench/scale.py's workers take this environment)
     os.environ.setdefault("OPENAI_API_KEY", "not-needed")
     logs = Path(tempfile.mkdtemp(prefix="clearside-load-logs-"))
-    result: dict[str, Any] = {"settings": dict(vars(args)), "cpu_count": os.cpu_count(),
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    result: dict[str, Any] = {"settings": dict(vars(args)), "cpu_count": os.cpu_count(), "commit": commit,
+                              "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                               "load_before": loadavg(), "logs": str(logs), "stages": []}
     print(f"load before: {result['load_before']} on {os.cpu_count()} CPUs; logs in {logs}", flush=True)
     with pg_kit.server() as admin:
@@ -603,7 +605,11 @@ def report(quick: bool = True) -> list[dict]:
     argv = ["--debates", "8", "--queued", "24", "--workers", "2", "--sessions", "2"] if quick else []
     if not os.path.exists(CHROMIUM):
         argv += ["--sessions", "0"]
-    result = run(parser().parse_args(argv + ["--timeout", "900" if quick else "3600"]))
+    return rows(run(parser().parse_args(argv + ["--timeout", "900" if quick else "3600"])))
+
+
+def rows(result: dict[str, Any]) -> list[dict]:
+    """The report's rows of one run's result (what ``run`` returned and wrote to its --out file)."""
     rows: list[dict] = []
     for s in result["stages"]:
         name = f"{s['debates']} {'concurrent' if s['stage'] == 'concurrent' else 'queued'} debates"

@@ -15,6 +15,7 @@ It runs, one after the other (never two at once):
 Writes bench/TRUST.md and bench/results/trust.json, with the machine's load before and after each part.
 
 Run from the repository root, on a quiet machine:  python bench/trust.py [--skip-load] [--full]
+[--load-from FILE ...]
 """
 
 from __future__ import annotations
@@ -67,6 +68,23 @@ def load_rows(quick: bool) -> list[dict[str, Any]]:
     return load.report(quick=quick)
 
 
+def earlier_load(paths: list[str]) -> dict[str, Any]:
+    """The load part from the result files of earlier ``bench/load.py`` runs (a full-scale run takes longer than
+    the rest of this report together): their rows, and when, where and at what load each was measured."""
+    from bench import load
+
+    rows, runs = [], []
+    for path in paths:
+        result = json.loads(Path(path).read_text(encoding="utf-8"))
+        rows += load.rows(result)
+        when = result.get("when") or time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(os.path.getmtime(path)))
+        stages = ", ".join(f"{stage['debates']} {stage['stage']}" for stage in result["stages"])
+        runs.append(f"{stages}: run {when}, commit "
+                    f"`{result.get('commit', '')[:10] or 'not recorded'}`, {result['cpu_count']} CPUs, load "
+                    f"{result['load_before']} -> {result['load_after']}")
+    return {"rows": rows, "runs": runs}
+
+
 def run_tests(modules: list[str], axe_out: Path) -> dict[str, Any]:
     """Run ``modules`` under pytest; each test's outcome, seconds and failure message from the JUnit report."""
     present = [m for m in modules if (ROOT / m).exists()]
@@ -97,7 +115,7 @@ def markdown(out: dict[str, Any]) -> str:
     lines = ["# Trust report", "",
              f"Written by `python bench/trust.py` on {out['machine']['cpu_count']} CPUs, commit "
              f"`{out['machine']['commit'][:10]}`, {out['machine']['when']}. Load average before and after each part "
-             "is given with it. Every figure below was measured in this run.", ""]
+             "is given with it. Every figure below was measured in this run, except where a part says otherwise.", ""]
     faults = out.get("faults")
     if faults is not None:
         rows = faults["rows"]
@@ -116,7 +134,12 @@ def markdown(out: dict[str, Any]) -> str:
         lines.append("")
     load = out.get("load")
     if load is not None:
-        lines += ["## Load (bench/load.py)", "", f"Load {load['load_before']} -> {load['load_after']}.", ""]
+        lines += ["## Load (bench/load.py)", ""]
+        if load.get("runs"):
+            lines += ["Not measured in this run: the figures of earlier `bench/load.py` runs, given with "
+                      "`--load-from`:", "", *(f"- {run}" for run in load["runs"]), ""]
+        else:
+            lines += [f"Load {load['load_before']} -> {load['load_after']}.", ""]
         if load.get("error"):
             lines += [f"Not measured: {load['error']}", ""]
         else:
@@ -147,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-load", action="store_true", help="leave out bench/load.py")
     parser.add_argument("--skip-faults", action="store_true", help="leave out bench/faults.py")
     parser.add_argument("--full", action="store_true", help="bench/load.py at full scale (quick otherwise)")
+    parser.add_argument("--load-from", nargs="+", metavar="FILE", help="the result files of earlier bench/load.py "
+                        "runs (their --out) to report instead of running it")
     args = parser.parse_args(argv)
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     out: dict[str, Any] = {"machine": {"cpu_count": os.cpu_count(), "commit": commit,
@@ -157,7 +182,9 @@ def main(argv: list[str] | None = None) -> int:
         rows = provider_faults()
         out["faults"] = {"rows": rows, "load_before": before, "load_after": loadavg()}
         print(f"provider faults: {len(rows)} injected", flush=True)
-    if not args.skip_load:
+    if args.load_from:
+        out["load"] = earlier_load(args.load_from)
+    elif not args.skip_load:
         before = loadavg()
         try:
             out["load"] = {"rows": load_rows(quick=not args.full)}
