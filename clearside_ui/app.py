@@ -6,6 +6,7 @@ Run it with ``python -m streamlit run app.py`` from the repository (that ``app.p
 
 import streamlit as st
 
+from clearside.errors import ClearSideError
 from clearside_ui import a11y, jobs, owner, page_path, phone, settings, view
 
 # The tab's icon, a balance, drawn inline: Streamlit fetches a ":material/..." page icon from a font CDN (a request
@@ -19,6 +20,15 @@ PAGE_ICON = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24"><g fil
 def main() -> None:
     st.set_page_config(page_title="ClearSide", page_icon=PAGE_ICON, layout="wide")
     a11y.styles()  # a keyboard focus ring on every control (WCAG 2.4.7)
+    try:
+        pages()
+    except ClearSideError as exc:  # a store that cannot be opened, and any typed error a page let through
+        st.error(view.esc(exc.for_dashboard()), icon=":material/error:")
+        st.caption("Fix what the message names, then reload the page: nothing saved is lost.")
+
+
+def pages() -> None:
+    """The sidebar and the page the user chose."""
     jobs.adopt_live_files()  # once per database: live transcripts an earlier ClearSide kept as JSON files
     # this server hosts the durable runtime: it runs queued debates and finishes what a stopped host left, unasked
     unhosted = jobs.hosting()

@@ -2,7 +2,8 @@
 another dashboard process is started, and the debate finishes there with nobody pressing anything; only the
 interrupted step is generated again (the requests the model server saw, per agent, say so). The model is
 bench/latency_server.py on 127.0.0.1 (OpenAI-compatible wire, a fixed pace), the store a SQLite file both
-dashboards share (tests/test_runtime_workers.py covers PostgreSQL and workers)."""
+dashboards share (tests/test_runtime_workers.py covers PostgreSQL and workers). And a dashboard whose store cannot be
+opened says so, naming the fix."""
 
 from __future__ import annotations
 
@@ -74,3 +75,26 @@ def test_a_debate_whose_dashboard_is_killed_finishes_on_the_next_dashboard_unask
         assert agents["moderator"] == 1
         assert all(agents[side] - before.get(side, 0) <= 1 for side in ("pro", "con")), agents
         assert agents["pro"] + agents["con"] >= 3, "the interrupted advocates step ran again on the second dashboard"
+
+
+def test_a_dashboard_whose_store_cannot_be_opened_says_why_and_how_to_fix_it(browser):
+    """DATABASE_URL names a PostgreSQL server that is not running: every page says that the store cannot be opened,
+    which URL and what to check, instead of Streamlit's generic error (and never a traceback)."""
+    from helpers import free_port
+
+    closed = f"postgresql+psycopg://clearside@127.0.0.1:{free_port()}/clearside"
+    url, proc = browser_kit.start_streamlit({"DATABASE_URL": closed})
+    page = browser.new_page()
+    try:
+        for path in ("/", "/library"):
+            page.goto(url + path)
+            alert = page.get_by_role("alert").filter(has_text="Cannot open the debate store")
+            alert.wait_for(timeout=60_000)
+            shown = alert.inner_text()
+            assert "127.0.0.1" in shown and "Check DATABASE_URL" in shown, shown
+            body = page.inner_text("body")
+            assert "Traceback" not in body and "reload the page" in body, body[:2000]
+    finally:
+        page.close()
+        proc.terminate()
+        proc.wait(15)
