@@ -90,16 +90,19 @@ class Sink:
         self._cancelled = False
 
     def __call__(self, event: Event) -> None:
-        if event.kind in ("start", "delta", "part", "retry") and self.cancelled():
+        # an agent's reply is looked at unthrottled before it is kept: one that lands just after a cancel is not
+        if (event.kind in ("start", "delta", "part", "retry") and self.cancelled()) or \
+                (event.kind == "done" and self.cancelled(now=True)):
             raise Cancelled("Cancelled by the user.")
         with self._lock:
             apply_event(self.agents, event)
         self.writer.add({"kind": event.kind, "agent": event.agent, "text": event.text, "data": event.data})
 
-    def cancelled(self) -> bool:
-        now = time.monotonic()
-        if not self._cancelled and now - self._checked >= CANCEL_CHECK_SECONDS:
-            self._checked = now
+    def cancelled(self, *, now: bool = False) -> bool:
+        """Whether the job was cancelled: asked of the runtime at most every CANCEL_CHECK_SECONDS, or ``now``."""
+        moment = time.monotonic()
+        if not self._cancelled and (now or moment - self._checked >= CANCEL_CHECK_SECONDS):
+            self._checked = moment
             self._cancelled = runtime.state(self.job_id).status == "cancelled"
         return self._cancelled
 

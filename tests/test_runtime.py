@@ -136,6 +136,7 @@ def test_cancel_keeps_finished_sections_and_resume_completes_only_the_rest(hoste
     record = open_store().get(debate_id)
     assert record.status == "paused" and "proposition" in open_store().sections(debate_id)
     assert "moderator" not in open_store().sections(debate_id)
+    assert "pro" not in open_store().sections(debate_id), "a reply that landed after the cancel is not kept"
     assert run_cli(capsys, "status", debate_id)[0] == 1
     for agent in ("pro", "con"):  # what the cancelled stage had not kept is asked again
         if agent not in open_store().sections(debate_id):
