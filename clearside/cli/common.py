@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..providers import DEFAULT_PROVIDER, Provider, get_provider
+from ..providers.retry import retrying_text
 
 if TYPE_CHECKING:
     from ..engine import Engine, Event
@@ -60,8 +61,6 @@ def progress(stream=None):
             elif event.kind == "done":
                 say(out, f"[{event.agent}] done in {event.data['seconds']:.1f} s, {event.data['tokens']} tokens")
             elif event.kind == "retry" and "cause" in event.data:  # a provider fault, asked again
-                from ..providers.retry import retrying_text
-
                 say(out, f"[{event.agent}] {retrying_text(event.data)}")
             elif event.kind == "retry":
                 first = event.data["errors"][0] if event.data["errors"] else "invalid output"
