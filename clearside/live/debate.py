@@ -468,9 +468,16 @@ class LiveDebate:
             """The conversation restarted from digests of all the agent has seen, and its new prompt."""
             return [context.system_message()], message(seen, True, digest_chars)
 
+        digest_chars: int | None = None  # the characters the digests may fill, once they alone are too long
         if not first and context.size(history) + len(prompt) > config.context_chars:
             # too long for the model's context: restart the conversation from digests of all it has seen
             fresh, (history, prompt) = True, restart()
+        over = context.size(history) + len(prompt) - config.context_chars
+        if over > 0 and (first or fresh) and seen:
+            # the digests alone are longer than that (the synthesis reads all twenty turns): cut them to fit,
+            # leaving the reply its room in the model's context
+            digest_chars = max(len(context.visible_block(seen)) - over, 0)
+            fresh, (history, prompt) = True, restart(digest_chars)
         messages = [*history, {"role": "user", "content": prompt}]
         sees = sorted(shown | {t.turn for t in visible})
         budget = config.budget_tokens(step)
@@ -510,8 +517,6 @@ class LiveDebate:
         opponent_claims = self._claims(step.opponent) if step.kind == "rebuttal" else []
         own_earlier = [text for t in transcript.turns if t.speaker == step.speaker
                        for text in [t.text, *guardrails.texts_of(t.fields)]] if step.kind == "closing" else []
-        digest_chars: int | None = None  # after a refusal: the characters the digests may fill
-
         def shorter(asked: list[dict[str, str]], rejected: list[dict[str, str]]) -> tuple | None:
             """The conversation restarted from digests of all the agent has seen, as a long one does, then from
             digests cut shorter each time, until it is shorter than ``asked``; None when nothing is left to cut."""
