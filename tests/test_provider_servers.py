@@ -1,6 +1,7 @@
 """The openai and ollama providers against real local servers running the embedded GGUF.
 
-* openai: a real ``python -m llama_cpp.server`` subprocess on 127.0.0.1 (one full debate), and llama.cpp's own
+* openai: a real ``python -m llama_cpp.server`` subprocess on 127.0.0.1 (one full debate, a challenge, live and
+  perspectives calls, and the ``compare`` and ``regress`` commands run through the CLI), and llama.cpp's own
   ``llama-server`` where bench/llama_server.py has built it (its prefix cache, as the provider reads it).
 * ollama: ``tests/ollama_wire.py``, Ollama's HTTP wire format translated onto the real
   in-process model (an orchestrator call and a challenge).
@@ -189,6 +190,108 @@ def test_openai_perspectives_clarifier_on_the_real_server(openai_debate, tmp_pat
     assert questions and all(q.strip() for q in questions)
     assert run.session.state == "CLARIFICATION_PENDING"
     store.close()
+
+
+@pytest.fixture
+def no_substance_checks(monkeypatch):
+    """The engine compare and regress build for each debate (``clearside.scored.run_scored``), with the substance
+    checks off. Neither command has a switch for them, and with them on SmolLM2-135M behind this grammar-less server
+    fails them: measured, ``compare --retries 1`` over it ended with both debates failed after 133 s (the pro
+    agent's "starts with a list number", the moderator's "a field name, not content") and exit 3. What these
+    tests check is the wire path through each command, as for ``openai_debate`` above; the checks run on the real
+    model in tests/test_e2e_embedded.py (``test_flagship_regression_on_the_embedded_model`` among them)."""
+    import functools
+
+    from clearside import scored
+
+    monkeypatch.setattr(scored, "Engine", functools.partial(scored.Engine, substance=False))
+
+
+def served_usage(usage: dict[str, Any]) -> None:
+    """A debate's recorded usage (``metrics.lexical.usage``) shows every agent's calls answered by the server:
+    tokens streamed back for each. Prompt tokens are not asserted: llama-cpp-python's server streams no usage
+    (see ``test_openai_llama_cpp_python_server_reports_no_cache``), so the provider records 0 of them."""
+    assert usage["available"] and set(usage["agents"]) == {"orchestrator", "pro", "con", "moderator"}
+    assert all(a["calls"] >= 1 and a["completion_tokens"] > 0 for a in usage["agents"].values()), usage["agents"]
+
+
+def test_openai_compare_on_the_real_server(llama_server, no_substance_checks, monkeypatch, capsys, store) -> None:
+    """``compare`` as a user runs it against an OpenAI-compatible server (``OPENAI_BASE_URL``, ``--provider
+    openai:MODEL``): the one served model at two temperatures, both debates saved, valid and scored (substance
+    checks off: see ``no_substance_checks``)."""
+    from helpers import run_cli
+
+    from clearside import compare
+
+    monkeypatch.setenv("OPENAI_BASE_URL", llama_server)
+    code, out, err = run_cli(capsys, "compare", QUESTION, "--provider", "openai:local", "--provider", "openai:local",
+                             "--temperatures", "0.2,0.8", "--retries", "1", "--format", "json")
+    assert code == 0, err
+    report = json.loads(out)
+    labels = ["openai:local · T 0.2", "openai:local · T 0.8"]
+    assert report["models"] == labels and report["state"] == "done" and report["error"] is None
+    assert all(f"{label}: done" in err for label in labels)
+    rows = {r["data"]["label"]: r for r in store.runs(compare.SUITE, batch=report["batch"])}
+    assert set(rows) == set(labels)
+    for label, t in zip(labels, (0.2, 0.8), strict=True):
+        result, row = report["results"][label], rows[label]
+        assert result["status"] == row["status"] == "done" and result["debate_id"] == row["debate_id"]
+        assert (row["provider"], row["model"], row["data"]["temperature"]) == ("openai", "local", t)
+        record = store.get(row["debate_id"])
+        assert record.status == "done"
+        assert jsonschema_errors(record.document) == []
+        document = Document.model_validate(record.document)
+        assert document.proposition.raw_input == QUESTION
+        assert (document.meta.model_info.provider, document.meta.model_info.model) == ("openai", "local")
+        assert result["metrics"]["schema_validity"]["valid"] is True
+        served_usage(result["metrics"]["usage"])
+        assert record.data["usage"]["pro"]["calls"] == result["metrics"]["usage"]["agents"]["pro"]["calls"]
+    # the saved comparison reopens from the store as the Compare page does (?compare=BATCH)
+    loaded, documents = compare.load(store, report["batch"])
+    assert set(documents) == set(labels) and loaded["state"] == "done"
+
+
+def test_openai_regress_on_the_real_server(llama_server, no_substance_checks, monkeypatch, capsys, store,
+                                           tmp_path) -> None:
+    """``regress`` over the server with a one-case suite file, one run: the batch and its run saved, scored, the
+    provider settings (the base URL among them) pinned, and the exit code the README gives: 0 when the batch
+    passes, 1 otherwise; with no baseline yet only the absolute gates can fail it (substance checks off: see
+    ``no_substance_checks``)."""
+    from helpers import run_cli
+
+    from clearside import regress
+
+    suite = tmp_path / "server-smoke.jsonl"
+    suite.write_text(json.dumps({"id": "feature-flags", "proposition": QUESTION}) + "\n", encoding="utf-8")
+    monkeypatch.setenv("OPENAI_BASE_URL", llama_server)
+    out_file = tmp_path / "report.json"
+    code, out, err = run_cli(capsys, "regress", "--suite", str(suite), "--runs", "1", "--retries", "1",
+                             "--provider", "openai:local", "--out", str(out_file))
+    report = json.loads(out_file.read_text(encoding="utf-8"))
+    assert report["baseline"] is None and report["provider"] == "openai:local" and report["runs"] == 1
+    gate_failures = [c for c in report["checks"] if c["status"] == "fail"]
+    assert report["passed"] == (not gate_failures)
+    assert all("gate" in reason and "baseline" not in reason for c in gate_failures for reason in c["reasons"])
+    assert code == (0 if report["passed"] else 1), err  # README: exit 0 on pass, 1 on a regression
+    assert out.startswith("# Regression: server-smoke")
+    [debate] = report["debates"]
+    assert debate["status"] == "done", debate.get("error")
+
+    [batch] = regress.batches(store, "server-smoke")
+    assert batch.id == report["batch"] and batch.spec == "openai:local" and not batch.baseline
+    [row] = batch.rows
+    assert row["status"] == "done" and row["data"]["item"] == "feature-flags" and row["data"]["suite_file"]
+    assert row["prompt_versions"] and {"schema_valid", "neutrality_violations", "completion_tokens"} <= set(
+        row["metrics"])
+    assert row["metrics"]["schema_valid"] == 1.0 and row["metrics"]["completion_tokens"] > 0
+    assert report["metrics"]["schema_valid"]["mean"] == 1.0 and report["metrics"]["completion_tokens"]["n"] == 1
+    pinned = regress.batch_versions(batch)
+    assert pinned["metric_suite"] and pinned["embedding_model"] and pinned["clearside"] and pinned["prompts"]
+    assert pinned["provider"] == {"spec": "openai:local", "temperature": 0.4, "retries": 1, "concurrency": 4,
+                                  "swap_check": False, "base_url": llama_server}
+    record = store.get(row["debate_id"])
+    assert record.status == "done" and jsonschema_errors(record.document) == []
+    served_usage(row["data"]["detail"]["usage"])
 
 
 def test_openai_a_call_past_the_timeout_and_an_unknown_path_name_the_fix(openai_debate) -> None:
