@@ -95,6 +95,18 @@ def test_failed_debates_count_as_invalid_and_keep_their_error(db, tmp_path, caps
     assert db.get(failed["debate_id"]).status == "failed"  # its finished sections stay resumable
 
 
+def test_an_unreachable_server_exits_3_before_any_run_is_saved(db, tmp_path, capsys, monkeypatch):
+    """README: exit 3 when the provider is unreachable; regress says so before it starts, instead of saving a
+    failed run per case and reporting a regression (exit 1)."""
+    from helpers import free_port
+
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{free_port()}/v1")
+    code, out, err = run(capsys, "regress", "--provider", "openai:local", "--runs", "1")
+    assert code == 3, err
+    assert "127.0.0.1" in err and out == ""
+    assert db.runs("flagship") == [] and regress.batches(db, "flagship") == []
+
+
 def test_each_run_is_stored_the_moment_it_finishes(tmp_path):
     store = open_store()
     provider = get_provider(flagship_script(tmp_path, 3))

@@ -176,6 +176,7 @@ def cmd_regress(args: argparse.Namespace) -> int:
                          f"{suite.source}. Run the batch without --enqueue.")
     log_violations(args.violations_log)
     provider = get_provider(args.provider, concurrency=args.concurrency)
+    provider.preflight()  # an unreachable server is reported (exit 3) before any run is saved as failed
     if args.enqueue:
         return enqueue_regress(args, provider, thresholds, len(items))
     store = open_store()
