@@ -226,3 +226,15 @@ def test_a_static_debate_completes_against_the_latency_server() -> None:
         # four agents, one call each: every reply passed its schema and substance checks the first time
         assert server.stats()["requests"] == 5 and run.violations == []
         assert set(run.usage) == {"orchestrator", "pro", "con", "moderator"}
+
+
+# -- time to first token -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["openai", "ollama"])
+def test_a_server_call_records_the_wait_for_its_first_text(kind) -> None:
+    """The server providers measure the wait for a call's first text themselves (llama.cpp's servers report none
+    in a stream): at least the server's time to first token, less than the whole call."""
+    with start(0, ttft=0.4, tps=40) as slow_start:
+        completion = provider(kind, slow_start).complete(ORCHESTRATOR_CALL)
+    assert 0.4 <= completion.first_token_seconds < completion.seconds, completion

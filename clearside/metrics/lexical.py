@@ -129,6 +129,6 @@ def usage(recorded: dict[str, Any] | None) -> dict[str, Any]:
         "cached_prompt_tokens": cached,
         "evaluated_prompt_tokens": prompt - cached,
         "calls": calls,
-        # the mean wait for a call's first token, where the backend reports it (prompt evaluation, queueing)
+        # the mean wait for a call's first text (prompt evaluation, queueing; the server providers measure it)
         **({"first_token_seconds": round(first / calls, 3)} if first > 0 and calls else {}),
     }

@@ -66,7 +66,8 @@ class Completion:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
-    first_token_seconds: float = 0.0  # prompt evaluation until the first text, where the backend reports it
+    # the wait for the first text: the server providers measure it from the request, the embedded one from its batcher
+    first_token_seconds: float = 0.0
     model: str = ""
     # Of prompt_tokens, those the server reported taking from its prefix cache (vLLM's automatic prefix caching,
     # llama-server's cache_prompt, Ollama): it evaluated only prompt_tokens - cached_prompt_tokens. 0 where the

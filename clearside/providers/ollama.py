@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 import httpx
 import ollama
@@ -134,13 +135,14 @@ class OllamaProvider(Provider):
 
     def _attempt(self, request: ChatRequest, on_delta: OnDelta) -> Completion:
         parts: list[str] = []
-        last = None
+        last, started, first = None, time.perf_counter(), 0.0  # the wait for the first text, as the user has it
         for chunk in self.client.chat(
             model=self.model, messages=request.messages, stream=True, format=request.schema,
             options={"temperature": request.temperature, "num_predict": request.max_tokens},
         ):
             last = chunk
             if delta := chunk.message.content:
+                first = first or time.perf_counter() - started
                 parts.append(delta)
                 on_delta(delta)
         if last is None or not last.done:  # the stream closed before its final ``done`` line
@@ -152,6 +154,7 @@ class OllamaProvider(Provider):
             completion_tokens=last.eval_count or len(parts),
             seconds=(last.total_duration or 0) / 1e9,
             cached_prompt_tokens=min(getattr(last, "prompt_eval_cached_count", None) or 0, prompt_tokens),
+            first_token_seconds=first,
         )
 
     def list_models(self) -> list[str]:

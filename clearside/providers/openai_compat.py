@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from typing import Any, ClassVar
 
 import httpx
@@ -118,6 +119,7 @@ class OpenAIProvider(Provider):
         return self.fault(f"{where} failed: {exc}")
 
     def _stream(self, request: ChatRequest, on_delta: OnDelta | None) -> Completion:
+        started, first = time.perf_counter(), 0.0  # the wait for the first text, as the user has it
         stream = self.client.chat.completions.create(
             model=self._model(), messages=request.messages, temperature=request.temperature,
             max_tokens=request.max_tokens, stream=True,
@@ -131,6 +133,7 @@ class OpenAIProvider(Provider):
             usage = getattr(chunk, "usage", None) or usage
             timings = getattr(chunk, "timings", None) or timings  # llama-server's own figures, on its last chunks
             if chunk.choices and (delta := chunk.choices[0].delta.content):
+                first = first or time.perf_counter() - started
                 parts.append(delta)
                 if on_delta:
                     on_delta(delta)
@@ -143,6 +146,7 @@ class OpenAIProvider(Provider):
             prompt_tokens=prompt_tokens,
             completion_tokens=getattr(usage, "completion_tokens", 0) or len(parts),
             cached_prompt_tokens=cached,
+            first_token_seconds=first,
         )
 
     def _attempt(self, request: ChatRequest, on_delta: OnDelta) -> Completion:
