@@ -224,6 +224,8 @@ def test_compare_command_shows_shared_arguments(db, tmp_path, capsys):
     assert code == 0, err
     report = json.loads(out)
     assert report["models"] == ["scripted:a.json", "scripted:b.json"], "paths are labelled by their file names"
+    for label in report["models"]:  # each model's progress, named, as `debate` prints it
+        assert all(f"{label} [{agent}] done in" in err for agent in ("orchestrator", "pro", "con", "moderator")), err
     shared = [p for p in report["agreement"] if p["side"] == "pro"]
     assert shared and all(p["k"] == 2 and p["n"] == 2 for p in shared)  # the same pro case from both
     con_k = sorted(p["k"] for p in report["agreement"] if p["side"] == "con")

@@ -41,9 +41,10 @@ LABELS = {"orchestrator": "normalizing the proposition", "pro": "writing the cas
           "challenge": "answering the challenge"}
 
 
-def progress(stream=None):
-    """Progress lines on ``stream`` (default: whatever ``sys.stderr`` is when a line is printed)."""
-    lock = threading.Lock()
+def progress(stream=None, prefix: str = "", lock: threading.Lock | None = None):
+    """Progress lines on ``stream`` (default: whatever ``sys.stderr`` is when a line is printed), each after
+    ``prefix`` (``compare`` names the model); ``lock``: one shared by the callbacks that write together."""
+    lock = lock or threading.Lock()
 
     def say(out, line: str) -> None:
         # one write per line: print() writes the text and its newline apart, and sys.stderr writes through, so
@@ -57,16 +58,18 @@ def progress(stream=None):
         out = stream or sys.stderr
         with lock:
             if event.kind == "start":
-                say(out, f"[{event.agent}] {LABELS.get(event.agent, 'working')}…")
+                say(out, f"{prefix}[{event.agent}] {LABELS.get(event.agent, 'working')}…")
             elif event.kind == "done":
-                say(out, f"[{event.agent}] done in {event.data['seconds']:.1f} s, {event.data['tokens']} tokens")
+                say(out, f"{prefix}[{event.agent}] done in {event.data['seconds']:.1f} s, "
+                         f"{event.data['tokens']} tokens")
             elif event.kind == "retry" and "cause" in event.data:  # a provider fault, asked again
-                say(out, f"[{event.agent}] {retrying_text(event.data)}")
+                say(out, f"{prefix}[{event.agent}] {retrying_text(event.data)}")
             elif event.kind == "retry":
                 first = event.data["errors"][0] if event.data["errors"] else "invalid output"
-                say(out, f"[{event.agent}] output rejected ({first}); re-asking, attempt {event.data['attempt']}")
+                say(out, f"{prefix}[{event.agent}] output rejected ({first}); re-asking, "
+                         f"attempt {event.data['attempt']}")
             elif event.kind == "error":
-                say(out, f"[{event.agent}] failed")
+                say(out, f"{prefix}[{event.agent}] failed")
 
     return on_event
 

@@ -299,8 +299,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
         provider.preflight()  # an unreachable server is reported before any debate starts
     if args.enqueue:
         return enqueue_compare(args, providers, temperatures)
+    lock, printers = threading.Lock(), {}
+
+    def on_event(label: str, event) -> None:  # each model's progress, its label first
+        printers.setdefault(label, progress(prefix=f"{label} ", lock=lock))(event)
+
     job = compare.Comparison(question(args.question), providers, open_store(), concurrency=args.concurrency,
-                             retries=args.retries, temperature=args.temperature, temperatures=temperatures)
+                             retries=args.retries, temperature=args.temperature, temperatures=temperatures,
+                             on_event=on_event)
     print(f"Comparing {', '.join(job.labels)}; batch {job.batch}", file=sys.stderr)
     report = job.run()
     for label, result in report["results"].items():
