@@ -34,7 +34,8 @@ def data(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def server(data):
-    yield from browser_kit.streamlit_server({"CLEARSIDE_DATA": str(data)})
+    yield from browser_kit.streamlit_server({"CLEARSIDE_DATA": str(data), "CLEARSIDE_SEED": "20",
+                                               "CLEARSIDE_THREADS": "2"})
 
 
 @pytest.fixture(scope="module")

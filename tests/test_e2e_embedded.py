@@ -21,14 +21,17 @@ ROOT = Path(__file__).resolve().parent.parent
 FLAGSHIP = ("Should the United States impose a temporary moratorium on new large-scale AI data centers "
             "to allow democratic institutions to catch up?")
 THREADS = "2"  # llama.cpp's threads, pinned: another count sums the floats in another order and samples otherwise
+SEED = "20"  # every call's sampler starts here (CLEARSIDE_SEED): a run samples what the last one did
 
 
 @pytest.fixture(scope="module", autouse=True)
 def pinned_threads():
-    """Every embedded model here, in this process or in a command it runs, decodes on THREADS threads. (The
-    temperature is the fixed default; the embedded provider has no seed option, so sampled tokens still vary.)"""
+    """Every embedded model here, in this process or in a command it runs, decodes on THREADS threads and samples
+    from SEED at the fixed default temperature. (Calls decoded side by side can still differ from a run that split
+    its batches otherwise: the floats are summed in another order.)"""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("CLEARSIDE_THREADS", THREADS)
+        patch.setenv("CLEARSIDE_SEED", SEED)
         yield
 
 

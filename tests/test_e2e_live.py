@@ -22,9 +22,10 @@ from clearside.store import open_store
 pytestmark = pytest.mark.model
 ROOT = Path(__file__).resolve().parent.parent
 QUESTION = "Should the United States impose a temporary moratorium on new large-scale AI data centers?"
-# llama.cpp's threads, pinned (another count sums the floats in another order and samples otherwise); the temperature
-# is the live debate's fixed default, and the embedded provider has no seed option
+# llama.cpp's threads, pinned (another count sums the floats in another order and samples otherwise), and the seed
+# every call's sampler starts from (CLEARSIDE_SEED); the temperature is the live debate's fixed default
 THREADS = 2
+SEED = 20
 
 
 def test_full_live_debate_on_the_embedded_model(tmp_path):
@@ -36,7 +37,8 @@ def test_full_live_debate_on_the_embedded_model(tmp_path):
         {"after_turn": 12, "type": "pause_question", "to": "moderator", "text": "Where do they agree so far?"},
     ]))
     out = tmp_path / "transcript.json"
-    env = {**os.environ, "CLEARSIDE_DATA": str(tmp_path / "data"), "CLEARSIDE_THREADS": str(THREADS)}
+    env = {**os.environ, "CLEARSIDE_DATA": str(tmp_path / "data"), "CLEARSIDE_THREADS": str(THREADS),
+           "CLEARSIDE_SEED": str(SEED)}
     result = subprocess.run(
         [sys.executable, "-m", "clearside", "live", QUESTION, "--words-per-minute", "30",
          "--interventions", str(plan), "--out", str(out)],
@@ -69,7 +71,8 @@ def test_a_source_file_injected_as_evidence_is_quoted_verbatim_on_the_embedded_m
               b"two protected corridors.\n\n"
               b"Shop owners on the pedestrian streets reported turnover 8% higher than the year before.")
     source = read_source("transit report.md", report)
-    debate = LiveDebate.create("Should cities ban private cars downtown?", get_provider("embedded", n_threads=THREADS),
+    provider = get_provider("embedded", n_threads=THREADS, seed=SEED)
+    debate = LiveDebate.create("Should cities ban private cars downtown?", provider,
                                config=LiveConfig(words_per_minute=30), store=open_store())
     debate.submit("inject_evidence", "Our city's transit report.", None, source)
     turns = [debate.advance(), debate.advance()]
