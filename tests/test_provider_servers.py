@@ -213,6 +213,7 @@ def served_usage(usage: dict[str, Any]) -> None:
     (see ``test_openai_llama_cpp_python_server_reports_no_cache``), so the provider records 0 of them."""
     assert usage["available"] and set(usage["agents"]) == {"orchestrator", "pro", "con", "moderator"}
     assert all(a["calls"] >= 1 and a["completion_tokens"] > 0 for a in usage["agents"].values()), usage["agents"]
+    assert all(a["first_token_seconds"] > 0 for a in usage["agents"].values()), "the provider measures the wait"
 
 
 def test_openai_compare_on_the_real_server(llama_server, no_substance_checks, monkeypatch, capsys, store) -> None:
