@@ -4,6 +4,8 @@ Run it with ``python -m streamlit run app.py`` from the repository (that ``app.p
 ``clearside ui``, or with ``python -m streamlit run`` on this file.
 """
 
+import logging
+
 import streamlit as st
 
 from clearside.errors import ClearSideError
@@ -16,6 +18,8 @@ PAGE_ICON = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24"><g fil
              'M19 6l3 7"/></g><path d="M1.5 13h7a3.5 3.5 0 0 1-7 0zM15.5 13h7a3.5 3.5 0 0 1-7 0z" fill="#1F4E79"/>'
              '</svg>')
 
+log = logging.getLogger("clearside_ui")
+
 
 def main() -> None:
     st.set_page_config(page_title="ClearSide", page_icon=PAGE_ICON, layout="wide")
@@ -23,6 +27,7 @@ def main() -> None:
     try:
         pages()
     except ClearSideError as exc:  # a store that cannot be opened, and any typed error a page let through
+        log.error("A page stopped on %s: %s", type(exc).__name__, exc, exc_info=exc)  # the operator's details
         st.error(view.esc(exc.for_dashboard()), icon=":material/error:")
         st.caption("Fix what the message names, then reload the page: nothing saved is lost.")
 

@@ -306,9 +306,10 @@ def test_clearside_ui_serves_https_with_streamlits_certificate_settings_on_127_0
 
 
 @pytest.mark.browser
-def test_a_page_error_shows_no_details_and_server_address_given_to_clearside_ui_wins(tmp_path, browser):
-    """A data folder that cannot be created fails every page (the dashboard does not catch it before its pages):
-    the page says an error happened, and its type, message, path and traceback stay in the server's log."""
+def test_a_store_error_names_its_fix_without_details_and_server_address_given_to_clearside_ui_wins(tmp_path,
+                                                                                                 browser):
+    """A data folder that cannot be created fails every page: the page says what to fix (the message ClearSide
+    wrote for it), never the exception's type or a traceback, which go to the server's log."""
     from playwright.sync_api import expect
 
     (tmp_path / "a-file").write_text("not a folder")
@@ -318,12 +319,44 @@ def test_a_page_error_shows_no_details_and_server_address_given_to_clearside_ui_
         assert refuses("127.0.0.1", int(url.rsplit(":", 1)[1])), "the given address replaced 127.0.0.1"
         page = browser.new_page()
         page.goto(url)
-        shown = page.locator("[data-testid='stException']")
-        expect(shown).to_contain_text("This app has encountered an error", timeout=30_000)
+        expect(page.get_by_role("alert")).to_contain_text("Set CLEARSIDE_DATA to a writable folder", timeout=30_000)
         text = page.locator("body").inner_text()
-        for secret in ("StoreError", "Traceback", "Not a directory", "a-file", "clearside/store", "CLEARSIDE_DATA"):
-            assert secret not in text, f"{secret!r} reached the page"
+        for detail in ("StoreError", "Traceback", "clearside/store", 'File "'):
+            assert detail not in text, f"{detail!r} reached the page"
+        assert page.locator("[data-testid='stException']").count() == 0
         page.close()
     finally:
         log = stop(proc)
-    assert "StoreError" in log and "Not a directory" in log, "the details went to the server's log"
+    assert "StoreError" in log and "Traceback" in log, "the details went to the server's log"
+
+
+@pytest.mark.browser
+def test_an_unexpected_page_error_shows_no_details(tmp_path, browser):
+    """A fault that is not ClearSide's own (a bug) shows Streamlit's generic error and nothing of the exception: its
+    type, message and traceback stay in the server's log. The fault is injected into the dashboard's process by
+    a sitecustomize module that makes the sidebar raise."""
+    from playwright.sync_api import expect
+
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(
+        "import os\n"
+        "if os.environ.get('CLEARSIDE_TEST_PAGE_FAULT'):\n"
+        "    import clearside_ui.phone as phone\n"
+        "    def broken(*args, **kwargs):\n"
+        "        raise KeyError('internal detail /srv/secret-path')\n"
+        "    phone.close_sidebar_after_navigation = broken\n", encoding="utf-8")
+    paths = os.pathsep.join([str(hook), str(browser_kit.ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    url, proc = start_ui(tmp_path, env={"PYTHONPATH": paths, "CLEARSIDE_TEST_PAGE_FAULT": "1"})
+    try:
+        page = browser.new_page()
+        page.goto(url)
+        shown = page.locator("[data-testid='stException']")
+        expect(shown).to_contain_text("This app has encountered an error", timeout=30_000)
+        text = page.locator("body").inner_text()
+        for detail in ("KeyError", "Traceback", "secret-path", "sitecustomize", "clearside_ui"):
+            assert detail not in text, f"{detail!r} reached the page"
+        page.close()
+    finally:
+        log = stop(proc)
+    assert "KeyError" in log and "secret-path" in log, "the details went to the server's log"
