@@ -517,21 +517,23 @@ class LiveDebate:
         opponent_claims = self._claims(step.opponent) if step.kind == "rebuttal" else []
         own_earlier = [text for t in transcript.turns if t.speaker == step.speaker
                        for text in [t.text, *guardrails.texts_of(t.fields)]] if step.kind == "closing" else []
-        def shorter(asked: list[dict[str, str]], rejected: list[dict[str, str]]) -> tuple | None:
+
+        def shorter(asked: list[dict[str, str]],
+                    rejected: list[dict[str, str]]) -> tuple[list[dict[str, str]], str] | None:
             """The conversation restarted from digests of all the agent has seen, as a long one does, then from
             digests cut shorter each time, until it is shorter than ``asked``; None when nothing is left to cut."""
             nonlocal digest_chars
-            if not fresh:
-                restarted = restart(digest_chars)
-                if context.size([*restarted[0], {"role": "user", "content": restarted[1]}, *rejected]) < \
-                        context.size(asked):
-                    return restarted
+
+            def smaller(restarted: tuple[list[dict[str, str]], str]) -> bool:
+                head, new = restarted
+                return context.size([*head, {"role": "user", "content": new}, *rejected]) < context.size(asked)
+
+            if not fresh and smaller(restarted := restart(digest_chars)):
+                return restarted
             digest_chars = len(context.visible_block(seen, digest_chars))
             while digest_chars > 0:
                 digest_chars = int(digest_chars * OVERFLOW_SHRINK)
-                restarted = restart(digest_chars)
-                if context.size([*restarted[0], {"role": "user", "content": restarted[1]}, *rejected]) < \
-                        context.size(asked):
+                if smaller(restarted := restart(digest_chars)):
                     return restarted
             return None
 
