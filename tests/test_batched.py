@@ -247,6 +247,26 @@ def test_a_call_that_lost_its_prompts_start_fails_the_rounding_check(llm, batche
     assert float(np.mean(np.abs(cut.sampler.first - full.sampler.first))) > ROUNDING
 
 
+def test_a_prefill_takes_small_steps_alone_and_beside_a_call_so_a_call_that_arrives_waits_little(llm, batcher):
+    """A call waits for the step in flight: a prefill evaluates PREFILL_CHUNK tokens a step whether a call runs
+    beside it or not (not the whole batch, which took 1.2 s on 2 cores), and a call that arrives starts at once."""
+    from clearside.providers.batched import PREFILL_CHUNK
+
+    tokens = job(llm, "Give the strongest argument AGAINST it.", CLAIM).prompt
+    known = (tokens * (1 + 6 * PREFILL_CHUNK // len(tokens)))[:6 * PREFILL_CHUNK]
+    filling = batcher.prefill(known, agent="later")
+    batcher.step()
+    assert len(filling.seq.tokens) == PREFILL_CHUNK, "alone, a small step too"
+    call = job(llm, "List two or three years as numbers.", NUMBERS, temperature=0.0)
+    batcher.submit(call)
+    assert call in batcher.running and filling in batcher.filling, "the call started at once, beside the prefill"
+    batcher.step()
+    assert len(filling.seq.tokens) == 2 * PREFILL_CHUNK
+    drain(batcher)
+    assert json.loads(call.future.result().text)["numbers"]
+    assert len(filling.seq.tokens) == len(known), "the prefill finished beside the call"
+
+
 def test_a_call_keeps_its_own_conversation_and_never_takes_another_agents_while_one_is_spare(batcher):
     pro, con, spare = batcher.sequences
     pro.tokens, pro.agent = [1, 2, 3, 4, 5, 6], "pro"
