@@ -542,18 +542,3 @@ def test_digests_cut_to_a_limit_keep_short_ones_whole_and_every_turn_named():
     assert len(cut) < len(whole) and len(cut) <= 600 + len("DEBATE TURNS YOU HAVE NOT SEEN YET (DATA):\n") + 3
     assert whole.split("\n")[1:3] == cut.split("\n")[1:3], "the short first digest stays whole"
     assert all(f"[Turn {i}]" in cut for i in (1, 2, 3)) and cut.count("…") == 2
-
-
-def test_a_synthesis_whose_digests_are_longer_than_the_context_limit_is_cut_to_fit_before_it_is_asked(tmp_path):
-    """Digests longer than ``context_chars`` are cut to fit before the call, leaving the reply its room in the
-    model's context (a prompt that only just fits would leave the synthesis a few tokens and cut it)."""
-    config = LiveConfig(words_per_minute=40, context_chars=5000)
-    debate, provider = make(tmp_path, config=config)
-    while debate.advance():
-        pass
-    [request] = [r for r in provider.requests if r.agent == "moderator" and r is provider.requests[-1]]
-    synthesis = debate.transcript.turns[-1]
-    assert synthesis.kind == "synthesis" and synthesis.fresh and synthesis.fields
-    assert sum(len(m["content"]) for m in request.messages) <= config.context_chars
-    assert all(f"[Turn {t.turn}]" in request_text(request) for t in debate.transcript.turns[:-1])
-    assert "…" in request_text(request), "the digests were cut"
