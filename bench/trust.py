@@ -33,6 +33,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench.run_all import git  # noqa: E402
+
 RESULTS = ROOT / "bench" / "results"
 
 TEST_GROUPS = {  # section -> test modules (a missing module becomes a row saying so)
@@ -77,9 +80,12 @@ def earlier_load(paths: list[str]) -> dict[str, Any]:
     for path in paths:
         result = json.loads(Path(path).read_text(encoding="utf-8"))
         rows += load.rows(result)
-        when = result.get("when") or time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(os.path.getmtime(path)))
+        # a file from before load.py recorded its start: the time it was written, at the run's end (a copy keeps
+        # it only if copied with its time: cp -p)
+        when = (f"run {result['when']}" if result.get("when") else
+                f"finished {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(os.path.getmtime(path)))}")
         stages = ", ".join(f"{stage['debates']} {stage['stage']}" for stage in result["stages"])
-        runs.append(f"{stages}: run {when}, commit "
+        runs.append(f"{stages}: {when}, commit "
                     f"`{result.get('commit', '')[:10] or 'not recorded'}`, {result['cpu_count']} CPUs, load "
                     f"{result['load_before']} -> {result['load_after']}")
     return {"rows": rows, "runs": runs}
@@ -173,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--load-from", nargs="+", metavar="FILE", help="the result files of earlier bench/load.py "
                         "runs (their --out) to report instead of running it")
     args = parser.parse_args(argv)
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    commit = git("rev-parse", "HEAD")
     out: dict[str, Any] = {"machine": {"cpu_count": os.cpu_count(), "commit": commit,
                                        "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                                        "load_before": loadavg()}}
