@@ -75,6 +75,7 @@ import sqlalchemy as sa  # noqa: E402
 from helpers import free_port  # noqa: E402
 
 from bench.latency_server import MODEL  # noqa: E402
+from bench.run_all import git  # noqa: E402
 from bench.scale import workers as start_workers  # noqa: E402
 from clearside import runtime, workflows  # noqa: E402
 from clearside.engine import DebateRun  # noqa: E402
@@ -506,7 +507,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     os.environ.update(env_extra)  # the workers inherit it (bench/scale.py's workers take this environment)
     os.environ.setdefault("OPENAI_API_KEY", "not-needed")
     logs = Path(tempfile.mkdtemp(prefix="clearside-load-logs-"))
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    commit = git("rev-parse", "HEAD")
     result: dict[str, Any] = {"settings": dict(vars(args)), "cpu_count": os.cpu_count(), "commit": commit,
                               "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                               "load_before": loadavg(), "logs": str(logs), "stages": []}
