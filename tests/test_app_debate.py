@@ -170,6 +170,9 @@ def test_a_running_debate_can_be_cancelled_and_resumed_keeping_what_finished():
     debate_id = at.session_state["debate_id"]
     from clearside_ui import jobs as ui_jobs
 
+    # the page says so once the cancel is recorded; the step in flight then stops at its next event and saves
+    # the debate as paused (within the runtime's check interval)
+    settle(at, lambda a: ui_jobs.store().get(debate_id).status != "running", timeout=10)
     saved = ui_jobs.store().get(debate_id)
     assert saved.status == "paused" and "Cancelled" in saved.data["error"]
     assert load_run(ui_jobs.store(), debate_id).proposition is not None, "the finished section is saved"
