@@ -25,10 +25,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from clearside import embed, sources  # noqa: E402
-from clearside.engine import DebateRun, Engine  # noqa: E402
 from clearside.errors import DebateFailed  # noqa: E402
 from clearside.providers import get_provider  # noqa: E402
 from clearside.schema import Proposition  # noqa: E402
+from clearside.static.engine import DebateRun, Engine  # noqa: E402
 
 QUESTION = "Should cities ban cars from their historic centres?"
 REPORTS = {

@@ -41,7 +41,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 import pg_kit  # noqa: E402
 from sqlalchemy import event, text  # noqa: E402
 
-from clearside import metrics, references, regress, reports  # noqa: E402
+from clearside.quality import metrics, references, regress, reports  # noqa: E402
 from clearside.store import Store  # noqa: E402
 from clearside.store.tables import Run  # noqa: E402
 

@@ -28,10 +28,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from clearside import cruxes, embed, references  # noqa: E402
+from clearside import cruxes, embed  # noqa: E402
 from clearside.checks.text import jaccard  # noqa: E402
+from clearside.quality import references  # noqa: E402
 
-# the labels are not in the repository (clearside/references/argkp holds the dev arguments and key points only):
+# the labels are not in the repository (clearside/quality/references/argkp holds the dev arguments and key points only):
 # the full ArgKP release, e.g. https://github.com/IBM/KPA_2021_shared_task kpm_data, or --argkp DIR
 ARGKP = Path("/work/shared/data/argkp")
 # hinge index -> (side, kind, index) that rest on it, read by hand from the flagship's texts

@@ -43,10 +43,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from clearside import agents, checks  # noqa: E402
-from clearside.engine import DebateRun, Engine  # noqa: E402
 from clearside.errors import ClearSideError  # noqa: E402
 from clearside.providers.base import ChatRequest, Completion  # noqa: E402
 from clearside.providers.embedded import EmbeddedProvider, compact, load_llama, on_llama_thread  # noqa: E402
+from clearside.static.engine import DebateRun, Engine  # noqa: E402
 
 QUESTIONS = [
     "Should the United States impose a temporary moratorium on new large-scale AI data centers?",

@@ -26,11 +26,11 @@ sys.path.insert(0, str(ROOT / "tests"))
 from fault_server import MODEL, FaultServer, Step, start  # noqa: E402
 
 from clearside.cli.common import progress  # noqa: E402
-from clearside.engine import DebateRun, Engine  # noqa: E402
 from clearside.errors import DebateFailed  # noqa: E402
 from clearside.providers.ollama import OllamaProvider  # noqa: E402
 from clearside.providers.openai_compat import OpenAIProvider  # noqa: E402
-from clearside.references import flagship  # noqa: E402
+from clearside.quality.references import flagship  # noqa: E402
+from clearside.static.engine import DebateRun, Engine  # noqa: E402
 
 TIMEOUT, ATTEMPTS = 0.5, 3
 FAULTS = {

@@ -15,7 +15,7 @@ import copy
 from functools import cache
 from typing import Any
 
-from clearside.references import flagship
+from clearside.quality.references import flagship
 
 SIDE_KEYS = {"executive_summary", "arguments", "assumptions", "uncertainties", "categories"}
 MODERATOR_KEYS = {"areas_of_agreement", "core_disagreements", "assumption_conflicts", "evidence_gaps",

@@ -77,10 +77,11 @@ from helpers import free_port  # noqa: E402
 from bench.latency_server import MODEL  # noqa: E402
 from bench.run_all import git  # noqa: E402
 from bench.scale import workers as start_workers  # noqa: E402
-from clearside import runtime, workflows  # noqa: E402
-from clearside.engine import DebateRun  # noqa: E402
+from clearside import runtime  # noqa: E402
 from clearside.providers.openai_compat import OpenAIProvider  # noqa: E402
-from clearside.references import flagship  # noqa: E402
+from clearside.quality.references import flagship  # noqa: E402
+from clearside.static import workflow as workflows  # noqa: E402
+from clearside.static.engine import DebateRun  # noqa: E402
 from clearside.static.recorder import StaticRecorder  # noqa: E402
 from clearside.store import open_store  # noqa: E402
 

@@ -21,7 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from clearside import embed, metrics, references  # noqa: E402
+from clearside import embed
+from clearside.quality import metrics, references  # noqa: E402
 from clearside.store import open_store  # noqa: E402
 
 GOAL_S = 2.0

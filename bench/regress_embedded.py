@@ -33,8 +33,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.concurrency import ENDPOINTS, concurrent_endpoint, machine  # noqa: E402
-from clearside import embed, regress  # noqa: E402
+from clearside import embed
 from clearside.providers import get_provider  # noqa: E402
+from clearside.quality import regress  # noqa: E402
 from clearside.store import Store  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -23,12 +23,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from clearside import embed, remap  # noqa: E402
-from clearside.engine import Engine  # noqa: E402
+from clearside import embed
 from clearside.errors import ClearSideError  # noqa: E402
 from clearside.providers import get_provider  # noqa: E402
-from clearside.references import flagship  # noqa: E402
+from clearside.quality.references import flagship  # noqa: E402
 from clearside.schema import validate_document  # noqa: E402
+from clearside.static import remap  # noqa: E402
+from clearside.static.engine import Engine  # noqa: E402
 
 GOAL_S = 10.0
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -30,10 +30,12 @@ sys.path.insert(0, str(ROOT / "tests"))
 import pg_kit  # noqa: E402
 
 from bench.latency_server import MODEL, start  # noqa: E402
-from clearside import batches, hosting, runtime, workflows  # noqa: E402
-from clearside.engine import DebateRun, Engine  # noqa: E402
+from clearside import hosting, runtime  # noqa: E402
 from clearside.providers.openai_compat import OpenAIProvider  # noqa: E402
-from clearside.references import flagship  # noqa: E402
+from clearside.quality import workflow as batches  # noqa: E402
+from clearside.quality.references import flagship  # noqa: E402
+from clearside.static import workflow as workflows  # noqa: E402
+from clearside.static.engine import DebateRun, Engine  # noqa: E402
 from clearside.static.recorder import StaticRecorder  # noqa: E402
 from clearside.store import open_store  # noqa: E402
 

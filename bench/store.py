@@ -46,12 +46,12 @@ import pg_kit  # noqa: E402
 import sqlalchemy  # noqa: E402
 from sqlalchemy import text  # noqa: E402
 
-from clearside.engine import DebateRun  # noqa: E402
 from clearside.live.exchange import load_live  # noqa: E402
 from clearside.live.protocol import PLAN  # noqa: E402
 from clearside.live.transcript import Transcript, Turn  # noqa: E402
+from clearside.runtime.status import debate_status  # noqa: E402
+from clearside.static.engine import DebateRun  # noqa: E402
 from clearside.static.recorder import start_static  # noqa: E402
-from clearside.status import debate_status  # noqa: E402
 from clearside.store import LiveWriter, Store, new_id  # noqa: E402
 from clearside.store.store import search_text  # noqa: E402
 from clearside.store.tables import Debate  # noqa: E402

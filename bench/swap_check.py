@@ -24,10 +24,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from clearside import embed, references, swap  # noqa: E402
-from clearside.engine import DebateRun, Engine  # noqa: E402
+from clearside import embed
 from clearside.errors import ClearSideError  # noqa: E402
 from clearside.providers import get_provider  # noqa: E402
+from clearside.quality import references
+from clearside.static import swap  # noqa: E402
+from clearside.static.engine import DebateRun, Engine  # noqa: E402
 from clearside.store import open_store  # noqa: E402
 
 GOAL_S = 10.0

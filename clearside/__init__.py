@@ -15,13 +15,15 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .engine import DebateRun, Engine, Event, run_debate, validate_document
+    from .runtime.events import Event
     from .schema import SCHEMA_VERSION, Document
+    from .static.engine import DebateRun, Engine, run_debate, validate_document
 
 logging.getLogger("clearside").addHandler(logging.NullHandler())
 
-_LAZY = {"DebateRun": "engine", "Engine": "engine", "Event": "engine", "run_debate": "engine",
-         "validate_document": "engine", "SCHEMA_VERSION": "schema", "Document": "schema"}
+_LAZY = {"DebateRun": "static.engine", "Engine": "static.engine", "Event": "runtime.events",
+         "run_debate": "static.engine", "validate_document": "static.engine",
+         "SCHEMA_VERSION": "schema", "Document": "schema"}
 
 __all__ = ["SCHEMA_VERSION", "DebateRun", "Document", "Engine", "Event", "run_debate", "validate_document"]
 

@@ -20,7 +20,7 @@ spent by then, and the embedded model is a 135M one):
 
 **Thresholds, and the figures they were measured on** (bench/cruxes.py reproduces them):
 
-- the flagship reference (``clearside/references/flagship.json``): 4 hinges x 34 items (18 arguments, 16
+- the flagship reference (``clearside/quality/references/flagship.json``): 4 hinges x 34 items (18 arguments, 16
   assumptions), 19 dependencies labelled by hand;
 - ArgKP dev (its arguments, key points and labels; the labels are not in the repository): 3,458 labelled
   argument / key point pairs (738 matches) over 4 topics, a key point standing in for a hinge (the nearest

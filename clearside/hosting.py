@@ -7,8 +7,11 @@ below; add a new one here.
 
 from __future__ import annotations
 
-from . import batches, live_workflow, runtime, workflows
+from . import runtime
+from .live import workflow as live_workflow
 from .perspectives import workflow as perspectives_workflow
+from .quality import workflow as batches
+from .static import workflow as workflows
 
 # static debates and challenges; regression batches and comparisons; live debates; perspectives sessions
 WORKFLOW_MODULES = (workflows, batches, live_workflow, perspectives_workflow)
@@ -17,6 +20,6 @@ WORKFLOW_MODULES = (workflows, batches, live_workflow, perspectives_workflow)
 def host(store_url: str | None = None, *, role: str = "host", concurrency: int | None = None) -> runtime.Host:
     """This process as a runtime host serving ClearSide's workflows (``concurrency``: jobs on model servers
     at once per host, a team-wide setting)."""
-    made = runtime.host(store_url, role=role, concurrency=concurrency)
+    made = runtime.start_host(store_url, role=role, concurrency=concurrency)
     live_workflow.serve_queue(made)
     return made

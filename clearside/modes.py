@@ -25,15 +25,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import batches, compare, live_job, regress, runtime, static_job, workflows
+from . import runtime
 from .errors import InputError, NotFound
 from .inputs import read_json
 from .live import exchange as live_exchange
+from .live import job as live_job
 from .perspectives import exchange as perspectives_exchange
 from .perspectives import job as perspectives_job
 from .perspectives import load as load_perspectives
 from .perspectives import workflow as perspectives_workflow
+from .quality import compare, regress
+from .quality import workflow as batches
 from .static import exchange as static_exchange
+from .static import job as static_job
+from .static import workflow as workflows
 from .static.recorder import load_run
 from .store import KINDS, Store
 from .store.exchange import Imported

@@ -17,13 +17,14 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from clearside import compare, inputs, rate, regress
-from clearside.batch_jobs import CompareJob
+from clearside import inputs
 from clearside.errors import ClearSideError, ConfigError, InputError
-from clearside.jobs import AGENT_ORDER
-from clearside.metrics import SUMMARY
 from clearside.providers import Provider, get_provider, parse_spec
-from clearside_ui import jobs, settings
+from clearside.quality import compare, regress
+from clearside.quality.job import CompareJob
+from clearside.quality.metrics import SUMMARY
+from clearside.runtime.jobs import AGENT_ORDER
+from clearside_ui import jobs, rate, settings
 
 MIN_MODELS, MAX_MODELS = 2, compare.MAX_MODELS
 DEBATE = "app_pages/debate.py"

@@ -22,11 +22,11 @@ from typing import Any
 
 import streamlit as st
 
-from clearside import rate, remap
 from clearside.errors import ClearSideError
 from clearside.schema import CATEGORY_VALUES, AssumptionStance, Document, Weights
-from clearside.static_job import RemapJob
-from clearside_ui import jobs, settings
+from clearside.static import remap
+from clearside.static.job import RemapJob
+from clearside_ui import jobs, rate, settings
 from clearside_ui.view import esc, moderator_view
 
 NO_STANCE = "no stance"

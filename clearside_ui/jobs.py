@@ -5,14 +5,16 @@ from __future__ import annotations
 import streamlit as st
 
 from clearside import hosting as runtime_hosting
-from clearside import runtime, workflows
-from clearside.engine import DebateRun
+from clearside import runtime
 from clearside.errors import ClearSideError
-from clearside.jobs import AgentProgress, JobRegistry, Snapshot
 from clearside.live.exchange import adopt_live_files as adopt
-from clearside.progress import Follower
 from clearside.providers import Provider
-from clearside.static_job import ChallengeJob, RemapJob, StaticJob, new_job
+from clearside.runtime.events import AgentProgress
+from clearside.runtime.jobs import JobRegistry, Snapshot
+from clearside.runtime.progress import Follower
+from clearside.static import workflow as workflows
+from clearside.static.engine import DebateRun
+from clearside.static.job import ChallengeJob, RemapJob, StaticJob, new_job
 from clearside.store import Store, open_store
 
 

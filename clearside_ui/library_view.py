@@ -10,13 +10,12 @@ from typing import Any
 
 import streamlit as st
 
-from clearside import rate
 from clearside.errors import ClearSideError
 from clearside.modes import MODES, mode
-from clearside.status import ELSEWHERE_SECONDS as CORE_ELSEWHERE_SECONDS
-from clearside.status import debate_status
+from clearside.runtime.status import ELSEWHERE_SECONDS as CORE_ELSEWHERE_SECONDS
+from clearside.runtime.status import debate_status
 from clearside.store import Page, Summary
-from clearside_ui import jobs, owner, page_path, settings
+from clearside_ui import jobs, owner, page_path, rate, settings
 
 PAGE_SIZE = 25
 STATUSES = ("queued", "running", "paused", "failed", "done")

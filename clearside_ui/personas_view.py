@@ -11,10 +11,11 @@ from typing import Any
 
 import streamlit as st
 
-from clearside import personas
 from clearside.errors import ClearSideError
-from clearside.jobs import AgentProgress, Snapshot
+from clearside.runtime.events import AgentProgress
+from clearside.runtime.jobs import Snapshot
 from clearside.schema import Document, Persona, PersonaCase
+from clearside.static import personas
 from clearside_ui import jobs, view
 from clearside_ui.view import STATUS_ICONS, STATUS_WORDS, esc
 

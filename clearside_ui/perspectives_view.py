@@ -15,7 +15,6 @@ from typing import Any
 
 import streamlit as st
 
-from clearside import rate
 from clearside.enforce import partial_object
 from clearside.errors import ClearSideError, InputError, NotFound
 from clearside.inputs import shown
@@ -32,7 +31,7 @@ from clearside.perspectives import workflow as flow
 from clearside.perspectives.job import PerspectivesJob, PerspectivesSnapshot
 from clearside.perspectives.session import blank_answers
 from clearside.store import check_id
-from clearside_ui import jobs, owner, settings
+from clearside_ui import jobs, owner, rate, settings
 from clearside_ui.inputs import question_box
 from clearside_ui.view import esc, follow, poll_cached, poll_changed
 

@@ -14,16 +14,17 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from clearside import compare, metrics, rate, references, regress, reports, runtime
-from clearside.batch_jobs import RegressionJob
+from clearside import runtime
 from clearside.errors import ClearSideError
-from clearside.jobs import AGENT_ORDER
-from clearside.references import Reference
-from clearside.regress import Batch
+from clearside.quality import compare, metrics, references, regress, reports
+from clearside.quality.job import RegressionJob
+from clearside.quality.references import Reference
+from clearside.quality.regress import Batch
+from clearside.runtime.jobs import AGENT_ORDER
+from clearside.runtime.status import run_status as stored_run_status
 from clearside.schema import Document
-from clearside.status import run_status as stored_run_status
 from clearside_ui import compare_view as cv
-from clearside_ui import jobs, settings, view
+from clearside_ui import jobs, rate, settings, view
 from clearside_ui.view import context_parts, esc
 
 SUITE_LABELS = {"flagship": "Flagship (spec 000)", "argkp-dev": "ArgKP dev (4 propositions)"}

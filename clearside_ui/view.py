@@ -12,12 +12,12 @@ from typing import Any, TypeVar
 
 import streamlit as st
 
-from clearside.citations import target as citation_target
 from clearside.enforce import partial_object
 from clearside.errors import ConfigError
 from clearside.inputs import clean
-from clearside.jobs import AGENT_ORDER, Snapshot
+from clearside.runtime.jobs import AGENT_ORDER, Snapshot
 from clearside.schema import CATEGORY_VALUES, Document, Side, SourceInfo
+from clearside.sources.citations import target as citation_target
 from clearside_ui import cruxes_view, scroll, sources_view
 
 

@@ -54,10 +54,10 @@ def private_store(tmp_path_factory, monkeypatch):
 
 def stop_hosting() -> None:
     """Let the jobs this process runs stop (a cancelled step stops at its next token), then stop hosting."""
-    runtime = sys.modules.get("clearside.runtime")
+    runtime = sys.modules.get("clearside.runtime.host")
     if runtime is None or runtime.current_host() is None:
         return
-    workflows = sys.modules["clearside.workflows"]
+    workflows = sys.modules["clearside.static.workflow"]
     stuck = [job_id for job_id in list(workflows.RUNNING) if not workflows.wait_stopped(job_id)]
     runtime.reset()
     if stuck:  # said once, and forgotten: otherwise every later test that hosts would wait 30 s for them again

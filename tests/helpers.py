@@ -239,7 +239,7 @@ def full_script(tmp_path: Path, **overrides: Any) -> str:
 
 def flagship_replies() -> dict[str, dict[str, Any]]:
     """The flagship reference's sections cut to the agents' wire limits: a realistic, on-topic debate."""
-    from clearside.references import flagship
+    from clearside.quality.references import flagship
 
     doc = flagship().document
 
@@ -295,7 +295,7 @@ def run_cli(capsys: Any, *args: str) -> tuple[int, str, str]:
 def argkp_debate(topic: str) -> dict[str, dict[str, Any]]:
     """Replies for a debate on an ArgKP dev topic, from ArgKP's own human arguments on it (on topic, so the
     substance checks keep them); the flagship's assumptions and moderator, whose conflicts pair those."""
-    from clearside.references import argkp_arguments
+    from clearside.quality.references import argkp_arguments
 
     replies = flagship_replies()
     replies["orchestrator"] = orchestrator_reply(topic, geography="Global", timeframe="The next few years",

@@ -18,9 +18,10 @@ import pytest
 from app_kit import COMPARE, AppTest, plain, run
 from helpers import flagship_replies, flagship_script
 
-from clearside import compare, workflows
 from clearside.errors import InputError
 from clearside.providers.scripted import ScriptedProvider
+from clearside.quality import compare
+from clearside.static import workflow as workflows
 from clearside_ui import compare_view as cv
 
 QUESTION = "Should the U.S. impose a temporary moratorium on new AI data centers?"
@@ -74,7 +75,7 @@ def table_created(store) -> str:
 
 def other_con() -> dict:
     """An on-topic case AGAINST with three points the flagship replies do not make (its assumptions kept)."""
-    from clearside.references import flagship
+    from clearside.quality.references import flagship
 
     con = flagship_replies()["con"]
     rest = flagship().document["con"]["arguments"][4:]

@@ -271,8 +271,8 @@ def test_the_browser_that_made_a_debate_keeps_it_editable_across_reloads_and_tab
 def test_an_unfinished_saved_debate_offers_resume_which_runs_only_what_is_missing():
     from helpers import orchestrator_reply
 
-    from clearside.engine import DebateRun
     from clearside.schema import Proposition, Side
+    from clearside.static.engine import DebateRun
     from clearside.store import open_store
 
     store = open_store()
@@ -308,7 +308,7 @@ def test_a_link_to_nothing_says_so():
 
 
 def test_the_debate_page_points_at_debates_that_stopped_part_way():
-    from clearside.engine import DebateRun
+    from clearside.static.engine import DebateRun
     from clearside.store import open_store
 
     at = open_page()
@@ -347,7 +347,7 @@ def test_an_injected_provider_shows_the_banner_only_when_it_is_the_embedded_one(
 
 
 def test_the_example_debate_opens_the_flagship_read_only_and_unsaved(app):
-    from clearside.references import flagship
+    from clearside.quality.references import flagship
     from clearside.store import open_store
 
     at, provider = app

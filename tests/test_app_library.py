@@ -16,12 +16,12 @@ import pytest
 from app_kit import LIBRARY, AppTest, has, plain, run
 from helpers import LiveResponder, fixture_dict, moderator_reply, orchestrator_reply, scripted_debate, side_reply
 
-from clearside.engine import DebateRun
 from clearside.errors import StoreError
 from clearside.live import LiveConfig, LiveDebate
 from clearside.live.exchange import load_live
 from clearside.providers.scripted import ScriptedProvider
 from clearside.schema import Proposition, Side
+from clearside.static.engine import DebateRun
 from clearside.static.recorder import StaticRecorder, start_static
 from clearside.store import Store
 from clearside_ui import jobs
@@ -384,7 +384,8 @@ def test_an_empty_library_points_to_the_debate_and_live_pages(store):
 
 
 def test_a_queued_debate_shows_as_queued_and_is_not_offered_for_resume(store):
-    from clearside import runtime, workflows
+    from clearside import runtime
+    from clearside.static import workflow as workflows
 
     provider = ScriptedProvider()
     debate_id = StaticRecorder(store, DebateRun.from_input(QUESTION), provider).id

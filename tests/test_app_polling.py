@@ -18,7 +18,8 @@ def progress_script() -> None:
     """A running debate's progress as the Debate page draws it, FOR streaming what the session holds."""
     import streamlit as st
 
-    from clearside.jobs import AGENT_ORDER, AgentProgress, Snapshot
+    from clearside.runtime.events import AgentProgress
+    from clearside.runtime.jobs import AGENT_ORDER, Snapshot
     from clearside_ui import view
 
     agents = {agent: AgentProgress() for agent in AGENT_ORDER}
@@ -114,7 +115,8 @@ def fingerprint_script() -> None:
     """The Debate page's fingerprint of a running debate whose agents hold what the session says."""
     import streamlit as st
 
-    from clearside.jobs import AGENT_ORDER, AgentProgress, Snapshot
+    from clearside.runtime.events import AgentProgress
+    from clearside.runtime.jobs import AGENT_ORDER, Snapshot
     from clearside_ui import view
 
     agents = {agent: AgentProgress(status="done", attempts=1, seconds=1.0) for agent in AGENT_ORDER}

@@ -20,11 +20,11 @@ import pytest
 from app_kit import REGRESSION, AppTest, has, plain, run
 from app_kit import of_kind as texts
 
-from clearside import regress
 from clearside.errors import ConfigError
 from clearside.providers import get_provider
 from clearside.providers.scripted import ScriptedProvider
-from clearside.references import flagship
+from clearside.quality import regress
+from clearside.quality.references import flagship
 from clearside_ui import settings
 
 VERDICT = "On balance, the pro side makes the **stronger case** <b>here</b>."
@@ -320,7 +320,7 @@ def test_a_provider_that_cannot_be_built_is_reported_and_nothing_starts(store, m
 
 def test_the_swap_check_is_off_by_default_and_the_checkbox_reaches_the_batch(store, monkeypatch):
     """The page's Swap check checkbox is what the batch it starts is told (stopped before anything is queued)."""
-    from clearside.batch_jobs import RegressionJob
+    from clearside.quality.job import RegressionJob
 
     asked = []
 

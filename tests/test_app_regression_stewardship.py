@@ -9,8 +9,8 @@ import app_kit
 from app_kit import REGRESSION, AppTest, run
 from app_kit import of_kind as texts
 
-from clearside import metrics, regress
 from clearside.providers.scripted import ScriptedProvider
+from clearside.quality import metrics, regress
 
 GOOD = {"schema_valid": 1.0, "neutrality_violations": 0.0, "coverage": 0.6, "diversity": 0.4}
 

@@ -13,9 +13,10 @@ import pytest
 from app_kit import AppTest
 from helpers import QUESTION, moderator_reply, orchestrator_reply, side_reply
 
-from clearside import hosting, runtime, workflows
-from clearside.engine import DebateRun
+from clearside import hosting, runtime
 from clearside.providers.scripted import ScriptedProvider
+from clearside.static import workflow as workflows
+from clearside.static.engine import DebateRun
 from clearside.static.recorder import StaticRecorder
 from clearside.store import open_store
 

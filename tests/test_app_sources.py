@@ -13,10 +13,10 @@ from helpers import challenge_reply, fixture_dict, moderator_reply, orchestrator
 from test_citations import LEX, cited, scripted
 
 from clearside import sources
-from clearside.engine import DebateRun, Engine
 from clearside.modes import import_data
 from clearside.providers.scripted import ScriptedProvider
 from clearside.sources import MAX_BYTES
+from clearside.static.engine import DebateRun, Engine
 from clearside.static.exchange import SOURCES_FILES
 from clearside_ui import jobs
 from clearside_ui.view import esc

@@ -113,12 +113,12 @@ def fill_store(data: Path) -> None:
     from helpers import LiveResponder
     from perspectives_kit import ANSWERS, script
 
-    from clearside import metrics
     from clearside.live import LiveDebate
     from clearside.live.protocol import LiveConfig
     from clearside.modes import import_file
     from clearside.perspectives import PerspectivesRun
     from clearside.providers.scripted import ScriptedProvider
+    from clearside.quality import metrics
     from clearside.store import Store
 
     store = Store(f"sqlite:///{data / 'clearside.db'}")
@@ -385,7 +385,7 @@ def test_the_debate_flow_with_the_keyboard_alone(server, browser):
     """Tab, Shift+Tab, typing, Enter and Space only: pick the model server the sidebar found, type a question,
     generate the debate, reach the finished document and ask a challenge. Every control on the way has a name and a
     visible focus ring, the order follows the page, and no element jumps the order with a positive tabindex."""
-    from clearside.references import flagship
+    from clearside.quality.references import flagship
 
     expect = playwright.expect
     page = browser.new_page(viewport={"width": 1440, "height": 900})  # a browser of its own: a new owner

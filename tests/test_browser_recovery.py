@@ -18,7 +18,7 @@ import browser_kit
 import pytest
 
 from bench.latency_server import MODEL, start
-from clearside.references import flagship
+from clearside.quality.references import flagship
 from clearside.store import open_store
 
 playwright = pytest.importorskip("playwright.sync_api")

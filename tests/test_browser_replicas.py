@@ -15,7 +15,7 @@ import pg_kit
 import pytest
 
 from bench.latency_server import MODEL, start
-from clearside.references import flagship
+from clearside.quality.references import flagship
 
 playwright = pytest.importorskip("playwright.sync_api")
 pytestmark = pytest.mark.browser

@@ -22,7 +22,7 @@ from helpers import (
     side_reply,
 )
 
-from clearside import checks, metrics
+from clearside import checks
 from clearside.agents import conflicts_from_ids, moderator_wire
 from clearside.checks import challenge as challenge_checks
 from clearside.checks import moderator as moderator_checks
@@ -31,14 +31,15 @@ from clearside.checks import sides as side_checks
 from clearside.checks.base import Finding, repair
 from clearside.checks.record import tally
 from clearside.enforce import wire_errors
-from clearside.engine import DebateRun, Engine
 from clearside.errors import DebateFailed, ProviderError, QualityCheckError, SchemaViolationError
 from clearside.modes import export_data, import_data
 from clearside.prompts import quote as prompts_quote
 from clearside.providers.scripted import ScriptedProvider
-from clearside.references import flagship
+from clearside.quality import metrics
+from clearside.quality.references import flagship
 from clearside.render import structured_report
 from clearside.schema import Document, Moderator, Proposition, Quality, Side, jsonschema_errors
+from clearside.static.engine import DebateRun, Engine
 from clearside.static.recorder import StaticRecorder, load_run
 
 # One embedding model per process: every test and every Engine here shares it.

@@ -14,12 +14,13 @@ from helpers import QUESTION, challenge_reply, request_text, script_file, side_r
 from test_citations import GOOD, SCALING, cited, library_files, scripted
 from test_cli import cli
 
-from clearside import checks, citations
-from clearside.engine import DebateRun, Engine
+from clearside import checks
 from clearside.errors import InputError
 from clearside.providers.scripted import ScriptedProvider
 from clearside.render import render
 from clearside.schema import ACTIONS, SOURCE_ACTION, Document, jsonschema_errors
+from clearside.sources import citations
+from clearside.static.engine import DebateRun, Engine
 
 LEX = checks.Embeddings(enabled=False)
 PEAKS = "The checkout service alone handles the holiday peaks now."

@@ -12,11 +12,12 @@ import json
 import pytest
 from helpers import QUESTION, moderator_reply, orchestrator_reply, request_text, side_reply
 
-from clearside import checks, citations, sources
-from clearside.engine import DebateRun, Engine
+from clearside import checks, sources
 from clearside.errors import InputError
 from clearside.providers.scripted import ScriptedProvider
 from clearside.schema import jsonschema_errors
+from clearside.sources import citations
+from clearside.static.engine import DebateRun, Engine
 
 LEX = checks.Embeddings(enabled=False)
 SCALING = ("Our platform team measured the move in 2025. Scaling each service on its own halved the monthly "
@@ -144,7 +145,7 @@ def test_without_citations_the_sources_are_shown_but_no_quote_is_asked():
 
 
 def test_sources_with_personas_are_refused_naming_the_fix():
-    from clearside import personas
+    from clearside.static import personas
 
     with pytest.raises(InputError, match="drop the sources or the personas"):
         DebateRun.from_input(QUESTION, personas=personas.choose("economist,ethicist"), sources=library_files())
@@ -204,8 +205,8 @@ def test_a_debate_with_sources_runs_on_the_runtime_keeps_them_and_a_rerun_quotes
     """Saved with the debate (the store keeps each text once); the runtime's steps load them from the store, as a
     host that takes the debate over would; a re-run of it gets the same sources."""
     from clearside import hosting
+    from clearside.static.job import new_job, rerun_job
     from clearside.static.recorder import load_run
-    from clearside.static_job import new_job, rerun_job
 
     hosting.host(role="test")  # conftest stops hosting after the test
     provider = ScriptedProvider()

@@ -137,7 +137,7 @@ def test_the_temperature_flag_reaches_every_request(capsys, monkeypatch):
     from fault_server import MODEL, FaultServer
     from helpers import run_cli
 
-    from clearside.references import flagship
+    from clearside.quality.references import flagship
 
     with FaultServer().start() as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 from helpers import fixture_dict, run_cli, side_reply
 
-from clearside import checks, cruxes, neutrality, references
+from clearside import checks, cruxes, neutrality
 from clearside.errors import InputError
+from clearside.quality import references
 from clearside.render import render
 from clearside.schema import Document, jsonschema_errors
 
@@ -273,9 +274,9 @@ def test_every_generated_debate_and_every_remap_carries_cruxes(monkeypatch):
     """The engine attaches cruxes when it assembles a debate, and a re-map computes them for its new hinges."""
     from helpers import moderator_reply, scripted_debate
 
-    from clearside import remap
-    from clearside.engine import DebateRun, Engine
     from clearside.providers.scripted import ScriptedProvider
+    from clearside.static import remap
+    from clearside.static.engine import DebateRun, Engine
     monkeypatch.setenv("CLEARSIDE_SEMANTIC_CHECKS", "0")  # the lexical path: no MiniLM needed here
     provider = ScriptedProvider()
     scripted_debate(provider)

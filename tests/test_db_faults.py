@@ -35,8 +35,10 @@ from helpers import QUESTION, fixture_dict, full_script, run_cli, scripted_debat
 from test_runtime_workers import AGENTS, REPO, Worker, until
 
 from bench.latency_server import MODEL, start
-from clearside import batches, regress, runtime
+from clearside import runtime
 from clearside.providers.openai_compat import OpenAIProvider
+from clearside.quality import regress
+from clearside.quality import workflow as batches
 
 ROOT = os.geteuid() == 0
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
@@ -199,7 +201,7 @@ def small_disk(folder: Path, mb: int = 4) -> Iterator[Path]:
 
 def stop_using(folder: Path) -> None:
     """Close the store and the runtime (DBOS keeps jobs.db open) so the disk can be unmounted."""
-    from clearside import workflows
+    from clearside.static import workflow as workflows
 
     if runtime.current_host() is not None:
         for job_id in list(workflows.RUNNING):

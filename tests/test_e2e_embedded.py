@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from clearside import agents, checks
-from clearside.engine import DebateRun, Engine
 from clearside.errors import DebateFailed, SchemaViolationError
 from clearside.providers import get_provider
 from clearside.providers.embedded import batch_width
 from clearside.schema import ACTIONS, Document, jsonschema_errors
+from clearside.static.engine import DebateRun, Engine
 
 pytestmark = pytest.mark.model
 ROOT = Path(__file__).resolve().parent.parent
@@ -67,7 +67,7 @@ def debate_file(flagship_run, tmp_path_factory) -> Path:
     result, out = flagship_run
     if result.returncode == 0:
         return out
-    from clearside.references import flagship
+    from clearside.quality.references import flagship
 
     stand_in = tmp_path_factory.mktemp("e2e-ref") / "reference.json"
     stand_in.write_text(json.dumps(flagship().document), encoding="utf-8")
@@ -271,9 +271,9 @@ def test_persona_debate_on_the_embedded_model():
     and maps where the lenses diverge; or the typed failure, with the cases that finished kept."""
     import time
 
-    from clearside import personas
     from clearside.errors import QualityCheckError
     from clearside.schema import Proposition
+    from clearside.static import personas
 
     provider = get_provider("embedded")
     seen = recorded(provider)
@@ -311,9 +311,9 @@ def test_remap_on_the_embedded_model():
 
     from helpers import fixture_dict
 
-    from clearside import remap
     from clearside.errors import QualityCheckError
     from clearside.schema import Weights, validate_document
+    from clearside.static import remap
 
     document = validate_document(fixture_dict())
     provider = get_provider("embedded")

@@ -28,14 +28,14 @@ from helpers import run_cli
 from clearside import agents
 from clearside.cli.common import progress
 from clearside.enforce import run_structured
-from clearside.engine import DebateRun, Engine, Event
 from clearside.errors import DebateFailed, ProviderError, SchemaViolationError
-from clearside.jobs import AgentProgress, apply_event
 from clearside.providers import ChatRequest
 from clearside.providers.ollama import OllamaProvider
 from clearside.providers.openai_compat import OpenAIProvider
-from clearside.references import flagship
+from clearside.quality.references import flagship
+from clearside.runtime.events import AgentProgress, Event, apply_event
 from clearside.schema import Proposition, jsonschema_errors
+from clearside.static.engine import DebateRun, Engine
 
 TIMEOUT = 0.4
 ORCHESTRATOR_CALL = ChatRequest(messages=[{"role": "user", "content": "Normalise: build or buy?"}],
@@ -418,7 +418,7 @@ def test_perspectives_a_dropped_stream_that_persists_fails_naming_the_call(fresh
 
 
 def test_compare_a_503_is_retried_and_both_debates_finish(fresh) -> None:
-    from clearside.compare import Comparison
+    from clearside.quality.compare import Comparison
     from clearside.store import open_store
 
     fresh.plan(Step("status", status=503), agent="pro")
@@ -432,7 +432,7 @@ def test_compare_a_503_is_retried_and_both_debates_finish(fresh) -> None:
 
 
 def test_regress_a_hung_moderator_is_retried_and_the_batch_passes_its_run(fresh) -> None:
-    from clearside import regress
+    from clearside.quality import regress
     from clearside.store import open_store
 
     fresh.plan(Step("hang", seconds=2), agent="moderator")
@@ -482,7 +482,7 @@ def test_no_cache_reported_is_none_cached(fresh) -> None:
 
 @pytest.mark.parametrize("kind", ["openai", "ollama"])
 def test_a_debates_usage_record_shows_evaluated_and_cached_prompt_tokens(caching, kind) -> None:
-    from clearside.metrics import lexical
+    from clearside.quality.metrics import lexical
     from clearside.static.recorder import usage_summary
 
     caching.prefix_cache = "usage"
@@ -497,7 +497,7 @@ def test_a_debates_usage_record_shows_evaluated_and_cached_prompt_tokens(caching
 
 
 def test_a_usage_record_saved_before_cached_tokens_reads_as_none_cached() -> None:
-    from clearside.metrics import lexical
+    from clearside.quality.metrics import lexical
 
     old = {"pro": {"calls": 1, "prompt_tokens": 120, "completion_tokens": 40, "seconds": 2.0}}
     record = lexical.usage(old)

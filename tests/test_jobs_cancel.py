@@ -13,13 +13,13 @@ import pytest
 from helpers import QUESTION, challenge_reply, scripted_debate
 
 from clearside import hosting
-from clearside.engine import DebateRun, Engine
 from clearside.perspectives import PerspectivesRun, load
 from clearside.perspectives.job import PerspectivesJob
 from clearside.providers.scripted import ScriptedProvider
-from clearside.scored import run_recorded
+from clearside.quality.scored import run_recorded
+from clearside.static.engine import DebateRun, Engine
+from clearside.static.job import ChallengeJob
 from clearside.static.recorder import StaticRecorder
-from clearside.static_job import ChallengeJob
 from clearside.store import open_store
 
 

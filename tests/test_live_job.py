@@ -8,7 +8,7 @@ import pytest
 from helpers import QUESTION, LiveResponder, stored
 
 from clearside.live import LiveConfig, LiveDebate
-from clearside.live_job import LiveJob
+from clearside.live.job import LiveJob
 from clearside.providers.scripted import ScriptedProvider
 from clearside.store import open_store
 

@@ -13,11 +13,11 @@ import json
 import pytest
 from helpers import fixture_dict, full_script
 
-from clearside import metrics, references
 from clearside.cli import main
-from clearside.engine import validate_document
-from clearside.metrics.report import markdown
+from clearside.quality import metrics, references
+from clearside.quality.metrics.report import markdown
 from clearside.schema import jsonschema_errors
+from clearside.static.engine import validate_document
 
 
 def argument(claim: str, *, evidence: str = "value_judgment", confidence: str = "medium") -> dict:
@@ -255,7 +255,7 @@ def test_metrics_of_a_reference_file_or_a_live_transcript_score_their_document(t
 
 
 def test_neutrality_counts_what_the_moderator_wrote_not_the_cruxes_composed_from_the_sides():
-    from clearside.metrics.lexical import neutrality_metric
+    from clearside.quality.metrics.lexical import neutrality_metric
     moderator = fixture_dict()["moderator"]
     before = neutrality_metric(moderator)
     quoted = "FOR's argument 1 (\"The moratorium is clearly the best policy and must be adopted\") holds"

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from helpers import fixture_dict, flagship_replies
 
-from clearside import batches, compare, regress
 from clearside.errors import InputError, NotFound
 from clearside.modes import (
     BATCH_MODES,
@@ -22,7 +21,9 @@ from clearside.modes import (
     mode,
 )
 from clearside.providers.scripted import ScriptedProvider
-from clearside.references import flagship
+from clearside.quality import compare, regress
+from clearside.quality import workflow as batches
+from clearside.quality.references import flagship
 from clearside.store import KINDS, Store
 
 ROOT = Path(__file__).resolve().parent.parent

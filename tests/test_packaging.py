@@ -89,10 +89,11 @@ def test_the_wheel_holds_the_code_prompts_schemas_references_migrations_and_dash
     names = set(zipfile.ZipFile(wheel).namelist())
     expected = (repo_files("clearside", "*.py") | repo_files("clearside_ui", "*.py")
                 | repo_files("clearside/data/prompts", "*.toml") | repo_files("clearside/data/schemas", "*.json")
-                | repo_files("clearside/references", "*.json") | repo_files("clearside/references/argkp", "*")
+                | repo_files("clearside/quality/references", "*.json")
+                | repo_files("clearside/quality/references/argkp", "*")
                 | repo_files("clearside/store/migrations", "*") | {"clearside_ui/streamlit.toml"})
     assert "clearside/store/migrations/versions/0001_initial.py" in expected  # the listing itself is not empty
-    assert {"clearside_ui/app.py", "clearside_ui/app_pages/debate.py", "clearside/references/flagship.json",
+    assert {"clearside_ui/app.py", "clearside_ui/app_pages/debate.py", "clearside/quality/references/flagship.json",
             "clearside/data/prompts/advocate.toml", "clearside/store/migrations/script.py.mako"} <= expected
     assert expected - names == set(), "files of the packages missing from the wheel"
     assert not [n for n in names if n.endswith((".gguf", ".bin", ".safetensors", ".pyc"))], "no weights, no bytecode"
@@ -112,10 +113,10 @@ def test_the_installed_command_works_outside_the_repository(installed, outside):
     printed = run(installed / "clearside", "schema", cwd=outside).stdout
     assert json.loads(printed) == json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
     assert printed == SCHEMA_FILE.read_text(encoding="utf-8"), "the installed models export the committed schema"
-    scored = run(installed / "clearside", "metrics", str(ROOT / "clearside/references/flagship.json"), "--reference",
-                 "argkp-dev:1", "--no-embeddings", cwd=outside)  # the installed ArgKP reference data is read
+    scored = run(installed / "clearside", "metrics", str(ROOT / "clearside/quality/references/flagship.json"),
+                 "--reference", "argkp-dev:1", "--no-embeddings", cwd=outside)  # the installed ArgKP data is read
     assert "coverage" in json.loads(scored.stdout)
-    data = run(installed / "python", "-c", "from clearside import prompts, references; "
+    data = run(installed / "python", "-c", "from clearside import prompts; from clearside.quality import references; "
                "print(prompts.load('advocate').version); print(prompts.PROMPTS_DIR); print(references.FLAGSHIP)",
                cwd=outside).stdout.split()
     assert data[0] and all(Path(path).is_relative_to(installed.parent) for path in data[1:]), data

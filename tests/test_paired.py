@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from helpers import run_cli as run
 
-from clearside import paired, regress
+from clearside.quality import paired, regress
 
 # -- the statistics -------------------------------------------------------------------------------------------------
 

@@ -16,12 +16,12 @@ import pytest
 from helpers import run_cli, script_file
 from perspectives_kit import ANSWERS, QUESTION, compression_reply, expansion_reply, script, synthesis_reply
 
-from clearside.engine import DebateRun
 from clearside.errors import ConfigError, ProviderError
 from clearside.modes import export_data
 from clearside.perspectives import InvalidTransition, PerspectivesRun, Session, allowed_next, load
 from clearside.perspectives.runner import estimate_tokens
 from clearside.providers.scripted import ScriptedProvider
+from clearside.static.engine import DebateRun
 from clearside.static.recorder import start_static
 from clearside.store import open_store
 

@@ -23,11 +23,12 @@ from helpers import free_port
 
 from clearside import agents
 from clearside.enforce import parse_json, wire_errors
-from clearside.engine import DebateRun, Engine, Event
 from clearside.errors import ProviderError, ProviderUnreachable
 from clearside.providers import ChatRequest
 from clearside.providers.embedded import default_model_path
+from clearside.runtime.events import Event
 from clearside.schema import Document, jsonschema_errors
+from clearside.static.engine import DebateRun, Engine
 
 pytestmark = pytest.mark.model
 
@@ -202,7 +203,7 @@ def no_substance_checks(monkeypatch):
     model in tests/test_e2e_embedded.py (``test_flagship_regression_on_the_embedded_model`` among them)."""
     import functools
 
-    from clearside import scored
+    from clearside.quality import scored
 
     monkeypatch.setattr(scored, "Engine", functools.partial(scored.Engine, substance=False))
 
@@ -222,7 +223,7 @@ def test_openai_compare_on_the_real_server(llama_server, no_substance_checks, mo
     checks off: see ``no_substance_checks``)."""
     from helpers import run_cli
 
-    from clearside import compare
+    from clearside.quality import compare
 
     monkeypatch.setenv("OPENAI_BASE_URL", llama_server)
     code, out, err = run_cli(capsys, "compare", QUESTION, "--provider", "openai:local", "--provider", "openai:local",
@@ -260,7 +261,7 @@ def test_openai_regress_on_the_real_server(llama_server, no_substance_checks, mo
     ``no_substance_checks``)."""
     from helpers import run_cli
 
-    from clearside import regress
+    from clearside.quality import regress
 
     suite = tmp_path / "server-smoke.jsonl"
     suite.write_text(json.dumps({"id": "feature-flags", "proposition": QUESTION}) + "\n", encoding="utf-8")

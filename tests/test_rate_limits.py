@@ -25,9 +25,9 @@ import browser_kit
 import pytest
 from helpers import challenge_reply, free_port, moderator_reply, orchestrator_reply, script_file, side_reply
 
-from clearside import rate
 from clearside.errors import ConfigError
-from clearside.rate import RateLimited, SessionLimits, SlidingWindow
+from clearside_ui import rate
+from clearside_ui.rate import RateLimited, SessionLimits, SlidingWindow
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "microservices.json"
 QUESTION = "Should we adopt microservices?"
@@ -193,7 +193,7 @@ def test_a_third_comparison_in_a_minute_is_refused_with_the_seconds_and_the_ques
                                                                                            tmp_path):
     from playwright.sync_api import expect
 
-    from clearside import compare, regress
+    from clearside.quality import compare, regress
     from clearside.store import Store
 
     dashboard, data = dashboard

@@ -13,9 +13,9 @@ import pytest
 from helpers import argkp_debate, flagship_replies, flagship_script, request_text, script_file
 from helpers import run_cli as run
 
-from clearside import compare, regress
 from clearside.providers import get_provider
 from clearside.providers.scripted import ScriptedProvider
+from clearside.quality import compare, regress
 from clearside.store import open_store
 
 

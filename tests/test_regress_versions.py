@@ -14,7 +14,7 @@ import json
 from helpers import flagship_script
 from helpers import run_cli as run
 
-from clearside import metrics, regress
+from clearside.quality import metrics, regress
 from clearside.store import open_store
 
 GOOD = {"schema_valid": 1.0, "neutrality_violations": 0.0, "coverage": 0.6, "diversity": 0.4, "seconds": 10.0}

@@ -12,11 +12,12 @@ import copy
 import pytest
 from helpers import fixture_dict, moderator_reply, request_text, side_reply
 
-from clearside import checks, remap
-from clearside.engine import Engine
+from clearside import checks
 from clearside.errors import ClearSideError, InputError, NotFound
 from clearside.providers.scripted import ScriptedProvider
 from clearside.schema import Document, Weights, validate_document
+from clearside.static import remap
+from clearside.static.engine import Engine
 
 LEX = checks.Embeddings(enabled=False)
 
@@ -496,7 +497,8 @@ def test_remap_enqueue_queues_the_remap_a_host_saves_it_once_and_status_and_canc
 
     from helpers import run_cli, script_file
 
-    from clearside import hosting, runtime, workflows
+    from clearside import hosting, runtime
+    from clearside.static import workflow as workflows
     from clearside.store import open_store
 
     monkeypatch.setenv("CLEARSIDE_SEMANTIC_CHECKS", "0")

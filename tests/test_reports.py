@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from clearside import references, regress, reports
+from clearside.quality import references, regress, reports
 
 XSD = Path(__file__).resolve().parent / "data" / "junit.xsd"
 HOSTILE_CASE = "<script>alert(1)</script>"

@@ -23,10 +23,12 @@ from helpers import (
 from test_runtime_live import scripted_job, wait_for
 from test_runtime_perspectives import new_job as new_session
 
-from clearside import batches, hosting, runtime, workflows
-from clearside.engine import DebateRun
-from clearside.progress import Follower
+from clearside import hosting, runtime
 from clearside.providers.scripted import ScriptedProvider
+from clearside.quality import workflow as batches
+from clearside.runtime.progress import Follower
+from clearside.static import workflow as workflows
+from clearside.static.engine import DebateRun
 from clearside.static.recorder import StaticRecorder
 from clearside.store import open_store
 

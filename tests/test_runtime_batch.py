@@ -23,11 +23,13 @@ from helpers import QUESTION, flagship_replies, run_cli
 from test_runtime_workers import AGENTS, REPO, Worker, until
 
 from bench.latency_server import MODEL, start
-from clearside import batches, compare, hosting, regress, runtime
+from clearside import hosting, runtime
 from clearside.cli.jobs import report
 from clearside.errors import InputError
 from clearside.providers.scripted import ScriptedProvider
-from clearside.references import flagship
+from clearside.quality import compare, regress
+from clearside.quality import workflow as batches
+from clearside.quality.references import flagship
 from clearside.store import open_store
 
 FLAGSHIP = flagship().proposition  # the scripted replies answer the flagship question

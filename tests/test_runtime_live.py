@@ -11,13 +11,15 @@ from helpers import QUESTION, LiveResponder
 from test_runtime_workers import Worker, until
 
 from bench.latency_server import start
-from clearside import hosting, live_workflow, runtime, workflows
+from clearside import hosting, runtime
 from clearside.live import LiveConfig, LiveDebate
+from clearside.live import workflow as live_workflow
 from clearside.live.exchange import load_live
+from clearside.live.job import LiveJob
 from clearside.live.protocol import PLAN
-from clearside.live_job import LiveJob
 from clearside.providers.openai_compat import OpenAIProvider
 from clearside.providers.scripted import ScriptedProvider
+from clearside.static import workflow as workflows
 from clearside.store import open_store
 
 
@@ -184,7 +186,7 @@ def test_a_pause_from_another_process_halts_the_workers_turn_mid_stream_and_canc
 
 
 def test_a_host_stopping_while_a_live_debate_waits_leaves_it_to_the_next_host(db, monkeypatch):
-    monkeypatch.setattr(runtime, "HEARTBEAT_SECONDS", 0.5)
+    monkeypatch.setattr(runtime.host, "HEARTBEAT_SECONDS", 0.5)
     hosting.host(role="test")
     job = scripted_job(step_mode=True).start()
     wait_for(job, lambda s: s.status == "waiting")

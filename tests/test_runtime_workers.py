@@ -18,10 +18,11 @@ from pathlib import Path
 import pytest
 
 from bench.latency_server import start
-from clearside import runtime, workflows
-from clearside.engine import DebateRun
+from clearside import runtime
 from clearside.providers.openai_compat import OpenAIProvider
-from clearside.references import flagship
+from clearside.quality.references import flagship
+from clearside.static import workflow as workflows
+from clearside.static.engine import DebateRun
 from clearside.static.recorder import StaticRecorder
 from clearside.store import open_store
 

@@ -10,8 +10,8 @@ from helpers import flagship_replies
 
 from clearside.errors import Cancelled
 from clearside.providers.scripted import ScriptedProvider
-from clearside.references import flagship
-from clearside.scored import run_scored
+from clearside.quality.references import flagship
+from clearside.quality.scored import run_scored
 
 QUESTION = flagship().proposition
 

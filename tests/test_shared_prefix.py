@@ -20,10 +20,11 @@ from test_live import make as live_debate
 from test_personas import persona_run
 from test_personas import scripted as persona_provider
 
-from clearside import checks, citations, prompts, sources
-from clearside.engine import DebateRun, Engine
+from clearside import checks, prompts, sources
 from clearside.perspectives import PerspectivesRun
 from clearside.providers.scripted import ScriptedProvider
+from clearside.sources import citations
+from clearside.static.engine import DebateRun, Engine
 from clearside.store import open_store
 
 LEX = checks.Embeddings(enabled=False)

@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # at import, ~0.75 s), the models, the dashboard, the store, the runtime and the core modules that pull them in.
 HEAVY = ("rfc3987_syntax", "jsonschema", "llama_cpp", "torch", "sentence_transformers", "transformers", "streamlit",
          "pandas", "numpy", "dbos", "sqlalchemy", "alembic", "psycopg", "pydantic",
-         "clearside.engine", "clearside.schema", "clearside.store", "clearside.runtime", "clearside.reports")
+         "clearside.static.engine", "clearside.schema", "clearside.store", "clearside.runtime.host",
+         "clearside.quality.reports")
 
 
 def child(code: str, env: dict[str, str] | None = None) -> dict:
@@ -117,9 +118,11 @@ def test_both_validators_reject_a_bad_date_time_by_its_format(stamp):
 
 
 def test_the_values_the_parsers_show_are_the_cores():
-    from clearside import compare, engine, personas, regress, render, runtime, schema, sources
+    from clearside import render, runtime, schema, sources
     from clearside.cli import common
     from clearside.perspectives import DEFAULT_ROUNDS
+    from clearside.quality import compare, regress
+    from clearside.static import engine, personas
 
     core = {"FORMATS": render.FORMATS, "STRATEGIES": engine.STRATEGIES, "ALL_ACTIONS": schema.ALL_ACTIONS,
             "PERSONAS": tuple(personas.BUILTINS), "SUITES": tuple(regress.SUITES), "COMPARE_SUITE": compare.SUITE,

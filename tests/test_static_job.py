@@ -9,14 +9,16 @@ import json
 import pytest
 from helpers import QUESTION, moderator_reply, scripted_debate
 
-from clearside import hosting, workflows
-from clearside.engine import DebateRun, Event
+from clearside import hosting
 from clearside.errors import InputError
-from clearside.jobs import AGENT_ORDER, AgentProgress, JobRegistry, apply_event
 from clearside.providers.scripted import ScriptedProvider
+from clearside.runtime.events import AgentProgress, Event, apply_event
+from clearside.runtime.jobs import AGENT_ORDER, JobRegistry
 from clearside.schema import jsonschema_errors
+from clearside.static import workflow as workflows
+from clearside.static.engine import DebateRun
+from clearside.static.job import ChallengeJob, RemapJob, StaticJob, new_job, rerun_job, resume_job
 from clearside.static.recorder import load_run
-from clearside.static_job import ChallengeJob, RemapJob, StaticJob, new_job, rerun_job, resume_job
 from clearside.store import open_store
 
 
@@ -192,8 +194,9 @@ def test_a_failed_challenge_says_why_and_bad_input_is_refused_at_once(provider):
 
 
 def test_a_remap_runs_on_the_runtime_and_is_saved_once_as_a_version(provider):
-    from clearside import remap, runtime
+    from clearside import runtime
     from clearside.schema import AssumptionStance, Weights
+    from clearside.static import remap
 
     debate_id, document = finished_debate(provider)
     store = open_store()

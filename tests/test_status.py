@@ -9,8 +9,9 @@ from datetime import UTC, datetime, timedelta
 
 from helpers import run_cli as run
 
-from clearside import regress, status
-from clearside.engine import DebateRun
+from clearside.quality import regress
+from clearside.runtime import status
+from clearside.static.engine import DebateRun
 from clearside.static.recorder import start_static
 from clearside.store.tables import Debate
 

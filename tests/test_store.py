@@ -14,11 +14,11 @@ from alembic.runtime.migration import MigrationContext
 from helpers import fixture_dict, moderator_reply, orchestrator_reply, side_reply
 from sqlalchemy import insert, inspect, select
 
-from clearside.engine import DebateRun
 from clearside.errors import InputError, NotFound, StoreError
 from clearside.live.exchange import load_live
 from clearside.live.transcript import Intervention, Transcript, Turn
 from clearside.schema import Moderator, Proposition, Side
+from clearside.static.engine import DebateRun
 from clearside.static.recorder import load_run, start_static
 from clearside.store import LiveWriter, Store
 from clearside.store.db import current, head

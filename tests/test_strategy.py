@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from helpers import QUESTION, focused_answers, settle
 
-from clearside.engine import DebateRun, Engine, default_strategy
 from clearside.errors import InputError
 from clearside.providers import get_provider
 from clearside.providers.scripted import ScriptedProvider
+from clearside.static.engine import DebateRun, Engine, default_strategy
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 

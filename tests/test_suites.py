@@ -11,8 +11,8 @@ import pytest
 from helpers import flagship_script
 from helpers import run_cli as run
 
-from clearside import references, regress, suites
 from clearside.errors import InputError
+from clearside.quality import references, regress, suites
 from clearside.store import open_store
 
 FLAGSHIP_Q = references.flagship().proposition

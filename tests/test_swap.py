@@ -15,9 +15,10 @@ import re
 from helpers import fixture_dict, flagship_replies, flagship_script, moderator_reply, script_file, side_reply
 from helpers import run_cli as run
 
-from clearside import checks, swap
-from clearside.engine import Engine
+from clearside import checks
 from clearside.providers.scripted import ScriptedProvider
+from clearside.static import swap
+from clearside.static.engine import Engine
 from clearside.store import open_store
 
 ASSUMPTIONS = {"pro": ["Every team already runs its own deployment pipeline",
@@ -246,8 +247,9 @@ def test_regress_swap_check_adds_the_flip_rate_to_each_run(tmp_path, capsys):
 
 def test_the_regress_workflow_carries_the_swap_check_to_each_item(monkeypatch):
     """regress --enqueue: the batch's job says swap_check, and each item's scored debate is asked for it."""
-    from clearside import batches, runtime
-    from clearside.scored import Scored
+    from clearside import runtime
+    from clearside.quality import workflow as batches
+    from clearside.quality.scored import Scored
 
     queued = []
     monkeypatch.setattr(runtime, "enqueue", lambda name, job, **options: queued.append(job) or job["batch"])

@@ -29,7 +29,7 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .. import engine  # noqa: F401  (registers the health probe: the debate's first call, on its schema)
+    from ..static import engine  # noqa: F401  (registers the health probe: the debate's first call, on its schema)
 
     provider = provider_from_args(args)
     print(f"ok: {provider.check()}")

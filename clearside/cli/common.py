@@ -21,7 +21,8 @@ from ..providers import DEFAULT_PROVIDER, Provider, get_provider
 from ..providers.retry import retrying_text
 
 if TYPE_CHECKING:
-    from ..engine import Engine, Event
+    from ..runtime.events import Event
+    from ..static.engine import Engine
 
 # What the parsers show from modules that are slow to import (tests/test_startup.py checks each against its source)
 FORMATS = ("json", "md", "quick", "script")  # clearside.render.FORMATS
@@ -102,7 +103,7 @@ def provider_from_args(args: argparse.Namespace) -> Provider:
 
 def engine_from_args(args: argparse.Namespace) -> Engine:
     """The engine the model options ask for, printing its progress on stderr."""
-    from ..engine import Engine
+    from ..static.engine import Engine
 
     log_violations(args.violations_log)
     return Engine(provider_from_args(args), retries=args.retries, temperature=args.temperature, on_event=progress(),
@@ -125,7 +126,7 @@ def model_options(parser: argparse.ArgumentParser) -> None:
 
 def share(report: dict[str, Any], store: Any, args: argparse.Namespace) -> None:
     """``--report FILE.html`` (self-contained, with the flipped cases' debates) and ``--junit FILE.xml``."""
-    from .. import reports
+    from ..quality import reports
 
     if getattr(args, "report", None):
         write(reports.render_html(reports.attach_debates(report, store)), args.report)

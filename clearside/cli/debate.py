@@ -17,13 +17,13 @@ from .common import ALL_ACTIONS, FORMATS, PERSONAS, SOURCE_LIMITS, STRATEGIES, e
 
 if TYPE_CHECKING:  # the rest is imported by the command that runs (see common.py)
     from .. import sources
-    from ..engine import DebateRun, Engine
+    from ..static.engine import DebateRun, Engine
     from ..static.recorder import StaticRecorder
 
 
 def _save_partial(run: DebateRun, out: str | None) -> None:
     """Keep the sections that did succeed, so a failure loses nothing the models already wrote."""
-    from ..engine import SECTIONS
+    from ..static.engine import SECTIONS
 
     if not out:
         return
@@ -66,10 +66,10 @@ def _sources(paths: list[str] | None) -> list[sources.Source] | None:
 
 
 def cmd_debate(args: argparse.Namespace) -> int:
-    from .. import personas, remap
-    from ..engine import DebateRun
+    from ..quality.scored import run_recorded
     from ..render import render
-    from ..scored import run_recorded
+    from ..static import personas, remap
+    from ..static.engine import DebateRun
     from ..static.recorder import load_run
     from ..store import open_store
 

@@ -43,8 +43,8 @@ def _load_debate(source: str) -> tuple[Any, dict[str, Any] | None]:
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:
-    from .. import metrics, references
-    from ..metrics.report import markdown as metrics_markdown
+    from ..quality import metrics, references
+    from ..quality.metrics.report import markdown as metrics_markdown
 
     if args.control and not args.swap_check:
         raise InputError("--control goes with --swap-check: it is the swap check's unswapped rerun.")
@@ -66,7 +66,7 @@ SWAP_REFERENCES = "flagship, argkp-dev (its four topics) or argkp-dev:1..4"
 def _reference_debates(names: str) -> list[tuple[str, dict[str, Any]]]:
     """``--reference`` of a swap check: the flagship's hand-structured document; for an ArgKP dev topic (the
     references hold key points, not debates) its newest debate saved by ``regress --suite argkp-dev``."""
-    from .. import references
+    from ..quality import references
     from ..store import open_store
 
     out: list[tuple[str, dict[str, Any]]] = []
@@ -103,9 +103,10 @@ def _saved(debate_id: str) -> dict[str, Any] | None:
 
 def cmd_swap_check(args: argparse.Namespace) -> int:
     """``metrics --swap-check``: each debate's moderator rerun with FOR and AGAINST exchanged, and the flip rate."""
-    from .. import checks, swap
-    from ..engine import Engine
+    from .. import checks
     from ..schema import validate_document
+    from ..static import swap
+    from ..static.engine import Engine
 
     debates = [(source, _load_debate(source)[0]) for source in args.debate]
     if args.reference:
@@ -156,7 +157,7 @@ def _progress(total: int):
 
 
 def cmd_regress(args: argparse.Namespace) -> int:
-    from .. import regress
+    from ..quality import regress
     from ..store import open_store
 
     thresholds = read_json(args.thresholds, "thresholds") if args.thresholds else None
@@ -204,7 +205,7 @@ def cmd_regress(args: argparse.Namespace) -> int:
 
 def enqueue_regress(args: argparse.Namespace, provider: Any, thresholds: dict | None, items: int) -> int:
     """``regress --enqueue``: queue the batch for the workers, print its id, exit at once."""
-    from .. import batches
+    from ..quality import workflow as batches
 
     if args.bless:
         raise InputError("--bless needs the finished batch: queue it, then `python -m clearside bless BATCH` "
@@ -220,7 +221,7 @@ def enqueue_regress(args: argparse.Namespace, provider: Any, thresholds: dict | 
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    from .. import regress
+    from ..quality import regress
     from ..store import open_store
 
     store = open_store()
@@ -250,7 +251,8 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 def _batch_mode(suite: str) -> modes.BatchMode:
     """The batch kind of a suite's runs: a suite of the user's own is a regression suite."""
-    from .. import compare, modes, regress
+    from .. import modes
+    from ..quality import compare, regress
 
     if suite in (*regress.SUITES, compare.SUITE):
         return modes.batch_mode_of_suite(suite)
@@ -258,7 +260,7 @@ def _batch_mode(suite: str) -> modes.BatchMode:
 
 
 def cmd_bless(args: argparse.Namespace) -> int:
-    from .. import regress
+    from ..quality import regress
     from ..store import open_store
 
     if args.history:
@@ -283,7 +285,7 @@ def cmd_bless(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from .. import compare
+    from ..quality import compare
     from ..store import open_store
 
     specs = compare.check_specs(args.provider or [])
@@ -317,7 +319,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def enqueue_compare(args: argparse.Namespace, providers: list[Any], temperatures: list[float] | None) -> int:
     """``compare --enqueue``: queue one debate per model for the workers, print the batch id, exit at once."""
-    from .. import batches
+    from ..quality import workflow as batches
 
     batch_id = batches.enqueue_compare(question(args.question), providers, temperatures=temperatures,
                                        temperature=args.temperature, retries=args.retries, lend=False)

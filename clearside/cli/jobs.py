@@ -27,7 +27,7 @@ WAIT_POLL_SECONDS = 0.5
 def enqueue_debate(run: Any, provider: Any, *, resume: str | None, temperature: float, retries: int,
                    strategy: str | None) -> int:
     """``debate --enqueue``: save the debate (or take the saved one), queue it, print its id, exit at once."""
-    from .. import workflows
+    from ..static import workflow as workflows
     from ..static.recorder import StaticRecorder
     from ..store import open_store
 
@@ -47,7 +47,7 @@ def enqueue_remap(debate_id: str, weights: Any, stances: list[Any], provider: An
                   retries: int, whole: bool = False) -> int:
     """``remap ID --enqueue``: queue the re-map of the saved debate (its conditions checked first), print the
     job's id, exit at once; the host that runs it saves it as the debate's next version."""
-    from ..static_job import RemapJob
+    from ..static.job import RemapJob
     from ..store import open_store
 
     job = RemapJob(open_store(), debate_id, weights, stances, provider, temperature=temperature, retries=retries,
@@ -65,8 +65,11 @@ def queued(item_id: str, what: str) -> int:
 
 def report(item_id: str) -> dict[str, Any]:
     """The state of a saved debate's latest job (or of a job by its own id) and what it has finished."""
-    from .. import batches, modes, regress, runtime, workflows
-    from ..engine import SECTIONS
+    from .. import modes, runtime
+    from ..quality import regress
+    from ..quality import workflow as batches
+    from ..static import workflow as workflows
+    from ..static.engine import SECTIONS
     from ..store import open_store
 
     store = open_store()
@@ -172,7 +175,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 def cmd_cancel(args: argparse.Namespace) -> int:
     """Stop a debate's, session's or batch's job (or a job by its own id); what finished stays saved."""
-    from .. import batches, modes, runtime
+    from .. import modes, runtime
+    from ..quality import workflow as batches
     from ..store import open_store
 
     store = open_store()

@@ -60,9 +60,9 @@ def diff_text(changes: dict[str, Any]) -> str:
 
 
 def cmd_remap(args: argparse.Namespace) -> int:
-    from .. import remap
     from ..render import render
     from ..schema import validate_document
+    from ..static import remap
     from ..store import open_store
 
     data, debate_id = _source(args.debate)

@@ -16,7 +16,7 @@ from ..inputs import read_json
 from .common import share, share_options, write
 
 if TYPE_CHECKING:  # the rest is imported by the command that runs (see common.py)
-    from .. import suites
+    from ..quality import suites
 
 
 def _json(data: Any) -> str:
@@ -35,7 +35,7 @@ def suite_text(suite: suites.Suite) -> str:
 
 
 def cmd_suite_validate(args: argparse.Namespace) -> int:
-    from .. import suites  # what regress.load_suite reads, without the regression machinery (and the store)
+    from ..quality import suites  # what regress.load_suite reads, without the regression machinery (and the store)
 
     suite = suites.resolve(args.file)
     sys.stdout.write(_json(suite.summary()) if args.json else suite_text(suite))
@@ -43,7 +43,7 @@ def cmd_suite_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_compare_runs(args: argparse.Namespace) -> int:
-    from .. import regress
+    from ..quality import regress
     from ..store import open_store
 
     thresholds = read_json(args.thresholds, "thresholds") if args.thresholds else None

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..inputs import clean
-from ..status import debate_status
+from ..runtime.status import debate_status
 
 if TYPE_CHECKING:
     from ..store import Summary

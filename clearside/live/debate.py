@@ -24,11 +24,11 @@ from typing import Any
 
 from .. import agents, inputs, prompts
 from ..enforce import partial_object, run_structured
-from ..engine import DebateRun
 from ..errors import ClearSideError, InputError, ProviderError
 from ..providers import Provider, Usage
 from ..schema import Document
 from ..sources import Source
+from ..static.engine import DebateRun
 from ..store import LiveWriter, Store
 from . import ahead, context, guardrails
 from . import evidence as files

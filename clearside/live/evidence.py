@@ -25,10 +25,10 @@ from pydantic import BaseModel, ConfigDict
 from sqlalchemy import delete
 
 from .. import prompts
-from ..citations import BUDGET, SMALL_BUDGET, Library, citation_wire, query, sentences
 from ..enforce import run_structured
 from ..errors import ClearSideError
 from ..sources import Passage, Source, problem, read_source
+from ..sources.citations import BUDGET, SMALL_BUDGET, Library, citation_wire, query, sentences
 from ..store import Store
 from ..store.sources import drop_unheld_texts, held_texts, link_sources
 from ..store.tables import DebateSource

@@ -14,9 +14,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from .. import runtime, workflows
+from .. import runtime
 from ..errors import ClearSideError, NotFound
 from ..providers import Provider
+from ..static import workflow as workflows
 from ..store import Store
 from . import workflow
 from .runner import PerspectivesRun, load

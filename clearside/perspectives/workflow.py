@@ -29,9 +29,11 @@ from typing import Any
 
 from dbos import DBOS
 
-from .. import progress, runtime, workflows
+from .. import runtime
 from ..errors import Cancelled, ClearSideError
 from ..providers import Provider
+from ..runtime import progress
+from ..static import workflow as workflows
 from ..store import Store, open_store
 from .runner import PerspectivesEvent, PerspectivesRun, load
 

@@ -12,13 +12,13 @@ from dataclasses import asdict
 from typing import Any
 
 from .. import prompts
-from ..engine import SECTIONS, DebateRun
 from ..errors import InputError
-from ..personas import Panel
 from ..providers import Provider, Usage
 from ..schema import AgentQuality, Context, Document, Moderator, Proposition, Side
 from ..sources import Source
 from ..store import Store
+from .engine import SECTIONS, DebateRun
+from .personas import Panel
 
 PROMPTS = ("orchestrator", "advocate", "moderator")
 

@@ -10,16 +10,15 @@ flagship debate, read-only and never saved.
 
 import streamlit as st
 
-from clearside import rate
-from clearside.engine import DebateRun
 from clearside.errors import ClearSideError, InputError
 from clearside.inputs import MAX_TARGET, shown
 from clearside.modes import mode
-from clearside.references import flagship
+from clearside.quality.references import flagship
 from clearside.render import render
 from clearside.schema import ACTIONS, SOURCE_ACTION, Document
-from clearside.static_job import ChallengeJob, StaticJob, resume_job
-from clearside_ui import explore_view, jobs, owner, page_path, personas_view, scroll, settings, sources_view, view
+from clearside.static.engine import DebateRun
+from clearside.static.job import ChallengeJob, StaticJob, resume_job
+from clearside_ui import explore_view, jobs, owner, page_path, personas_view, rate, scroll, settings, sources_view, view
 from clearside_ui.inputs import context_boxes, length_note, question_box
 from clearside_ui.quality_view import quality_view
 

@@ -2,15 +2,14 @@
 
 import streamlit as st
 
-from clearside import rate
 from clearside.errors import ClearSideError, InputError
 from clearside.inputs import MAX_QUESTION
 from clearside.live.debate import LiveDebate
+from clearside.live.job import LiveJob, resume_job
 from clearside.live.protocol import LiveConfig
-from clearside.live_job import LiveJob, resume_job
 from clearside.schema import Document
 from clearside.sources import MAX_BYTES, MAX_CHARS, MAX_PAGES, read_source
-from clearside_ui import jobs, live_view, owner, page_path, scroll, settings, sources_view, view
+from clearside_ui import jobs, live_view, owner, page_path, rate, scroll, settings, sources_view, view
 from clearside_ui.inputs import context_boxes, length_note, question_box
 
 TIMELINE = "app_pages/timeline.py"

@@ -6,9 +6,9 @@ batches compared run by run, one run.
 
 import streamlit as st
 
-from clearside import metrics, regress
 from clearside.errors import ClearSideError
 from clearside.inputs import shown
+from clearside.quality import metrics, regress
 from clearside_ui import jobs, page_path
 from clearside_ui import regression_view as rv
 from clearside_ui.view import POLL_SECONDS, esc, follow, poll_changed

@@ -15,20 +15,20 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from . import live_workflow as flow
-from . import runtime
-from .errors import ClearSideError, InputError
-from .live.control import LiveView, requested_pause
-from .live.debate import LiveDebate, intervention_for
-from .live.evidence import sync_store
-from .live.exchange import load_live
-from .live.protocol import LiveConfig
-from .live.transcript import Intervention, Transcript
-from .progress import read
-from .providers import Provider
-from .sources import Source
-from .store import Store, open_store
-from .store.live import add_intervention
+from .. import runtime
+from ..errors import ClearSideError, InputError
+from ..providers import Provider
+from ..runtime.progress import read
+from ..sources import Source
+from ..store import Store, open_store
+from ..store.live import add_intervention
+from . import workflow as flow
+from .control import LiveView, requested_pause
+from .debate import LiveDebate, intervention_for
+from .evidence import sync_store
+from .exchange import load_live
+from .protocol import LiveConfig
+from .transcript import Intervention, Transcript
 
 CANCELLED = "Cancelled: every finished turn is kept; Retry continues from the next one."
 

@@ -1,21 +1,25 @@
-"""What a page polls of a job.
-
-:class:`AgentProgress` and :func:`apply_event` fold the engine's events into each agent's progress (a job run
-here, or one followed from its progress rows); :class:`Snapshot` is a consistent copy a page renders. A static
-debate and its challenges run on the durable runtime (:mod:`clearside.static_job`). :class:`JobRegistry` keeps
-a server's jobs by id, so a rerun or a page switch re-attaches to the same one. Nothing here imports Streamlit.
-"""
+"""What running work reports as it goes: one :class:`Event` type, and the fold of a debate's events into each agent's
+progress (:class:`AgentProgress`, :func:`apply_event`), for a job run here or one followed from its progress rows."""
 
 from __future__ import annotations
 
-import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .engine import Event
-from .schema import Document
 
-AGENT_ORDER = ("orchestrator", "pro", "con", "moderator")
+@dataclass(frozen=True)
+class Event:
+    """``kind`` is one of start, delta, retry, part, done, error; ``part``: the agent starts another call of its
+    section (a part of the focused strategy, or a mended field), whose deltas replace what streamed before."""
+
+    kind: str
+    agent: str
+    text: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+OnEvent = Callable[[Event], None]
 
 
 @dataclass
@@ -52,42 +56,3 @@ def apply_event(agents: dict[str, AgentProgress], event: Event) -> None:
         progress.seconds, progress.tokens = event.data.get("seconds", 0.0), event.data.get("tokens", 0)
     elif event.kind == "error":
         progress.status = "failed"
-
-
-@dataclass
-class Snapshot:
-    """A consistent copy of a job's state for rendering."""
-
-    id: str
-    state: str  # running, done, failed, cancelled
-    agents: dict[str, AgentProgress]
-    document: Document | None
-    error: str
-    exit_code: int
-    violations: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def status(self) -> str:
-        """The word every job's snapshot has (live and perspectives ones too): running, done, failed, cancelled."""
-        return self.state
-
-    @property
-    def finished(self) -> bool:
-        return self.state in ("done", "failed", "cancelled")
-
-
-class JobRegistry:
-    """Process-wide jobs by id, so a rerun or a page switch re-attaches to the same job."""
-
-    def __init__(self) -> None:
-        self._jobs: dict[str, Any] = {}
-        self._lock = threading.Lock()
-
-    def add(self, job: Any) -> Any:
-        with self._lock:
-            self._jobs[job.id] = job
-        return job
-
-    def get(self, job_id: str | None) -> Any:
-        with self._lock:
-            return self._jobs.get(job_id) if job_id else None

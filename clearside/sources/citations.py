@@ -37,11 +37,11 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from . import checks, prompts
-from .errors import ClearSideError, InputError
-from .schema import Citation, QualityItem, ResponseBody, Side
-from .sources import Index, Passage, Source, budget, problem, split
-from .wire import array, obj, one_of, string
+from .. import checks, prompts
+from ..errors import ClearSideError, InputError
+from ..schema import Citation, QualityItem, ResponseBody, Side
+from ..wire import array, obj, one_of, string
+from . import Index, Passage, Source, budget, problem, split
 
 MAX_CITATIONS = 2  # per argument
 BUDGET, SMALL_BUDGET = 5000, 1400  # characters of passages an advocate is shown (a small model's context is 4k)

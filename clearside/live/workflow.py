@@ -28,14 +28,15 @@ import sqlalchemy as sa
 from dbos import DBOS
 from sqlalchemy.engine import make_url
 
-from . import runtime, workflows
-from .errors import ClearSideError
-from .live.control import Control, LiveView, requested_pause
-from .live.debate import LiveDebate, LiveEvent
-from .live.exchange import load_live
-from .live.protocol import PLAN, phase_break_after
-from .progress import ProgressWriter, read
-from .store import LiveWriter, open_store
+from .. import runtime
+from ..errors import ClearSideError
+from ..runtime.progress import ProgressWriter, read
+from ..static import workflow as workflows
+from ..store import LiveWriter, open_store
+from .control import Control, LiveView, requested_pause
+from .debate import LiveDebate, LiveEvent
+from .exchange import load_live
+from .protocol import PLAN, phase_break_after
 
 log = logging.getLogger("clearside.jobs")
 

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 
-from .errors import ClearSideError, ConfigError
+from clearside.errors import ClearSideError, ConfigError
 
 WINDOW_S = 60.0
 STARTS_ENV = "CLEARSIDE_DEBATE_STARTS_PER_MINUTE"

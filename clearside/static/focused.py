@@ -23,11 +23,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, create_model
 
-from . import agents, checks, prompts
-from .enforce import with_fixes
-from .errors import QualityCheckError
-from .schema import CATEGORY_VALUES, AgentQuality, Moderator, QualityItem, Side
-from .wire import array, obj, one_of
+from .. import agents, checks, prompts
+from ..enforce import with_fixes
+from ..errors import QualityCheckError
+from ..schema import CATEGORY_VALUES, AgentQuality, Moderator, QualityItem, Side
+from ..wire import array, obj, one_of
 
 ARGUMENTS = 3
 MEND_ARGUMENTS = 2  # a mended side has at least this many arguments (the whole reply's own minimum)

@@ -12,7 +12,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from ..errors import NotFound
+from ...errors import NotFound
 from .html import kind, render_html, write_html
 from .junit import junit_xml, write_junit
 

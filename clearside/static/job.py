@@ -18,15 +18,18 @@ import copy
 import time
 from typing import Any, Self
 
-from . import inputs, remap, runtime, workflows
+from .. import inputs, runtime
+from ..errors import Cancelled, ClearSideError, InputError
+from ..providers import Provider
+from ..runtime.events import AgentProgress
+from ..runtime.jobs import AGENT_ORDER, Snapshot
+from ..runtime.progress import Follower
+from ..schema import ALL_ACTIONS, AssumptionStance, Document, Weights
+from ..store import Store
+from . import remap
+from . import workflow as workflows
 from .engine import DebateRun
-from .errors import Cancelled, ClearSideError, InputError
-from .jobs import AGENT_ORDER, AgentProgress, Snapshot
-from .progress import Follower
-from .providers import Provider
-from .schema import ALL_ACTIONS, AssumptionStance, Document, Weights
-from .static.recorder import StaticRecorder, load_run
-from .store import Store
+from .recorder import StaticRecorder, load_run
 
 # the runtime's words as a page's job reads them: a queued job is on its way, a paused one waits for Resume
 _STATES = {"queued": "running", "running": "running", "paused": "cancelled", "done": "done", "failed": "failed",

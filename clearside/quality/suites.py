@@ -28,10 +28,11 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from . import inputs, references
-from .errors import InputError
+from .. import inputs
+from ..errors import InputError
+from ..schema import validate_document
+from . import references
 from .references import Reference
-from .schema import validate_document
 
 BUILTIN = ("flagship", "argkp-dev")
 RESERVED = (*BUILTIN, "compare")  # the names the store already files runs under

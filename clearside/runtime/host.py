@@ -38,9 +38,9 @@ from dbos import DBOS, DBOSClient, WorkflowStatus
 from dbos._error import DBOSNonExistentWorkflowError  # the one error DBOS raises for an unknown id
 from sqlalchemy.engine import make_url
 
-from .errors import ClearSideError, ConfigError, NotFound
-from .inputs import shown
-from .store.db import data_dir, database_url, ensure_table, reconnecting
+from ..errors import ClearSideError, ConfigError, NotFound
+from ..inputs import shown
+from ..store.db import data_dir, database_url, ensure_table, reconnecting
 
 log = logging.getLogger("clearside.runtime")
 
@@ -235,7 +235,7 @@ _clients: dict[str, DBOSClient] = {}
 _lock = threading.Lock()
 
 
-def host(store_url: str | None = None, *, role: str = "host", concurrency: int | None = None) -> Host:
+def start_host(store_url: str | None = None, *, role: str = "host", concurrency: int | None = None) -> Host:
     """Make this process a runtime host for the store at ``store_url`` (once; again if the store changed).
     The workflows must be defined first: :func:`clearside.hosting.host` imports them and calls this."""
     global _host
@@ -342,5 +342,5 @@ def exit_fast() -> None:
 
 
 __all__ = ["APP_VERSION", "BATCH_QUEUE", "DEAD_AFTER", "Host", "JobState", "LOCAL_QUEUE", "SERVER_QUEUE",
-           "STATUSES", "cancel", "client", "current_host", "enqueue", "host", "job_state", "reset", "resume", "send",
-           "state", "stop_host", "system_engine", "system_url"]
+           "STATUSES", "cancel", "client", "current_host", "enqueue", "job_state", "reset", "resume", "send",
+           "start_host", "state", "stop_host", "system_engine", "system_url"]

@@ -12,11 +12,15 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any
 
-from . import batches, compare, regress, runtime, workflows
-from .jobs import AGENT_ORDER, AgentProgress
-from .progress import Follower
-from .providers import Provider
-from .store import Store
+from .. import runtime
+from ..providers import Provider
+from ..runtime.events import AgentProgress
+from ..runtime.jobs import AGENT_ORDER
+from ..runtime.progress import Follower
+from ..static import workflow as workflows
+from ..store import Store
+from . import compare, regress
+from . import workflow as batches
 
 # a page's words: a batch queued or running is on its way; a finished one is done, failed or cancelled
 _STATES = {"queued": "running", "running": "running", "paused": "running", "done": "done", "failed": "failed",

@@ -7,8 +7,8 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
-from .. import neutrality
-from ..schema import Document, jsonschema_errors
+from ... import neutrality
+from ...schema import Document, jsonschema_errors
 
 EVIDENCE = ("fact", "projection", "analogy", "value_judgment")
 CONFIDENCE = {"low": 0, "medium": 1, "high": 2}

@@ -16,13 +16,14 @@ from datetime import UTC, datetime
 from pathlib import PureWindowsPath
 from typing import Any
 
-from . import embed, metrics
-from .engine import Event
-from .errors import Cancelled, ClearSideError, InputError
-from .inputs import shown
-from .providers import Provider
+from .. import embed
+from ..errors import Cancelled, ClearSideError, InputError
+from ..inputs import shown
+from ..providers import Provider
+from ..runtime.events import Event
+from ..store import Store
+from . import metrics
 from .scored import run_scored
-from .store import Store
 
 SUITE = "compare"
 SAME_POINT = 0.65  # raw cosine: ArgKP's best-F1 threshold for "this argument makes this key point" (guide §3.1)

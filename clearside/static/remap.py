@@ -22,12 +22,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from . import checks, cruxes, prompts
-from .checks.text import jaccard
-from .engine import Engine, utc_stamp
-from .errors import InputError
-from .providers.base import ChatRequest, Completion, OnDelta, Provider
-from .schema import (
+from .. import checks, cruxes, prompts
+from ..checks.text import jaccard
+from ..errors import InputError
+from ..providers.base import ChatRequest, Completion, OnDelta, Provider
+from ..schema import (
     CATEGORY_VALUES,
     AssumptionStance,
     Document,
@@ -38,6 +37,7 @@ from .schema import (
     stamped,
     validate_document,
 )
+from .engine import Engine, utc_stamp
 
 DEFAULT_WEIGHT = 1
 MAX_WEIGHT = 3

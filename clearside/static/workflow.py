@@ -23,16 +23,17 @@ from typing import Any
 
 from dbos import DBOS
 
-from . import prompts, remap, runtime
-from .engine import STAGES, Engine, Event
-from .errors import Cancelled, ClearSideError, DebateFailed
-from .jobs import AgentProgress, apply_event
-from .progress import ProgressWriter
-from .providers import Provider, get_provider
-from .schema import AssumptionStance, Document, Weights
-from .static.recorder import StaticRecorder, load_run
-from .store import open_store
-from .store.privacy import scrub
+from .. import prompts, runtime
+from ..errors import Cancelled, ClearSideError, DebateFailed
+from ..providers import Provider, get_provider
+from ..runtime.events import AgentProgress, Event, apply_event
+from ..runtime.progress import ProgressWriter
+from ..schema import AssumptionStance, Document, Weights
+from ..store import open_store
+from ..store.privacy import scrub
+from . import remap
+from .engine import STAGES, Engine
+from .recorder import StaticRecorder, load_run
 
 log = logging.getLogger("clearside.jobs")
 

@@ -55,11 +55,11 @@ import statistics
 import time
 from typing import Any
 
-from . import checks
-from .checks.text import jaccard
+from .. import checks
+from ..checks.text import jaccard
+from ..errors import InputError
+from ..schema import Document, validate_document
 from .engine import Engine
-from .errors import InputError
-from .schema import Document, validate_document
 
 SECTIONS = ("decision_hinges", "core_disagreements", "assumption_conflicts", "areas_of_agreement")
 SIDED = ("decision_hinges", "core_disagreements", "assumption_conflicts")  # items that can attach to a side

@@ -24,12 +24,12 @@ from typing import Any
 
 from pydantic import ConfigDict, create_model
 
-from . import agents, checks, inputs, prompts
-from .checks.text import statement_problem
-from .enforce import with_fixes
-from .errors import InputError
-from .schema import Argument, Persona, PersonaCase, Proposition, Side, Stance, Strict, TextList
-from .wire import array, obj, one_of, string
+from .. import agents, checks, inputs, prompts
+from ..checks.text import statement_problem
+from ..enforce import with_fixes
+from ..errors import InputError
+from ..schema import Argument, Persona, PersonaCase, Proposition, Side, Stance, Strict, TextList
+from ..wire import array, obj, one_of, string
 
 MIN_PERSONAS, MAX_PERSONAS = 2, 4
 MAX_NAME, MAX_LENS = 40, 200

@@ -19,14 +19,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import metrics, prompts, swap
-from .engine import DebateRun, Engine, Event
-from .errors import Cancelled, ClearSideError, DebateFailed
-from .providers import Provider
+from .. import prompts
+from ..errors import Cancelled, ClearSideError, DebateFailed
+from ..providers import Provider
+from ..runtime.events import Event
+from ..schema import Document
+from ..static import swap
+from ..static.engine import DebateRun, Engine
+from ..static.recorder import PROMPTS, StaticRecorder, load_run, start_static, usage_summary
+from ..store import Store
+from . import metrics
 from .references import Reference
-from .schema import Document
-from .static.recorder import PROMPTS, StaticRecorder, load_run, start_static, usage_summary
-from .store import Store
 
 PAUSED = "Cancelled: every finished section is kept; Resume completes the rest."
 

@@ -28,11 +28,13 @@ from typing import Any
 from dbos import DBOS, SetWorkflowID
 from dbos._error import DBOSAwaitedWorkflowCancelledError  # what awaiting a cancelled item raises
 
-from . import compare, prompts, regress, runtime, workflows
-from .errors import ClearSideError, InputError
-from .providers import Provider
+from .. import prompts, runtime
+from ..errors import ClearSideError, InputError
+from ..providers import Provider
+from ..static import workflow as workflows
+from ..store import open_store
+from . import compare, regress
 from .scored import PROMPTS, run_scored
-from .store import open_store
 
 log = logging.getLogger("clearside.jobs")
 

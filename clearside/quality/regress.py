@@ -33,14 +33,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import metrics, paired, prompts, references, status, suites, swap
-from .engine import DebateRun, Event
-from .errors import ClearSideError, InputError, NotFound
-from .providers import Provider
+from .. import prompts
+from ..errors import ClearSideError, InputError, NotFound
+from ..providers import Provider
+from ..runtime import status
+from ..runtime.events import Event
+from ..static import swap
+from ..static.engine import DebateRun
+from ..static.recorder import PROMPTS, start_static
+from ..store import Store
+from . import metrics, paired, references, suites
 from .references import Reference
 from .scored import run_scored
-from .static.recorder import PROMPTS, start_static
-from .store import Store
 from .suites import Case, Suite
 
 SUITES: dict[str, Callable[[], list[Reference]]] = {

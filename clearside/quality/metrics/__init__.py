@@ -12,8 +12,8 @@ import importlib.metadata
 import time
 from typing import Any
 
-from .. import checks, embed
-from ..checks.record import tally
+from ... import checks, embed
+from ...checks.record import tally
 from ..references import Reference
 from . import lexical, semantic
 

@@ -17,10 +17,9 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 
-from . import runtime
-from .engine import Event
-from .jobs import AgentProgress, apply_event
-from .store.db import ensure_table
+from ..store.db import ensure_table
+from . import host
+from .events import AgentProgress, Event, apply_event
 
 log = logging.getLogger("clearside.runtime")
 
@@ -42,12 +41,12 @@ def _table(schema: str | None) -> sa.Table:
 
 
 def _database(url: str | None) -> tuple[sa.Engine, sa.Table]:
-    url = runtime.system_url(url)
-    schema = runtime.SCHEMA if make_url(url).get_backend_name() == "postgresql" else None
+    url = host.system_url(url)
+    schema = host.SCHEMA if make_url(url).get_backend_name() == "postgresql" else None
     with _lock:
         engine = _engines.get(url)
         if engine is None:
-            engine = _engines[url] = runtime.system_engine(url)  # waits for a PostgreSQL server that restarts
+            engine = _engines[url] = host.system_engine(url)  # waits for a PostgreSQL server that restarts
         table = _table(schema)
         if url not in _made:
             ensure_table(engine, table)  # and its schema; safe when processes start at once
@@ -64,7 +63,7 @@ def dispose() -> None:
         _made.clear()
 
 
-runtime.on_reset(dispose)
+host.on_reset(dispose)
 
 
 class ProgressWriter:

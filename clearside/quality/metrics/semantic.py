@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import embed
+from ... import embed
 
 DUPLICATE = 0.76
 RELEVANT = 0.30

@@ -20,12 +20,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from . import agents, checks, citations, cruxes, focused, inputs, personas, prompts
-from .enforce import HEALTH_QUESTION, health_check, run_structured
-from .errors import ClearSideError, DebateFailed, InputError
-from .providers import Provider, Usage, get_provider
-from .providers.base import register_health_probe
-from .schema import (
+from .. import agents, checks, cruxes, inputs, prompts
+from ..enforce import HEALTH_QUESTION, health_check, run_structured
+from ..errors import ClearSideError, DebateFailed, InputError
+from ..providers import Provider, Usage, get_provider
+from ..providers.base import register_health_probe
+from ..runtime.events import Event, OnEvent
+from ..schema import (
     ACTIONS,
     ALL_ACTIONS,
     SCHEMA_VERSION,
@@ -42,21 +43,9 @@ from .schema import (
     stamped,
     validate_document,
 )
-from .sources import Source
+from ..sources import Source, citations
+from . import focused, personas
 
-
-@dataclass(frozen=True)
-class Event:
-    """``kind`` is one of start, delta, retry, part, done, error; ``part``: the agent starts another call of its
-    section (a part of the focused strategy, or a mended field), whose deltas replace what streamed before."""
-
-    kind: str
-    agent: str
-    text: str = ""
-    data: dict[str, Any] = field(default_factory=dict)
-
-
-OnEvent = Callable[[Event], None]
 OnSection = Callable[["DebateRun", str], None]
 SECTIONS = ("proposition", "pro", "con", "moderator")
 STAGES = ("orchestrator", "advocates", "moderator")  # the order of a debate; pro and con run side by side
