@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 import pg_kit  # noqa: E402
 
 from bench.latency_server import MODEL, start  # noqa: E402
-from clearside import hosting, runtime  # noqa: E402
+from clearside import modes, runtime  # noqa: E402
 from clearside.providers.openai_compat import OpenAIProvider  # noqa: E402
 from clearside.quality import workflow as batches  # noqa: E402
 from clearside.quality.references import flagship  # noqa: E402
@@ -108,7 +108,7 @@ def overhead(url: str, server, debates: int) -> dict:
         recorder = StaticRecorder(store, run, provider)
         recorder.finish(Engine(provider, retries=1, on_section=recorder.on_section).run(run), run)
     threads = (time.monotonic() - t0) / debates
-    hosting.host(role="bench")
+    modes.host(role="bench")
     try:
         t0 = time.monotonic()
         for _ in range(debates):

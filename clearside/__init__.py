@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .runtime.events import Event
-    from .schema import SCHEMA_VERSION, Document
-    from .static.engine import DebateRun, Engine, run_debate, validate_document
+    from .schema import SCHEMA_VERSION, Document, validate_document
+    from .static.engine import DebateRun, Engine, run_debate
 
 logging.getLogger("clearside").addHandler(logging.NullHandler())
 
 _LAZY = {"DebateRun": "static.engine", "Engine": "static.engine", "Event": "runtime.events",
-         "run_debate": "static.engine", "validate_document": "static.engine",
+         "run_debate": "static.engine", "validate_document": "schema",
          "SCHEMA_VERSION": "schema", "Document": "schema"}
 
 __all__ = ["SCHEMA_VERSION", "DebateRun", "Document", "Engine", "Event", "run_debate", "validate_document"]

@@ -136,6 +136,8 @@ class AgentSpec:
     max_tokens: int
 
 
+AGENT_ORDER = ("orchestrator", "pro", "con", "moderator")  # a static debate's agents, in the order they run
+
 ORCHESTRATOR = AgentSpec("orchestrator", "orchestrator", Proposition, ORCHESTRATOR_WIRE, 200)
 PRO = AgentSpec("pro", "advocate", Side, SIDE_WIRE, 900)
 CON = AgentSpec("con", "advocate", Side, SIDE_WIRE, 900)

@@ -78,6 +78,18 @@ def context_field(name: str, text: str | None) -> str | None:
     return cleaned or None
 
 
+CONTEXT_FIELDS = ("geography", "timeframe", "domain")
+
+
+def context_fields(fields: dict[str, str | None]) -> dict[str, str]:
+    """The question's optional context (geography, timeframe, domain), each cleaned; blank ones left out, an unknown
+    name or a value too long refused."""
+    unknown = sorted(set(fields) - set(CONTEXT_FIELDS))
+    if unknown:
+        raise InputError(f"Unknown context field {unknown[0]!r}: use {', '.join(CONTEXT_FIELDS)}.")
+    return {name: cleaned for name, text in fields.items() if (cleaned := context_field(name, text))}
+
+
 def target(text: str | None) -> str:
     return question(text, label="Challenge target", limit=MAX_TARGET)
 

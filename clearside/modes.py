@@ -30,6 +30,7 @@ from .errors import InputError, NotFound
 from .inputs import read_json
 from .live import exchange as live_exchange
 from .live import job as live_job
+from .live import workflow as live_workflow
 from .perspectives import exchange as perspectives_exchange
 from .perspectives import job as perspectives_job
 from .perspectives import load as load_perspectives
@@ -203,6 +204,17 @@ def batch_mode_of_suite(suite: str) -> BatchMode:
 def batch_mode_of_workflow(name: str) -> BatchMode | None:
     """The batch kind a runtime workflow runs, if it runs one."""
     return next((entry for entry in BATCH_MODES.values() if entry.workflow == name), None)
+
+
+# The modules that define every mode's workflows: DBOS runs only workflows defined before it launches, so every
+# host (the dashboard, ``python -m clearside worker``, a command that runs its work here) starts through host().
+WORKFLOW_MODULES = (workflows, live_workflow, perspectives_workflow, batches)
+
+
+def host(store_url: str | None = None, *, role: str = "host", concurrency: int | None = None) -> runtime.Host:
+    """This process as a runtime host serving every mode's workflows (``concurrency``: jobs on model servers at
+    once per host, a team-wide setting)."""
+    return runtime.start_host(store_url, role=role, concurrency=concurrency)
 
 
 def mode(kind: str) -> Mode:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
@@ -438,3 +438,14 @@ def validate_document(data: dict[str, Any]) -> Document:
     if errors:
         raise InputError("Not a valid ClearSide v1 document: " + "; ".join(errors[:8]))
     return Document.model_validate(data)
+
+
+def utc_stamp() -> str:
+    """Now, in UTC to the second, as a document's ``generated_at`` writes it (``2026-11-24T08:00:00Z``)."""
+    return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def overall_confidence(pro: Side, con: Side) -> str:
+    levels = {"low": 0, "medium": 1, "high": 2}
+    scores = [levels[a.confidence] for a in (*pro.arguments, *con.arguments)]
+    return ("low", "medium", "high")[round(sum(scores) / len(scores))]

@@ -18,12 +18,12 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from clearside import inputs
+from clearside.agents import AGENT_ORDER
 from clearside.errors import ClearSideError, ConfigError, InputError
 from clearside.providers import Provider, get_provider, parse_spec
 from clearside.quality import compare, regress
 from clearside.quality.job import CompareJob
 from clearside.quality.metrics import SUMMARY
-from clearside.runtime.jobs import AGENT_ORDER
 from clearside_ui import jobs, rate, settings
 
 MIN_MODELS, MAX_MODELS = 2, compare.MAX_MODELS

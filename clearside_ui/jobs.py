@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import streamlit as st
 
-from clearside import hosting as runtime_hosting
-from clearside import runtime
+from clearside import modes, runtime
+from clearside.agents import AGENT_ORDER
 from clearside.errors import ClearSideError
 from clearside.live.exchange import adopt_live_files as adopt
 from clearside.providers import Provider
 from clearside.runtime.events import AgentProgress
-from clearside.runtime.jobs import JobRegistry, Snapshot
+from clearside.runtime.jobs import JobRegistry
 from clearside.runtime.progress import Follower
 from clearside.static import workflow as workflows
 from clearside.static.engine import DebateRun
-from clearside.static.job import ChallengeJob, RemapJob, StaticJob, new_job
+from clearside.static.job import ChallengeJob, RemapJob, Snapshot, StaticJob, new_job
 from clearside.store import Store, open_store
 
 
@@ -43,7 +43,7 @@ def host() -> runtime.Host:
     """This dashboard process as a host of the durable runtime: it runs queued debates (its own and any other
     replica's or ``--enqueue``'s) and, started after a crash, finishes the work a stopped host left. Raises a
     ClearSideError naming the fix when the runtime's database cannot be reached."""
-    return runtime_hosting.host(store().url, role="dashboard")
+    return modes.host(store().url, role="dashboard")
 
 
 def hosting() -> str:
@@ -113,8 +113,6 @@ def followed(job_id: str) -> tuple[runtime.JobState, Snapshot]:
     return state, Snapshot(id=job_id, state="running" if not state.finished else state.status,
                            agents=shown, document=None, error=state.error, exit_code=0)
 
-
-AGENT_ORDER = ("orchestrator", "pro", "con", "moderator")
 
 
 def cancel_followed(debate_id: str) -> None:

@@ -13,9 +13,9 @@ import streamlit as st
 
 from clearside.errors import ClearSideError
 from clearside.runtime.events import AgentProgress
-from clearside.runtime.jobs import Snapshot
 from clearside.schema import Document, Persona, PersonaCase
 from clearside.static import personas
+from clearside.static.job import Snapshot
 from clearside_ui import jobs, view
 from clearside_ui.view import STATUS_ICONS, STATUS_WORDS, esc
 

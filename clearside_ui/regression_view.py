@@ -15,12 +15,12 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from clearside import runtime
+from clearside.agents import AGENT_ORDER
 from clearside.errors import ClearSideError
 from clearside.quality import compare, metrics, references, regress, reports
 from clearside.quality.job import RegressionJob
 from clearside.quality.references import Reference
 from clearside.quality.regress import Batch
-from clearside.runtime.jobs import AGENT_ORDER
 from clearside.runtime.status import run_status as stored_run_status
 from clearside.schema import Document
 from clearside_ui import compare_view as cv

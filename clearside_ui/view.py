@@ -12,12 +12,13 @@ from typing import Any, TypeVar
 
 import streamlit as st
 
+from clearside.agents import AGENT_ORDER
 from clearside.enforce import partial_object
 from clearside.errors import ConfigError
 from clearside.inputs import clean
-from clearside.runtime.jobs import AGENT_ORDER, Snapshot
 from clearside.schema import CATEGORY_VALUES, Document, Side, SourceInfo
 from clearside.sources.citations import target as citation_target
+from clearside.static.job import Snapshot
 from clearside_ui import cruxes_view, scroll, sources_view
 
 

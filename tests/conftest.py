@@ -57,11 +57,11 @@ def stop_hosting() -> None:
     runtime = sys.modules.get("clearside.runtime.host")
     if runtime is None or runtime.current_host() is None:
         return
-    workflows = sys.modules["clearside.static.workflow"]
-    stuck = [job_id for job_id in list(workflows.RUNNING) if not workflows.wait_stopped(job_id)]
+    steps = sys.modules["clearside.runtime.steps"]
+    stuck = [job_id for job_id in list(steps.RUNNING) if not steps.wait_stopped(job_id)]
     runtime.reset()
     if stuck:  # said once, and forgotten: otherwise every later test that hosts would wait 30 s for them again
-        workflows.RUNNING.difference_update(stuck)
+        steps.RUNNING.difference_update(stuck)
         import warnings
 
         warnings.warn(f"jobs still running 30 s after their test: {stuck}", stacklevel=1)

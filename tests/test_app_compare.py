@@ -21,7 +21,7 @@ from helpers import flagship_replies, flagship_script
 from clearside.errors import InputError
 from clearside.providers.scripted import ScriptedProvider
 from clearside.quality import compare
-from clearside.static import workflow as workflows
+from clearside.runtime import steps
 from clearside_ui import compare_view as cv
 
 QUESTION = "Should the U.S. impose a temporary moratorium on new AI data centers?"
@@ -323,7 +323,7 @@ def test_a_running_comparison_can_be_cancelled_keeping_what_finished(store):
         run(at.button(key="cmp_cancel").click())
         # a running call looks for a cancel at most every CANCEL_CHECK_SECONDS; the moderator's last look was
         # at its start, just now: past that, its first token meets the cancel
-        time.sleep(workflows.CANCEL_CHECK_SECONDS + 0.2)
+        time.sleep(steps.CANCEL_CHECK_SECONDS + 0.2)
     finally:
         gate.set()
     app_kit.settle(at, lambda a: not any(b.key == "cmp_cancel" for b in a.button) and "■ cancelled" in plain(a),

@@ -18,8 +18,9 @@ def progress_script() -> None:
     """A running debate's progress as the Debate page draws it, FOR streaming what the session holds."""
     import streamlit as st
 
+    from clearside.agents import AGENT_ORDER
     from clearside.runtime.events import AgentProgress
-    from clearside.runtime.jobs import AGENT_ORDER, Snapshot
+    from clearside.static.job import Snapshot
     from clearside_ui import view
 
     agents = {agent: AgentProgress() for agent in AGENT_ORDER}
@@ -115,8 +116,9 @@ def fingerprint_script() -> None:
     """The Debate page's fingerprint of a running debate whose agents hold what the session says."""
     import streamlit as st
 
+    from clearside.agents import AGENT_ORDER
     from clearside.runtime.events import AgentProgress
-    from clearside.runtime.jobs import AGENT_ORDER, Snapshot
+    from clearside.static.job import Snapshot
     from clearside_ui import view
 
     agents = {agent: AgentProgress(status="done", attempts=1, seconds=1.0) for agent in AGENT_ORDER}

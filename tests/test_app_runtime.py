@@ -13,8 +13,9 @@ import pytest
 from app_kit import AppTest
 from helpers import QUESTION, moderator_reply, orchestrator_reply, side_reply
 
-from clearside import hosting, runtime
+from clearside import modes, runtime
 from clearside.providers.scripted import ScriptedProvider
+from clearside.runtime import steps
 from clearside.static import workflow as workflows
 from clearside.static.engine import DebateRun
 from clearside.static.recorder import StaticRecorder
@@ -30,12 +31,12 @@ RELEASES: list[threading.Event] = []
 
 @pytest.fixture
 def hosted(db):
-    hosting.host(role="test")
+    modes.host(role="test")
     yield db
     for release in RELEASES:  # a failed assertion must not leave a step waiting while the host goes away
         release.set()
-    for job_id in list(workflows.RUNNING):
-        workflows.wait_stopped(job_id)
+    for job_id in list(steps.RUNNING):
+        steps.wait_stopped(job_id)
     runtime.reset()
 
 

@@ -204,11 +204,11 @@ def test_the_markdown_report_marks_quotes_lists_references_and_says_fact_claimed
 def test_a_debate_with_sources_runs_on_the_runtime_keeps_them_and_a_rerun_quotes_them_again(db):
     """Saved with the debate (the store keeps each text once); the runtime's steps load them from the store, as a
     host that takes the debate over would; a re-run of it gets the same sources."""
-    from clearside import hosting
+    from clearside import modes
     from clearside.static.job import new_job, rerun_job
     from clearside.static.recorder import load_run
 
-    hosting.host(role="test")  # conftest stops hosting after the test
+    modes.host(role="test")  # conftest stops hosting after the test
     provider = ScriptedProvider()
     for _ in range(2):
         provider.enqueue(orchestrator_reply(), agent="orchestrator")

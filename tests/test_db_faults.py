@@ -39,6 +39,7 @@ from clearside import runtime
 from clearside.providers.openai_compat import OpenAIProvider
 from clearside.quality import regress
 from clearside.quality import workflow as batches
+from clearside.runtime import steps
 
 ROOT = os.geteuid() == 0
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
@@ -201,11 +202,10 @@ def small_disk(folder: Path, mb: int = 4) -> Iterator[Path]:
 
 def stop_using(folder: Path) -> None:
     """Close the store and the runtime (DBOS keeps jobs.db open) so the disk can be unmounted."""
-    from clearside.static import workflow as workflows
 
     if runtime.current_host() is not None:
-        for job_id in list(workflows.RUNNING):
-            workflows.wait_stopped(job_id)
+        for job_id in list(steps.RUNNING):
+            steps.wait_stopped(job_id)
     runtime.reset()
     close_stores()
 

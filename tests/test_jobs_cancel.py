@@ -12,7 +12,7 @@ import perspectives_kit as kit
 import pytest
 from helpers import QUESTION, challenge_reply, scripted_debate
 
-from clearside import hosting
+from clearside import modes
 from clearside.perspectives import PerspectivesRun, load
 from clearside.perspectives.job import PerspectivesJob
 from clearside.providers.scripted import ScriptedProvider
@@ -45,7 +45,7 @@ def saved_debate(provider: ScriptedProvider) -> tuple[str, object]:
 
 
 def test_a_cancelled_challenge_adds_nothing_and_can_be_asked_again():
-    hosting.host(role="test")  # challenges run on the durable runtime; conftest stops hosting afterwards
+    modes.host(role="test")  # challenges run on the durable runtime; conftest stops hosting afterwards
     provider = ScriptedProvider(chunk_size=8)
     debate_id, document = saved_debate(provider)
     store = open_store()
@@ -77,7 +77,7 @@ AGENTS = ("clarifier", "A", "B", "synthesis")
 ])
 def test_a_cancelled_perspectives_step_keeps_what_finished_and_retry_completes_it(agent, state, kept, calls):
     """``calls``: the model calls per agent in all, the cancelled one included: no finished step is asked again."""
-    hosting.host(role="test")  # perspectives sessions run on the durable runtime; conftest stops hosting afterwards
+    modes.host(role="test")  # perspectives sessions run on the durable runtime; conftest stops hosting afterwards
     queues = kit.script(2)
     asked, release = threading.Event(), threading.Event()
     queues[f"perspectives-{agent}"][0] = gated(queues[f"perspectives-{agent}"][0], asked, release)

@@ -228,10 +228,10 @@ def test_the_cli_injects_evidence_files_from_the_interventions_file_relative_to_
 
 
 def test_on_the_runtime_the_file_is_saved_with_the_intervention_and_the_workflow_quotes_it():
-    from clearside import hosting
+    from clearside import modes
     from clearside.live.job import LiveJob
 
-    hosting.host(role="test")
+    modes.host(role="test")
     provider = ScriptedProvider(fallback=Quoting(), chunk_size=6)
     debate = LiveDebate.create(QUESTION, provider, config=LiveConfig(words_per_minute=40), store=open_store())
     job = LiveJob(debate)

@@ -16,9 +16,9 @@ from clearside.store import open_store
 @pytest.fixture(autouse=True)
 def host():
     """The live workflow runs on the durable runtime: this process hosts it (conftest stops hosting)."""
-    from clearside import hosting
+    from clearside import modes
 
-    return hosting.host(role="test")
+    return modes.host(role="test")
 
 
 def until(job: LiveJob, predicate, timeout: float = 20.0):

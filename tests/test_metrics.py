@@ -16,8 +16,7 @@ from helpers import fixture_dict, full_script
 from clearside.cli import main
 from clearside.quality import metrics, references
 from clearside.quality.metrics.report import markdown
-from clearside.schema import jsonschema_errors
-from clearside.static.engine import validate_document
+from clearside.schema import jsonschema_errors, validate_document
 
 
 def argument(claim: str, *, evidence: str = "value_judgment", confidence: str = "medium") -> dict:

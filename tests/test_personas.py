@@ -311,11 +311,11 @@ def test_saved_panel_resumes_from_the_store(tmp_path):
 
 
 def test_the_runtime_runs_a_persona_debate_and_a_rerun_keeps_its_personas():
-    from clearside import hosting
+    from clearside import modes
     from clearside.static import job as static_job
     from clearside.store import open_store
 
-    hosting.host(role="test")  # conftest stops hosting after the test
+    modes.host(role="test")  # conftest stops hosting after the test
     provider = scripted()
     store = open_store()
     first = static_job.new_job(store, persona_run(), provider, temperature=0.4).start().wait(30)
@@ -565,8 +565,9 @@ def _columns_script() -> None:
     """A persona debate's progress with each persona's text from the session, and its fingerprint."""
     import streamlit as st
 
+    from clearside.agents import AGENT_ORDER
     from clearside.runtime.events import AgentProgress
-    from clearside.runtime.jobs import AGENT_ORDER, Snapshot
+    from clearside.static.job import Snapshot
     from clearside_ui import personas_view, view
 
     agents = {agent: AgentProgress() for agent in AGENT_ORDER}
@@ -620,13 +621,13 @@ def test_a_tab_following_a_persona_debate_generated_elsewhere_streams_its_column
     from helpers import settle
     from streamlit.testing.v1 import AppTest
 
-    from clearside import hosting
+    from clearside import modes
     from clearside.static import workflow as workflows
     from clearside.static.recorder import StaticRecorder
     from clearside.store import open_store
     from clearside_ui.view import esc
 
-    hosting.host(role="test")  # conftest stops hosting after the test
+    modes.host(role="test")  # conftest stops hosting after the test
     economist = persona_reply("economist")
     claim = economist["arguments_for"][0]["claim"]
     provider = _HeldProvider("persona-1", json.dumps(claim))

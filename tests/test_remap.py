@@ -15,6 +15,7 @@ from helpers import fixture_dict, moderator_reply, request_text, side_reply
 from clearside import checks
 from clearside.errors import ClearSideError, InputError, NotFound
 from clearside.providers.scripted import ScriptedProvider
+from clearside.runtime import steps
 from clearside.schema import Document, Weights, validate_document
 from clearside.static import remap
 from clearside.static.engine import Engine
@@ -497,8 +498,7 @@ def test_remap_enqueue_queues_the_remap_a_host_saves_it_once_and_status_and_canc
 
     from helpers import run_cli, script_file
 
-    from clearside import hosting, runtime
-    from clearside.static import workflow as workflows
+    from clearside import modes, runtime
     from clearside.store import open_store
 
     monkeypatch.setenv("CLEARSIDE_SEMANTIC_CHECKS", "0")
@@ -510,7 +510,7 @@ def test_remap_enqueue_queues_the_remap_a_host_saves_it_once_and_status_and_canc
     job_id = out.strip()
     assert code == 0 and job_id.startswith(f"{debate_id}:remap:"), err
     assert f"python -m clearside status {job_id} --wait" in err and "worker" in err
-    assert job_id not in workflows.LOCAL_PROVIDERS, "the host rebuilds the provider from the job's recipe"
+    assert job_id not in steps.LOCAL_PROVIDERS, "the host rebuilds the provider from the job's recipe"
     code, out, _ = run_cli(capsys, "status", job_id, "--format", "json")
     assert code == 0 and json.loads(out) == {"id": job_id, "job": job_id, "status": "queued", "error": "",
                                              "sections": [], "kind": "remap"}
@@ -519,7 +519,7 @@ def test_remap_enqueue_queues_the_remap_a_host_saves_it_once_and_status_and_canc
     code, _, err = run_cli(capsys, "cancel", cancelled)
     assert code == 0 and f"Cancelled {cancelled}" in err
     assert run_cli(capsys, "status", cancelled)[0] == 1
-    hosting.host(role="test")  # a host now starts: it takes the queued re-map
+    modes.host(role="test")  # a host now starts: it takes the queued re-map
     deadline = time.monotonic() + 30
     while not runtime.state(job_id).finished and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -574,7 +574,7 @@ def test_remap_whole_rewrites_every_section_on_the_command_line_and_in_a_queued_
 
     from helpers import run_cli, script_file
 
-    from clearside import hosting, runtime
+    from clearside import modes, runtime
     from clearside.store import open_store
 
     monkeypatch.setenv("CLEARSIDE_SEMANTIC_CHECKS", "0")
@@ -593,7 +593,7 @@ def test_remap_whole_rewrites_every_section_on_the_command_line_and_in_a_queued_
                              "economic=3")
     job_id = out.strip()
     assert code == 0, err
-    hosting.host(role="test")
+    modes.host(role="test")
     deadline = time.monotonic() + 30
     while not runtime.state(job_id).finished and time.monotonic() < deadline:
         time.sleep(0.05)

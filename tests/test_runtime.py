@@ -23,7 +23,7 @@ from helpers import (
 from test_runtime_live import scripted_job, wait_for
 from test_runtime_perspectives import new_job as new_session
 
-from clearside import hosting, runtime
+from clearside import modes, runtime
 from clearside.providers.scripted import ScriptedProvider
 from clearside.quality import workflow as batches
 from clearside.runtime.progress import Follower
@@ -36,7 +36,7 @@ from clearside.store import open_store
 @pytest.fixture
 def hosted(db):
     """This process hosts the runtime on the test's store (a SQLite file, then PostgreSQL)."""
-    hosting.host(role="test")
+    modes.host(role="test")
     yield db
     stop_hosting()  # lets a cancelled job's execution end first: one cut off by the reset stays "running" here
 
@@ -160,7 +160,7 @@ def test_enqueue_on_the_command_line_prints_the_id_and_returns_at_once(db, capsy
     assert open_store().get(debate_id).status == "queued" and "worker" in err
     code, out, _ = run_cli(capsys, "status", debate_id, "--format", "json")
     assert code == 0 and json.loads(out)["status"] == "queued"
-    hosting.host(role="test")  # a host now starts: it takes the queued job
+    modes.host(role="test")  # a host now starts: it takes the queued job
     try:
         assert settle(debate_id).status == "done"
         assert open_store().get(debate_id).status == "done"
@@ -208,7 +208,7 @@ def test_the_cancel_command_stops_a_batch_and_the_batch_reports_what_finished(ho
 
 
 def test_the_cancel_command_stops_a_live_debate_and_a_perspectives_session(db, capsys):
-    hosting.host(role="test")
+    modes.host(role="test")
     live = scripted_job(step_mode=True).start()  # a live debate waiting for its next step
     wait_for(live, lambda s: s.status == "waiting")
     code, _, err = run_cli(capsys, "cancel", live.id)

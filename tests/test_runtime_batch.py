@@ -23,7 +23,7 @@ from helpers import QUESTION, flagship_replies, run_cli
 from test_runtime_workers import AGENTS, REPO, Worker, until
 
 from bench.latency_server import MODEL, start
-from clearside import hosting, runtime
+from clearside import modes, runtime
 from clearside.cli.jobs import report
 from clearside.errors import InputError
 from clearside.providers.scripted import ScriptedProvider
@@ -45,7 +45,7 @@ def scripted(items: int) -> ScriptedProvider:
 
 
 def test_an_enqueued_batch_runs_each_item_once_and_reports_like_run_batch():
-    hosting.host(role="test")  # this process runs the parent and its items; conftest stops hosting afterwards
+    modes.host(role="test")  # this process runs the parent and its items; conftest stops hosting afterwards
     provider = scripted(4)
     batch_id = batches.enqueue_regress("flagship", provider, runs=4)
     until(lambda: runtime.state(batch_id).finished, 60, "the batch never finished")
@@ -66,7 +66,7 @@ def test_an_enqueued_batch_runs_each_item_once_and_reports_like_run_batch():
 
 
 def test_a_cancelled_batch_stops_its_items_and_bad_input_is_refused():
-    hosting.host(role="test")
+    modes.host(role="test")
     provider = ScriptedProvider(chunk_delay=0.05, chunk_size=4, script={
         agent: [flagship_replies()[agent]] * 6 for agent in AGENTS})
     batch_id = batches.enqueue_regress("flagship", provider, runs=6)
@@ -114,7 +114,7 @@ def test_two_workers_share_a_batch_queued_on_the_command_line_and_no_stage_runs_
 
 
 def test_an_enqueued_comparison_runs_each_model_once_and_reopens_like_a_comparison(capsys):
-    hosting.host(role="test")
+    modes.host(role="test")
     providers = [scripted(1), scripted(1)]  # one scripted model at two temperatures: two configurations
     batch_id = batches.enqueue_compare(FLAGSHIP, providers, temperatures=[0.2, 0.8])
     until(lambda: runtime.state(batch_id).finished, 60, "the comparison never finished")
@@ -137,7 +137,7 @@ def test_an_enqueued_comparison_runs_each_model_once_and_reopens_like_a_comparis
 
 
 def test_a_comparison_is_refused_before_anything_is_queued():
-    hosting.host(role="test")
+    modes.host(role="test")
     with pytest.raises(InputError, match="same model at the same temperature"):
         batches.enqueue_compare(QUESTION, [scripted(1), scripted(1)])
     with pytest.raises(InputError, match="Compare 2 to 4"):

@@ -11,7 +11,7 @@ from helpers import QUESTION, LiveResponder
 from test_runtime_workers import Worker, until
 
 from bench.latency_server import start
-from clearside import hosting, runtime
+from clearside import modes, runtime
 from clearside.live import LiveConfig, LiveDebate
 from clearside.live import workflow as live_workflow
 from clearside.live.exchange import load_live
@@ -19,7 +19,7 @@ from clearside.live.job import LiveJob
 from clearside.live.protocol import PLAN
 from clearside.providers.openai_compat import OpenAIProvider
 from clearside.providers.scripted import ScriptedProvider
-from clearside.static import workflow as workflows
+from clearside.runtime import steps
 from clearside.store import open_store
 
 
@@ -42,7 +42,7 @@ def scripted_job(*, delay: float = 0.0, step_mode: bool = False) -> LiveJob:
 
 
 def test_messages_steer_the_workflow_and_another_handle_follows_and_steers_it(db):
-    hosting.host(role="test")
+    modes.host(role="test")
     job = scripted_job(delay=0.004).start()
     assert runtime.state(job.job_id).name == live_workflow.LIVE
     other = LiveJob.follow(open_store(), job.id)  # a page on another process: only the id
@@ -73,7 +73,7 @@ def test_messages_steer_the_workflow_and_another_handle_follows_and_steers_it(db
 
 
 def test_step_mode_is_state_folded_from_messages(db):
-    hosting.host(role="test")
+    modes.host(role="test")
     job = scripted_job(step_mode=True).start()
     wait_for(job, lambda s: s.status == "waiting")
     for expected in (1, 2):
@@ -84,20 +84,20 @@ def test_step_mode_is_state_folded_from_messages(db):
     assert live_workflow.STATE[job.job_id] == {"paused": False, "step_mode": True, "credits": 0, "waiting": True,
                                                "activity": "Waiting for the next step"}
     # a waiting live debate holds no slot another job needs: live debates have a queue without a per-host limit
-    assert runtime.client().retrieve_workflow(job.job_id).get_status().queue_name == live_workflow.LIVE_QUEUE
+    assert runtime.client().retrieve_workflow(job.job_id).get_status().queue_name == runtime.LIVE_QUEUE
     assert scripted_job().start().wait(60).status == "done"
     job.set_step_mode(False)
     assert wait_for(job, lambda s: s.status == "done", 60).transcript.document
 
 
 def test_cancel_halts_the_turn_in_flight_and_retry_continues(db):
-    hosting.host(role="test")
+    modes.host(role="test")
     job = scripted_job(delay=0.004).start()
     wait_for(job, lambda s: len(s.transcript.turns) >= 1 and len(s.speech) > 20)
     job.cancel()
     snap = wait_for(job, lambda s: s.status == "failed")
     assert "Cancelled" in snap.error and runtime.state(job.job_id).status == "cancelled"
-    until(lambda: job.job_id not in workflows.RUNNING, 10, "the step never stopped")
+    until(lambda: job.job_id not in steps.RUNNING, 10, "the step never stopped")
     kept = load_live(open_store(), job.id)
     assert kept.partial is not None and kept.partial.speech, "the speech so far is kept"
     first = job.job_id
@@ -106,7 +106,7 @@ def test_cancel_halts_the_turn_in_flight_and_retry_continues(db):
 
 
 def test_a_waiting_live_debate_is_cancelled(db):
-    hosting.host(role="test")
+    modes.host(role="test")
     job = scripted_job(step_mode=True).start()
     wait_for(job, lambda s: s.status == "waiting")
     job.cancel()
@@ -187,12 +187,12 @@ def test_a_pause_from_another_process_halts_the_workers_turn_mid_stream_and_canc
 
 def test_a_host_stopping_while_a_live_debate_waits_leaves_it_to_the_next_host(db, monkeypatch):
     monkeypatch.setattr(runtime.host, "HEARTBEAT_SECONDS", 0.5)
-    hosting.host(role="test")
+    modes.host(role="test")
     job = scripted_job(step_mode=True).start()
     wait_for(job, lambda s: s.status == "waiting")
     runtime.stop_host()  # the waiting step ends without a result: the workflow stays pending, like a crash's
     assert runtime.state(job.job_id).status == "running"
-    hosting.host(role="next")
+    modes.host(role="next")
     job.step()
     snap = wait_for(job, lambda s: len(s.transcript.turns) == 1 and s.status == "waiting")
     assert runtime.state(job.job_id).executor.startswith("next-"), "taken over by the next host"
@@ -204,7 +204,7 @@ def test_the_live_page_follows_and_steers_a_debate_the_runtime_runs_from_its_id_
     builds the job from the id in the address, shows it waiting, and Next turn steers the workflow."""
     from test_app_live import fast, open_live, planned, settle, status, transcript
 
-    hosting.host(role="test")
+    modes.host(role="test")
     debate = LiveDebate.create(QUESTION, fast(), store=open_store())
     job_id = live_workflow.enqueue_live(debate.transcript.id, fast(), step_mode=True)
     until(lambda: live_workflow.STATE.get(job_id, {}).get("waiting"), 30, "the workflow never waited")

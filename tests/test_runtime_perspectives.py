@@ -20,7 +20,7 @@ import pytest
 from test_runtime_workers import REPO, Worker, until
 
 from bench.latency_server import start
-from clearside import hosting, runtime
+from clearside import modes, runtime
 from clearside.errors import InputError
 from clearside.perspectives import PerspectivesRun, load
 from clearside.perspectives import workflow as flow
@@ -41,7 +41,7 @@ def steps(job_id: str) -> list[str]:
 
 
 def test_the_answers_reach_the_workflow_and_every_model_call_is_a_checkpointed_step():
-    hosting.host(role="test")
+    modes.host(role="test")
     provider = ScriptedProvider(script=kit.script(ROUNDS), chunk_size=16)
     job = new_job(provider)
     assert job.job_id is None and not job.busy
@@ -95,7 +95,7 @@ class HeldProvider(ScriptedProvider):
 
 
 def test_the_text_in_flight_is_in_the_progress_rows_for_any_process_and_cancel_then_retry_completes():
-    hosting.host(role="test")
+    modes.host(role="test")
     provider = HeldProvider("perspectives-B", script=kit.script(ROUNDS))
     job = new_job(provider)
     job.ask().wait(30)
@@ -132,7 +132,7 @@ def test_a_leg_cancelled_before_any_host_ran_it_is_paused_and_retry_runs_it():
     job.cancel()
     snap = job.snapshot()
     assert not snap.busy and snap.status == "paused" and snap.session.cancelled and snap.session.state == "INIT"
-    hosting.host(role="test")
+    modes.host(role="test")
     snap = job.retry().wait(30)
     assert snap.session.state == "CLARIFICATION_PENDING" and not snap.session.cancelled
     snap = job.answer(kit.ANSWERS).wait(30)

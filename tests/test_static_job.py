@@ -9,11 +9,13 @@ import json
 import pytest
 from helpers import QUESTION, moderator_reply, scripted_debate
 
-from clearside import hosting
+from clearside import modes
+from clearside.agents import AGENT_ORDER
 from clearside.errors import InputError
 from clearside.providers.scripted import ScriptedProvider
+from clearside.runtime import steps
 from clearside.runtime.events import AgentProgress, Event, apply_event
-from clearside.runtime.jobs import AGENT_ORDER, JobRegistry
+from clearside.runtime.jobs import JobRegistry
 from clearside.schema import jsonschema_errors
 from clearside.static import workflow as workflows
 from clearside.static.engine import DebateRun
@@ -24,7 +26,7 @@ from clearside.store import open_store
 
 @pytest.fixture
 def provider():
-    hosting.host(role="test")  # conftest stops hosting after each test
+    modes.host(role="test")  # conftest stops hosting after each test
     return ScriptedProvider(chunk_size=7)
 
 
@@ -74,7 +76,7 @@ def test_an_agent_waits_for_the_model_until_its_first_token():
 
 
 def test_a_running_job_can_be_cancelled_and_retry_completes_it():
-    hosting.host(role="test")
+    modes.host(role="test")
     provider = ScriptedProvider(chunk_delay=0.02, chunk_size=4)
     replies = scripted_debate(provider)
     job = job_for(provider).start()
@@ -85,7 +87,7 @@ def test_a_running_job_can_be_cancelled_and_retry_completes_it():
     job.cancel()
     snap = job.wait(30)
     assert snap.state == "cancelled" and snap.finished and snap.exit_code == 130
-    assert workflows.wait_stopped(job.job_id), "the cancelled step stops at its next token"
+    assert steps.wait_stopped(job.job_id), "the cancelled step stops at its next token"
     assert job.run.proposition is not None and job.run.moderator is None, "what finished is kept"
     assert open_store().get(job.id).status == "paused"
     provider.chunk_delay = 0.0

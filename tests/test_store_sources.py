@@ -23,9 +23,10 @@ from sqlalchemy import func, insert, select
 from clearside.errors import InputError, NotFound
 from clearside.modes import export_data, import_data
 from clearside.schema import jsonschema_errors, stamped, validate_document
-from clearside.static.exchange import SOURCES_FILES, VERSIONS, document_of, migrate_document
+from clearside.static.exchange import SOURCES_FILES, VERSIONS, document_of
 from clearside.store import Store
 from clearside.store.db import current, head, make_engine, migrate
+from clearside.store.exchange import migrate_document
 from clearside.store.sources import link_sources
 from clearside.store.tables import Debate, DebateSource, SourceText
 

@@ -20,8 +20,9 @@ from clearside.errors import InputError
 from clearside.modes import export_data, import_data
 from clearside.schema import jsonschema_errors, stamped, validate_document
 from clearside.static import remap
-from clearside.static.exchange import VERSIONS, document_of, migrate_document
+from clearside.static.exchange import VERSIONS, document_of
 from clearside.store import Store
+from clearside.store.exchange import migrate_document
 from clearside.store.tables import DebateVersion
 
 WHEN = (datetime(2025, 2, 3, 4, 5, 6, tzinfo=UTC), datetime(2025, 3, 4, 5, 6, 7, tzinfo=UTC))

@@ -148,7 +148,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    from .. import hosting
+    from .. import modes
     from ..store import open_store
 
     if args.concurrency is not None and args.concurrency < 1:
@@ -160,7 +160,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         logger.addHandler(handler)
         logger.setLevel(logging.INFO)
     open_store()  # migrate the store before any job needs it
-    host = hosting.host(role="worker", concurrency=args.concurrency)
+    host = modes.host(role="worker", concurrency=args.concurrency)
     print(f"Worker {host.executor_id} serving queued and interrupted jobs; Ctrl+C stops it.", file=sys.stderr,
           flush=True)
     stop = threading.Event()

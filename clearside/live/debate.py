@@ -26,9 +26,8 @@ from .. import agents, inputs, prompts
 from ..enforce import partial_object, run_structured
 from ..errors import ClearSideError, InputError, ProviderError
 from ..providers import Provider, Usage
-from ..schema import Document
+from ..schema import Context, Document
 from ..sources import Source
-from ..static.engine import DebateRun
 from ..store import LiveWriter, Store
 from . import ahead, context, guardrails
 from . import evidence as files
@@ -170,11 +169,12 @@ class LiveDebate:
         config.check()
         if document is not None:
             question = question or document.proposition.raw_input
-        run = DebateRun.from_input(question, **(context_fields or {}))
+        question = inputs.question(question)
+        fields = inputs.context_fields(context_fields or {})
         stamp = now()
         transcript = Transcript(
-            id=uuid.uuid4().hex, created_at=stamp, updated_at=stamp, question=run.raw_input,
-            context=run.context.dump() if run.context else {},
+            id=uuid.uuid4().hex, created_at=stamp, updated_at=stamp, question=question,
+            context=Context(**fields).dump() if fields else {},
             proposition=document.proposition.dump() if document is not None else None,
             source_debate=source_debate, provider=provider.name, model=provider.model, config=config.as_dict(),
             prompt_versions=prompts.versions("live", "orchestrator"))

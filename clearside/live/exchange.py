@@ -15,9 +15,8 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ClearSideError, InputError
 from ..inputs import read_json
 from ..paths import legacy_live_files
-from ..static.exchange import migrate_document
 from ..store import LiveWriter, Store, check_id, new_id
-from ..store.exchange import Imported, check_major, drop_unknown, import_record, migration_notes
+from ..store.exchange import Imported, check_major, drop_unknown, import_record, migrate_document, migration_notes
 from ..store.live import live_rows
 from ..store.privacy import scrub
 from .evidence import sync_store

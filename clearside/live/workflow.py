@@ -30,8 +30,8 @@ from sqlalchemy.engine import make_url
 
 from .. import runtime
 from ..errors import ClearSideError
+from ..runtime import steps
 from ..runtime.progress import ProgressWriter, read
-from ..static import workflow as workflows
 from ..store import LiveWriter, open_store
 from .control import Control, LiveView, requested_pause
 from .debate import LiveDebate, LiveEvent
@@ -46,21 +46,6 @@ EVENT = "control"
 CHECK_SECONDS = 0.5  # a pause or a cancel halts the turn in flight within this
 WAIT_POLL_SECONDS = 0.2
 OPS = ("pause", "resume", "step", "step_mode", "wake")
-# Live debates have a queue of their own with no per-host limit: a live debate mostly waits for a person, and
-# on the in-process model's queue (one job per host) a paused one would hold every other job back; the
-# model's own lock (or a server's endpoint limit) still orders the calls.
-LIVE_QUEUE = "clearside-live"
-_served: list[Any] = []  # the host this process registered the queue with
-
-
-def serve_queue(host: Any) -> None:
-    """Serve :data:`LIVE_QUEUE` on this process's runtime host (once per host; ``hosting.host`` calls it)."""
-    if _served and _served[0] is host:
-        return
-    DBOS.register_queue(LIVE_QUEUE, polling_interval_sec=0.2, on_conflict="always_update")
-    _served[:] = [host]
-
-
 LOCAL: dict[str, LiveView] = {}  # the turns in flight in this process, by job id
 STATE: dict[str, dict[str, Any]] = {}  # the control state the workflows of this process published, by job id
 # the latest control request made in this process, by job id: a turn here sees it at its next token
@@ -123,7 +108,7 @@ class LiveSink:
 def _debate(job_id: str, job: dict[str, Any], sink: LiveSink) -> LiveDebate:
     store = open_store()
     transcript = load_live(store, job["debate_id"])
-    return LiveDebate(transcript, workflows.provider_for(job_id, job), writer=LiveWriter(store, transcript.id),
+    return LiveDebate(transcript, steps.provider_for(job_id, job), writer=LiveWriter(store, transcript.id),
                       on_event=sink)
 
 
@@ -133,7 +118,7 @@ def _failed(exc: ClearSideError) -> dict[str, Any]:
 
 def _call(job_id: str, job: dict[str, Any], work) -> dict[str, Any]:
     """Run one model call of the job with its sink; how it went."""
-    workflows.RUNNING.add(job_id)
+    steps.RUNNING.add(job_id)
     sink = LiveSink(job_id)
     try:
         debate = _debate(job_id, job, sink)
@@ -150,7 +135,7 @@ def _call(job_id: str, job: dict[str, Any], work) -> dict[str, Any]:
         return _failed(ClearSideError(f"Unexpected error: {exc!r}"))
     finally:
         sink.close()
-        workflows.RUNNING.discard(job_id)
+        steps.RUNNING.discard(job_id)
 
 
 @DBOS.step(name=f"{LIVE}.look")
@@ -279,10 +264,10 @@ def live_debate(job: dict[str, Any]) -> dict[str, Any]:
     except BaseException:
         LOCAL.pop(job_id, None)
         if runtime.current_host() is host:  # else this host stopped: the job goes on, with its lent provider
-            workflows.LOCAL_PROVIDERS.pop(job_id, None)
+            steps.LOCAL_PROVIDERS.pop(job_id, None)
         raise
     LOCAL.pop(job_id, None)
-    workflows.LOCAL_PROVIDERS.pop(job_id, None)
+    steps.LOCAL_PROVIDERS.pop(job_id, None)
     log.info("job %s %s%s", job_id, outcome["status"], f": {outcome['error']}" if outcome.get("error") else "")
     return outcome
 
@@ -322,7 +307,7 @@ def live_job(debate_id: str, provider: Any, *, step_mode: bool = False, paused: 
              credits: int = 0) -> dict[str, Any]:
     """The workflow's input: the debate, its provider's recipe and how it starts (paused, in step mode with
     ``credits`` turns to run)."""
-    return {"debate_id": debate_id, "provider": workflows.recipe(provider), "step_mode": step_mode,
+    return {"debate_id": debate_id, "provider": steps.recipe(provider), "step_mode": step_mode,
             "paused": paused, "credits": credits}
 
 
@@ -336,7 +321,7 @@ def enqueue_live(debate_id: str, provider: Any, *, step_mode: bool = False, paus
     job_id = debate_id if runs == 1 else f"{debate_id}-{runs}"
     store.update(debate_id, data={"job": job_id, "jobs": runs})
     if lend:
-        workflows.LOCAL_PROVIDERS[job_id] = provider
+        steps.lend(job_id, provider)
     job = live_job(debate_id, provider, step_mode=step_mode, paused=paused, credits=credits)
     return runtime.enqueue(LIVE, job, job_id=job_id,
-                           queue=LIVE_QUEUE, store_url=store.url)
+                           queue=runtime.LIVE_QUEUE, store_url=store.url)

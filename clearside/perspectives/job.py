@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from .. import runtime
 from ..errors import ClearSideError, NotFound
 from ..providers import Provider
-from ..static import workflow as workflows
+from ..runtime import steps
 from ..store import Store
 from . import workflow
 from .runner import PerspectivesRun, load
@@ -107,7 +107,7 @@ class PerspectivesJob:
     def _busy(self, now: runtime.JobState | None) -> bool:
         if now is None:
             return False
-        return not now.finished or now.id in workflows.RUNNING  # a cancelled step here stops at its next token
+        return not now.finished or now.id in steps.RUNNING  # a cancelled step here stops at its next token
 
     def wait(self, timeout: float | None = None) -> PerspectivesSnapshot:
         """Block until no leg runs (or ``timeout`` seconds pass); the snapshot."""

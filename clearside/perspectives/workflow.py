@@ -32,8 +32,7 @@ from dbos import DBOS
 from .. import runtime
 from ..errors import Cancelled, ClearSideError
 from ..providers import Provider
-from ..runtime import progress
-from ..static import workflow as workflows
+from ..runtime import progress, steps
 from ..store import Store, open_store
 from .runner import PerspectivesEvent, PerspectivesRun, load
 
@@ -91,7 +90,7 @@ class Sink:
         moment = time.monotonic()
         if self.job_id in CANCELLED:
             self._cancelled = True
-        if not self._cancelled and (now or moment - self._checked >= workflows.CANCEL_CHECK_SECONDS):
+        if not self._cancelled and (now or moment - self._checked >= steps.CANCEL_CHECK_SECONDS):
             self._checked = moment
             self._cancelled = runtime.state(self.job_id).status == "cancelled"
         return self._cancelled
@@ -134,7 +133,7 @@ def session_step(job_id: str, job: dict[str, Any], token: str = "") -> dict[str,
     store = open_store()
     sink = Sink(job_id)
     try:
-        provider = workflows.provider_for(job_id, job)
+        provider = steps.provider_for(job_id, job)
         run = PerspectivesRun.resume(job["session_id"], provider, store, retries=job.get("retries", 2),
                                      temperature=job.get("temperature", 0.7),
                                      context_tokens=job.get("context_tokens"), on_event=sink)
@@ -162,14 +161,14 @@ def perspectives_session(job: dict[str, Any]) -> dict[str, Any]:
     :func:`session_job`)."""
     job_id = DBOS.workflow_id or job["session_id"]
     log.info("job %s started: perspectives session %s", job_id, job["session_id"])
-    workflows.RUNNING.add(job_id)
+    steps.RUNNING.add(job_id)
     try:
         outcome = _steps(job_id, job)
     finally:
         STREAMING.pop(job_id, None)
         CANCELLED.discard(job_id)
-        workflows.RUNNING.discard(job_id)
-        workflows.LOCAL_PROVIDERS.pop(job_id, None)
+        steps.RUNNING.discard(job_id)
+        steps.LOCAL_PROVIDERS.pop(job_id, None)
     log.info("job %s %s%s", job_id, outcome["status"], f": {outcome['error']}" if outcome.get("error") else "")
     return outcome
 
@@ -191,7 +190,7 @@ def _steps(job_id: str, job: dict[str, Any]) -> dict[str, Any]:
 
 def session_job(session_id: str, provider: Provider, *, retries: int = 2, temperature: float = 0.7,
                 context_tokens: int | None = None) -> dict[str, Any]:
-    return {"session_id": session_id, "provider": workflows.recipe(provider), "retries": retries,
+    return {"session_id": session_id, "provider": steps.recipe(provider), "retries": retries,
             "temperature": temperature, "context_tokens": context_tokens}
 
 
@@ -216,9 +215,9 @@ def enqueue_session(session_id: str, provider: Provider, *, store: Store, lend: 
     job_id = session_id if runs == 1 else f"{session_id}-{runs}"
     store.update(session_id, data={"job": job_id, "jobs": runs})
     if lend:
-        workflows.LOCAL_PROVIDERS[job_id] = provider
+        steps.lend(job_id, provider)
     return runtime.enqueue(PERSPECTIVES, session_job(session_id, provider, **options), job_id=job_id,
-                           queue=workflows.queue_for(provider), store_url=store.url)
+                           queue=steps.queue_for(provider), store_url=store.url)
 
 
 def continue_session(session_id: str, provider: Provider, *, store: Store, **options: Any) -> str:
@@ -233,10 +232,10 @@ def continue_session(session_id: str, provider: Provider, *, store: Store, **opt
         if current is not None and current.status in ("queued", "running"):
             return job_id
         if current is not None and current.status == "cancelled":
-            workflows.wait_stopped(job_id)  # never two executions of one job in this process
+            steps.wait_stopped(job_id)  # never two executions of one job in this process
             CANCELLED.discard(job_id)
-            workflows.LOCAL_PROVIDERS[job_id] = provider
-            runtime.resume(job_id, queue=workflows.queue_for(provider), store_url=store.url)
+            steps.lend(job_id, provider)
+            runtime.resume(job_id, queue=steps.queue_for(provider), store_url=store.url)
             return job_id
     return enqueue_session(session_id, provider, store=store, **options)
 
@@ -245,6 +244,6 @@ def cancel_session(session_id: str, job_id: str, *, store: Store) -> None:
     """Stop the leg: the step in flight stops at its next token (or the leg before its next step); every finished
     step and the answers stay saved, and :func:`continue_session` runs the rest."""
     runtime.cancel(job_id, store.url)
-    if job_id in workflows.RUNNING:
+    if job_id in steps.RUNNING:
         CANCELLED.add(job_id)
     _mark(store, session_id, cancelled=True)

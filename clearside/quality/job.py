@@ -13,11 +13,11 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 from .. import runtime
+from ..agents import AGENT_ORDER
 from ..providers import Provider
+from ..runtime import steps
 from ..runtime.events import AgentProgress
-from ..runtime.jobs import AGENT_ORDER
 from ..runtime.progress import Follower
-from ..static import workflow as workflows
 from ..store import Store
 from . import compare, regress
 from . import workflow as batches
@@ -63,7 +63,7 @@ class _BatchJob(ABC):
             if label in finished:
                 continue
             job_id = batches.item_id(self.id, n)
-            source: dict[str, AgentProgress] | None = workflows.LOCAL.get(job_id)  # its step runs here
+            source: dict[str, AgentProgress] | None = steps.LOCAL.get(job_id)  # its step runs here
             if source is None:
                 source = self._followers.setdefault(job_id, Follower(job_id, self.store.url)).update()
             # an agent started but not yet streaming ("waiting" for a shared model) is under way: running

@@ -17,11 +17,9 @@ debate (only its missing sections), and an item already done is never run again.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import time
 import uuid
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -31,7 +29,7 @@ from dbos._error import DBOSAwaitedWorkflowCancelledError  # what awaiting a can
 from .. import prompts, runtime
 from ..errors import ClearSideError, InputError
 from ..providers import Provider
-from ..static import workflow as workflows
+from ..runtime import steps
 from ..store import open_store
 from . import compare, regress
 from .scored import PROMPTS, run_scored
@@ -45,7 +43,7 @@ CANCEL_TOPIC = "cancel"  # cancel_batch's message to a batch that has not yet qu
 KINDS = (REGRESS, COMPARE)
 
 
-def _scored(job: dict[str, Any], task: dict[str, Any], provider: Provider, sink: workflows.Sink) -> dict[str, Any]:
+def _scored(job: dict[str, Any], task: dict[str, Any], provider: Provider, sink: steps.Sink) -> dict[str, Any]:
     """Debate and score one item; its row of the report."""
     if job["kind"] == COMPARE:
         data = {"batch": job["batch"], "question": job["question"], "label": task["label"],
@@ -73,9 +71,9 @@ def _scored(job: dict[str, Any], task: dict[str, Any], provider: Provider, sink:
 def run_item(job: dict[str, Any], task: dict[str, Any]) -> dict[str, Any]:
     """Debate and score one item, saved under its own ids; its row of the report."""
     job_id = DBOS.workflow_id or task["debate_id"]
-    sink = workflows.Sink(job_id)  # progress rows; a cancel stops at the next token
+    sink = steps.Sink(job_id)  # progress rows; a cancel stops at the next token
     try:
-        provider = workflows.provider_for(job_id, {"provider": task["provider"]})
+        provider = steps.provider_for(job_id, {"provider": task["provider"]})
         return _scored(job, task, provider, sink)
     except ClearSideError as exc:  # a provider this host cannot build, a store refusing a write
         return {"id": task["debate_id"], "debate_id": task["debate_id"], "status": "failed",
@@ -83,15 +81,15 @@ def run_item(job: dict[str, Any], task: dict[str, Any]) -> dict[str, Any]:
                 **{k: task[k] for k in ("item", "index", "label") if k in task}}  # counted against the gates
     finally:
         sink.close()
-        workflows.LOCAL.pop(job_id, None)
-        workflows.LOCAL_PROVIDERS.pop(job_id, None)
+        steps.LOCAL.pop(job_id, None)
+        steps.LOCAL_PROVIDERS.pop(job_id, None)
 
 
 @DBOS.workflow(name=ITEM)
 def batch_item(job: dict[str, Any], task: dict[str, Any]) -> dict[str, Any]:
     log.info("job %s started: %s of batch %s", DBOS.workflow_id, task.get("label") or
              f"{task['item']} #{task['index'] + 1}", job["batch"])
-    with running(DBOS.workflow_id or ""):
+    with steps.running(DBOS.workflow_id or ""):
         result = run_item(job, task)
     log.info("job %s %s%s", DBOS.workflow_id, result["status"], f": {result['error']}" if result.get("error") else "")
     return result
@@ -117,7 +115,7 @@ def _fan_out(job: dict[str, Any]) -> dict[str, Any]:
     log.info("job %s started: %s, %d item(s)", job["batch"], job.get("suite") or "comparison", len(job["tasks"]))
     tasks = job["tasks"]
     window = job.get("window") or len(tasks)  # items under way at once, across every host
-    with running(job["batch"]):
+    with steps.running(job["batch"]):
         handles: list[Any] = []
         results: list[dict[str, Any]] = []
         stop = None
@@ -162,25 +160,15 @@ def compare_batch(job: dict[str, Any]) -> dict[str, Any]:
     return _fan_out(job)
 
 
-@contextlib.contextmanager
-def running(job_id: str) -> Iterator[None]:
-    """Mark ``job_id`` as run by this process while the block runs (``workflows.wait_stopped`` waits for it)."""
-    workflows.RUNNING.add(job_id)
-    try:
-        yield
-    finally:
-        workflows.RUNNING.discard(job_id)
-
-
 def item_id(batch_id: str, n: int) -> str:
     return f"{batch_id}:{n}"
 
 
 def _task(provider: Provider, lend: bool, batch_id: str, n: int, **fields: Any) -> dict[str, Any]:
     if lend:  # a host in this process runs the item with this very provider; others build it from the recipe
-        workflows.LOCAL_PROVIDERS[item_id(batch_id, n)] = provider
-    return {"debate_id": uuid.uuid4().hex, "provider": workflows.recipe(provider),
-            "queue": workflows.queue_for(provider), **fields}
+        steps.lend(item_id(batch_id, n), provider)
+    return {"debate_id": uuid.uuid4().hex, "provider": steps.recipe(provider),
+            "queue": steps.queue_for(provider), **fields}
 
 
 def _job(kind: str, batch_id: str, tasks: list[dict[str, Any]], **fields: Any) -> dict[str, Any]:

@@ -40,9 +40,9 @@ if TYPE_CHECKING:
         system_url,
     )
 
-__all__ = ["APP_VERSION", "BATCH_QUEUE", "DEAD_AFTER", "LOCAL_QUEUE", "SCHEMA", "SERVER_QUEUE", "STATUSES", "Host",
-           "JobState", "cancel", "client", "current_host", "enqueue", "exit_fast", "job_state", "on_reset",
-           "reset", "resume", "send", "start_host", "state", "stop_host", "system_engine", "system_url"]
+__all__ = ["APP_VERSION", "BATCH_QUEUE", "DEAD_AFTER", "LIVE_QUEUE", "LOCAL_QUEUE", "SCHEMA", "SERVER_QUEUE",
+           "STATUSES", "Host", "JobState", "cancel", "client", "current_host", "enqueue", "exit_fast", "job_state",
+           "on_reset", "reset", "resume", "send", "start_host", "state", "stop_host", "system_engine", "system_url"]
 _HOST = frozenset(__all__)
 
 

@@ -54,6 +54,10 @@ SERVER_CONCURRENCY = 4
 # batches (a regression suite): a parent that queues its items on the queues above and waits for them; it makes
 # no model call itself, so a host takes any number (a limit here could leave every slot to waiting parents)
 BATCH_QUEUE = "clearside-batches"
+# work that mostly waits for a person (a live debate): no per-host limit, since on the in-process model's queue (one
+# job per host) a paused one would hold every other job back; the model's own lock (or a server's endpoint limit)
+# still orders the calls
+LIVE_QUEUE = "clearside-live"
 HEARTBEAT_SECONDS = float(os.environ.get("CLEARSIDE_HEARTBEAT_SECONDS", 5))
 DEAD_AFTER = float(os.environ.get("CLEARSIDE_DEAD_AFTER_SECONDS", 20))
 POLL_SECONDS = 0.05  # how often a waiting host looks at queues, streams and messages (SQLite has no notify)
@@ -165,6 +169,7 @@ class Host:
                             polling_interval_sec=0.2,
                             on_conflict="always_update" if concurrency else "never_update")
         DBOS.register_queue(BATCH_QUEUE, polling_interval_sec=0.2, on_conflict="always_update")
+        DBOS.register_queue(LIVE_QUEUE, polling_interval_sec=0.2, on_conflict="always_update")
 
     def beat(self) -> None:
         row = {"executor_id": self.executor_id, "role": self.role, "host": socket.gethostname(), "pid": os.getpid(),
@@ -237,7 +242,7 @@ _lock = threading.Lock()
 
 def start_host(store_url: str | None = None, *, role: str = "host", concurrency: int | None = None) -> Host:
     """Make this process a runtime host for the store at ``store_url`` (once; again if the store changed).
-    The workflows must be defined first: :func:`clearside.hosting.host` imports them and calls this."""
+    The workflows must be defined first: :func:`clearside.modes.host` imports them and calls this."""
     global _host
     url = system_url(store_url)
     with _lock:
@@ -341,6 +346,6 @@ def exit_fast() -> None:
     atexit.register(lambda: os._exit(0) if _host is not None else None)
 
 
-__all__ = ["APP_VERSION", "BATCH_QUEUE", "DEAD_AFTER", "Host", "JobState", "LOCAL_QUEUE", "SERVER_QUEUE",
+__all__ = ["APP_VERSION", "BATCH_QUEUE", "DEAD_AFTER", "Host", "JobState", "LIVE_QUEUE", "LOCAL_QUEUE", "SERVER_QUEUE",
            "STATUSES", "cancel", "client", "current_host", "enqueue", "job_state", "reset", "resume", "send",
            "start_host", "state", "stop_host", "system_engine", "system_url"]

@@ -17,7 +17,6 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from .. import agents, checks, cruxes, inputs, prompts
@@ -40,7 +39,9 @@ from ..schema import (
     Proposition,
     Quality,
     Side,
+    overall_confidence,
     stamped,
+    utc_stamp,
     validate_document,
 )
 from ..sources import Source, citations
@@ -79,8 +80,7 @@ class DebateRun:
         """Apply the input rules; raises InputError with a message the user can act on. ``personas``: 2 to 4
         (see :func:`clearside.personas.choose`) make it a persona debate; ``sources``: the user's own files
         (:func:`clearside.sources.read_sources`), which the advocates draw on, and with ``cite`` quote."""
-        fields = {"geography": geography, "timeframe": timeframe, "domain": domain}
-        context = {k: v for k, value in fields.items() if (v := inputs.context_field(k, value))}
+        context = inputs.context_fields({"geography": geography, "timeframe": timeframe, "domain": domain})
         panel = _panel(personas) if personas else None
         if panel is not None and sources:
             raise InputError("Sources are used by pro/con debates, not yet by persona debates: drop the sources or "
@@ -99,17 +99,6 @@ class DebateRun:
 
 def _panel(chosen: list[Persona]) -> personas.Panel:
     return personas.Panel(personas.checked(list(chosen)))
-
-
-def utc_stamp() -> str:
-    """Now, in UTC to the second, as a document's ``generated_at`` writes it (``2026-11-24T08:00:00Z``)."""
-    return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
-
-
-def overall_confidence(pro: Side, con: Side) -> str:
-    levels = {"low": 0, "medium": 1, "high": 2}
-    scores = [levels[a.confidence] for a in (*pro.arguments, *con.arguments)]
-    return ("low", "medium", "high")[round(sum(scores) / len(scores))]
 
 
 def _notes(names: tuple[str, ...], run: DebateRun | None = None) -> str:

@@ -34,9 +34,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import InputError
-from ..schema import SCHEMA_VERSION, AssumptionStance, Weights, document_validator, stamped, validate_document
+from ..schema import AssumptionStance, Weights
 from ..store import Store
-from ..store.exchange import Imported, check_major, drop_unknown, import_record, migration_notes
+from ..store.exchange import Imported, import_record, migrate_document, migration_notes
 from ..store.privacy import scrub
 from ..store.sources import SOURCE_FIELDS, sources_problem, where_of
 from ..store.versions import VERSION_KINDS, Version
@@ -61,22 +61,6 @@ def document_of(data: Any) -> Any:
     if isinstance(data, dict) and is_document(data) and any(key in data for key in BESIDE):
         return {key: value for key, value in data.items() if key not in BESIDE}
     return data
-
-
-def migrate_document(data: dict[str, Any]) -> tuple[dict[str, Any], str, dict[str, Any]]:
-    """A v1 document of any 1.x version as a valid current one: ``(document, original version, dropped)``."""
-    if not isinstance(data.get("meta"), dict):
-        raise InputError("Not imported: the file has no meta.schema_version, so it is not a ClearSide document.")
-    original = data["meta"].get("schema_version")
-    check_major(original, "meta.schema_version", SCHEMA_VERSION)
-    document = copy.deepcopy(data)
-    dropped = drop_unknown(document, document_validator())
-    stamped(document)  # 1.0.0 unless it uses a 1.1 addition
-    try:
-        validate_document(document)
-    except InputError as exc:
-        raise InputError(f"Not imported: {exc} Nothing was changed.") from None
-    return document, original, dropped
 
 
 # -- versions -----------------------------------------------------------------------------------------------------

@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import copy
 import time
+from dataclasses import dataclass, field
 from typing import Any, Self
 
 from .. import inputs, runtime
+from ..agents import AGENT_ORDER
 from ..errors import Cancelled, ClearSideError, InputError
 from ..providers import Provider
+from ..runtime import steps
 from ..runtime.events import AgentProgress
-from ..runtime.jobs import AGENT_ORDER, Snapshot
 from ..runtime.progress import Follower
 from ..schema import ALL_ACTIONS, AssumptionStance, Document, Weights
 from ..store import Store
@@ -30,6 +32,29 @@ from . import remap
 from . import workflow as workflows
 from .engine import DebateRun
 from .recorder import StaticRecorder, load_run
+
+
+@dataclass
+class Snapshot:
+    """A consistent copy of a job's state for rendering."""
+
+    id: str
+    state: str  # running, done, failed, cancelled
+    agents: dict[str, AgentProgress]
+    document: Document | None
+    error: str
+    exit_code: int
+    violations: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        """The word every job's snapshot has (live and perspectives ones too): running, done, failed, cancelled."""
+        return self.state
+
+    @property
+    def finished(self) -> bool:
+        return self.state in ("done", "failed", "cancelled")
+
 
 # the runtime's words as a page's job reads them: a queued job is on its way, a paused one waits for Resume
 _STATES = {"queued": "running", "running": "running", "paused": "cancelled", "done": "done", "failed": "failed",
@@ -92,7 +117,7 @@ class StaticJob:
                         error=error, exit_code=exit_code)
 
     def _agents(self) -> dict[str, AgentProgress]:
-        source = workflows.LOCAL.get(self.job_id or "")  # a step runs in this process: no query needed
+        source = steps.LOCAL.get(self.job_id or "")  # a step runs in this process: no query needed
         if source is None:
             source = self._follower.update() if self._follower is not None else {}
         agents = {name: copy.copy(progress) for name, progress in list(source.items())}  # the page gets a copy

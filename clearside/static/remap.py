@@ -35,9 +35,10 @@ from ..schema import (
     Side,
     Weights,
     stamped,
+    utc_stamp,
     validate_document,
 )
-from .engine import Engine, utc_stamp
+from .engine import Engine
 
 DEFAULT_WEIGHT = 1
 MAX_WEIGHT = 3

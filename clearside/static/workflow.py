@@ -5,29 +5,24 @@ A static debate is the workflow ``clearside.static``: one step per stage of :dat
 Every step saves its sections in the store as they land, so a step the runtime reruns after a crash finds
 them there and generates only what is missing: recovery regenerates the interrupted step, nothing before it.
 
-Progress (the engine's events, deltas batched) goes to the runtime's progress rows, readable from any process
-(:class:`Follower`); the host that runs the step also keeps it in memory (:data:`LOCAL`), so a page on the
-same server reads it without a query. A cancel (``runtime.cancel``) is noticed within half a second, at the
+Progress (the engine's events, deltas batched) goes through :class:`clearside.runtime.steps.Sink` to the
+runtime's progress rows, readable from any process; the host that runs the step also keeps it in memory, so a
+page on the same server reads it without a query. A cancel (``runtime.cancel``) is noticed within half a second, at the
 next token, and leaves every finished section saved.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
-import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from dbos import DBOS
 
 from .. import prompts, runtime
 from ..errors import Cancelled, ClearSideError, DebateFailed
-from ..providers import Provider, get_provider
-from ..runtime.events import AgentProgress, Event, apply_event
-from ..runtime.progress import ProgressWriter
+from ..providers import Provider
+from ..runtime import steps
 from ..schema import AssumptionStance, Document, Weights
 from ..store import open_store
 from ..store.privacy import scrub
@@ -40,86 +35,15 @@ log = logging.getLogger("clearside.jobs")
 STATIC = "clearside.static"
 CHALLENGE = "clearside.challenge"
 REMAP = "clearside.remap"
-CANCEL_CHECK_SECONDS = 0.5
-
-# Providers the process that queued a job lent it (an API key typed in the sidebar, a model already loaded,
-# a test's scripted replies): a step run here uses them; a step run by another host rebuilds the provider
-# from the job's recipe and that host's own environment.
-LOCAL_PROVIDERS: dict[str, Provider] = {}
-# Progress of the jobs whose steps run in this process, by job id.
-LOCAL: dict[str, dict[str, AgentProgress]] = {}
-# Jobs an execution in this process is running now (a cancelled one stays here until its step stops).
-RUNNING: set[str] = set()
-_local_lock = threading.Lock()
-
-
-def recipe(provider: Provider) -> dict[str, Any]:
-    """What another host needs to build the same provider; secrets stay out (each host has its own)."""
-    options: dict[str, Any] = {}
-    for name in ("host", "base_url"):  # Ollama's host, an OpenAI-compatible server's URL
-        value = getattr(provider, name, None)
-        if isinstance(value, str) and value:
-            options[name] = value
-    options["concurrency"] = provider.concurrency  # the endpoint's limit the user chose travels with the job
-    return {"spec": provider.spec, "small": bool(provider.small), "options": options}
-
-
-def queue_for(provider: Provider) -> str:
-    """In-process models run one job at a time on each host; model servers take several."""
-    return runtime.LOCAL_QUEUE if provider.name == "embedded" else runtime.SERVER_QUEUE
-
-
-def provider_for(job_id: str, job: dict[str, Any]) -> Provider:
-    lent = LOCAL_PROVIDERS.get(job_id)
-    if lent is not None:
-        return lent
-    made = job["provider"]
-    return get_provider(made["spec"], small=made.get("small") or None, **made.get("options", {}))
-
-
-class Sink:
-    """The engine's events for one job: folded into this process's progress, written in batches to the
-    progress rows, and the place a cancel is noticed."""
-
-    def __init__(self, job_id: str) -> None:
-        self.job_id = job_id
-        self.writer = ProgressWriter(job_id)
-        with _local_lock:
-            self.agents = LOCAL.setdefault(job_id, {})
-        self._lock = threading.Lock()
-        self._checked = 0.0
-        self._cancelled = False
-
-    def __call__(self, event: Event) -> None:
-        # an agent's reply is looked at unthrottled before it is kept: one that lands just after a cancel is not
-        if (event.kind in ("start", "delta", "part", "retry") and self.cancelled()) or \
-                (event.kind == "done" and self.cancelled(now=True)):
-            raise Cancelled("Cancelled by the user.")
-        with self._lock:
-            apply_event(self.agents, event)
-        self.writer.add({"kind": event.kind, "agent": event.agent, "text": event.text, "data": event.data})
-
-    def cancelled(self, *, now: bool = False) -> bool:
-        """Whether the job was cancelled: asked of the runtime at most every CANCEL_CHECK_SECONDS, or ``now``."""
-        moment = time.monotonic()
-        if not self._cancelled and (now or moment - self._checked >= CANCEL_CHECK_SECONDS):
-            self._checked = moment
-            self._cancelled = runtime.state(self.job_id).status == "cancelled"
-        return self._cancelled
-
-    def close(self) -> None:
-        self.writer.flush()
-
-
 @DBOS.step(name=f"{STATIC}.stage")
 def static_stage(job_id: str, job: dict[str, Any], stage: str, token: str = "") -> dict[str, Any]:
     """Generate the missing sections of one stage and save them; ``{"status": "ok"}`` or how the job ended
     (``token``, the calling execution's, comes back with a cancel)."""
     store = open_store()
-    sink = Sink(job_id)
+    sink = steps.Sink(job_id)
     try:
         run = load_run(store, job["debate_id"])
-        provider = provider_for(job_id, job)
+        provider = steps.provider_for(job_id, job)
         recorder = StaticRecorder(store, run, provider, debate_id=job["debate_id"])
         engine = Engine(provider, retries=job.get("retries", 2), temperature=job.get("temperature", 0.4),
                         on_event=sink, on_section=recorder.on_section, strategy=job.get("strategy"))
@@ -156,7 +80,7 @@ def static_finish(job_id: str, job: dict[str, Any], model: str = "") -> dict[str
     used, for a provider that names none and takes its server's first)."""
     store = open_store()
     run = load_run(store, job["debate_id"])
-    provider = provider_for(job_id, job)
+    provider = steps.provider_for(job_id, job)
     if not provider.model and model:
         provider.model = model
     engine = Engine(provider, strategy=job.get("strategy"))
@@ -168,27 +92,12 @@ def static_finish(job_id: str, job: dict[str, Any], model: str = "") -> dict[str
     return {"status": "done", "debate_id": job["debate_id"]}
 
 
-@contextmanager
-def _in_process(job_id: str) -> Iterator[None]:
-    """A workflow running ``job_id`` in this process: in ``RUNNING`` meanwhile (:func:`wait_stopped`), and its
-    local view and lent provider let go when it ends, however it ends."""
-    with _local_lock:
-        RUNNING.add(job_id)
-    try:
-        yield
-    finally:
-        with _local_lock:
-            LOCAL.pop(job_id, None)
-            RUNNING.discard(job_id)
-        LOCAL_PROVIDERS.pop(job_id, None)
-
-
 @DBOS.workflow(name=STATIC)
 def static_debate(job: dict[str, Any]) -> dict[str, Any]:
     """A saved static debate from its question to its document (``job``: see :func:`static_job`)."""
     job_id = DBOS.workflow_id or job["debate_id"]
     log.info("job %s started: static debate %s", job_id, job["debate_id"])
-    with _in_process(job_id):
+    with steps.in_process(job_id):
         outcome = _static_stages(job_id, job)
     log.info("job %s %s%s", job_id, outcome["status"], f": {outcome['error']}" if outcome.get("error") else "")
     return outcome
@@ -214,11 +123,11 @@ def _static_stages(job_id: str, job: dict[str, Any]) -> dict[str, Any]:
 @DBOS.step(name=f"{CHALLENGE}.answer")
 def challenge_answer(job_id: str, job: dict[str, Any]) -> dict[str, Any]:
     """Answer one challenge of a saved debate; the response, not yet saved (``{"status": "ok", ...}``)."""
-    sink = Sink(job_id)
+    sink = steps.Sink(job_id)
     try:
         store = open_store()
         document = Document.model_validate(store.get(job["debate_id"]).document)
-        provider = provider_for(job_id, job)
+        provider = steps.provider_for(job_id, job)
         engine = Engine(provider, temperature=job.get("temperature", 0.4), on_event=sink)
         answered = engine.challenge(document, job["action"], job["target"])
     except Cancelled:  # before the answer was complete: nothing is added, the challenge can be asked again
@@ -248,7 +157,7 @@ def challenge(job: dict[str, Any]) -> dict[str, Any]:
     """One challenge of a saved debate (``job``: see :func:`challenge_job`): answer it, then save the answer."""
     job_id = DBOS.workflow_id or ""
     log.info("job %s started: challenge (%s) of debate %s", job_id, job["action"], job["debate_id"])
-    with _in_process(job_id):
+    with steps.in_process(job_id):
         outcome = challenge_answer(job_id, job)
         if outcome["status"] == "ok":
             outcome = challenge_save(job, outcome)
@@ -258,7 +167,7 @@ def challenge(job: dict[str, Any]) -> dict[str, Any]:
 
 def challenge_job(debate_id: str, action: str, target: str, provider: Provider, *,
                   temperature: float = 0.4) -> dict[str, Any]:
-    return {"debate_id": debate_id, "action": action, "target": target, "provider": recipe(provider),
+    return {"debate_id": debate_id, "action": action, "target": target, "provider": steps.recipe(provider),
             "temperature": temperature}
 
 
@@ -267,20 +176,20 @@ def enqueue_challenge(debate_id: str, action: str, target: str, provider: Provid
     """Queue one challenge of the saved debate ``debate_id`` (answered by ``provider``, lent to this host);
     its job id, at once."""
     job_id = f"{debate_id}:challenge:{uuid.uuid4().hex[:12]}"
-    LOCAL_PROVIDERS[job_id] = provider
+    steps.lend(job_id, provider)
     return runtime.enqueue(CHALLENGE, challenge_job(debate_id, action, target, provider, temperature=temperature),
-                           job_id=job_id, queue=queue_for(provider), store_url=store_url)
+                           job_id=job_id, queue=steps.queue_for(provider), store_url=store_url)
 
 
 @DBOS.step(name=f"{REMAP}.run")
 def remap_run(job_id: str, job: dict[str, Any]) -> dict[str, Any]:
     """Re-map a saved debate under the job's weights and stances; the re-mapped document, not yet saved
     (``{"status": "ok", "document": ...}``)."""
-    sink = Sink(job_id)
+    sink = steps.Sink(job_id)
     try:
         store = open_store()
         document = Document.model_validate(store.get(job["debate_id"]).document)
-        provider = provider_for(job_id, job)
+        provider = steps.provider_for(job_id, job)
         engine = Engine(provider, retries=job.get("retries", 2), temperature=job.get("temperature", 0.4),
                         on_event=sink)
         weights = Weights.model_validate(job["weights"]) if job.get("weights") else None
@@ -320,7 +229,7 @@ def remap_debate(job: dict[str, Any]) -> dict[str, Any]:
     conditions, then save the result as the debate's next version (the debate itself is not changed)."""
     job_id = DBOS.workflow_id or ""
     log.info("job %s started: re-map of debate %s", job_id, job["debate_id"])
-    with _in_process(job_id):
+    with steps.in_process(job_id):
         outcome = remap_run(job_id, job)
         if outcome["status"] == "ok":
             outcome = remap_save(job, outcome)
@@ -331,7 +240,7 @@ def remap_debate(job: dict[str, Any]) -> dict[str, Any]:
 def remap_job(debate_id: str, weights: Weights | None, stances: list[AssumptionStance], provider: Provider, *,
               temperature: float = 0.4, retries: int = 2, whole: bool = False) -> dict[str, Any]:
     return {"debate_id": debate_id, "weights": weights.dump() if weights is not None else None,
-            "stances": [s.dump() for s in stances], "provider": recipe(provider), "temperature": temperature,
+            "stances": [s.dump() for s in stances], "provider": steps.recipe(provider), "temperature": temperature,
             "retries": retries, "whole": whole}
 
 
@@ -342,25 +251,14 @@ def enqueue_remap(debate_id: str, weights: Weights | None, stances: list[Assumpt
     ``lend``, a step run on this host uses it itself); its job id, at once."""
     job_id = f"{debate_id}:remap:{uuid.uuid4().hex[:12]}"
     if lend:
-        LOCAL_PROVIDERS[job_id] = provider
+        steps.lend(job_id, provider)
     job = remap_job(debate_id, weights, stances, provider, temperature=temperature, retries=retries, whole=whole)
-    return runtime.enqueue(REMAP, job, job_id=job_id, queue=queue_for(provider), store_url=store_url)
-
-
-def wait_stopped(job_id: str, timeout: float = 30) -> bool:
-    """Wait until no execution in this process runs ``job_id`` (a cancelled step stops at its next token);
-    False if one still does after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while job_id in RUNNING:
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.05)
-    return True
+    return runtime.enqueue(REMAP, job, job_id=job_id, queue=steps.queue_for(provider), store_url=store_url)
 
 
 def static_job(debate_id: str, provider: Provider, *, temperature: float = 0.4, retries: int = 2,
                strategy: str | None = None) -> dict[str, Any]:
-    return {"debate_id": debate_id, "provider": recipe(provider), "temperature": temperature, "retries": retries,
+    return {"debate_id": debate_id, "provider": steps.recipe(provider), "temperature": temperature, "retries": retries,
             "strategy": strategy}
 
 
@@ -375,9 +273,9 @@ def enqueue_static(debate_id: str, provider: Provider, *, lend: bool = True, sto
     job_id = debate_id if runs == 1 else f"{debate_id}-{runs}"
     store.update(debate_id, status="queued", data={"job": job_id, "jobs": runs, "error": ""})
     if lend:
-        LOCAL_PROVIDERS[job_id] = provider
+        steps.lend(job_id, provider)
     return runtime.enqueue(STATIC, static_job(debate_id, provider, **options), job_id=job_id,
-                           queue=queue_for(provider))
+                           queue=steps.queue_for(provider))
 
 
 def continue_static(debate_id: str, provider: Provider, *, store: Any = None, **options: Any) -> str:
@@ -393,10 +291,10 @@ def continue_static(debate_id: str, provider: Provider, *, store: Any = None, **
         if current is not None and current.status in ("queued", "running"):
             return job_id
         if current is not None and current.status == "cancelled":
-            wait_stopped(job_id)  # never two executions of one job in this process
-            LOCAL_PROVIDERS[job_id] = provider
+            steps.wait_stopped(job_id)  # never two executions of one job in this process
+            steps.lend(job_id, provider)
             store.update(debate_id, status="queued", data={"error": ""})
-            runtime.resume(job_id, queue=queue_for(provider))
+            runtime.resume(job_id, queue=steps.queue_for(provider))
             return job_id
     return enqueue_static(debate_id, provider, store=store, **options)
 

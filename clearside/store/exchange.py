@@ -18,12 +18,13 @@ exactly as it was: each import is one transaction.
 
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
-from ..schema import SCHEMA_VERSION
+from ..schema import SCHEMA_VERSION, document_validator, stamped, validate_document
 from .records import iso, now
 
 if TYPE_CHECKING:
@@ -102,3 +103,19 @@ def migration_notes(original: str, dropped: dict[str, Any], current: str = SCHEM
 def import_record(original: str, dropped: dict[str, Any], source: str) -> dict[str, Any]:
     """What an imported debate keeps about its file: the version it had, the fields set aside, when and whence."""
     return {"from_version": original, "dropped": dropped, "at": iso(now()), "source": source}
+
+
+def migrate_document(data: dict[str, Any]) -> tuple[dict[str, Any], str, dict[str, Any]]:
+    """A v1 document of any 1.x version as a valid current one: ``(document, original version, dropped)``."""
+    if not isinstance(data.get("meta"), dict):
+        raise InputError("Not imported: the file has no meta.schema_version, so it is not a ClearSide document.")
+    original = data["meta"].get("schema_version")
+    check_major(original, "meta.schema_version", SCHEMA_VERSION)
+    document = copy.deepcopy(data)
+    dropped = drop_unknown(document, document_validator())
+    stamped(document)  # 1.0.0 unless it uses a 1.1 addition
+    try:
+        validate_document(document)
+    except InputError as exc:
+        raise InputError(f"Not imported: {exc} Nothing was changed.") from None
+    return document, original, dropped

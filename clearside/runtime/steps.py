@@ -1,0 +1,139 @@
+"""What the workflow steps of every mode share, knowing no mode.
+
+- The provider a job runs with: the one the process that queued it lent it (:func:`lend`: an API key typed in
+  the sidebar, a model already loaded, a test's scripted replies) when a step runs in that process, else one
+  rebuilt from the job's :func:`recipe` with this host's own environment (:func:`provider_for`).
+- The queue a job goes on (:func:`queue_for`): in-process models run one job at a time on each host.
+- The jobs an execution in this process runs now (:data:`RUNNING`, :func:`in_process`, :func:`wait_stopped`) and
+  the agents' progress of those steps, kept in memory (:data:`LOCAL`) so a page on the same server reads it
+  without a query.
+- :class:`Sink`: a step's events, folded into that progress, written in batches to the job's progress rows
+  (:mod:`clearside.runtime.progress`), and the place a cancel is noticed.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from ..errors import Cancelled
+from ..providers import Provider, get_provider
+from . import host
+from .events import AgentProgress, Event, apply_event
+from .progress import ProgressWriter
+
+CANCEL_CHECK_SECONDS = 0.5
+
+# Providers the process that queued a job lent it (an API key typed in the sidebar, a model already loaded,
+# a test's scripted replies): a step run here uses them; a step run by another host rebuilds the provider
+# from the job's recipe and that host's own environment.
+LOCAL_PROVIDERS: dict[str, Provider] = {}
+# Progress of the jobs whose steps run in this process, by job id.
+LOCAL: dict[str, dict[str, AgentProgress]] = {}
+# Jobs an execution in this process is running now (a cancelled one stays here until its step stops).
+RUNNING: set[str] = set()
+_local_lock = threading.Lock()
+
+
+def recipe(provider: Provider) -> dict[str, Any]:
+    """What another host needs to build the same provider; secrets stay out (each host has its own)."""
+    options: dict[str, Any] = {}
+    for name in ("host", "base_url"):  # Ollama's host, an OpenAI-compatible server's URL
+        value = getattr(provider, name, None)
+        if isinstance(value, str) and value:
+            options[name] = value
+    options["concurrency"] = provider.concurrency  # the endpoint's limit the user chose travels with the job
+    return {"spec": provider.spec, "small": bool(provider.small), "options": options}
+
+
+def queue_for(provider: Provider) -> str:
+    """In-process models run one job at a time on each host; model servers take several."""
+    return host.LOCAL_QUEUE if provider.name == "embedded" else host.SERVER_QUEUE
+
+
+def provider_for(job_id: str, job: dict[str, Any]) -> Provider:
+    lent = LOCAL_PROVIDERS.get(job_id)
+    if lent is not None:
+        return lent
+    made = job["provider"]
+    return get_provider(made["spec"], small=made.get("small") or None, **made.get("options", {}))
+
+
+class Sink:
+    """The engine's events for one job: folded into this process's progress, written in batches to the
+    progress rows, and the place a cancel is noticed."""
+
+    def __init__(self, job_id: str) -> None:
+        self.job_id = job_id
+        self.writer = ProgressWriter(job_id)
+        with _local_lock:
+            self.agents = LOCAL.setdefault(job_id, {})
+        self._lock = threading.Lock()
+        self._checked = 0.0
+        self._cancelled = False
+
+    def __call__(self, event: Event) -> None:
+        # an agent's reply is looked at unthrottled before it is kept: one that lands just after a cancel is not
+        if (event.kind in ("start", "delta", "part", "retry") and self.cancelled()) or \
+                (event.kind == "done" and self.cancelled(now=True)):
+            raise Cancelled("Cancelled by the user.")
+        with self._lock:
+            apply_event(self.agents, event)
+        self.writer.add({"kind": event.kind, "agent": event.agent, "text": event.text, "data": event.data})
+
+    def cancelled(self, *, now: bool = False) -> bool:
+        """Whether the job was cancelled: asked of the runtime at most every CANCEL_CHECK_SECONDS, or ``now``."""
+        moment = time.monotonic()
+        if not self._cancelled and (now or moment - self._checked >= CANCEL_CHECK_SECONDS):
+            self._checked = moment
+            self._cancelled = host.state(self.job_id).status == "cancelled"
+        return self._cancelled
+
+    def close(self) -> None:
+        self.writer.flush()
+
+
+def lend(job_id: str, provider: Provider) -> None:
+    """Have a step of ``job_id`` run in this process use ``provider`` itself rather than one built from the recipe."""
+    LOCAL_PROVIDERS[job_id] = provider
+
+
+@contextmanager
+def in_process(job_id: str) -> Iterator[None]:
+    """A workflow running ``job_id`` in this process: in ``RUNNING`` meanwhile (:func:`wait_stopped`), and its
+    local view and lent provider let go when it ends, however it ends."""
+    with _local_lock:
+        RUNNING.add(job_id)
+    try:
+        yield
+    finally:
+        with _local_lock:
+            LOCAL.pop(job_id, None)
+            RUNNING.discard(job_id)
+        LOCAL_PROVIDERS.pop(job_id, None)
+
+
+@contextmanager
+def running(job_id: str) -> Iterator[None]:
+    """Mark ``job_id`` as run by this process while the block runs (:func:`wait_stopped` waits for it)."""
+    with _local_lock:
+        RUNNING.add(job_id)
+    try:
+        yield
+    finally:
+        with _local_lock:
+            RUNNING.discard(job_id)
+
+
+def wait_stopped(job_id: str, timeout: float = 30) -> bool:
+    """Wait until no execution in this process runs ``job_id`` (a cancelled step stops at its next token);
+    False if one still does after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while job_id in RUNNING:
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return True
