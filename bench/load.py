@@ -34,7 +34,7 @@ Per stage: errors (a debate or a job that failed), time from its queueing to its
 p95; the most debates running at once (from the jobs' dequeue and completion times); each worker's memory (VmHWM,
 the peak, and VmRSS at the end, from /proc/<pid>/status) and CPU seconds; **lost** (a debate queued that did not
 finish, or whose job or record vanished) and **run twice** (model calls beyond one per stage: the latency server
-counts them by agent, as tests/test_runtime_workers.py does; plus any job a worker log shows started twice).
+counts them by agent, as tests/runtime/test_runtime_workers.py does; plus any job a worker log shows started twice).
 
 The substance checks run as configured: each worker loads the MiniLM embedding model (torch) beside its debates,
 and that is most of the CPU each debate costs here; ``--semantic-checks 0`` sets ``CLEARSIDE_SEMANTIC_CHECKS=0``

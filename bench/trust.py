@@ -10,7 +10,7 @@ It runs, one after the other (never two at once):
 3. the trust tests, through pytest with a JUnit report: hostile input at the command line and in the browser,
    database faults, rate limits, and accessibility (axe-core on every page). Each test is one promise with its
    inputs; the report lists each with its outcome and time, and the axe results per page that
-   tests/test_browser_a11y.py writes when ``CLEARSIDE_A11Y_TABLE`` names a file.
+   tests/ui/test_browser_a11y.py writes when ``CLEARSIDE_A11Y_TABLE`` names a file.
 
 Writes bench/TRUST.md and bench/results/trust.json, with the machine's load before and after each part.
 
@@ -39,11 +39,11 @@ from bench.run_all import git  # noqa: E402
 RESULTS = ROOT / "bench" / "results"
 
 TEST_GROUPS = {  # section -> test modules (a missing module becomes a row saying so)
-    "Hostile input, command line and imports": ["tests/test_hostile_cli.py"],
-    "Hostile input, every page in Chromium": ["tests/test_hostile_browser.py"],
-    "Database faults": ["tests/test_db_faults.py"],
-    "Rate limits and exposure": ["tests/test_rate_limits.py"],
-    "Accessibility (axe-core, keyboard)": ["tests/test_browser_a11y.py"],
+    "Hostile input, command line and imports": ["tests/cli/test_hostile_cli.py"],
+    "Hostile input, every page in Chromium": ["tests/ui/test_hostile_browser.py"],
+    "Database faults": ["tests/store/test_db_faults.py"],
+    "Rate limits and exposure": ["tests/ui/test_rate_limits.py"],
+    "Accessibility (axe-core, keyboard)": ["tests/ui/test_browser_a11y.py"],
 }
 
 
@@ -166,7 +166,7 @@ def markdown(out: dict[str, Any]) -> str:
             note = f" — {t['message']}" if t["message"] and t["outcome"] != "passed" else ""
             lines.append(f"| `{t['name']}` | {t['outcome']}{note} | {t['seconds']} |")
         lines.append("")
-    if out.get("axe"):  # tests/test_browser_a11y.py's own table, as it wrote it
+    if out.get("axe"):  # tests/ui/test_browser_a11y.py's own table, as it wrote it
         lines += ["## axe-core results per page", "", out["axe"].strip(), ""]
     return "\n".join(lines)
 

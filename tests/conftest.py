@@ -1,13 +1,16 @@
-"""Shared test setup: make ``tests/helpers.py`` importable as ``helpers`` under any import mode."""
+"""Shared test setup: make ``tests/helpers.py`` and the other kits importable under any import mode."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-_TESTS = str(Path(__file__).resolve().parent)
-if _TESTS not in sys.path:
-    sys.path.insert(0, _TESTS)
+# The tests mirror the package's folders (tests/static/ for clearside/static/, tests/ui/ for the dashboard...); their
+# kits (helpers, app_kit, pg_kit...) sit here, and a test may reuse another's builders by module name from any folder.
+_TESTS = Path(__file__).resolve().parent
+for _folder in (_TESTS, *sorted(p for p in _TESTS.iterdir() if p.is_dir() and any(p.glob("test_*.py")))):
+    if str(_folder) not in sys.path:
+        sys.path.insert(0, str(_folder))
 
 
 import pytest  # noqa: E402

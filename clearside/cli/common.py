@@ -3,7 +3,7 @@
 Start-up: every command builds the whole parser, ``--help`` included, so the modules of ``clearside.cli`` import
 at their top only what is light (``errors``, ``inputs``, ``providers``, ``status``); a command's handler imports
 the rest when it runs (the engine, the store, the runtime, the reports...). The values the parsers show that the
-core owns are written out below, each checked against its source by tests/test_startup.py, which also checks
+core owns are written out below, each checked against its source by tests/cli/test_startup.py, which also checks
 that ``--help`` imports none of the heavy packages.
 """
 
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from ..runtime.events import Event
     from ..static.engine import Engine
 
-# What the parsers show from modules that are slow to import (tests/test_startup.py checks each against its source)
+# What the parsers show from modules that are slow to import (tests/cli/test_startup.py checks each against its source)
 FORMATS = ("json", "md", "quick", "script")  # clearside.render.FORMATS
 STRATEGIES = ("whole", "focused")  # clearside.engine.STRATEGIES
 ALL_ACTIONS = ("question_assumption", "stronger_counterargument", "evidence_that_changes_outcome",

@@ -43,14 +43,15 @@ if TYPE_CHECKING:
 __all__ = ["APP_VERSION", "BATCH_QUEUE", "DEAD_AFTER", "LIVE_QUEUE", "LOCAL_QUEUE", "SCHEMA", "SERVER_QUEUE",
            "STATUSES", "Host", "JobState", "cancel", "client", "current_host", "enqueue", "exit_fast", "job_state",
            "on_reset", "reset", "resume", "send", "start_host", "state", "stop_host", "system_engine", "system_url"]
-_HOST = frozenset(__all__)
 
 
 def __getattr__(name: str) -> Any:
-    if name in _HOST:
-        return getattr(importlib.import_module(".host", __name__), name)
     if name == "host":  # the module itself (``runtime.host.HEARTBEAT_SECONDS``)
         return importlib.import_module(".host", __name__)
+    if name in __all__ or name.isupper():  # host's settings too (``runtime.SERVER_CONCURRENCY``); never a
+        module = importlib.import_module(".host", __name__)  # submodule's name: ``from . import steps`` imports it
+        if hasattr(module, name):
+            return getattr(module, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -13,7 +13,7 @@ from clearside.providers import get_provider
 from clearside.providers.scripted import ScriptedProvider
 from clearside.static.engine import DebateRun, Engine, default_strategy
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
 
 def calls(provider: ScriptedProvider) -> dict[str, int]:

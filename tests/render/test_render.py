@@ -13,7 +13,7 @@ from clearside.errors import InputError
 from clearside.render import FORMATS, debate_script, quick_view, render, structured_report
 from clearside.schema import Document, jsonschema_errors
 
-FIXTURE = Path(__file__).parent / "fixtures" / "microservices.json"
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "microservices.json"
 
 EXTRA_PRO = [
     {"category": "economic", "claim": "Per-service scaling cuts cloud spend for uneven load",

@@ -25,7 +25,7 @@ from clearside.static.engine import DebateRun
 from clearside.static.recorder import start_static
 from clearside.store import open_store
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def session_run(rounds: int = 2, **options) -> tuple[PerspectivesRun, ScriptedProvider]:

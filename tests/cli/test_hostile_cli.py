@@ -30,7 +30,7 @@ from clearside.perspectives import InvalidTransition, PerspectivesRun, load
 from clearside.providers.scripted import ScriptedProvider
 from clearside.store import open_store
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = "<script>window.__pwned=1</script>"
 BIDI = "\u202egpj.exe"  # shows as "exe.jpg" where it is not dropped
 ZERO_WIDTH = "\u200b\u2060\ufeff"

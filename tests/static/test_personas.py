@@ -395,7 +395,7 @@ def _app(provider):
 
     from streamlit.testing.v1 import AppTest
 
-    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=30)
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=30)
     at.session_state["provider_override"] = provider
     at.run()
     return at
@@ -638,7 +638,7 @@ def test_a_tab_following_a_persona_debate_generated_elsewhere_streams_its_column
     debate_id = StaticRecorder(open_store(), persona_run(), provider).id
     try:
         workflows.enqueue_static(debate_id, provider)
-        at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=30)
+        at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=30)
         at.query_params["debate"] = debate_id
         settle(at, lambda a: provider.held.is_set() and any(esc(claim) in m.value for m in a.markdown),
                timeout=60)

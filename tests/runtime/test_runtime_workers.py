@@ -26,7 +26,7 @@ from clearside.static.engine import DebateRun
 from clearside.static.recorder import StaticRecorder
 from clearside.store import open_store
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 AGENTS = ("orchestrator", "pro", "con", "moderator")
 
 

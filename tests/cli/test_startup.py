@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from helpers import fixture_dict
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 # What --help and the parser must not import: jsonschema (its iri format checker, rfc3987_syntax, builds a grammar
 # at import, ~0.75 s), the models, the dashboard, the store, the runtime and the core modules that pull them in.

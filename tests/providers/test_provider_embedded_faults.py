@@ -21,7 +21,7 @@ import pytest
 from clearside.errors import ProviderError
 from clearside.providers import ChatRequest, get_provider
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CHILD = r"""
 import os, sys, threading, time
 from clearside.cli.common import progress

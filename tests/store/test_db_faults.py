@@ -42,7 +42,7 @@ from clearside.quality import workflow as batches
 from clearside.runtime import steps
 
 ROOT = os.geteuid() == 0
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
 DEAD_AFTER = 5  # the workers' (see PatientWorker)
 DOWN_SECONDS = 6.0  # longer than DEAD_AFTER: every worker's heartbeat is stale when the server is back
 

@@ -41,7 +41,7 @@ IMPACTS = ("critical", "serious", "moderate", "minor")
 # (axe rule, CSS selector of one Streamlit element, why ClearSide cannot fix it): only that rule on that element is
 # left out of the results. Empty: every page passes with no exclusion.
 EXCLUDED: list[tuple[str, str, str]] = []
-FIXTURE = Path(__file__).resolve().parent / "fixtures" / "microservices.json"
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "microservices.json"
 OWNER_KEY = "acce55ed" * 4  # this browser's ownership key (clearside_ui/owner.py): the copied debate is its own
 IDS: dict[str, str] = {}  # the store's debates, sessions and batches, by name
 RESULTS: dict[str, dict] = {}  # per page state: violations by impact and the exclusions applied

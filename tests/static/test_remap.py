@@ -441,7 +441,7 @@ def test_the_debate_page_shows_the_explore_panel_and_the_saved_versions(tmp_path
     remapped = remap.remap(document(), Engine(ScriptedProvider(fallback=only_wanted(remapped_reply())),
                                               embeddings=LEX), weights=Weights(ethical=3))
     remap.save_version(store, debate_id, remapped)
-    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=30)
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=30)
     at.session_state["provider_override"] = ScriptedProvider()
     at.query_params["debate"] = debate_id
     at.run()

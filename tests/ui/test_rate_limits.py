@@ -29,7 +29,7 @@ from clearside.errors import ConfigError
 from clearside_ui import rate
 from clearside_ui.rate import RateLimited, SessionLimits, SlidingWindow
 
-FIXTURE = Path(__file__).resolve().parent / "fixtures" / "microservices.json"
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "microservices.json"
 QUESTION = "Should we adopt microservices?"
 
 

@@ -20,7 +20,7 @@ from clearside.sources import read_source, split, verify
 from clearside.store import open_store
 
 pytestmark = pytest.mark.model
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 QUESTION = "Should the United States impose a temporary moratorium on new large-scale AI data centers?"
 # llama.cpp's threads, pinned (another count sums the floats in another order and samples otherwise), and the seed
 # every call's sampler starts from (CLEARSIDE_SEED); the temperature is the live debate's fixed default

@@ -424,7 +424,7 @@ def test_processes_opening_a_new_sqlite_store_at_once_all_get_it(tmp_path):
 
     code = "from clearside.store import open_store; open_store(); print('opened')"
     env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'new.db'}"}
-    started = [subprocess.Popen([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[1], env=env,
+    started = [subprocess.Popen([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[2], env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for _ in range(4)]
     outputs = [process.communicate(timeout=120)[0] for process in started]
     assert all(output.strip().endswith("opened") for output in outputs), outputs

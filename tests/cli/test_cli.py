@@ -12,7 +12,7 @@ from helpers import challenge_reply, fixture_dict, free_port, full_script, scrip
 
 from clearside.schema import Document, jsonschema_errors
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:

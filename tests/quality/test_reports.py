@@ -14,7 +14,7 @@ import pytest
 
 from clearside.quality import references, regress, reports
 
-XSD = Path(__file__).resolve().parent / "data" / "junit.xsd"
+XSD = Path(__file__).resolve().parents[1] / "data" / "junit.xsd"
 HOSTILE_CASE = "<script>alert(1)</script>"
 HOSTILE_QUESTION = ('Should we <script src="https://evil.example/x.js"></script> ban cars? '
                     '<img src=x onerror="window.__pwned = 1">')

@@ -28,7 +28,7 @@ from clearside import checks, cruxes
 playwright = pytest.importorskip("playwright.sync_api")
 pytestmark = pytest.mark.browser
 
-FIXTURE = Path(__file__).resolve().parent / "fixtures" / "microservices.json"
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "microservices.json"
 QUESTION = "Should we adopt microservices?"
 URL_QUESTION = "Should we adopt microservices as https://example.org/report argues?"
 IMPORTED: dict[str, str] = {}  # the imported debates' ids, by name

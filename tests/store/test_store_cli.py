@@ -19,7 +19,7 @@ from helpers import run_cli as run
 from clearside.schema import SCHEMA_VERSION, jsonschema_errors
 from clearside.store import Store
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 QUESTION = "Should we adopt microservices architecture?"
 
 

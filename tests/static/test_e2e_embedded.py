@@ -17,7 +17,7 @@ from clearside.schema import ACTIONS, Document, jsonschema_errors
 from clearside.static.engine import DebateRun, Engine
 
 pytestmark = pytest.mark.model
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FLAGSHIP = ("Should the United States impose a temporary moratorium on new large-scale AI data centers "
             "to allow democratic institutions to catch up?")
 THREADS = "2"  # llama.cpp's threads, pinned: another count sums the floats in another order and samples otherwise
