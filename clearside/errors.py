@@ -113,6 +113,23 @@ class Cancelled(ClearSideError):
     exit_code = 130
 
 
+class JobFailed(ClearSideError):
+    """A job on the runtime ended failed or cancelled; the message and the exit code are its failure's own (the job
+    may have run on another host, so the original exception is not at hand)."""
+
+    def __init__(self, message: str, *, exit_code: int = 1, dashboard: str | None = None) -> None:
+        super().__init__(message, dashboard=dashboard)
+        self.exit_code = exit_code
+
+    @classmethod
+    def of(cls, state: Any) -> JobFailed:
+        """The failure of the job whose :class:`clearside.runtime.JobState` is ``state``."""
+        result = state.result or {}
+        message = result.get("message") or state.error or f"The job {state.id} ended {state.status}."
+        exit_code = int(result.get("exit_code") or (Cancelled.exit_code if state.status == "cancelled" else 1))
+        return cls(message, exit_code=exit_code, dashboard=state.error or None)
+
+
 class DebateFailed(ClearSideError):
     """A debate stopped part-way; ``run`` keeps every section that did succeed."""
 

@@ -211,10 +211,11 @@ def batch_mode_of_workflow(name: str) -> BatchMode | None:
 WORKFLOW_MODULES = (workflows, live_workflow, perspectives_workflow, batches)
 
 
-def host(store_url: str | None = None, *, role: str = "host", concurrency: int | None = None) -> runtime.Host:
-    """This process as a runtime host serving every mode's workflows (``concurrency``: jobs on model servers at
-    once per host, a team-wide setting)."""
-    return runtime.start_host(store_url, role=role, concurrency=concurrency)
+def host(store_url: str | None = None, *, role: str = "host", concurrency: int | None = None,
+         serve: bool = True) -> runtime.Host:
+    """This process as a runtime host for every mode's workflows (``concurrency``: jobs on model servers at once
+    per host, a team-wide setting; ``serve=False``: an in-process host, see :mod:`clearside.runtime.host`)."""
+    return runtime.start_host(store_url, role=role, concurrency=concurrency, serve=serve)
 
 
 def mode(kind: str) -> Mode:

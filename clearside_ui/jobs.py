@@ -95,7 +95,7 @@ def queued_job(data: dict | None) -> str | None:
     if not job_id:
         return None
     try:
-        return job_id if runtime.state(job_id).status in ("queued", "running") else None
+        return job_id if runtime.state(job_id).status in runtime.UNDER_WAY else None
     except ClearSideError:
         return None  # the runtime's database is unreachable: the page shows the saved debate as it is
 

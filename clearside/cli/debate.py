@@ -9,16 +9,27 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import DebateFailed, InputError
+from ..errors import InputError
 from ..inputs import read_json
 from ..providers import get_provider
-from . import jobs
-from .common import ALL_ACTIONS, FORMATS, PERSONAS, SOURCE_LIMITS, STRATEGIES, engine_from_args, model_options, write
+from . import here, jobs
+from .common import (
+    ALL_ACTIONS,
+    FORMATS,
+    PERSONAS,
+    SOURCE_LIMITS,
+    STRATEGIES,
+    engine_from_args,
+    log_violations,
+    model_options,
+    progress,
+    write,
+)
 
 if TYPE_CHECKING:  # the rest is imported by the command that runs (see common.py)
     from .. import sources
-    from ..static.engine import DebateRun, Engine
-    from ..static.recorder import StaticRecorder
+    from ..schema import Document
+    from ..static.engine import DebateRun
 
 
 def _save_partial(run: DebateRun, out: str | None) -> None:
@@ -33,21 +44,6 @@ def _save_partial(run: DebateRun, out: str | None) -> None:
     partial.write_text(json.dumps({"raw_input": run.raw_input, "sections": sections,
                                    "violations": run.violations}, indent=2, ensure_ascii=False), encoding="utf-8")
     print(f"Kept the finished sections in {partial}", file=sys.stderr)
-
-
-def _recorder(args: argparse.Namespace, engine: Engine, run: DebateRun) -> StaticRecorder | None:
-    """With --save or --resume: the debate goes into the store section by section as the agents finish."""
-    from ..static.recorder import StaticRecorder
-    from ..store import open_store, safe_url
-
-    if not (args.save or args.resume):
-        return None
-    store = open_store()
-    recorder = StaticRecorder(store, run, engine.provider, debate_id=args.resume or None)
-    engine.on_section = recorder.on_section
-    verb = "Resuming" if args.resume else "Saving as"
-    print(f"{verb} debate {recorder.id} in {safe_url(store.url)}", file=sys.stderr)
-    return recorder
 
 
 def _sources(paths: list[str] | None) -> list[sources.Source] | None:
@@ -66,7 +62,6 @@ def _sources(paths: list[str] | None) -> list[sources.Source] | None:
 
 
 def cmd_debate(args: argparse.Namespace) -> int:
-    from ..quality.scored import run_recorded
     from ..render import render
     from ..static import personas, remap
     from ..static.engine import DebateRun
@@ -97,28 +92,79 @@ def cmd_debate(args: argparse.Namespace) -> int:
     if weights is not None and args.enqueue:
         raise InputError("--weights re-maps a finished debate: without --enqueue, or later with `python -m "
                          "clearside remap ID --weights ...`.")
+    provider = get_provider(args.provider, small=True if args.small else None, concurrency=args.concurrency)
+    options = {"temperature": args.temperature, "retries": args.retries, "strategy": args.strategy}
     if args.enqueue:
-        provider = get_provider(args.provider, small=True if args.small else None)
-        return jobs.enqueue_debate(run, provider, resume=args.resume, temperature=args.temperature,
-                                       retries=args.retries, strategy=args.strategy)
-    engine = engine_from_args(args)
-    recorder = _recorder(args, engine, run)
-    try:  # saved as it goes; run_recorded marks the saved debate done or failed
-        document = run_recorded(engine, run, recorder)
-    except DebateFailed as exc:
-        _save_partial(exc.run, args.out)
-        if recorder is not None:
-            print(f"The finished sections are saved. Resume with: python -m clearside debate --resume {recorder.id}",
-                  file=sys.stderr)
-        raise exc.cause from None
-    if recorder is not None:
-        print(f"Saved debate {recorder.id}", file=sys.stderr)
-    if weights is not None:  # then the synthesis re-mapped under them (saved as a version of a saved debate)
-        document = remap.remap(document, engine, weights=weights)
-        if recorder is not None:
-            remap.save_version(open_store(), recorder.id, document, engine.provider)
+        return jobs.enqueue_debate(run, provider, resume=args.resume, **options)
+    log_violations(args.violations_log)
+    document = _run_here(args, run, provider, options, weights)
     write(render(document, args.format), args.out)
     return 0
+
+
+def _run_here(args: argparse.Namespace, run: DebateRun, provider: Any, options: dict[str, Any],
+              weights: Any) -> Document:
+    """The debate's workflow run in this process and followed to its end (:mod:`clearside.cli.here`), its progress
+    on stderr; the document. Saved as it goes; without --save or --resume it is deleted from the store once it
+    ends (its sections, on a failure, in ``--out``'s ``.partial.json``)."""
+    from ..schema import Document
+    from ..static import workflow
+    from ..static.recorder import StaticRecorder, load_run
+    from ..store import open_store, safe_url
+
+    store = open_store()
+    keep = bool(args.save or args.resume)
+    with here.hosting(store.url):
+        if args.resume:
+            debate_id = args.resume
+            print(f"Resuming debate {debate_id} in {safe_url(store.url)}", file=sys.stderr)
+            job_id = workflow.continue_static(debate_id, provider, store=store, here=True, **options)
+        else:
+            debate_id = StaticRecorder(store, run, provider).id
+            if keep:
+                print(f"Saving as debate {debate_id} in {safe_url(store.url)}", file=sys.stderr)
+            job_id = workflow.enqueue_static(debate_id, provider, store=store, here=True, **options)
+        try:
+            state = _follow(job_id, debate_id, store)
+            if state.status != "done":
+                _save_partial(load_run(store, debate_id), args.out)
+                if keep:
+                    print("The finished sections are saved. Resume with: python -m clearside debate --resume "
+                          f"{debate_id}", file=sys.stderr)
+            here.finished(state)
+            if keep:
+                print(f"Saved debate {debate_id}", file=sys.stderr)
+            document = Document.model_validate(store.get(debate_id).document)
+            if weights is not None:  # then the synthesis re-mapped under them (a version of the saved debate)
+                document = _remapped(store, debate_id, weights, provider, options)
+        finally:
+            if not keep:
+                store.delete(debate_id)
+    return document
+
+
+def _follow(job_id: str, debate_id: str, store: Any) -> Any:
+    """Follow the debate's job, its agents' progress on stderr; Ctrl+C cancels it as the dashboard's Cancel does."""
+    from ..runtime.events import Event
+    from ..static import workflow
+
+    printer = progress()
+    return here.follow(job_id, lambda entry: printer(Event.of(entry)), store_url=store.url,
+                       cancel=lambda: workflow.cancel_static(debate_id, store=store))
+
+
+def _remapped(store: Any, debate_id: str, weights: Any, provider: Any, options: dict[str, Any]) -> Document:
+    """The finished debate re-mapped under ``weights`` on the runtime here, saved as its next version."""
+    from ..schema import Document
+    from ..static import workflow
+
+    job = workflow.remap_job(debate_id, weights, [], provider, temperature=options["temperature"],
+                             retries=options["retries"])
+    job_id = workflow.enqueue_remap(job, provider, store_url=store.url, here=True)
+    state = _follow(job_id, debate_id, store)
+    here.finished(state)
+    body = store.version(debate_id, int(state.result["number"])).body or {}
+    return Document.model_validate(body["document"])
 
 
 def _read_document(path: str) -> dict[str, Any]:

@@ -113,7 +113,7 @@ def _debate(job_id: str, job: dict[str, Any], sink: LiveSink) -> LiveDebate:
 
 
 def _failed(exc: ClearSideError) -> dict[str, Any]:
-    return {"status": "failed", "error": exc.for_dashboard(), "exit_code": exc.exit_code}
+    return steps.ended(exc)
 
 
 def _call(job_id: str, job: dict[str, Any], work) -> dict[str, Any]:

@@ -142,14 +142,14 @@ def session_step(job_id: str, job: dict[str, Any], token: str = "") -> dict[str,
             raise Cancelled("Cancelled by the user.")
     except Cancelled:
         _mark(store, job["session_id"], cancelled=True)
-        return {"status": "cancelled", "error": "Cancelled.", "exit_code": Cancelled.exit_code, "token": token}
+        return {**steps.ended(Cancelled("Cancelled by the user.")), "token": token}
     except ClearSideError as exc:  # a failed call (saved by the run), a provider this host cannot build
         _mark(store, job["session_id"], error=str(exc))
-        return {"status": "failed", "error": exc.for_dashboard(), "exit_code": exc.exit_code, "token": token}
+        return {**steps.ended(exc), "token": token}
     except Exception as exc:  # never end a job silently: the page and `status` must say what happened
         log.exception("Job %s failed", job_id)
         _mark(store, job["session_id"], error=f"Unexpected error: {exc!r}")
-        return {"status": "failed", "error": f"Unexpected error: {exc!r}", "exit_code": 1, "token": token}
+        return {**steps.ended(ClearSideError(f"Unexpected error: {exc!r}")), "token": token}
     finally:
         sink.close()
     return {"status": "ok", "more": more, "state": run.session.state}
@@ -203,7 +203,7 @@ def latest_job(store: Store, session_id: str) -> str | None:
 def running_leg(store: Store, session_id: str) -> str | None:
     """The session's leg the runtime has queued or is running, wherever; None when it has none."""
     job_id = latest_job(store, session_id)
-    return job_id if job_id and runtime.state(job_id, store.url).status in ("queued", "running") else None
+    return job_id if job_id and runtime.state(job_id, store.url).status in runtime.UNDER_WAY else None
 
 
 def enqueue_session(session_id: str, provider: Provider, *, store: Store, lend: bool = True,
@@ -229,7 +229,7 @@ def continue_session(session_id: str, provider: Provider, *, store: Store, **opt
             current = runtime.state(job_id, store.url)
         except ClearSideError:
             current = None
-        if current is not None and current.status in ("queued", "running"):
+        if current is not None and current.status in runtime.UNDER_WAY:
             return job_id
         if current is not None and current.status == "cancelled":
             steps.wait_stopped(job_id)  # never two executions of one job in this process

@@ -229,7 +229,7 @@ class VersionChange(InputError):
 def clearside_version() -> str:
     """ClearSide's version: the installed package's, else the checkout's pyproject.toml, with the git commit of a
     checkout (``0.1.0+g1a2b3c4``), so two runs of one release made from different code are told apart."""
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     try:
         version = importlib.metadata.version("clearside")
     except importlib.metadata.PackageNotFoundError:

@@ -1,10 +1,17 @@
 """The durable runtime: ClearSide's long work as DBOS workflows that survive crashes and spread over processes.
 
-It knows no mode. :mod:`~clearside.runtime.host` launches DBOS, serves the queues and takes over the work of hosts
-that died; :mod:`~clearside.runtime.progress` keeps a running job's progress as rows any process can follow;
-:mod:`~clearside.runtime.jobs` has what a page polls of a job. The names below (``runtime.state``,
-``runtime.enqueue``, ...) are :mod:`~clearside.runtime.host`'s, imported on first use, so that importing a light
-part of the runtime (its events, say) does not import DBOS.
+It knows no mode:
+
+- :mod:`~clearside.runtime.host`: this process as a host (DBOS launched, queues served, heartbeats, the takeover
+  of stopped hosts' work), or an in-process host for a command that runs its work here;
+- :mod:`~clearside.runtime.client`: queue, start, follow, cancel, resume and message a job from any process;
+- :mod:`~clearside.runtime.jobs`: the one job contract and the one status vocabulary;
+- :mod:`~clearside.runtime.events`: the one event type every mode emits, and the fold into agents' progress;
+- :mod:`~clearside.runtime.steps`: what every mode's workflow steps share (providers, queues, the sink);
+- :mod:`~clearside.runtime.progress`: a running job's progress as rows any process can follow.
+
+The names below (``runtime.state``, ``runtime.enqueue``, ``runtime.STATUSES``...) are imported from those modules
+on first use, so that importing a light part of the runtime (its events, say) does not import DBOS.
 """
 
 from __future__ import annotations
@@ -13,46 +20,55 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .client import JobState, cancel, client, enqueue, job_state, recover, resume, send, start, state, states, wait
     from .host import (
         APP_VERSION,
         BATCH_QUEUE,
         DEAD_AFTER,
+        LIVE_QUEUE,
         LOCAL_QUEUE,
         SCHEMA,
         SERVER_QUEUE,
-        STATUSES,
         Host,
-        JobState,
-        cancel,
-        client,
+        alive,
         current_host,
-        enqueue,
         exit_fast,
-        job_state,
         on_reset,
         reset,
-        resume,
-        send,
         start_host,
-        state,
         stop_host,
         system_engine,
         system_url,
     )
+    from .jobs import FINISHED, STATUSES, UNDER_WAY, Job, JobRegistry, Status
 
-__all__ = ["APP_VERSION", "BATCH_QUEUE", "DEAD_AFTER", "LIVE_QUEUE", "LOCAL_QUEUE", "SCHEMA", "SERVER_QUEUE",
-           "STATUSES", "Host", "JobState", "cancel", "client", "current_host", "enqueue", "exit_fast", "job_state",
-           "on_reset", "reset", "resume", "send", "start_host", "state", "stop_host", "system_engine", "system_url"]
+# Where each name of the runtime's API lives: the client side (any process), hosting, the job contract.
+_API = {
+    "client": ("JobState", "cancel", "client", "enqueue", "job_state", "recover", "resume", "send", "start", "state",
+               "states", "wait"),
+    "host": ("APP_VERSION", "BATCH_QUEUE", "DEAD_AFTER", "LIVE_QUEUE", "LOCAL_QUEUE", "SCHEMA", "SERVER_QUEUE",
+             "Host", "alive", "current_host", "exit_fast", "on_reset", "reset", "start_host", "stop_host",
+             "system_engine", "system_url"),
+    "jobs": ("FINISHED", "STATUSES", "UNDER_WAY", "Job", "JobRegistry", "Status"),
+}
+_WHERE = {name: module for module, names in _API.items() for name in names}
+__all__ = ["APP_VERSION", "BATCH_QUEUE", "DEAD_AFTER", "FINISHED", "Host", "Job", "JobRegistry", "JobState",
+           "LIVE_QUEUE", "LOCAL_QUEUE", "SCHEMA", "SERVER_QUEUE", "STATUSES", "Status", "UNDER_WAY", "alive",
+           "cancel", "client", "current_host", "enqueue", "exit_fast", "job_state", "on_reset", "recover", "reset",
+           "resume", "send", "start", "start_host", "state", "states", "stop_host", "system_engine", "system_url",
+           "wait"]
+assert sorted(_WHERE) == __all__, "every name of the API is listed once"
 
 
 def __getattr__(name: str) -> Any:
-    if name == "host":  # the module itself (``runtime.host.HEARTBEAT_SECONDS``)
-        return importlib.import_module(".host", __name__)
-    if name in __all__ or name.isupper():  # host's settings too (``runtime.SERVER_CONCURRENCY``); never a
-        module = importlib.import_module(".host", __name__)  # submodule's name: ``from . import steps`` imports it
-        if hasattr(module, name):
-            return getattr(module, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name in _API:  # a submodule used as an attribute (``runtime.host.HEARTBEAT_SECONDS``)
+        return importlib.import_module(f".{name}", __name__)
+    module = _WHERE.get(name) or ("host" if name.isupper() else None)  # host's settings (SERVER_CONCURRENCY) too
+    if module is not None:
+        found = importlib.import_module(f".{module}", __name__)
+        if hasattr(found, name):
+            return getattr(found, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")  # a submodule's name: imported as one
 
 
 def __dir__() -> list[str]:

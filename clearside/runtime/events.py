@@ -18,6 +18,11 @@ class Event:
     text: str = ""
     data: dict[str, Any] = field(default_factory=dict)
 
+    @classmethod
+    def of(cls, entry: dict[str, Any]) -> Event:
+        """An event as a job's progress rows keep it (:mod:`clearside.runtime.progress`)."""
+        return cls(entry["kind"], entry.get("agent") or "", entry.get("text") or "", entry.get("data") or {})
+
 
 OnEvent = Callable[[Event], None]
 

@@ -3,16 +3,17 @@
 Two roles share one system database (the store's PostgreSQL in the schema ``clearside_jobs``, or the SQLite file
 ``jobs.db`` beside the store's file):
 
-- a **host** (the dashboard, ``python -m clearside worker``) launches DBOS, runs the workflows of
-  :mod:`clearside.workflows` from the queues, and takes over the work of hosts that died: each host writes a
-  heartbeat, and a host whose heartbeat is older than :data:`DEAD_AFTER` seconds has its unfinished workflows
-  put back on their queues (DBOS recovers by executor id; the takeover is ours, since DBOS's own needs its
-  hosted conductor);
+- a **host** (the dashboard, ``python -m clearside worker``) launches DBOS, runs every mode's workflows from the
+  queues, and takes over the work of hosts that died: each host writes a heartbeat, and a host whose heartbeat is
+  older than :data:`DEAD_AFTER` seconds has its unfinished workflows put back on a queue (DBOS recovers by executor
+  id; the takeover is ours, since DBOS's own needs its hosted conductor). A command without ``--enqueue`` starts
+  an **in-process host** (``serve=False``): it beats, so its work is not taken over while it runs, but it serves no
+  queue and takes nobody's work over; it runs only what the command starts in it (:func:`clearside.runtime.start`);
 - a **client** (``--enqueue``, ``status``, a page following a job that runs elsewhere) only reads and writes the
-  system database through :class:`dbos.DBOSClient`.
+  system database (:mod:`clearside.runtime.client`).
 
 Workflow code is pinned to :data:`APP_VERSION`: recovery and queues only take workflows of the version running.
-Only this module and :mod:`clearside.workflows` import DBOS.
+DBOS is imported by the runtime and by the modules that define workflows (each mode's ``workflow.py``).
 
 A database that goes away (a PostgreSQL restart) pauses a host rather than stopping it: DBOS retries its own
 queries until the database is back, ClearSide's connections wait for it (:func:`system_engine`), and a host whose
@@ -30,16 +31,13 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
-from dbos import DBOS, DBOSClient, WorkflowStatus
-from dbos._error import DBOSNonExistentWorkflowError  # the one error DBOS raises for an unknown id
+from dbos import DBOS
 from sqlalchemy.engine import make_url
 
-from ..errors import ClearSideError, ConfigError, NotFound
-from ..inputs import shown
+from ..errors import ClearSideError, ConfigError
 from ..store.db import data_dir, database_url, ensure_table, reconnecting
 
 log = logging.getLogger("clearside.runtime")
@@ -61,11 +59,6 @@ LIVE_QUEUE = "clearside-live"
 HEARTBEAT_SECONDS = float(os.environ.get("CLEARSIDE_HEARTBEAT_SECONDS", 5))
 DEAD_AFTER = float(os.environ.get("CLEARSIDE_DEAD_AFTER_SECONDS", 20))
 POLL_SECONDS = 0.05  # how often a waiting host looks at queues, streams and messages (SQLite has no notify)
-
-# One status word for every job, whatever its mode.
-STATUSES = ("queued", "running", "paused", "done", "failed", "cancelled")
-_DBOS_STATUS = {"ENQUEUED": "queued", "DELAYED": "queued", "PENDING": "running", "SUCCESS": "done",
-                "ERROR": "failed", "CANCELLED": "cancelled", "MAX_RECOVERY_ATTEMPTS_EXCEEDED": "failed"}
 
 _executors = sa.MetaData()
 
@@ -106,37 +99,36 @@ def system_engine(url: str) -> sa.Engine:
     return reconnecting(engine) if engine.dialect.name == "postgresql" else engine
 
 
-@dataclass(frozen=True)
-class JobState:
-    """Where a job stands: ``status`` is one of :data:`STATUSES`; ``result`` what its workflow returned."""
-
-    id: str
-    status: str
-    name: str = ""
-    error: str = ""
-    result: Any = None
-    executor: str = ""
-
-    @property
-    def finished(self) -> bool:
-        return self.status in ("done", "failed", "cancelled")
+def alive(url: str, executors: set[str]) -> set[str]:
+    """Which of ``executors`` (hosts' executor ids) beat within :data:`DEAD_AFTER` seconds."""
+    if not executors:
+        return set()
+    engine, table = _heartbeats(url)
+    with engine.connect() as conn:
+        return {r.executor_id for r in conn.execute(sa.select(table.c.executor_id).where(
+            table.c.executor_id.in_(sorted(executors)), table.c.heartbeat >= time.time() - DEAD_AFTER))}
 
 
-def job_state(status: WorkflowStatus) -> JobState:
-    word = _DBOS_STATUS.get(status.status, "running")
-    result = status.output if isinstance(status.output, dict) else None
-    if word == "done" and result and result.get("status") in STATUSES:  # the workflow ended the job itself
-        word = result["status"]
-    error = (result or {}).get("error", "") or (str(status.error) if status.error else "")
-    return JobState(id=status.workflow_id, status=word, name=status.name or "", error=error, result=result,
-                    executor=status.executor_id or "")
+_engines: dict[str, sa.Engine] = {}
+_engines_lock = threading.Lock()
+
+
+def _heartbeats(url: str) -> tuple[sa.Engine, sa.Table]:
+    """The heartbeat table of the system database ``url``, made once (a client may read it before any host ran)."""
+    with _engines_lock:
+        engine = _engines.get(url)
+        if engine is None:
+            engine = _engines[url] = system_engine(url)
+            ensure_table(engine, _executor_table(_schema(url)))
+    return engine, _executor_table(_schema(url))
 
 
 class Host:
-    """This process as a runtime host: DBOS launched, queues served, heartbeat written, dead hosts taken over."""
+    """This process as a runtime host: DBOS launched, heartbeat written; with ``serve``, queues served and dead
+    hosts taken over (without: an in-process host, running only what this process starts in it)."""
 
-    def __init__(self, url: str, *, role: str, concurrency: int | None = None) -> None:
-        self.url, self.role = url, role
+    def __init__(self, url: str, *, role: str, concurrency: int | None = None, serve: bool = True) -> None:
+        self.url, self.role, self.serve = url, role, serve
         self.schema = _schema(url)
         self.executor_id = f"{role}-{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         self._stop = threading.Event()
@@ -151,8 +143,11 @@ class Host:
         if self.schema:
             config["dbos_system_schema"] = self.schema
         DBOS(config=config)  # type: ignore[arg-type]
+        if not serve:
+            DBOS.listen_queues([])  # DBOS's own internal queue (recovered work) is still served: see exit_fast
         DBOS.launch()
-        self._register_queues(concurrency)
+        if serve:
+            self._register_queues(concurrency)
         ensure_table(self._engine, self._table)
         self.beat()
         self._last_beat = time.time()  # the last heartbeat written; a beat missed since...
@@ -215,7 +210,7 @@ class Host:
                 if failing:
                     log.warning("Runtime heartbeat: the database is reachable again")
                     failing = False
-                if now >= self._judge_after:
+                if self.serve and now >= self._judge_after:
                     self.take_over()
             except Exception as exc:  # the database is unreachable: keep serving, try again next beat
                 if not failing:
@@ -236,23 +231,25 @@ class Host:
 
 
 _host: Host | None = None
-_clients: dict[str, DBOSClient] = {}
 _lock = threading.Lock()
 
 
-def start_host(store_url: str | None = None, *, role: str = "host", concurrency: int | None = None) -> Host:
-    """Make this process a runtime host for the store at ``store_url`` (once; again if the store changed).
-    The workflows must be defined first: :func:`clearside.modes.host` imports them and calls this."""
+def start_host(store_url: str | None = None, *, role: str = "host", concurrency: int | None = None,
+               serve: bool = True) -> Host:
+    """Make this process a runtime host for the store at ``store_url`` (once; again if the store changed, or to
+    serve the queues when an in-process host ran here so far). ``serve=False``: an in-process host (a command
+    without ``--enqueue``); a serving host already here does that too. The workflows must be defined first:
+    :func:`clearside.modes.host` imports them and calls this."""
     global _host
     url = system_url(store_url)
     with _lock:
-        if _host is not None and _host.url == url:
+        if _host is not None and _host.url == url and (_host.serve or not serve):
             return _host
         if _host is not None:
             _host.stop()
             _host = None
         try:
-            _host = Host(url, role=role, concurrency=concurrency)
+            _host = Host(url, role=role, concurrency=concurrency, serve=serve)
         except ClearSideError:
             raise
         except Exception as exc:
@@ -284,68 +281,22 @@ def on_reset(closer: Callable[[], None]) -> None:
 def reset() -> None:
     """Stop hosting and close every connection to the runtime's databases (tests; a store switched)."""
     stop_host()
-    with _lock:
-        for made in _clients.values():
-            made.destroy()
-        _clients.clear()
+    with _engines_lock:
+        for engine in _engines.values():
+            engine.dispose()
+        _engines.clear()
     for closer in _on_reset:
         closer()
 
 
-def client(store_url: str | None = None) -> DBOSClient:
-    """A client of the system database for the store at ``store_url``; creates its tables on first use."""
-    url = system_url(store_url)
-    with _lock:
-        existing = _clients.get(url)
-        if existing is not None:
-            return existing
-        schema = _schema(url)
-        try:
-            DBOS.migrate(url, schema=schema or "dbos")
-            made = DBOSClient(system_database_url=url, dbos_system_schema=schema or "dbos", application_name=APP)
-        except Exception as exc:
-            raise ConfigError(f"Cannot reach the job runtime's database {make_url(url).render_as_string(True)}: "
-                              f"{exc}. Check DATABASE_URL or the data folder.") from exc
-        _clients[url] = made
-        return made
-
-
-def enqueue(workflow: str, *args: Any, job_id: str, queue: str, store_url: str | None = None) -> str:
-    """Queue the workflow named ``workflow`` under ``job_id`` for any host to run; returns the id at once."""
-    client(store_url).enqueue({"workflow_name": workflow, "queue_name": queue, "workflow_id": job_id,
-                               "app_version": APP_VERSION, "application_name": APP}, *args)
-    return job_id
-
-
-def state(job_id: str, store_url: str | None = None) -> JobState:
-    """The job's state; raises NotFound for an id the runtime never ran."""
-    try:
-        status = client(store_url).retrieve_workflow(job_id).get_status()
-    except DBOSNonExistentWorkflowError:
-        raise NotFound(f"No job '{shown(job_id)}': check the id (`python -m clearside list` shows saved "
-                       "debates).") from None
-    return job_state(status)
-
-
-def cancel(job_id: str, store_url: str | None = None) -> None:
-    client(store_url).cancel_workflow(job_id)
-
-
-def resume(job_id: str, *, queue: str, store_url: str | None = None) -> None:
-    """Run a cancelled job again from its last finished step, on ``queue``."""
-    client(store_url).resume_workflow(job_id, queue_name=queue)
-
-
-def send(job_id: str, message: Any, *, topic: str, store_url: str | None = None) -> None:
-    client(store_url).send(job_id, message, topic)
-
-
 def exit_fast() -> None:
     """Make interpreter exit immediate while a workflow runs (its threads are not daemons): the workflow is
-    recovered by the next host, so waiting for it would only hold the process open."""
+    recovered by the next host, so waiting for it would only hold the process open. (An in-process host may have
+    picked up work from DBOS's internal queue, where recovered work waits: at exit, that too goes back to the
+    next host's takeover.)"""
     atexit.register(lambda: os._exit(0) if _host is not None else None)
 
 
-__all__ = ["APP_VERSION", "BATCH_QUEUE", "DEAD_AFTER", "Host", "JobState", "LIVE_QUEUE", "LOCAL_QUEUE", "SERVER_QUEUE",
-           "STATUSES", "cancel", "client", "current_host", "enqueue", "job_state", "reset", "resume", "send",
-           "start_host", "state", "stop_host", "system_engine", "system_url"]
+__all__ = ["APP_VERSION", "BATCH_QUEUE", "DEAD_AFTER", "Host", "LIVE_QUEUE", "LOCAL_QUEUE", "SERVER_QUEUE", "alive",
+           "current_host", "exit_fast", "on_reset", "reset", "start_host", "stop_host", "system_engine",
+           "system_url"]

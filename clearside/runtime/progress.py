@@ -149,6 +149,5 @@ class Follower:
     def update(self) -> dict[str, AgentProgress]:
         entries, self._last = read(self.job_id, self._last, self.url)
         for entry in entries:
-            apply_event(self.agents, Event(entry["kind"], entry["agent"], entry.get("text", ""),
-                                           entry.get("data") or {}))
+            apply_event(self.agents, Event.of(entry))
         return self.agents

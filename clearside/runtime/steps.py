@@ -19,9 +19,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ..errors import Cancelled
+from ..errors import Cancelled, ClearSideError
 from ..providers import Provider, get_provider
-from . import host
+from . import client, host
 from .events import AgentProgress, Event, apply_event
 from .progress import ProgressWriter
 
@@ -89,11 +89,19 @@ class Sink:
         moment = time.monotonic()
         if not self._cancelled and (now or moment - self._checked >= CANCEL_CHECK_SECONDS):
             self._checked = moment
-            self._cancelled = host.state(self.job_id).status == "cancelled"
+            self._cancelled = client.state(self.job_id).status == "cancelled"
         return self._cancelled
 
     def close(self) -> None:
         self.writer.flush()
+
+
+def ended(exc: ClearSideError) -> dict[str, Any]:
+    """How a job stopped by ``exc`` ended, as its workflow returns it: cancelled, or failed with the message in the
+    dashboard's words (``error``), in the command line's (``message``) and its exit code."""
+    if isinstance(exc, Cancelled):
+        return {"status": "cancelled", "error": "Cancelled.", "message": str(exc), "exit_code": Cancelled.exit_code}
+    return {"status": "failed", "error": exc.for_dashboard(), "message": str(exc), "exit_code": exc.exit_code}
 
 
 def lend(job_id: str, provider: Provider) -> None:

@@ -249,9 +249,9 @@ class RemapJob(OneShotJob):
         self.version: int | None = None
 
     def _enqueue(self) -> str:
-        return workflows.enqueue_remap(self.debate_id, self.weights, self.stances, self.provider,
-                                       temperature=self.temperature, retries=self.retries, lend=self.lend,
-                                       whole=self.whole, store_url=self.store.url)
+        job = workflows.remap_job(self.debate_id, self.weights, self.stances, self.provider,
+                                  temperature=self.temperature, retries=self.retries, whole=self.whole)
+        return workflows.enqueue_remap(job, self.provider, lend=self.lend, store_url=self.store.url)
 
     def _document(self, result: dict[str, Any]) -> Document:
         self.version = int(result["number"])

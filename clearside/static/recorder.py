@@ -79,6 +79,7 @@ def load_run(store: Store, debate_id: str) -> DebateRun:
     finished |= set(run.personas.finished_agents() if run.personas else ())
     run.quality = {agent: AgentQuality.model_validate(body)
                    for agent, body in sections.get("quality", {}).items() if agent in finished}
+    run.violations = list((record.data or {}).get("violations") or [])  # the outputs rejected so far
     return run
 
 
@@ -103,13 +104,19 @@ class StaticRecorder:
         if run.quality:  # the checks' record so far, so a resumed debate keeps what earlier agents caught
             self.store.save_section(self.id, "quality", {agent: q.dump() for agent, q in run.quality.items()})
 
-    def add_usage(self, run: DebateRun) -> None:
-        """Add what ``run``'s agents used to the debate's saved usage: a runtime step runs one stage on a run of
-        its own, so the step saves its part and the finishing step, which generates nothing, keeps the sum."""
-        if not run.usage:
-            return
-        saved = (self.store.get(self.id).data or {}).get("usage") or {}
-        self.store.update(self.id, data={"usage": summed_usage(saved, usage_summary(run.usage))})
+    def add_stage(self, run: DebateRun) -> None:
+        """Keep what one stage's agents used and the outputs the checks rejected: a runtime step runs one stage on a
+        run of its own (loaded by :func:`load_run`, the violations so far included), so the step adds its usage to
+        the saved sum and saves the violations with its own, and the finishing step, which generates nothing,
+        keeps both."""
+        changes: dict[str, Any] = {}
+        if run.usage:
+            saved = (self.store.get(self.id).data or {}).get("usage") or {}
+            changes["usage"] = summed_usage(saved, usage_summary(run.usage))
+        if run.violations:
+            changes["violations"] = run.violations
+        if changes:
+            self.store.update(self.id, data=changes)
 
     def finish(self, document: Document, run: DebateRun) -> None:
         self.store.finish_static(self.id, document.dump(), usage=usage_summary(run.usage),

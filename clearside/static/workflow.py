@@ -49,8 +49,8 @@ def static_stage(job_id: str, job: dict[str, Any], stage: str, token: str = "") 
                         on_event=sink, on_section=recorder.on_section, strategy=job.get("strategy"))
         try:
             engine.run_stage(run, stage)
-        finally:  # what the stage's agents used, finished or not (the finishing step keeps the sum)
-            recorder.add_usage(run)
+        finally:  # what the stage's agents used and had rejected, finished or not (the finishing step keeps both)
+            recorder.add_stage(run)
     except DebateFailed as exc:
         return {**_stopped(store, job, exc.cause), "token": token}
     except ClearSideError as exc:  # a provider that cannot be built here, the store refusing a write
@@ -69,9 +69,9 @@ CANCELLED_NOTE = "Cancelled: every finished section is kept; Resume completes th
 def _stopped(store: Any, job: dict[str, Any], cause: ClearSideError) -> dict[str, Any]:
     if isinstance(cause, Cancelled):
         store.update(job["debate_id"], status="paused", data={"error": CANCELLED_NOTE})
-        return {"status": "cancelled", "error": "Cancelled.", "exit_code": Cancelled.exit_code}
+        return steps.ended(cause)
     store.update(job["debate_id"], status="failed", data={"error": cause.for_dashboard()})
-    return {"status": "failed", "error": cause.for_dashboard(), "exit_code": cause.exit_code}
+    return steps.ended(cause)
 
 
 @DBOS.step(name=f"{STATIC}.finish")
@@ -130,10 +130,8 @@ def challenge_answer(job_id: str, job: dict[str, Any]) -> dict[str, Any]:
         provider = steps.provider_for(job_id, job)
         engine = Engine(provider, temperature=job.get("temperature", 0.4), on_event=sink)
         answered = engine.challenge(document, job["action"], job["target"])
-    except Cancelled:  # before the answer was complete: nothing is added, the challenge can be asked again
-        return {"status": "cancelled", "error": "Cancelled.", "exit_code": Cancelled.exit_code}
-    except ClearSideError as exc:
-        return {"status": "failed", "error": exc.for_dashboard(), "exit_code": exc.exit_code}
+    except ClearSideError as exc:  # a cancel before the answer was complete: nothing is added, it can be asked again
+        return steps.ended(exc)
     finally:
         sink.close()
     return {"status": "ok", "response": answered.challenges.responses[-1].dump(), "provider": provider.name,
@@ -195,13 +193,11 @@ def remap_run(job_id: str, job: dict[str, Any]) -> dict[str, Any]:
         weights = Weights.model_validate(job["weights"]) if job.get("weights") else None
         stances = [AssumptionStance.model_validate(s) for s in job.get("stances") or []]
         remapped = remap.remap(document, engine, weights=weights, stances=stances, whole=bool(job.get("whole")))
-    except Cancelled:  # before the synthesis was complete: no version is added, the re-map can be asked again
-        return {"status": "cancelled", "error": "Cancelled.", "exit_code": Cancelled.exit_code}
-    except ClearSideError as exc:
-        return {"status": "failed", "error": exc.for_dashboard(), "exit_code": exc.exit_code}
+    except ClearSideError as exc:  # a cancel before the synthesis was complete: no version is added
+        return steps.ended(exc)
     except Exception as exc:  # never end a job silently: the page must say what happened
         log.exception("Job %s failed", job_id)
-        return {"status": "failed", "error": f"The re-map failed: {exc!r}", "exit_code": ClearSideError.exit_code}
+        return steps.ended(ClearSideError(f"The re-map failed: {exc!r}"))
     finally:
         sink.close()
     return {"status": "ok", "document": remapped.dump(), "provider": provider.name, "model": provider.model}
@@ -244,15 +240,15 @@ def remap_job(debate_id: str, weights: Weights | None, stances: list[AssumptionS
             "retries": retries, "whole": whole}
 
 
-def enqueue_remap(debate_id: str, weights: Weights | None, stances: list[AssumptionStance], provider: Provider, *,
-                  temperature: float = 0.4, retries: int = 2, lend: bool = True, whole: bool = False,
+def enqueue_remap(job: dict[str, Any], provider: Provider, *, lend: bool = True, here: bool = False,
                   store_url: str | None = None) -> str:
-    """Queue a re-map of the saved debate ``debate_id`` under ``weights`` and ``stances`` (by ``provider``; with
-    ``lend``, a step run on this host uses it itself); its job id, at once."""
-    job_id = f"{debate_id}:remap:{uuid.uuid4().hex[:12]}"
-    if lend:
+    """Queue a re-map of a saved debate (``job``: see :func:`remap_job`) by ``provider`` (with ``lend``, a step run
+    on this host uses it itself; ``here``: run it in this process now, on its host); its job id, at once."""
+    job_id = f"{job['debate_id']}:remap:{uuid.uuid4().hex[:12]}"
+    if lend or here:
         steps.lend(job_id, provider)
-    job = remap_job(debate_id, weights, stances, provider, temperature=temperature, retries=retries, whole=whole)
+    if here:
+        return runtime.start(remap_debate, job, job_id=job_id)
     return runtime.enqueue(REMAP, job, job_id=job_id, queue=steps.queue_for(provider), store_url=store_url)
 
 
@@ -262,25 +258,32 @@ def static_job(debate_id: str, provider: Provider, *, temperature: float = 0.4, 
             "strategy": strategy}
 
 
-def enqueue_static(debate_id: str, provider: Provider, *, lend: bool = True, store: Any = None,
+def enqueue_static(debate_id: str, provider: Provider, *, lend: bool = True, store: Any = None, here: bool = False,
                    **options: Any) -> str:
     """Queue the saved debate ``debate_id`` for any host (the job's id is the debate's id; a later re-run
     gets ``<debate id>-2`` and so on, kept in the debate's ``data["job"]``); with ``lend`` a step run here
-    uses ``provider`` itself. Returns the job's id at once."""
+    uses ``provider`` itself; ``here``: run it in this process now, on its host (a command without ``--enqueue``),
+    with ``provider``. Returns the job's id at once."""
     store = store or open_store()
     record = store.get(debate_id)
     runs = int((record.data or {}).get("jobs", 0)) + 1
     job_id = debate_id if runs == 1 else f"{debate_id}-{runs}"
     store.update(debate_id, status="queued", data={"job": job_id, "jobs": runs, "error": ""})
-    if lend:
+    if lend or here:
         steps.lend(job_id, provider)
-    return runtime.enqueue(STATIC, static_job(debate_id, provider, **options), job_id=job_id,
-                           queue=steps.queue_for(provider))
+    job = static_job(debate_id, provider, **options)
+    if here:
+        return runtime.start(static_debate, job, job_id=job_id)
+    return runtime.enqueue(STATIC, job, job_id=job_id, queue=steps.queue_for(provider))
 
 
-def continue_static(debate_id: str, provider: Provider, *, store: Any = None, **options: Any) -> str:
-    """Finish an unfinished saved debate: a cancelled job resumes from its last finished step; a failed,
-    interrupted-before-the-runtime or finished one runs again as a new job, generating only what is missing."""
+def continue_static(debate_id: str, provider: Provider, *, store: Any = None, here: bool = False,
+                    **options: Any) -> str:
+    """Finish an unfinished saved debate: a job under way is left to its host (an interrupted one to the host that
+    takes it over); a cancelled job resumes from its last finished step; a failed, interrupted-before-the-runtime
+    or finished one runs again as a new job, generating only what is missing. ``here`` (a command without
+    ``--enqueue``, whose host serves no queue): only a job a live host runs is left to it; anything else runs as a
+    new job in this process, a job still queued or interrupted cancelled first."""
     store = store or open_store()
     job_id = (store.get(debate_id).data or {}).get("job")
     if job_id:
@@ -288,9 +291,11 @@ def continue_static(debate_id: str, provider: Provider, *, store: Any = None, **
             current = runtime.state(job_id)
         except ClearSideError:
             current = None
-        if current is not None and current.status in ("queued", "running"):
-            return job_id
-        if current is not None and current.status == "cancelled":
+        if current is not None and current.status in runtime.UNDER_WAY:
+            if not here or current.status == "running":
+                return job_id
+            runtime.cancel(job_id)
+        elif current is not None and current.status == "cancelled" and not here:
             steps.wait_stopped(job_id)  # never two executions of one job in this process
             steps.lend(job_id, provider)
             store.update(debate_id, status="queued", data={"error": ""})
