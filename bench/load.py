@@ -213,7 +213,7 @@ def enqueue(url: str, provider: OpenAIProvider, n: int) -> list[tuple[str, float
 
 def wait_finished(ids: list[str], deadline: float) -> bool:
     """Until every job finished (True) or the deadline passed (False)."""
-    client = runtime.client()
+    client = runtime.dbos_client()
     while time.monotonic() < deadline:
         rows = client.list_workflows(workflow_ids=ids, load_input=False, load_output=False)
         if len(rows) == len(ids) and all(runtime.job_state(r).finished for r in rows):
@@ -226,7 +226,7 @@ def outcomes(url: str, queued: list[tuple[str, float]]) -> list[dict[str, Any]]:
     """Per debate: its job's state and host, seconds from its queueing to its first section saved, to its job's
     dequeue and to its completion, and its record's status."""
     ids = [d for d, _ in queued]
-    jobs = {w.workflow_id: w for w in runtime.client().list_workflows(workflow_ids=ids, load_input=False)}
+    jobs = {w.workflow_id: w for w in runtime.dbos_client().list_workflows(workflow_ids=ids, load_input=False)}
     engine = sa.create_engine(url)
     try:
         with engine.connect() as conn:

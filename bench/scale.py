@@ -78,7 +78,8 @@ def drain(n: int, url: str, server, debates: int, concurrency: int, logs: Path) 
     try:
         provider = OpenAIProvider(MODEL, base_url=server.base_url)
         t0 = time.monotonic()
-        batch = batches.enqueue_regress("flagship", provider, runs=debates, retries=1, lend=False)
+        batch = batches.enqueue_regress("flagship", provider, batches.RegressSettings(runs=debates, retries=1),
+                                        lend=False)
         while not runtime.state(batch).finished:
             time.sleep(0.1)
         seconds = time.monotonic() - t0

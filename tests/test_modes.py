@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from helpers import fixture_dict, flagship_replies
 
+from clearside import modes
 from clearside.errors import InputError, NotFound
 from clearside.modes import (
     BATCH_MODES,
@@ -23,6 +24,7 @@ from clearside.modes import (
 from clearside.providers.scripted import ScriptedProvider
 from clearside.quality import compare, regress
 from clearside.quality import workflow as batches
+from clearside.quality.job import CompareJob
 from clearside.quality.references import flagship
 from clearside.store import KINDS, Store
 
@@ -107,8 +109,10 @@ def test_a_batch_is_exported_whole_by_its_id_and_its_export_is_refused_on_import
     assert batch_mode(store, regression["batch"]) is BATCH_MODES["regression"]
 
     question = flagship().proposition
-    comparison = compare.Comparison(question, [flagship_script(1), flagship_script(1)], store,
-                                    temperatures=[0.2, 0.8]).run()
+    modes.host(store.url, role="test", serve=False)
+    job = CompareJob(question, [flagship_script(1), flagship_script(1)], store, temperatures=[0.2, 0.8])
+    job.start(here=True).wait(120)
+    comparison = job.report()
     exported = export_data(store, comparison["batch"])
     assert exported["kind"] == "comparison" and exported["report"]["question"] == question
     assert list(exported["debates"]) == exported["report"]["models"] and len(exported["debates"]) == 2

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ClearSideError, InputError
 from ..inputs import question, read_json
 from ..providers import DEFAULT_PROVIDER, get_provider
+from . import here
 from .common import COMPARE_SUITE, SUITES, log_violations, progress, share, share_options, write
 
 if TYPE_CHECKING:  # the rest is imported by the command that runs (see common.py)
@@ -210,9 +211,9 @@ def enqueue_regress(args: argparse.Namespace, provider: Any, thresholds: dict | 
     if args.bless:
         raise InputError("--bless needs the finished batch: queue it, then `python -m clearside bless BATCH` "
                          "once `python -m clearside status BATCH --wait` says it passed.")
-    batch_id = batches.enqueue_regress(args.suite, provider, runs=args.runs, retries=args.retries,
-                                       temperature=args.temperature, thresholds=thresholds,
-                                       window=args.concurrency, lend=False, swap_check=args.swap_check)
+    settings = batches.RegressSettings(runs=args.runs, retries=args.retries, temperature=args.temperature,
+                                       thresholds=thresholds, window=args.concurrency, swap_check=args.swap_check)
+    batch_id = batches.enqueue_regress(args.suite, provider, settings, lend=False)
     print(batch_id)
     print(f"Queued {items * args.runs} debate(s) of {args.suite} on {provider.spec} as batch {batch_id}: "
           f"`python -m clearside worker` (any number of them, or the dashboard) runs them; "
@@ -286,6 +287,8 @@ def cmd_bless(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from ..quality import compare
+    from ..quality import workflow as batches
+    from ..quality.job import CompareJob
     from ..store import open_store
 
     specs = compare.check_specs(args.provider or [])
@@ -299,32 +302,40 @@ def cmd_compare(args: argparse.Namespace) -> int:
     providers = [get_provider(spec) for spec in specs]
     for provider in providers:
         provider.preflight()  # an unreachable server is reported before any debate starts
+    store = open_store()
+    job = CompareJob(question(args.question), providers, store, temperatures=temperatures,
+                     temperature=args.temperature, retries=args.retries, window=args.concurrency)
     if args.enqueue:
-        return enqueue_compare(args, providers, temperatures)
-    lock, printers = threading.Lock(), {}
-
-    def on_event(label: str, event) -> None:  # each model's progress, its label first
-        printers.setdefault(label, progress(prefix=f"{label} ", lock=lock))(event)
-
-    job = compare.Comparison(question(args.question), providers, open_store(), concurrency=args.concurrency,
-                             retries=args.retries, temperature=args.temperature, temperatures=temperatures,
-                             on_event=on_event)
-    print(f"Comparing {', '.join(job.labels)}; batch {job.batch}", file=sys.stderr)
-    report = job.run()
+        return enqueue_compare(job)
+    with here.hosting(store.url):
+        job.start(here=True)
+        print(f"Comparing {', '.join(job.labels)}; batch {job.id}", file=sys.stderr)
+        lock = threading.Lock()
+        printers = {batches.item_id(job.id, n): _printer(progress(prefix=f"{label} ", lock=lock))
+                    for n, label in enumerate(job.labels)}  # each model's progress, its label first
+        here.follow(job.id, None, store_url=store.url, cancel=job.cancel, also=printers)
+    report = job.report()
     for label, result in report["results"].items():
         print(f"{label}: {result['status']} {result.get('error', '')}".rstrip(), file=sys.stderr)
     write(_json(report) if args.format == "json" else compare.markdown(report), args.out)
     return 0 if all(r["status"] == "done" for r in report["results"].values()) else 3
 
 
-def enqueue_compare(args: argparse.Namespace, providers: list[Any], temperatures: list[float] | None) -> int:
+def _printer(on_event: Any) -> here.OnEntry:
+    """A progress printer of the engine's events (``common.progress``) fed from a job's progress rows."""
+    from ..runtime.events import Event
+
+    return lambda entry: on_event(Event.of(entry))
+
+
+def enqueue_compare(job: Any) -> int:
     """``compare --enqueue``: queue one debate per model for the workers, print the batch id, exit at once."""
     from ..quality import workflow as batches
 
-    batch_id = batches.enqueue_compare(question(args.question), providers, temperatures=temperatures,
-                                       temperature=args.temperature, retries=args.retries, lend=False)
+    batch_id = batches.enqueue_compare(job.question, job.providers, job.settings, lend=False,
+                                       store_url=job.store.url)
     print(batch_id)
-    print(f"Queued a comparison of {', '.join(p.spec for p in providers)} as batch {batch_id}: "
+    print(f"Queued a comparison of {', '.join(p.spec for p in job.providers)} as batch {batch_id}: "
           f"`python -m clearside worker` (any number of them, or the dashboard) runs it; "
           f"`python -m clearside status {batch_id} --wait` follows it; the Compare page opens it with "
           f"?compare={batch_id}.", file=sys.stderr)

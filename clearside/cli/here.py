@@ -33,21 +33,26 @@ def hosting(store_url: str) -> Iterator[None]:
             runtime.stop_host()
 
 
-def follow(job_id: str, on_entry: Callable[[dict[str, Any]], None] | None, *, store_url: str,
-           cancel: Callable[[], None] | None = None) -> Any:
+OnEntry = Callable[[dict[str, Any]], None]
+
+
+def follow(job_id: str, on_entry: OnEntry | None, *, store_url: str, cancel: Callable[[], None] | None = None,
+           also: dict[str, OnEntry] | None = None) -> Any:
     """Wait for ``job_id`` to end, handing each of its progress entries to ``on_entry`` as it is written (the
-    rows of :mod:`clearside.runtime.progress`, from whichever host runs it); its final state. Ctrl+C calls
-    ``cancel`` (default: cancel the job) before the interrupt goes on."""
+    rows of :mod:`clearside.runtime.progress`, from whichever host runs it), and those of the jobs in ``also`` (a
+    batch's items) to theirs; the job's final state. Ctrl+C calls ``cancel`` (default: cancel the job) before the
+    interrupt goes on."""
     from .. import runtime
     from ..runtime import progress, steps
 
-    seen = 0
+    printers = {job_id: on_entry, **(also or {})}
+    seen = dict.fromkeys(printers, 0)
 
     def drain() -> None:
-        nonlocal seen
-        entries, seen = progress.read(job_id, seen, store_url)
-        for entry in entries if on_entry is not None else ():
-            on_entry(entry)
+        for followed, printer in printers.items():
+            entries, seen[followed] = progress.read(followed, seen[followed], store_url)
+            for entry in entries if printer is not None else ():
+                printer(entry)
 
     try:
         while not (now := runtime.state(job_id, store_url)).finished:

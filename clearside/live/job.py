@@ -190,7 +190,7 @@ class LiveJob:
         published = flow.STATE.get(self.job_id)
         if published is None:
             try:
-                published = runtime.client(self.store.url).get_event(self.job_id, flow.EVENT, timeout_seconds=0)
+                published = runtime.dbos_client(self.store.url).get_event(self.job_id, flow.EVENT, timeout_seconds=0)
             except Exception:  # noqa: BLE001 - not published yet, or the runtime briefly unreachable
                 published = None
         return published or {}

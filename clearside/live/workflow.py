@@ -74,10 +74,10 @@ class LiveSink:
 
     def __init__(self, job_id: str) -> None:
         self.job_id = job_id
-        self.writer = ProgressWriter(job_id)
+        self.writer = ProgressWriter(job_id, steps.store_url())
         self.view = LOCAL.setdefault(job_id, LiveView())
         REQUESTS.pop(job_id, None)  # the rows hold it too, in order
-        entries, self._seen = read(control_id(job_id))
+        entries, self._seen = read(control_id(job_id), 0, steps.store_url())
         self._pause = requested_pause(entries)
         self._checked = time.monotonic()
 
@@ -95,9 +95,9 @@ class LiveSink:
         now = time.monotonic()
         if now - self._checked >= CHECK_SECONDS:
             self._checked = now
-            entries, self._seen = read(control_id(self.job_id), self._seen)
+            entries, self._seen = read(control_id(self.job_id), self._seen, steps.store_url())
             self._pause = requested_pause(entries, self._pause)
-            if not self._pause and runtime.state(self.job_id).status == "cancelled":
+            if not self._pause and runtime.state(self.job_id, steps.store_url()).status == "cancelled":
                 self._pause = True
         return self._pause
 
@@ -106,7 +106,7 @@ class LiveSink:
 
 
 def _debate(job_id: str, job: dict[str, Any], sink: LiveSink) -> LiveDebate:
-    store = open_store()
+    store = steps.store()
     transcript = load_live(store, job["debate_id"])
     return LiveDebate(transcript, steps.provider_for(job_id, job), writer=LiveWriter(store, transcript.id),
                       on_event=sink)
@@ -141,7 +141,7 @@ def _call(job_id: str, job: dict[str, Any], work) -> dict[str, Any]:
 @DBOS.step(name=f"{LIVE}.look")
 def live_look(job_id: str, job: dict[str, Any]) -> dict[str, Any]:
     """What is pending in the saved transcript."""
-    t = load_live(open_store(), job["debate_id"])
+    t = load_live(steps.store(), job["debate_id"])
 
     def queued(*kinds: str) -> list[int]:
         return [i.id for i in t.interventions if i.type in kinds and i.status == "queued"]
@@ -203,7 +203,7 @@ runtime.on_reset(_dispose)
 
 def message_waiting(job_id: str) -> bool:
     """Whether a message to the job waits unread (DBOS 3.4's ``notifications`` table, read-only)."""
-    url = runtime.system_url()
+    url = runtime.system_url(steps.store_url())
     engine = _engines.get(url) or _engines.setdefault(url, sa.create_engine(url, pool_pre_ping=True))
     schema = runtime.SCHEMA if make_url(url).get_backend_name() == "postgresql" else None
     table = sa.table("notifications", sa.column("destination_uuid"), sa.column("topic"), sa.column("consumed"),
@@ -224,7 +224,7 @@ def live_wait(job_id: str) -> str:
             return "message"
         if time.monotonic() - checked >= 1.0:
             checked = time.monotonic()
-            if runtime.state(job_id).status == "cancelled":
+            if runtime.state(job_id, steps.store_url()).status == "cancelled":
                 return "cancelled"
         if runtime.current_host() is not host:
             raise HostStopped(job_id)

@@ -33,7 +33,7 @@ from .. import runtime
 from ..errors import Cancelled, ClearSideError
 from ..providers import Provider
 from ..runtime import progress, steps
-from ..store import Store, open_store
+from ..store import Store
 from .runner import PerspectivesEvent, PerspectivesRun, load
 
 log = logging.getLogger("clearside.jobs")
@@ -71,7 +71,7 @@ class Sink:
 
     def __init__(self, job_id: str) -> None:
         self.job_id = job_id
-        self.writer = progress.ProgressWriter(job_id)
+        self.writer = progress.ProgressWriter(job_id, steps.store_url())
         self._checked = 0.0
         self._cancelled = False
         STREAMING[job_id] = ""
@@ -92,7 +92,7 @@ class Sink:
             self._cancelled = True
         if not self._cancelled and (now or moment - self._checked >= steps.CANCEL_CHECK_SECONDS):
             self._checked = moment
-            self._cancelled = runtime.state(self.job_id).status == "cancelled"
+            self._cancelled = runtime.state(self.job_id, steps.store_url()).status == "cancelled"
         return self._cancelled
 
     def close(self) -> None:
@@ -130,7 +130,7 @@ def _mark(store: Store, session_id: str, *, error: str = "", cancelled: bool = F
 def session_step(job_id: str, job: dict[str, Any], token: str = "") -> dict[str, Any]:
     """The session's next model call, saved: ``{"status": "ok", "more": ...}`` or how the leg ended (``token``,
     the calling execution's, comes back with a cancel)."""
-    store = open_store()
+    store = steps.store()
     sink = Sink(job_id)
     try:
         provider = steps.provider_for(job_id, job)

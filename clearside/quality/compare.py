@@ -1,29 +1,24 @@
 """One question on 2-4 provider:model choices: debates side by side, their metrics, shared arguments.
 
-Each debate is saved as it runs and gets a ``runs`` row in the ``compare`` suite
-with the comparison's batch id, so a comparison can be reopened from the store.
-``agreement`` groups the claims of every model's side by meaning and says, for
-each point, in how many of the n models it appears.
+A comparison runs on the runtime (:mod:`clearside.quality.workflow`, held as :class:`clearside.quality.job.CompareJob`
+by the Compare page and the ``compare`` command): each debate is saved as it runs and gets a ``runs`` row in the
+``compare`` suite with the comparison's batch id, so a comparison can be reopened from the store (:func:`load`).
+``agreement`` groups the claims of every model's side by meaning and says, for each point, in how many of the n
+models it appears.
 """
 
 from __future__ import annotations
 
-import threading
-import uuid
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime
+from dataclasses import dataclass
 from pathlib import PureWindowsPath
 from typing import Any
 
 from .. import embed
-from ..errors import Cancelled, ClearSideError, InputError
+from ..errors import InputError
 from ..inputs import shown
 from ..providers import Provider
-from ..runtime.events import Event
 from ..store import Store
 from . import metrics
-from .scored import run_scored
 
 SUITE = "compare"
 SAME_POINT = 0.65  # raw cosine: ArgKP's best-F1 threshold for "this argument makes this key point" (guide §3.1)
@@ -103,108 +98,37 @@ def agreement(documents: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(out, key=lambda row: (row["side"], -row["k"]))
 
 
-class Comparison:
-    """Runs the debates in this process (concurrently where asked), then scores them: ``compare`` on the
-    command line. The dashboard and ``compare --enqueue`` run comparisons on the runtime
-    (:class:`clearside.batch_jobs.CompareJob`), checked by this class first."""
+@dataclass(frozen=True)
+class Settings:
+    """How a comparison runs: one temperature per model (each a configuration of its own: the same model may then
+    appear at two temperatures) or ``temperature`` for all, re-asks after an invalid output, and how many of its
+    debates are under way at once (``window``; None: all of them)."""
 
-    def __init__(self, question: str, providers: list[Provider], store: Store, *, concurrency: int | None = None,
-                 retries: int = 2, temperature: float = 0.4, temperatures: list[float] | None = None,
-                 on_event: Callable[[str, Event], None] | None = None):
-        """``temperatures``: one per provider (a configuration each: the same model may then appear at two
-        temperatures); otherwise ``temperature`` for all."""
-        _check_count(len(providers))
-        temperatures = list(temperatures) if temperatures is not None else [temperature] * len(providers)
-        if len(temperatures) != len(providers):
-            raise InputError(f"Give one temperature per model ({len(providers)}), not {len(temperatures)}.")
-        for t in temperatures:
-            if not 0.0 <= t <= 2.0:
-                raise InputError(f"A temperature must be between 0 and 2 (got {t:g}).")
-        if (pair := same_model(providers, temperatures)) is not None:
-            first, second = (providers[n].spec for n in pair)
-            raise InputError(f"{first} and {second} name the same model at the same temperature: choose another "
-                             "model, or another temperature for one of them.")
-        self.question = question
-        self.providers = providers
-        self.temperatures = temperatures
-        self.labels = labels(providers, temperatures)
-        self.store = store
-        self.concurrency = concurrency or len(providers)
-        self.retries, self.temperature = retries, temperature
-        self.on_event = on_event or (lambda label, event: None)
-        self.batch = uuid.uuid4().hex
-        self.lock = threading.Lock()
-        self.results: dict[str, dict[str, Any]] = {label: {"status": "waiting"} for label in self.labels}
-        self.agreement: list[dict[str, Any]] | None = None
-        self.error: str | None = None
-        self.state = "waiting"  # running, then done
-        self.started_at = datetime.now(UTC).isoformat(timespec="microseconds")
-        self._cancel = threading.Event()
+    temperatures: tuple[float, ...] | None = None
+    temperature: float = 0.4
+    retries: int = 2
+    window: int | None = None
 
-    def cancel(self) -> None:
-        """Stop every debate at its next token or call, and start no more; finished debates and sections stay."""
-        self._cancel.set()
 
-    def _event(self, label: str, event: Event) -> None:
-        if self._cancel.is_set() and event.kind in ("start", "delta", "part", "retry"):
-            raise Cancelled("Cancelled by the user.")
-        self.on_event(label, event)
-
-    def _data(self, index: int) -> dict[str, Any]:
-        return {"batch": self.batch, "question": self.question, "label": self.labels[index],
-                "spec": self.providers[index].spec, "temperature": self.temperatures[index],
-                "started_at": self.started_at, "planned": len(self.providers)}
-
-    def _one(self, index: int) -> None:
-        provider, label = self.providers[index], self.labels[index]
-        if self._cancel.is_set():  # cancelled before its turn came (fewer workers than models)
-            with self.lock:
-                self.results[label] = {"status": "cancelled"}
-            return
-
-        def started(debate_id: str, run_id: str) -> None:
-            with self.lock:
-                self.results[label] = {"status": "running", "debate_id": debate_id, "run_id": run_id}
-
-        scored = run_scored(self.question, provider, self.store, suite=SUITE, data=self._data(index),
-                            retries=self.retries, temperature=self.temperatures[index],
-                            on_event=lambda event: self._event(label, event), on_start=started)
-        with self.lock:
-            if scored.status == "done":
-                self.results[label].update(status="done", document=scored.document, metrics=scored.detail,
-                                           wall_seconds=scored.wall_seconds)
-            elif scored.status == "failed":
-                self.results[label].update(status="failed", error=scored.error)
-            else:
-                self.results[label].update(status="cancelled")
-
-    @property
-    def id(self) -> str:
-        return self.batch
-
-    def run(self) -> dict[str, Any]:
-        self.state = "running"
-        try:
-            with ThreadPoolExecutor(max_workers=max(1, self.concurrency), thread_name_prefix="compare") as pool:
-                list(pool.map(self._one, range(len(self.providers))))
-            done = {label: r["document"] for label, r in self.results.items() if r["status"] == "done"}
-            self.agreement = agreement(done) if len(done) >= 2 else []
-        except ClearSideError as exc:
-            self.error = str(exc)
-            raise
-        finally:
-            self.state = "done"
-        return self.report()
-
-    def report(self) -> dict[str, Any]:
-        with self.lock:
-            results = {label: {k: v for k, v in r.items() if k != "document"} for label, r in self.results.items()}
-        return {"question": self.question, "batch": self.batch, "models": list(results), "results": results,
-                "agreement": self.agreement, "error": self.error, "state": self.state}
-
-    def documents(self) -> dict[str, dict[str, Any]]:
-        with self.lock:
-            return {label: r["document"] for label, r in self.results.items() if r.get("document")}
+def checked(providers: list[Provider], settings: Settings) -> tuple[list[str], list[float]]:
+    """Each model's label and temperature, once the comparison is known to be possible: 2 to MAX_MODELS models,
+    one temperature each between 0 and 2, no model twice at one temperature, a window of at least 1; else the
+    InputError saying what to change (nothing runs)."""
+    _check_count(len(providers))
+    temperatures = list(settings.temperatures) if settings.temperatures is not None else \
+        [settings.temperature] * len(providers)
+    if len(temperatures) != len(providers):
+        raise InputError(f"Give one temperature per model ({len(providers)}), not {len(temperatures)}.")
+    for t in temperatures:
+        if not 0.0 <= t <= 2.0:
+            raise InputError(f"A temperature must be between 0 and 2 (got {t:g}).")
+    if (pair := same_model(providers, temperatures)) is not None:
+        first, second = (providers[n].spec for n in pair)
+        raise InputError(f"{first} and {second} name the same model at the same temperature: choose another "
+                         "model, or another temperature for one of them.")
+    if settings.window is not None and settings.window < 1:
+        raise InputError(f"Concurrency must be at least 1 (got {settings.window}).")
+    return labels(providers, temperatures), temperatures
 
 
 def row_result(row: dict[str, Any]) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """Regression batches and comparisons on the runtime, held the way a page holds a job.
 
-:class:`RegressionJob` and :class:`CompareJob` queue a batch (:mod:`clearside.batches`: a parent workflow whose
+:class:`RegressionJob` and :class:`CompareJob` queue a batch (:mod:`clearside.quality.workflow`: a parent workflow whose
 items, one scored debate each, any host runs) and read it back for the page that polls them: the batch's state
 from the runtime, each finished debate from the store's ``runs`` rows, and each running debate's agents from this
 process's memory while its step runs here, otherwise from its progress rows (another host runs it). Nothing lives
@@ -10,7 +10,8 @@ only in the page's process: a crash leaves the batch on its queues, and the next
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar, Self
 
 from .. import runtime
 from ..agents import AGENT_ORDER
@@ -27,9 +28,25 @@ _STATES = {"queued": "running", "running": "running", "paused": "running", "done
            "cancelled": "cancelled"}
 
 
+@dataclass(frozen=True)
+class BatchSnapshot:
+    """Where a batch stands (``status``: :data:`clearside.runtime.STATUSES`), and once it ended whether it passed
+    and its report (a regression's :func:`regress.batch_report`, a comparison's :func:`compare.load` report)."""
+
+    status: str
+    error: str = ""
+    passed: bool | None = None
+    report: dict[str, Any] | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.status in runtime.FINISHED
+
+
 class _BatchJob(ABC):
     """What both kinds share: the batch's runtime state, its rows, its running items' agents."""
 
+    kind: ClassVar[str]
     suite = ""
 
     def __init__(self, store: Store, labels: list[str]) -> None:
@@ -53,6 +70,24 @@ class _BatchJob(ABC):
         """The batch's ``runs`` rows (one per item that started), in item order where the item is known."""
         return [r for r in self.store.runs(self.suite) if (r.get("data") or {}).get("batch") == self.id]
 
+    @abstractmethod
+    def start(self, *, here: bool = False) -> Self:
+        """Queue the batch for any host (``here``: run it in this process, on its host)."""
+
+    def retry(self) -> Self:
+        """Run the batch again, as a new batch of the same items and settings (its finished runs stay saved)."""
+        return self.start()
+
+    def snapshot(self) -> BatchSnapshot:
+        now = self._state()
+        result = now.result or {}
+        return BatchSnapshot(status=now.status, error=now.error, passed=result.get("passed"),
+                             report=result.get("report"))
+
+    def wait(self, timeout: float | None = None) -> BatchSnapshot:
+        """Block until the batch ends (or ``timeout`` seconds pass); its snapshot."""
+        runtime.wait(self.id, timeout, self.store.url)
+        return self.snapshot()
 
     def agents(self) -> dict[str, dict[str, str]]:
         """Each running item's agents (``{label: {agent: status}}``: pending, running, retrying, done, failed),
@@ -81,6 +116,8 @@ class _BatchJob(ABC):
 class RegressionJob(_BatchJob):
     """A regression batch of ``suite`` on ``provider``, ``runs`` debates per item, run by any host."""
 
+    kind = "regression"
+
     def __init__(self, suite: str, provider: Provider, store: Store, *, runs: int = 3,
                  concurrency: int | None = None, temperature: float = 0.4, swap_check: bool = False) -> None:
         """``concurrency``: debates under way at once (across every host), and requests sent to the provider's
@@ -94,10 +131,10 @@ class RegressionJob(_BatchJob):
             provider.concurrency = concurrency
         self.total = len(self.labels)
 
-    def start(self) -> RegressionJob:
-        self.id = batches.enqueue_regress(self.suite, self.provider, runs=self.runs, temperature=self.temperature,
-                                          window=self.concurrency, store_url=self.store.url,
-                                          swap_check=self.swap_check)
+    def start(self, *, here: bool = False) -> RegressionJob:
+        settings = batches.RegressSettings(runs=self.runs, temperature=self.temperature, window=self.concurrency,
+                                           swap_check=self.swap_check)
+        self.id = batches.enqueue_regress(self.suite, self.provider, settings, here=here, store_url=self.store.url)
         return self
 
     def _label(self, row: dict[str, Any]) -> str:
@@ -134,15 +171,18 @@ class RegressionJob(_BatchJob):
 class CompareJob(_BatchJob):
     """One question on 2-4 providers (each at its temperature), one debate per model, run by any host."""
 
+    kind = "comparison"
     suite = compare.SUITE
 
     def __init__(self, question: str, providers: list[Provider], store: Store, *,
-                 temperatures: list[float] | None = None, temperature: float = 0.4, retries: int = 2) -> None:
-        checked = compare.Comparison(question, providers, store, temperatures=temperatures, temperature=temperature,
-                                     retries=retries)  # refuses what a comparison refuses, before anything runs
-        super().__init__(store, checked.labels)
+                 temperatures: list[float] | None = None, temperature: float = 0.4, retries: int = 2,
+                 window: int | None = None) -> None:
+        """``window``: debates under way at once (default: all of them)."""
+        self.settings = compare.Settings(temperatures=tuple(temperatures) if temperatures is not None else None,
+                                         temperature=temperature, retries=retries, window=window)
+        labels, _ = compare.checked(providers, self.settings)  # refuses what a comparison refuses, before it runs
+        super().__init__(store, labels)
         self.question, self.providers = question, providers
-        self.temperatures, self.retries = checked.temperatures, retries
         self._documents: dict[str, dict[str, Any]] = {}
         self._agreement: list[dict[str, Any]] | None = None
 
@@ -151,9 +191,10 @@ class CompareJob(_BatchJob):
         """running, or done once every debate is over (done, failed or cancelled: the report says which)."""
         return "running" if super().state == "running" else "done"
 
-    def start(self) -> CompareJob:
-        self.id = batches.enqueue_compare(self.question, self.providers, temperatures=self.temperatures,
-                                          retries=self.retries, store_url=self.store.url)
+    def start(self, *, here: bool = False) -> CompareJob:
+        """Queue the comparison for any host (``here``: run it in this process, on its host)."""
+        self.id = batches.enqueue_compare(self.question, self.providers, self.settings, here=here,
+                                          store_url=self.store.url)
         return self
 
     def _label(self, row: dict[str, Any]) -> str:
@@ -165,8 +206,8 @@ class CompareJob(_BatchJob):
         batches.cancel_batch(self.id, self.store.url)
 
     def report(self) -> dict[str, Any]:
-        """As :meth:`compare.Comparison.report` says it: each model's status (waiting until its debate starts),
-        and, once every debate is over, the arguments the models share."""
+        """Each model's status (waiting until its debate starts) and result, in the models' order, and, once every
+        debate is over, the arguments the models share (:func:`compare.agreement`)."""
         running = self.state == "running"  # read first: once over, every row is final
         # a model whose debate never started: waiting, or cancelled once the comparison is over
         results: dict[str, dict[str, Any]] = {label: {"status": "waiting" if running else "cancelled"}

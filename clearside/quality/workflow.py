@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -30,7 +31,6 @@ from .. import prompts, runtime
 from ..errors import ClearSideError, InputError
 from ..providers import Provider
 from ..runtime import steps
-from ..store import open_store
 from . import compare, regress
 from .scored import PROMPTS, run_scored
 
@@ -49,7 +49,7 @@ def _scored(job: dict[str, Any], task: dict[str, Any], provider: Provider, sink:
         data = {"batch": job["batch"], "question": job["question"], "label": task["label"],
                 "spec": task["provider"]["spec"], "temperature": task["temperature"],
                 "started_at": job["started_at"], "planned": len(job["tasks"])}
-        scored = run_scored(job["question"], provider, open_store(), suite=compare.SUITE, data=data,
+        scored = run_scored(job["question"], provider, steps.store(), suite=compare.SUITE, data=data,
                             retries=job["retries"], temperature=task["temperature"],
                             debate_id=task["debate_id"], on_event=sink)
     else:
@@ -59,7 +59,7 @@ def _scored(job: dict[str, Any], task: dict[str, Any], provider: Provider, sink:
                 "versions": regress.pinned_versions(provider, temperature=job["temperature"], retries=job["retries"],
                                                     concurrency=job["concurrency"],
                                                     swap_check=bool(job.get("swap_check")))}
-        scored = run_scored(item.proposition, provider, open_store(), suite=job["suite"], data=data,
+        scored = run_scored(item.proposition, provider, steps.store(), suite=job["suite"], data=data,
                             retries=job["retries"], temperature=job["temperature"], reference=item,
                             debate_id=task["debate_id"], on_event=sink, swap_check=bool(job.get("swap_check")))
     result = regress.item_result(scored, data)
@@ -97,7 +97,7 @@ def batch_item(job: dict[str, Any], task: dict[str, Any]) -> dict[str, Any]:
 
 @DBOS.step(name="clearside.batch.report")
 def report_step(job: dict[str, Any], results: list[dict[str, Any]]) -> dict[str, Any]:
-    store = open_store()
+    store = steps.store()
     if job["kind"] == COMPARE:
         report, _ = compare.load(store, job["batch"])
         return {**report, "passed": all(r["status"] == "done" for r in report["results"].values())}
@@ -124,8 +124,9 @@ def _fan_out(job: dict[str, Any]) -> dict[str, Any]:
                 results.append(_result(handles[n - window], tasks[n - window]))
             if (stop := DBOS.recv(CANCEL_TOPIC, timeout_seconds=0)) is not None:
                 break  # cancelled: queue no more
-            with SetWorkflowID(item_id(job["batch"], n)):
-                handles.append(DBOS.retrieve_queue(task["queue"]).enqueue(batch_item, job, task))
+            with SetWorkflowID(item_id(job["batch"], n)):  # a batch run here (a command) runs its items here too
+                handles.append(DBOS.start_workflow(batch_item, job, task) if job.get("here") else
+                               DBOS.retrieve_queue(task["queue"]).enqueue(batch_item, job, task))
         if stop is None and (stop := DBOS.recv(CANCEL_TOPIC, timeout_seconds=0)) is not None:
             cancel_step(job["batch"], bool(stop["in_flight"]))  # cancelled while the last items were queued
         results += [_result(handle, task) for handle, task in zip(handles[len(results):], tasks[len(results):],
@@ -166,6 +167,7 @@ def item_id(batch_id: str, n: int) -> str:
 
 def _task(provider: Provider, lend: bool, batch_id: str, n: int, **fields: Any) -> dict[str, Any]:
     if lend:  # a host in this process runs the item with this very provider; others build it from the recipe
+              # (a batch run here always lends it)
         steps.lend(item_id(batch_id, n), provider)
     return {"debate_id": uuid.uuid4().hex, "provider": steps.recipe(provider),
             "queue": steps.queue_for(provider), **fields}
@@ -177,38 +179,55 @@ def _job(kind: str, batch_id: str, tasks: list[dict[str, Any]], **fields: Any) -
             "tasks": tasks, **fields}
 
 
-def enqueue_regress(suite: str, provider: Provider, *, runs: int = 3, retries: int = 2, temperature: float = 0.4,
-                    thresholds: dict[str, dict[str, float]] | None = None, window: int | None = None,
-                    lend: bool = True, store_url: str | None = None, swap_check: bool = False) -> str:
-    """Queue a regression batch for any host; its id (the batch's), at once. With ``lend`` a host in this
-    process runs its items with ``provider`` itself; other hosts build it from its recipe. ``window``: at most
-    that many of its debates under way at once across every host (default: as many as the hosts' queues take).
-    ``swap_check``: each finished debate also gets the swap check (one more moderator call, see scored)."""
-    if window is not None and window < 1:
-        raise InputError(f"Concurrency must be at least 1 (got {window}).")
-    if runs < 1:
-        raise InputError(f"--runs must be at least 1 (got {runs}).")
+@dataclass(frozen=True)
+class RegressSettings:
+    """How a regression batch runs: ``runs`` debates per case, re-asks, the temperature, gates of the user's own
+    over the built-in ``THRESHOLDS``, at most ``window`` debates under way at once across every host (None: as many
+    as the hosts' queues take), and the swap check on each finished debate (one more moderator call)."""
+
+    runs: int = 3
+    retries: int = 2
+    temperature: float = 0.4
+    thresholds: dict[str, dict[str, float]] | None = None
+    window: int | None = None
+    swap_check: bool = False
+
+
+def enqueue_regress(suite: str, provider: Provider, settings: RegressSettings = RegressSettings(), *,
+                    lend: bool = True, here: bool = False, store_url: str | None = None) -> str:
+    """Queue a regression batch of the built-in ``suite`` for any host; its id (the batch's), at once. With
+    ``lend`` a host in this process runs its items with ``provider`` itself; other hosts build it from its recipe;
+    ``here``: run it in this process now, its debates too."""
+    if settings.window is not None and settings.window < 1:
+        raise InputError(f"Concurrency must be at least 1 (got {settings.window}).")
+    if settings.runs < 1:
+        raise InputError(f"--runs must be at least 1 (got {settings.runs}).")
     items = regress.suite_items(suite)
     batch_id = uuid.uuid4().hex
-    pairs = [(item, i) for i in range(runs) for item in items]
-    tasks = [_task(provider, lend, batch_id, n, item=item.name, index=i) for n, (item, i) in enumerate(pairs)]
-    job = _job(REGRESS, batch_id, tasks, suite=suite, runs=runs, retries=retries, temperature=temperature,
-               thresholds=thresholds, concurrency=window or provider.concurrency, window=window,
-               swap_check=swap_check)
+    pairs = [(item, i) for i in range(settings.runs) for item in items]
+    tasks = [_task(provider, lend or here, batch_id, n, item=item.name, index=i) for n, (item, i) in enumerate(pairs)]
+    job = _job(REGRESS, batch_id, tasks, suite=suite, runs=settings.runs, retries=settings.retries,
+               temperature=settings.temperature, thresholds=settings.thresholds,
+               concurrency=settings.window or provider.concurrency, window=settings.window,
+               swap_check=settings.swap_check, here=here)
+    if here:
+        return runtime.start(regress_batch, job, job_id=batch_id)
     return runtime.enqueue(REGRESS, job, job_id=batch_id, queue=runtime.BATCH_QUEUE, store_url=store_url)
 
 
-def enqueue_compare(question: str, providers: list[Provider], *, temperatures: list[float] | None = None,
-                    temperature: float = 0.4, retries: int = 2, lend: bool = True,
-                    store_url: str | None = None) -> str:
-    """Queue a comparison of ``question`` on 2-4 providers for any host; its batch id, at once. The providers
-    are checked as :class:`clearside.compare.Comparison` checks them (count, temperatures, the same model)."""
-    check = compare.Comparison(question, providers, open_store(store_url), temperatures=temperatures,
-                               temperature=temperature, retries=retries)  # refuses what it refuses, nothing runs
-    batch_id = check.batch
-    tasks = [_task(p, lend, batch_id, n, label=label, temperature=t) for n, (p, label, t) in
-             enumerate(zip(providers, check.labels, check.temperatures, strict=True))]
-    job = _job(COMPARE, batch_id, tasks, question=question, retries=retries)
+def enqueue_compare(question: str, providers: list[Provider], settings: compare.Settings, *, lend: bool = True,
+                    here: bool = False, store_url: str | None = None) -> str:
+    """Queue a comparison of ``question`` on 2-4 providers for any host (``here``: run it in this process now, its
+    debates too, at most ``settings.window`` at once); its batch id, at once. The providers are checked first
+    (:func:`clearside.quality.compare.checked`: count, temperatures, the same model twice)."""
+    labels, temperatures = compare.checked(providers, settings)
+    batch_id = uuid.uuid4().hex
+    tasks = [_task(p, lend or here, batch_id, n, label=label, temperature=t) for n, (p, label, t) in
+             enumerate(zip(providers, labels, temperatures, strict=True))]
+    job = _job(COMPARE, batch_id, tasks, question=question, retries=settings.retries, window=settings.window,
+               here=here)
+    if here:
+        return runtime.start(compare_batch, job, job_id=batch_id)
     return runtime.enqueue(COMPARE, job, job_id=batch_id, queue=runtime.BATCH_QUEUE, store_url=store_url)
 
 
@@ -223,7 +242,7 @@ def cancel_batch(batch_id: str, store_url: str | None = None, *, in_flight: bool
 
 @DBOS.step(name="clearside.batch.cancel")
 def cancel_step(batch_id: str, in_flight: bool) -> None:
-    cancel_items(batch_id, in_flight)
+    cancel_items(batch_id, in_flight, steps.store_url())
 
 
 def cancel_items(batch_id: str, in_flight: bool, store_url: str | None = None) -> None:

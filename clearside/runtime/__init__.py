@@ -20,7 +20,20 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .client import JobState, cancel, client, enqueue, job_state, recover, resume, send, start, state, states, wait
+    from .client import (
+        JobState,
+        cancel,
+        dbos_client,
+        enqueue,
+        job_state,
+        recover,
+        resume,
+        send,
+        start,
+        state,
+        states,
+        wait,
+    )
     from .host import (
         APP_VERSION,
         BATCH_QUEUE,
@@ -44,8 +57,8 @@ if TYPE_CHECKING:
 
 # Where each name of the runtime's API lives: the client side (any process), hosting, the job contract.
 _API = {
-    "client": ("JobState", "cancel", "client", "enqueue", "job_state", "recover", "resume", "send", "start", "state",
-               "states", "wait"),
+    "client": ("JobState", "cancel", "dbos_client", "enqueue", "job_state", "recover", "resume", "send", "start",
+               "state", "states", "wait"),
     "host": ("APP_VERSION", "BATCH_QUEUE", "DEAD_AFTER", "LIVE_QUEUE", "LOCAL_QUEUE", "SCHEMA", "SERVER_QUEUE",
              "Host", "alive", "current_host", "exit_fast", "on_reset", "reset", "start_host", "stop_host",
              "system_engine", "system_url"),
@@ -54,9 +67,9 @@ _API = {
 _WHERE = {name: module for module, names in _API.items() for name in names}
 __all__ = ["APP_VERSION", "BATCH_QUEUE", "DEAD_AFTER", "FINISHED", "Host", "Job", "JobRegistry", "JobState",
            "LIVE_QUEUE", "LOCAL_QUEUE", "SCHEMA", "SERVER_QUEUE", "STATUSES", "Status", "UNDER_WAY", "alive",
-           "cancel", "client", "current_host", "enqueue", "exit_fast", "job_state", "on_reset", "recover", "reset",
-           "resume", "send", "start", "start_host", "state", "states", "stop_host", "system_engine", "system_url",
-           "wait"]
+           "cancel", "current_host", "dbos_client", "enqueue", "exit_fast", "job_state", "on_reset", "recover",
+           "reset", "resume", "send", "start", "start_host", "state", "states", "stop_host", "system_engine",
+           "system_url", "wait"]
 assert sorted(_WHERE) == __all__, "every name of the API is listed once"
 
 

@@ -72,7 +72,7 @@ def _close() -> None:
 host.on_reset(_close)
 
 
-def client(store_url: str | None = None) -> DBOSClient:
+def dbos_client(store_url: str | None = None) -> DBOSClient:
     """A client of the system database for the store at ``store_url``; creates its tables on first use."""
     url = host.system_url(store_url)
     with _lock:
@@ -93,7 +93,7 @@ def client(store_url: str | None = None) -> DBOSClient:
 
 def enqueue(workflow: str, *args: Any, job_id: str, queue: str, store_url: str | None = None) -> str:
     """Queue the workflow named ``workflow`` under ``job_id`` for any host to run; returns the id at once."""
-    client(store_url).enqueue({"workflow_name": workflow, "queue_name": queue, "workflow_id": job_id,
+    dbos_client(store_url).enqueue({"workflow_name": workflow, "queue_name": queue, "workflow_id": job_id,
                                "app_version": host.APP_VERSION, "application_name": host.APP}, *args)
     return job_id
 
@@ -111,7 +111,7 @@ def start(workflow: Callable[..., Any], *args: Any, job_id: str) -> str:
 def state(job_id: str, store_url: str | None = None) -> JobState:
     """The job's state; raises NotFound for an id the runtime never ran."""
     try:
-        status = client(store_url).retrieve_workflow(job_id).get_status()
+        status = dbos_client(store_url).retrieve_workflow(job_id).get_status()
     except DBOSNonExistentWorkflowError:
         raise NotFound(f"No job '{shown(job_id)}': check the id (`python -m clearside list` shows saved "
                        "debates).") from None
@@ -123,7 +123,7 @@ def states(job_ids: Iterable[str], store_url: str | None = None) -> dict[str, Jo
     wanted = sorted(set(job_ids))
     if not wanted:
         return {}
-    found = client(store_url).list_workflows(workflow_ids=wanted, load_input=False)
+    found = dbos_client(store_url).list_workflows(workflow_ids=wanted, load_input=False)
     return {s.id: s for s in _read(found, store_url)}
 
 
@@ -144,12 +144,12 @@ def wait(job_id: str, timeout: float | None = None, store_url: str | None = None
 
 
 def cancel(job_id: str, store_url: str | None = None) -> None:
-    client(store_url).cancel_workflow(job_id)
+    dbos_client(store_url).cancel_workflow(job_id)
 
 
 def resume(job_id: str, *, queue: str, store_url: str | None = None) -> None:
     """Run a cancelled job again from its last finished step, on ``queue``."""
-    client(store_url).resume_workflow(job_id, queue_name=queue)
+    dbos_client(store_url).resume_workflow(job_id, queue_name=queue)
 
 
 def recover(job_id: str, store_url: str | None = None) -> bool:
@@ -163,4 +163,4 @@ def recover(job_id: str, store_url: str | None = None) -> bool:
 
 
 def send(job_id: str, message: Any, *, topic: str, store_url: str | None = None) -> None:
-    client(store_url).send(job_id, message, topic)
+    dbos_client(store_url).send(job_id, message, topic)

@@ -127,8 +127,11 @@ class Host:
     """This process as a runtime host: DBOS launched, heartbeat written; with ``serve``, queues served and dead
     hosts taken over (without: an in-process host, running only what this process starts in it)."""
 
-    def __init__(self, url: str, *, role: str, concurrency: int | None = None, serve: bool = True) -> None:
+    def __init__(self, url: str, *, role: str, concurrency: int | None = None, serve: bool = True,
+                 store_url: str | None = None) -> None:
+        """``url``: the system database; ``store_url``: the store it serves (the steps it runs open that one)."""
         self.url, self.role, self.serve = url, role, serve
+        self.store_url = database_url(store_url)
         self.schema = _schema(url)
         self.executor_id = f"{role}-{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         self._stop = threading.Event()
@@ -249,7 +252,7 @@ def start_host(store_url: str | None = None, *, role: str = "host", concurrency:
             _host.stop()
             _host = None
         try:
-            _host = Host(url, role=role, concurrency=concurrency, serve=serve)
+            _host = Host(url, role=role, concurrency=concurrency, serve=serve, store_url=store_url)
         except ClearSideError:
             raise
         except Exception as exc:

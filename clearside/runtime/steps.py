@@ -21,6 +21,7 @@ from typing import Any
 
 from ..errors import Cancelled, ClearSideError
 from ..providers import Provider, get_provider
+from ..store import Store, open_store
 from . import client, host
 from .events import AgentProgress, Event, apply_event
 from .progress import ProgressWriter
@@ -68,7 +69,7 @@ class Sink:
 
     def __init__(self, job_id: str) -> None:
         self.job_id = job_id
-        self.writer = ProgressWriter(job_id)
+        self.writer = ProgressWriter(job_id, store_url())
         with _local_lock:
             self.agents = LOCAL.setdefault(job_id, {})
         self._lock = threading.Lock()
@@ -89,11 +90,23 @@ class Sink:
         moment = time.monotonic()
         if not self._cancelled and (now or moment - self._checked >= CANCEL_CHECK_SECONDS):
             self._checked = moment
-            self._cancelled = client.state(self.job_id).status == "cancelled"
+            self._cancelled = client.state(self.job_id, store_url()).status == "cancelled"
         return self._cancelled
 
     def close(self) -> None:
         self.writer.flush()
+
+
+def store_url() -> str | None:
+    """The store a step reads and writes, and whose runtime it reports to: the one this process hosts the runtime
+    for (steps run on a host; None: the default store)."""
+    running = host.current_host()
+    return running.store_url if running is not None else None
+
+
+def store() -> Store:
+    """The store a step reads and writes (:func:`store_url`)."""
+    return open_store(store_url())
 
 
 def ended(exc: ClearSideError) -> dict[str, Any]:

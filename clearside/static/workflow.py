@@ -39,7 +39,7 @@ REMAP = "clearside.remap"
 def static_stage(job_id: str, job: dict[str, Any], stage: str, token: str = "") -> dict[str, Any]:
     """Generate the missing sections of one stage and save them; ``{"status": "ok"}`` or how the job ended
     (``token``, the calling execution's, comes back with a cancel)."""
-    store = open_store()
+    store = steps.store()
     sink = steps.Sink(job_id)
     try:
         run = load_run(store, job["debate_id"])
@@ -78,7 +78,7 @@ def _stopped(store: Any, job: dict[str, Any], cause: ClearSideError) -> dict[str
 def static_finish(job_id: str, job: dict[str, Any], model: str = "") -> dict[str, Any]:
     """Assemble the document from the saved sections and store it as finished (``model``: the one the stages
     used, for a provider that names none and takes its server's first)."""
-    store = open_store()
+    store = steps.store()
     run = load_run(store, job["debate_id"])
     provider = steps.provider_for(job_id, job)
     if not provider.model and model:
@@ -125,7 +125,7 @@ def challenge_answer(job_id: str, job: dict[str, Any]) -> dict[str, Any]:
     """Answer one challenge of a saved debate; the response, not yet saved (``{"status": "ok", ...}``)."""
     sink = steps.Sink(job_id)
     try:
-        store = open_store()
+        store = steps.store()
         document = Document.model_validate(store.get(job["debate_id"]).document)
         provider = steps.provider_for(job_id, job)
         engine = Engine(provider, temperature=job.get("temperature", 0.4), on_event=sink)
@@ -141,7 +141,7 @@ def challenge_answer(job_id: str, job: dict[str, Any]) -> dict[str, Any]:
 @DBOS.step(name=f"{CHALLENGE}.save")
 def challenge_save(job: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
     """Add the response to the saved debate, once: a rerun after a crash finds it already there."""
-    store = open_store()
+    store = steps.store()
     saved = store.challenges(job["debate_id"])
     if saved and saved[-1] == answer["response"]:
         return {"status": "done", "number": len(saved)}
@@ -185,7 +185,7 @@ def remap_run(job_id: str, job: dict[str, Any]) -> dict[str, Any]:
     (``{"status": "ok", "document": ...}``)."""
     sink = steps.Sink(job_id)
     try:
-        store = open_store()
+        store = steps.store()
         document = Document.model_validate(store.get(job["debate_id"]).document)
         provider = steps.provider_for(job_id, job)
         engine = Engine(provider, retries=job.get("retries", 2), temperature=job.get("temperature", 0.4),
@@ -207,7 +207,7 @@ def remap_run(job_id: str, job: dict[str, Any]) -> dict[str, Any]:
 def remap_save(job: dict[str, Any], mapped: dict[str, Any]) -> dict[str, Any]:
     """Save the re-mapped document as the debate's next version, once: a rerun after a crash finds it already
     there as the latest version."""
-    store = open_store()
+    store = steps.store()
     debate_id = job["debate_id"]
     versions = store.versions(debate_id)
     if versions:
@@ -274,7 +274,7 @@ def enqueue_static(debate_id: str, provider: Provider, *, lend: bool = True, sto
     job = static_job(debate_id, provider, **options)
     if here:
         return runtime.start(static_debate, job, job_id=job_id)
-    return runtime.enqueue(STATIC, job, job_id=job_id, queue=steps.queue_for(provider))
+    return runtime.enqueue(STATIC, job, job_id=job_id, queue=steps.queue_for(provider), store_url=store.url)
 
 
 def continue_static(debate_id: str, provider: Provider, *, store: Any = None, here: bool = False,
@@ -288,18 +288,18 @@ def continue_static(debate_id: str, provider: Provider, *, store: Any = None, he
     job_id = (store.get(debate_id).data or {}).get("job")
     if job_id:
         try:
-            current = runtime.state(job_id)
+            current = runtime.state(job_id, store.url)
         except ClearSideError:
             current = None
         if current is not None and current.status in runtime.UNDER_WAY:
             if not here or current.status == "running":
                 return job_id
-            runtime.cancel(job_id)
+            runtime.cancel(job_id, store.url)
         elif current is not None and current.status == "cancelled" and not here:
             steps.wait_stopped(job_id)  # never two executions of one job in this process
             steps.lend(job_id, provider)
             store.update(debate_id, status="queued", data={"error": ""})
-            runtime.resume(job_id, queue=steps.queue_for(provider))
+            runtime.resume(job_id, queue=steps.queue_for(provider), store_url=store.url)
             return job_id
     return enqueue_static(debate_id, provider, store=store, **options)
 
@@ -311,7 +311,7 @@ def cancel_static(debate_id: str, *, store: Any = None) -> None:
     job_id = job_of(debate_id, store)
     if job_id is None:
         return
-    runtime.cancel(job_id)
+    runtime.cancel(job_id, store.url)
     store.update(debate_id, status="paused", data={"error": CANCELLED_NOTE})
 
 

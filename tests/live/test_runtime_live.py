@@ -84,7 +84,7 @@ def test_step_mode_is_state_folded_from_messages(db):
     assert live_workflow.STATE[job.job_id] == {"paused": False, "step_mode": True, "credits": 0, "waiting": True,
                                                "activity": "Waiting for the next step"}
     # a waiting live debate holds no slot another job needs: live debates have a queue without a per-host limit
-    assert runtime.client().retrieve_workflow(job.job_id).get_status().queue_name == runtime.LIVE_QUEUE
+    assert runtime.dbos_client().retrieve_workflow(job.job_id).get_status().queue_name == runtime.LIVE_QUEUE
     assert scripted_job().start().wait(60).status == "done"
     job.set_step_mode(False)
     assert wait_for(job, lambda s: s.status == "done", 60).transcript.document

@@ -37,7 +37,7 @@ def new_job(provider, rounds: int = ROUNDS) -> PerspectivesJob:
 
 
 def steps(job_id: str) -> list[str]:
-    return [step["function_name"] for step in runtime.client().list_workflow_steps(job_id)]
+    return [step["function_name"] for step in runtime.dbos_client().list_workflow_steps(job_id)]
 
 
 def test_the_answers_reach_the_workflow_and_every_model_call_is_a_checkpointed_step():
@@ -63,7 +63,8 @@ def test_the_answers_reach_the_workflow_and_every_model_call_is_a_checkpointed_s
     assert kit.ANSWERS in provider.requests_for("perspectives-A")[0].messages[-1]["content"]
     assert snap.session.clarification_answers == kit.ANSWERS
     assert steps(leg) == ["clearside.perspectives.step"] * (2 * ROUNDS + 1)  # A and B per round, the synthesis
-    assert [s["output"]["more"] for s in runtime.client().list_workflow_steps(leg)] == [True] * 2 * ROUNDS + [False]
+    more = [s["output"]["more"] for s in runtime.dbos_client().list_workflow_steps(leg)]
+    assert more == [True] * 2 * ROUNDS + [False]
     assert [len(provider.requests_for(f"perspectives-{a}")) for a in ("clarifier", "A", "B", "synthesis")] == [
         1, ROUNDS, ROUNDS, 1]
 

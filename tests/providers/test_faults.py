@@ -418,15 +418,20 @@ def test_perspectives_a_dropped_stream_that_persists_fails_naming_the_call(fresh
 
 
 def test_compare_a_503_is_retried_and_both_debates_finish(fresh) -> None:
-    from clearside.quality.compare import Comparison
+    from clearside import modes
+    from clearside.quality.job import CompareJob
+    from clearside.quality.workflow import item_id
+    from clearside.runtime import progress
     from clearside.store import open_store
 
     fresh.plan(Step("status", status=503), agent="pro")
-    events: list[tuple[str, Event]] = []
-    comparison = Comparison(flagship().proposition, [provider(fresh), provider(fresh)], open_store(), retries=1,
-                            temperatures=[0.2, 0.6], on_event=lambda label, event: events.append((label, event)))
-    comparison.run()
-    assert [r["status"] for r in comparison.results.values()] == ["done", "done"]
+    modes.host(role="test", serve=False)  # the comparison runs in this process, as the compare command runs it
+    comparison = CompareJob(flagship().proposition, [provider(fresh), provider(fresh)], open_store(), retries=1,
+                            temperatures=[0.2, 0.6]).start(here=True)
+    comparison.wait(120)
+    assert [r["status"] for r in comparison.report()["results"].values()] == ["done", "done"]
+    events = [(label, Event.of(entry)) for n, label in enumerate(comparison.labels)
+              for entry in progress.read(item_id(comparison.id, n))[0]]
     retried = [(label, e.data) for label, e in events if e.kind == "retry" and "cause" in e.data]
     assert len(retried) == 1 and retried[0][1]["attempt"] == 2 and "HTTP 503" in retried[0][1]["cause"]
 

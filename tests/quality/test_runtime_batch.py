@@ -47,7 +47,7 @@ def scripted(items: int) -> ScriptedProvider:
 def test_an_enqueued_batch_runs_each_item_once_and_reports_like_run_batch():
     modes.host(role="test")  # this process runs the parent and its items; conftest stops hosting afterwards
     provider = scripted(4)
-    batch_id = batches.enqueue_regress("flagship", provider, runs=4)
+    batch_id = batches.enqueue_regress("flagship", provider, batches.RegressSettings(runs=4))
     until(lambda: runtime.state(batch_id).finished, 60, "the batch never finished")
     state = runtime.state(batch_id)
     assert state.status == "done" and state.result["passed"], state
@@ -69,7 +69,7 @@ def test_a_cancelled_batch_stops_its_items_and_bad_input_is_refused():
     modes.host(role="test")
     provider = ScriptedProvider(chunk_delay=0.05, chunk_size=4, script={
         agent: [flagship_replies()[agent]] * 6 for agent in AGENTS})
-    batch_id = batches.enqueue_regress("flagship", provider, runs=6)
+    batch_id = batches.enqueue_regress("flagship", provider, batches.RegressSettings(runs=6))
     until(lambda: provider.requests_for("orchestrator"), 30, "no item started")
     batches.cancel_batch(batch_id)
     until(lambda: runtime.state(batch_id).finished, 60, "the batch did not stop")
@@ -81,7 +81,7 @@ def test_a_cancelled_batch_stops_its_items_and_bad_input_is_refused():
     assert cancelled >= 1 and f"{cancelled} of 6 runs were cancelled" in state.result["report"]["failures"]
     assert not report(batch_id)["passed"]
     with pytest.raises(InputError, match="--runs must be at least 1"):
-        batches.enqueue_regress("flagship", provider, runs=0)
+        batches.enqueue_regress("flagship", provider, batches.RegressSettings(runs=0))
 
 
 @pytest.mark.parametrize("store_url", ["postgresql"], indirect=True)
@@ -116,7 +116,7 @@ def test_two_workers_share_a_batch_queued_on_the_command_line_and_no_stage_runs_
 def test_an_enqueued_comparison_runs_each_model_once_and_reopens_like_a_comparison(capsys):
     modes.host(role="test")
     providers = [scripted(1), scripted(1)]  # one scripted model at two temperatures: two configurations
-    batch_id = batches.enqueue_compare(FLAGSHIP, providers, temperatures=[0.2, 0.8])
+    batch_id = batches.enqueue_compare(FLAGSHIP, providers, compare.Settings(temperatures=(0.2, 0.8)))
     until(lambda: runtime.state(batch_id).finished, 60, "the comparison never finished")
     state = runtime.state(batch_id)
     assert state.status == "done" and state.result["passed"], state
@@ -139,9 +139,9 @@ def test_an_enqueued_comparison_runs_each_model_once_and_reopens_like_a_comparis
 def test_a_comparison_is_refused_before_anything_is_queued():
     modes.host(role="test")
     with pytest.raises(InputError, match="same model at the same temperature"):
-        batches.enqueue_compare(QUESTION, [scripted(1), scripted(1)])
+        batches.enqueue_compare(QUESTION, [scripted(1), scripted(1)], compare.Settings())
     with pytest.raises(InputError, match="Compare 2 to 4"):
-        batches.enqueue_compare(QUESTION, [scripted(1)])
+        batches.enqueue_compare(QUESTION, [scripted(1)], compare.Settings())
     assert open_store().runs(compare.SUITE) == []
 
 

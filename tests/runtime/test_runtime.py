@@ -196,7 +196,7 @@ def test_the_cancel_command_stops_a_batch_and_the_batch_reports_what_finished(ho
     replies = flagship_replies()
     provider = ScriptedProvider(chunk_delay=0.05, chunk_size=4,
                                 script={agent: [replies[agent]] * 4 for agent in replies})
-    batch_id = batches.enqueue_regress("flagship", provider, runs=4, window=1)
+    batch_id = batches.enqueue_regress("flagship", provider, batches.RegressSettings(runs=4, window=1))
     deadline = time.monotonic() + 30
     while not provider.requests_for("orchestrator") and time.monotonic() < deadline:
         time.sleep(0.05)

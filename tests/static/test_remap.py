@@ -487,7 +487,7 @@ def test_a_failing_remap_says_why_and_hostile_assumption_text_stays_text(monkeyp
 def queued_remaps(debate_id: str) -> list[str]:
     from clearside import runtime
 
-    return [w.workflow_id for w in runtime.client().list_workflows(workflow_id_prefix=f"{debate_id}:remap:",
+    return [w.workflow_id for w in runtime.dbos_client().list_workflows(workflow_id_prefix=f"{debate_id}:remap:",
                                                                     load_input=False, load_output=False)]
 
 

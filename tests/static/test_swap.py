@@ -257,7 +257,8 @@ def test_the_regress_workflow_carries_the_swap_check_to_each_item(monkeypatch):
     monkeypatch.setattr(batches, "run_scored", lambda *a, **options: asked.append(options["swap_check"]) or Scored(
         "d", "r", "failed", metrics={"schema_valid": 0.0}, error="not run"))
     for swap_check in (True, False):
-        batches.enqueue_regress("flagship", ScriptedProvider(), runs=1, lend=False, swap_check=swap_check)
+        batches.enqueue_regress("flagship", ScriptedProvider(), batches.RegressSettings(runs=1, swap_check=swap_check),
+                                lend=False)
         job = queued[-1]
         assert job["swap_check"] is swap_check
         assert batches._scored(job, job["tasks"][0], ScriptedProvider(), None)["status"] == "failed"

@@ -75,7 +75,8 @@ def test_a_postgresql_restart_mid_batch_loses_nothing_and_runs_nothing_twice(db,
                 until(lambda w=worker: "serving queued" in w.text(), 60, "the worker never started", worker)
             provider = OpenAIProvider(MODEL, base_url=server.base_url)
             try:
-                batch_id = batches.enqueue_regress("flagship", provider, runs=items, retries=1, lend=False)
+                batch_id = batches.enqueue_regress("flagship", provider, batches.RegressSettings(runs=items, retries=1),
+                                                   lend=False)
                 until(lambda: server.stats()["agents"].get("pro", 0) >= 1, 60, "no item started", workers[0])
                 assert not runtime.state(batch_id).finished
                 before = dict(server.stats()["agents"])

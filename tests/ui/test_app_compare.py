@@ -403,8 +403,8 @@ def test_the_same_gguf_by_name_and_by_its_path_is_one_model():
     by_path = get_provider(f"embedded:{by_name.path}")
     assert by_name.spec != by_path.spec and by_name.identity == by_path.identity
     with pytest.raises(InputError, match="name the same model at the same temperature"):
-        compare.Comparison("Q?", [by_name, by_path], None)
-    assert compare.Comparison("Q?", [by_name, by_path], None, temperatures=[0.2, 0.8]).labels == [
+        compare.checked([by_name, by_path], compare.Settings())
+    assert compare.checked([by_name, by_path], compare.Settings(temperatures=(0.2, 0.8)))[0] == [
         "embedded · T 0.2", f"embedded:{by_name.path.name} · T 0.8"]
 
 
