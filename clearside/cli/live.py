@@ -1,18 +1,24 @@
-"""``python -m clearside live``: run a live debate in the terminal, streaming each turn as it is spoken."""
+"""``python -m clearside live``: run a live debate in the terminal, streaming each turn as it is spoken.
+
+The debate runs as the workflow ``clearside.live`` in this process (:mod:`clearside.cli.here`), followed from its
+progress rows; interventions from ``--interventions`` and ``--evidence-file`` are submitted between turns, as the
+dashboard's user submits them, the debate going step by step until the last one is in."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ClearSideError, InputError
+from ..errors import InputError, JobFailed
 from ..inputs import read_json
 from ..providers import get_provider
+from . import here
 
 if TYPE_CHECKING:  # the rest is imported by the command that runs (see common.py)
-    from ..live.debate import LiveDebate, LiveEvent
+    from ..live.debate import LiveEvent
     from ..live.transcript import Transcript
     from ..sources import Source
 
@@ -120,19 +126,66 @@ class Printer:
         self.out.flush()
 
 
-def _scheduler(items: list[dict[str, Any]]):
-    queue = list(items)
+class Rows:
+    """A live job's progress rows as the printer's events: the speech of the turn in flight is derived from its raw
+    reply as the turn streamed it (what the runtime keeps of a turn in flight)."""
 
-    def before_turn(debate: LiveDebate) -> None:
-        done = debate.transcript.turns[-1].turn if debate.transcript.turns else 0
-        while queue and (queue[0]["after_turn"] <= done or debate.finished):
-            item = queue.pop(0)
-            try:
-                debate.submit(item["type"], item["text"], item.get("to"), item.get("source"))
-            except InputError as exc:
-                print(f"warning: intervention after turn {item['after_turn']} skipped: {exc}", file=sys.stderr)
+    def __init__(self, printer: Printer) -> None:
+        self.printer, self.raw, self.spoken = printer, "", ""
 
-    return before_turn
+    def __call__(self, entry: dict[str, Any]) -> None:
+        from ..live.debate import LiveEvent, speech_of
+
+        kind, speaker, text = entry["kind"], entry.get("agent") or "", entry.get("text") or ""
+        if kind == "delta":
+            self.raw += text
+            speech = speech_of(self.raw)
+            if len(speech) > len(self.spoken):
+                self.printer(LiveEvent("speech", speaker, text=speech[len(self.spoken):]))
+                self.spoken = speech
+            return
+        if kind in ("turn_start", "retry", "retrying", "guardrail", "turn_done", "answered", "paused", "proposition"):
+            self.raw, self.spoken = "", ""  # a new call, or one made again: its speech starts afresh
+        self.printer(LiveEvent(kind, speaker, text=text, data=entry.get("data") or {}))
+
+
+POLL_SECONDS = 0.1
+
+
+def _drive(job: Any, items: list[dict[str, Any]], rows: Rows) -> Any:
+    """Run the live job here to its end: step by step while interventions are scheduled (each submitted once the
+    turns before it are done, as the dashboard's user would), freely after the last; its final snapshot."""
+    from ..runtime import progress
+
+    seen: dict[str, int] = {}
+    stepped = -1  # the turns done when the latest step was asked for
+    while True:
+        for job_id in filter(None, [job.job_id]):
+            entries, seen[job_id] = progress.read(job_id, seen.get(job_id, 0), job.store.url)
+            for entry in entries:
+                rows(entry)
+        snap = job.snapshot()
+        if snap.status == "failed":
+            return snap
+        done = len(snap.transcript.turns)
+        while items and (items[0]["after_turn"] <= done or snap.status == "done"):
+            _submit(job, items.pop(0))
+        if snap.status == "waiting" and done > stepped:
+            if items:
+                job.step()  # exactly one more turn, then the next intervention's turn comes round again
+                stepped = done
+            else:
+                job.set_step_mode(False)
+        if snap.status == "done" and not items and not job.alive():
+            return job.snapshot()
+        time.sleep(POLL_SECONDS)
+
+
+def _submit(job: Any, item: dict[str, Any]) -> None:
+    try:
+        job.submit(item["type"], item["text"], item.get("to"), item.get("source"))
+    except InputError as exc:
+        print(f"warning: intervention after turn {item['after_turn']} skipped: {exc}", file=sys.stderr)
 
 
 def _write_transcript(transcript: Transcript, out: str | None) -> None:
@@ -149,7 +202,9 @@ def cmd_live(args: argparse.Namespace) -> int:
     from ..live import costs
     from ..live.debate import LiveDebate
     from ..live.exchange import import_transcript_file
+    from ..live.job import LiveJob
     from ..live.protocol import LiveConfig
+    from ..runtime import steps
     from ..store import open_store, safe_url
 
     items = read_interventions(args.interventions) if args.interventions else []
@@ -159,33 +214,40 @@ def cmd_live(args: argparse.Namespace) -> int:
                "source": read_evidence_file(name, "--evidence-file ")} for name in args.evidence_file or []]
     items.sort(key=lambda item: item["after_turn"])
     provider = get_provider(args.provider, concurrency=args.concurrency)
-    printer = Printer()
     store = open_store()
-    if args.resume:
-        debate_id = args.resume
-        if args.resume.endswith(".json"):  # a transcript file: import it, then continue the imported copy
-            debate_id = import_transcript_file(store, args.resume).id
-            print(f"Imported {args.resume} as live debate {debate_id}", file=sys.stderr)
-        debate = LiveDebate.resume(debate_id, provider, store=store, on_event=printer)
-    else:
-        if not args.question:
-            raise InputError("Give a QUESTION to debate, or --resume ID to continue a saved live debate.")
-        config = LiveConfig.from_env(words_per_minute=args.words_per_minute, temperature=args.temperature,
-                                     schema_retries=args.retries)
-        debate = LiveDebate.create(args.question, provider, config=config, on_event=printer, store=store,
-                                   context_fields={"geography": args.geography, "timeframe": args.timeframe,
-                                                   "domain": args.domain})
-    print(f"Live debate {debate.transcript.id}: saved after every turn to {safe_url(store.url)}", file=sys.stderr)
-    try:
-        debate.run(before_turn=_scheduler(items))
-    except ClearSideError:
-        _write_transcript(debate.snapshot(), args.out)
+    with here.hosting(store.url):
+        if args.resume:
+            debate_id = args.resume
+            if args.resume.endswith(".json"):  # a transcript file: import it, then continue the imported copy
+                debate_id = import_transcript_file(store, args.resume).id
+                print(f"Imported {args.resume} as live debate {debate_id}", file=sys.stderr)
+            debate = LiveDebate.resume(debate_id, provider, store=store)
+        else:
+            if not args.question:
+                raise InputError("Give a QUESTION to debate, or --resume ID to continue a saved live debate.")
+            config = LiveConfig.from_env(words_per_minute=args.words_per_minute, temperature=args.temperature,
+                                         schema_retries=args.retries)
+            debate = LiveDebate.create(args.question, provider, config=config, store=store,
+                                       context_fields={"geography": args.geography, "timeframe": args.timeframe,
+                                                       "domain": args.domain})
+        print(f"Live debate {debate.transcript.id}: saved after every turn to {safe_url(store.url)}", file=sys.stderr)
+        job = LiveJob(debate, step_mode=bool(items), store=store, here=True).start()
+        try:
+            snapshot = _drive(job, items, Rows(Printer()))
+        except KeyboardInterrupt:
+            job.cancel()  # the turn in flight halts within half a second, its speech so far kept
+            steps.wait_stopped(job.job_id or "")
+            raise
+    if snapshot.status == "failed":
+        _write_transcript(snapshot.transcript, args.out)
         print(f"Finished turns are kept. Resume with: python -m clearside live --resume {debate.transcript.id}",
               file=sys.stderr)
-        raise
-    snapshot = debate.snapshot()
-    _write_transcript(snapshot, args.out)
-    facts = costs.summary(snapshot)
+        state = job.state()
+        if state is not None and state.status != "done":
+            here.finished(state)
+        raise JobFailed(snapshot.error or "The live debate failed.")
+    _write_transcript(snapshot.transcript, args.out)
+    facts = costs.summary(snapshot.transcript)
     if facts["timed_turns"]:  # the same figures the Timeline charts per turn
         print(costs.sentence(facts), file=sys.stderr)
     return 0

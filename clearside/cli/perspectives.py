@@ -3,7 +3,8 @@
 Without ``--answers`` it asks the clarification questions, prints them, saves the session and
 stops (state CLARIFICATION_PENDING); ``--session ID --answers TEXT`` continues that session.
 With a question and ``--answers`` it runs from the questions to the synthesis in one go. A
-session that failed part-way continues with ``--session ID``.
+session that failed part-way continues with ``--session ID``. Each leg of the session runs as the workflow
+``clearside.perspectives`` in this process (:mod:`clearside.cli.here`), its events printed from its progress rows.
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ import argparse
 import json
 import sys
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..providers import get_provider
+from . import here
 from .common import DEFAULT_ROUNDS, write
 
 if TYPE_CHECKING:  # the rest is imported by the command that runs (see common.py)
@@ -47,40 +49,63 @@ def _write(run: PerspectivesRun, out: str | None) -> None:
 
 
 def cmd_perspectives(args: argparse.Namespace) -> int:
+    from ..perspectives.job import PerspectivesJob
     from ..perspectives.runner import PerspectivesRun
     from ..store import open_store
 
     store = open_store()
     provider = get_provider(args.provider, concurrency=args.concurrency)
-    options = {"retries": args.retries, "temperature": args.temperature, "on_event": _printer(args.quiet_rounds)}
-    if args.session:
-        if args.question:
-            raise InputError("Give either a QUESTION or --session ID, not both.")
-        run = PerspectivesRun.resume(args.session, provider, store, **options)
-    elif not args.question:
+    options = {"retries": args.retries, "temperature": args.temperature}
+    if args.session and args.question:
+        raise InputError("Give either a QUESTION or --session ID, not both.")
+    if not args.session and not args.question:
         raise InputError("Give a QUESTION, or --session ID to continue a saved session.")
-    else:
-        run = PerspectivesRun.create(args.question, provider, rounds=args.rounds, store=store,
-                                     observability=not args.quiet_rounds, **options)
-        print(f"Session {run.session.session_id} saved in the store", file=sys.stderr)
-        run.clarify()
-    session = run.session
-    try:
-        if session.state == "CLARIFICATION_PENDING":
-            if not args.answers:
-                print("Clarification questions:")
-                print("\n".join(f"{i}. {q}" for i, q in enumerate(session.clarification_questions, 1)))
-                print(f"\nAnswer them to continue: python -m clearside perspectives --session {session.session_id} "
-                      '--answers "..."', file=sys.stderr)
-                return 0
-            run.answer(args.answers)
-        elif args.answers:
-            raise InputError(f"Session {session.session_id} is past its clarification ({session.state}); "
-                             "its answers are fixed.")
-        run.run()
-    finally:
-        _write(run, args.out)
+    printer = _printer(args.quiet_rounds)
+    with here.hosting(store.url):
+        if args.session:
+            job = PerspectivesJob(PerspectivesRun.resume(args.session, provider, store, **options), here=True)
+        else:
+            run = PerspectivesRun.create(args.question, provider, rounds=args.rounds, store=store,
+                                         observability=not args.quiet_rounds, **options)
+            print(f"Session {run.session.session_id} saved in the store", file=sys.stderr)
+            job = PerspectivesJob(run, here=True)
+            _follow(job.ask(), printer)
+        try:
+            _continue(job, args.answers, printer)
+        finally:
+            job.run.session = job.snapshot().session
+            _write(job.run, args.out)
     return 0
+
+
+def _continue(job: Any, answers: str | None, printer: Any) -> None:
+    """Past the clarification gate (printing its questions when there are no answers yet), to the synthesis."""
+    session = job.snapshot().session
+    if session.state == "CLARIFICATION_PENDING":
+        if not answers:
+            print("Clarification questions:")
+            print("\n".join(f"{i}. {q}" for i, q in enumerate(session.clarification_questions, 1)))
+            print(f"\nAnswer them to continue: python -m clearside perspectives --session {session.session_id} "
+                  '--answers "..."', file=sys.stderr)
+            return
+        _follow(job.answer(answers), printer)
+    elif answers:
+        raise InputError(f"Session {session.session_id} is past its clarification ({session.state}); "
+                         "its answers are fixed.")
+    elif not session.finished:
+        _follow(job.retry(), printer)
+
+
+def _follow(job: Any, printer: Any) -> None:
+    """Follow the session's leg in flight, its events printed; its failure raised with its message and exit code."""
+    from ..perspectives.runner import PerspectivesEvent
+
+    def on_entry(entry: dict[str, Any]) -> None:
+        printer(PerspectivesEvent(entry["kind"], entry.get("text") or "", (entry.get("data") or {}).get("round"),
+                                  entry.get("agent") or None))
+
+    if job.job_id is not None:
+        here.finished(here.follow(job.job_id, on_entry, store_url=job.store.url, cancel=job.cancel))
 
 
 def add_parser(sub, model_options) -> None:

@@ -3,8 +3,9 @@
 ``remap DEBATE.json|ID --weights economic=3,ethical=1 --accept TEXT --reject TEXT --unsure TEXT`` writes the
 re-mapped document (``--format json``), its Markdown report (``md``) or what changed against the original
 synthesis (``diff``). A saved debate's re-map is saved as its next version; the debate itself never changes.
-``remap ID --enqueue`` queues that re-map on the runtime instead (workflow ``clearside.remap``) and prints its job
-id at once; ``remap ID --versions`` lists a saved debate's versions without calling a model.
+A saved debate's re-map runs on the runtime (workflow ``clearside.remap``) in this process, or, with ``remap ID
+--enqueue``, on any host (its job id printed at once); a file's is made by the command itself, the store holding
+nothing to save. ``remap ID --versions`` lists a saved debate's versions without calling a model.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from typing import Any
 
 from ..errors import InputError
 from ..inputs import read_json
-from . import jobs
-from .common import engine_from_args, model_options, provider_from_args, write
+from . import here, jobs
+from .common import engine_from_args, log_violations, model_options, progress, provider_from_args, write
 
 _NAMES = {"decision_hinges": "Decision hinges", "core_disagreements": "Core disagreements",
           "areas_of_agreement": "Areas of agreement", "assumption_conflicts": "Assumption conflicts",
@@ -60,6 +61,7 @@ def diff_text(changes: dict[str, Any]) -> str:
 
 
 def cmd_remap(args: argparse.Namespace) -> int:
+    from ..checks import Embeddings
     from ..render import render
     from ..schema import validate_document
     from ..static import remap
@@ -86,12 +88,12 @@ def cmd_remap(args: argparse.Namespace) -> int:
     if args.enqueue:  # the conditions are checked above and by the job: bad input queues nothing
         return jobs.enqueue_remap(debate_id, weights, stances, provider_from_args(args),
                                   temperature=args.temperature, retries=args.retries, whole=args.whole)
-    engine = engine_from_args(args)
-    remapped = remap.remap(document, engine, weights=weights, stances=stances, whole=args.whole)
-    if debate_id is not None:
-        number = remap.save_version(open_store(), debate_id, remapped, engine.provider)
+    if debate_id is not None:  # a saved debate: the re-map workflow runs here, and saves it as the next version
+        remapped, number = _remap_here(debate_id, weights, stances, args)
         print(f"Saved as version {number} of debate {debate_id} (the original is unchanged).", file=sys.stderr)
-    changes = remap.diff(document.moderator, remapped.moderator, engine.embeddings)
+    else:  # a file the store does not hold: nothing to save, so the command re-maps it itself
+        remapped = remap.remap(document, engine_from_args(args), weights=weights, stances=stances, whole=args.whole)
+    changes = remap.diff(document.moderator, remapped.moderator, Embeddings())
     if args.format == "diff":
         write(diff_text(changes), args.out)
     elif args.format == "md":
@@ -99,6 +101,28 @@ def cmd_remap(args: argparse.Namespace) -> int:
     else:
         write(json.dumps(remapped.dump(), indent=2, ensure_ascii=False), args.out)
     return 0
+
+
+def _remap_here(debate_id: str, weights: Any, stances: list[Any], args: argparse.Namespace) -> tuple[Any, int]:
+    """The saved debate re-mapped by the workflow ``clearside.remap`` run in this process (its progress on stderr,
+    Ctrl+C cancels it): the re-mapped document and the version it was saved as."""
+    from ..runtime.events import Event
+    from ..schema import Document
+    from ..static import workflow
+    from ..store import open_store
+
+    store = open_store()
+    provider = provider_from_args(args)
+    log_violations(args.violations_log)
+    job = workflow.remap_job(debate_id, weights, stances, provider, temperature=args.temperature,
+                             retries=args.retries, whole=args.whole)
+    printer = progress()
+    with here.hosting(store.url):
+        job_id = workflow.enqueue_remap(job, provider, here=True, store_url=store.url)
+        state = here.follow(job_id, lambda entry: printer(Event.of(entry)), store_url=store.url)
+    here.finished(state)
+    number = int(state.result["number"])
+    return Document.model_validate((store.version(debate_id, number).body or {})["document"]), number
 
 
 def add_parser(sub: Any) -> None:

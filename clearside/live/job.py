@@ -69,8 +69,12 @@ class _Follower:
 class LiveJob:
     """A saved live debate and its runtime job (``debate``: made or resumed with the provider to run it)."""
 
-    def __init__(self, debate: LiveDebate, *, step_mode: bool = False, store: Store | None = None) -> None:
-        self.debate = debate
+    kind = "live"
+
+    def __init__(self, debate: LiveDebate, *, step_mode: bool = False, store: Store | None = None,
+                 here: bool = False) -> None:
+        """``here``: its workflow runs in this process, on its host (the ``live`` command), each time it starts."""
+        self.debate, self.here = debate, here
         self.id = debate.transcript.id
         self.provider: Provider | None = debate.provider
         self.store = store or (debate.writer.store if debate.writer is not None else open_store())
@@ -109,7 +113,7 @@ class LiveJob:
         if saved.state == "failed":  # a retry: snapshots must not still say failed until the job gets going
             self.store.update(self.id, status="running", data={"state": "running", "error": ""})
         self.job_id = flow.enqueue_live(self.id, self.provider, step_mode=self._step_mode, paused=paused,
-                                        credits=credits, store=self.store)
+                                        credits=credits, store=self.store, here=self.here)
         self._follower = _Follower(self.job_id, self.store.url)
         return self
 

@@ -312,16 +312,17 @@ def live_job(debate_id: str, provider: Any, *, step_mode: bool = False, paused: 
 
 
 def enqueue_live(debate_id: str, provider: Any, *, step_mode: bool = False, paused: bool = False,
-                 credits: int = 0, lend: bool = True, store: Any = None) -> str:
+                 credits: int = 0, lend: bool = True, store: Any = None, here: bool = False) -> str:
     """Queue the saved live debate for any host (job id: the debate's id, then ``<id>-2`` and so on, kept in
-    the debate's ``data["job"]``); its job id, at once."""
+    the debate's ``data["job"]``; ``here``: run it in this process now, on its host); its job id, at once."""
     store = store or open_store()
     data = store.get(debate_id).data or {}
     runs = int(data.get("jobs", 0)) + 1
     job_id = debate_id if runs == 1 else f"{debate_id}-{runs}"
     store.update(debate_id, data={"job": job_id, "jobs": runs})
-    if lend:
+    if lend or here:
         steps.lend(job_id, provider)
     job = live_job(debate_id, provider, step_mode=step_mode, paused=paused, credits=credits)
-    return runtime.enqueue(LIVE, job, job_id=job_id,
-                           queue=runtime.LIVE_QUEUE, store_url=store.url)
+    if here:
+        return runtime.start(live_debate, job, job_id=job_id)
+    return runtime.enqueue(LIVE, job, job_id=job_id, queue=runtime.LIVE_QUEUE, store_url=store.url)

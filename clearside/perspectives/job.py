@@ -44,10 +44,13 @@ class PerspectivesSnapshot:
 class PerspectivesJob:
     """A saved session's legs on the runtime (``run``: the session, its provider, store and options)."""
 
-    def __init__(self, run: PerspectivesRun) -> None:
+    kind = "perspectives"
+
+    def __init__(self, run: PerspectivesRun, *, here: bool = False) -> None:
+        """``here``: its legs run in this process, on its host (the ``perspectives`` command)."""
         if run.store is None:
             raise ClearSideError("A perspectives job runs on the durable runtime and needs the session's store.")
-        self.run = run
+        self.run, self.here = run, here
         self.store: Store = run.store
         self.id = run.session.session_id
         self.job_id = workflow.latest_job(self.store, self.id)
@@ -67,20 +70,25 @@ class PerspectivesJob:
         """Queue the clarifier (a new session, or one whose clarifier failed or was cancelled)."""
         if self.busy:
             return self
-        return self._queued(workflow.enqueue_session(self.id, self.provider, store=self.store, **self._options()))
+        return self._queued(workflow.enqueue_session(self.id, self.provider, store=self.store, here=self.here,
+                                                      **self._options()))
+
+    start = ask  # a session starts from its saved state: a new one with its clarifier
 
     def answer(self, answers: str | list[str]) -> PerspectivesJob:
         """Merge on the caller's thread (a refused answer raises at once), then queue the rounds and synthesis."""
         self.run.session = load(self.store, self.id)  # as the clarifier's leg saved it
         self.run.answer(answers)
         self.wait(ANSWER_WAIT_SECONDS)  # that leg is ending: never two legs at once
-        return self._queued(workflow.enqueue_session(self.id, self.provider, store=self.store, **self._options()))
+        return self._queued(workflow.enqueue_session(self.id, self.provider, store=self.store, here=self.here,
+                                                      **self._options()))
 
     def retry(self) -> PerspectivesJob:
         """Continue from the saved state: a cancelled leg resumes, a failed one is followed by a new leg."""
         if self.busy:
             return self
-        return self._queued(workflow.continue_session(self.id, self.provider, store=self.store, **self._options()))
+        return self._queued(workflow.continue_session(self.id, self.provider, store=self.store, here=self.here,
+                                                       **self._options()))
 
     def cancel(self) -> None:
         """Stop the step in flight at its next token; ``retry`` runs it again, and the rest."""

@@ -83,8 +83,8 @@ class Sink:
             raise Cancelled("Cancelled by the user.")
         STREAMING[self.job_id] = fold(STREAMING.get(self.job_id, ""), event.type, event.content)
         NOTICES[self.job_id] = notice_after(NOTICES.get(self.job_id, ""), event.type, event.content)
-        text = event.content if event.type in ("delta", "state", "error", "retrying") else ""
-        self.writer.add({"kind": event.type, "agent": event.agent or "", "text": text})
+        self.writer.add({"kind": event.type, "agent": event.agent or "", "text": event.content,
+                         "data": {"round": event.round} if event.round is not None else {}})
 
     def cancelled(self, *, now: bool = False) -> bool:
         moment = time.monotonic()
@@ -206,23 +206,27 @@ def running_leg(store: Store, session_id: str) -> str | None:
     return job_id if job_id and runtime.state(job_id, store.url).status in runtime.UNDER_WAY else None
 
 
-def enqueue_session(session_id: str, provider: Provider, *, store: Store, lend: bool = True,
+def enqueue_session(session_id: str, provider: Provider, *, store: Store, lend: bool = True, here: bool = False,
                     **options: Any) -> str:
     """Queue the next leg of the saved session for any host; with ``lend`` a step run here uses ``provider``
-    itself. Returns the leg's job id at once."""
+    itself; ``here``: run it in this process now, on its host. Returns the leg's job id at once."""
     record = store.get(session_id)
     runs = int((record.data or {}).get("jobs", 0)) + 1 if latest_job(store, session_id) else 1
     job_id = session_id if runs == 1 else f"{session_id}-{runs}"
     store.update(session_id, data={"job": job_id, "jobs": runs})
-    if lend:
+    if lend or here:
         steps.lend(job_id, provider)
-    return runtime.enqueue(PERSPECTIVES, session_job(session_id, provider, **options), job_id=job_id,
-                           queue=steps.queue_for(provider), store_url=store.url)
+    job = session_job(session_id, provider, **options)
+    if here:
+        return runtime.start(perspectives_session, job, job_id=job_id)
+    return runtime.enqueue(PERSPECTIVES, job, job_id=job_id, queue=steps.queue_for(provider), store_url=store.url)
 
 
-def continue_session(session_id: str, provider: Provider, *, store: Store, **options: Any) -> str:
+def continue_session(session_id: str, provider: Provider, *, store: Store, here: bool = False, **options: Any) -> str:
     """Carry on a saved session: a leg queued or running is left as it is; a cancelled one resumes from its last
-    finished step; otherwise a new leg starts from the saved state."""
+    finished step; otherwise a new leg starts from the saved state. ``here`` (a command, whose host serves no
+    queue): only a leg a live host runs is left to it; anything else runs as a new leg in this process, a leg still
+    queued or interrupted cancelled first."""
     job_id = latest_job(store, session_id)
     if job_id:
         try:
@@ -230,14 +234,16 @@ def continue_session(session_id: str, provider: Provider, *, store: Store, **opt
         except ClearSideError:
             current = None
         if current is not None and current.status in runtime.UNDER_WAY:
-            return job_id
-        if current is not None and current.status == "cancelled":
+            if not here or current.status == "running":
+                return job_id
+            runtime.cancel(job_id, store.url)
+        elif current is not None and current.status == "cancelled" and not here:
             steps.wait_stopped(job_id)  # never two executions of one job in this process
             CANCELLED.discard(job_id)
             steps.lend(job_id, provider)
             runtime.resume(job_id, queue=steps.queue_for(provider), store_url=store.url)
             return job_id
-    return enqueue_session(session_id, provider, store=store, **options)
+    return enqueue_session(session_id, provider, store=store, here=here, **options)
 
 
 def cancel_session(session_id: str, job_id: str, *, store: Store) -> None:

@@ -100,13 +100,27 @@ def system_engine(url: str) -> sa.Engine:
 
 
 def alive(url: str, executors: set[str]) -> set[str]:
-    """Which of ``executors`` (hosts' executor ids) beat within :data:`DEAD_AFTER` seconds."""
+    """Which of ``executors`` (hosts' executor ids) are alive: they beat within :data:`DEAD_AFTER` seconds, and a
+    host on this machine still has its process (one that was killed is known dead at once)."""
     if not executors:
         return set()
     engine, table = _heartbeats(url)
     with engine.connect() as conn:
-        return {r.executor_id for r in conn.execute(sa.select(table.c.executor_id).where(
-            table.c.executor_id.in_(sorted(executors)), table.c.heartbeat >= time.time() - DEAD_AFTER))}
+        rows = conn.execute(sa.select(table.c.executor_id, table.c.host, table.c.pid).where(
+            table.c.executor_id.in_(sorted(executors)), table.c.heartbeat >= time.time() - DEAD_AFTER)).all()
+    here = socket.gethostname()
+    return {r.executor_id for r in rows if r.host != here or r.pid is None or _running(r.pid)}
+
+
+def _running(pid: int) -> bool:
+    """Whether a process ``pid`` runs on this machine."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it runs, as another user
+        return True
+    return True
 
 
 _engines: dict[str, sa.Engine] = {}

@@ -13,7 +13,7 @@ import pytest
 from helpers import QUESTION, LiveResponder, stored
 
 from clearside.cli import main
-from clearside.cli.live import _scheduler, read_evidence_file, read_interventions
+from clearside.cli.live import read_evidence_file, read_interventions
 from clearside.errors import InputError
 from clearside.live import LiveConfig, LiveDebate
 from clearside.live.assemble import to_document
@@ -206,7 +206,9 @@ def test_two_files_and_a_repeat_keep_their_labels_are_linked_once_and_travel_wit
     assert [s["text"] for s in store.sources(imported.id)] == [first.text, second.text]  # still held by the copy
 
 
-def test_the_cli_injects_evidence_files_from_the_interventions_file_relative_to_it(tmp_path):
+def test_the_cli_injects_evidence_files_from_the_interventions_file_relative_to_it(tmp_path, monkeypatch):
+    from clearside.cli import live as live_cli
+
     folder = tmp_path / "plan"
     folder.mkdir()
     (folder / "report.md").write_bytes(REPORT)
@@ -214,8 +216,10 @@ def test_the_cli_injects_evidence_files_from_the_interventions_file_relative_to_
     plan.write_text(json.dumps([{"after_turn": 2, "type": "inject_evidence", "file": "report.md"}]))
     items = read_interventions(str(plan))
     assert items[0]["source"].name == "report.md" and items[0]["text"] == ""
-    debate, _ = make()
-    transcript = debate.run(before_turn=_scheduler(items))
+    monkeypatch.setattr(live_cli, "get_provider", lambda spec, **options: ScriptedProvider(fallback=Quoting()))
+    out = tmp_path / "transcript.json"
+    assert main(["live", QUESTION, "--interventions", str(plan), "--words-per-minute", "40", "--out", str(out)]) == 0
+    transcript = stored(json.loads(out.read_text())["id"])
     [item] = transcript.interventions
     assert item.after_turn == 2 and item.source.ref == "S1" and item.status == "delivered"
     assert all(transcript.turn(n).fields["evidence_quote"]["source"] == "S1" for n in item.delivered_to)
