@@ -18,8 +18,8 @@ from ..providers import get_provider
 from . import here
 
 if TYPE_CHECKING:  # the rest is imported by the command that runs (see common.py)
-    from ..live.debate import LiveEvent
     from ..live.transcript import Transcript
+    from ..runtime.events import Event
     from ..sources import Source
 
 
@@ -87,14 +87,14 @@ class Printer:
     def out(self):
         return self._out or sys.stdout
 
-    def __call__(self, event: LiveEvent) -> None:
+    def __call__(self, event: Event) -> None:
         from ..live.export import quote_label
         from ..live.protocol import SPEAKER_LABELS
         from ..providers.retry import retrying_text
 
         write = self.out.write
         if event.kind == "turn_start":
-            who = SPEAKER_LABELS.get(event.speaker, event.speaker.capitalize())
+            who = SPEAKER_LABELS.get(event.agent, event.agent.capitalize())
             write(f"\n== {event.data.get('label', '')} ({who}) ==\n")
         elif event.kind == "speech":
             write(event.text)
@@ -117,10 +117,10 @@ class Printer:
             write("\n")
         elif event.kind == "intervention":
             write(f"\n[user {event.data['type'].replace('_', ' ')}"
-                  + (f" to {event.speaker}" if event.speaker else "") + f"] {event.text}"
+                  + (f" to {event.agent}" if event.agent else "") + f"] {event.text}"
                   + (f" [file: {event.data['file']}]" if event.data.get("file") else "") + "\n")
         elif event.kind == "answered":
-            write(f"[{SPEAKER_LABELS.get(event.speaker, event.speaker)} answers the user] {event.text}\n")
+            write(f"[{SPEAKER_LABELS.get(event.agent, event.agent)} answers the user] {event.text}\n")
         elif event.kind == "paused":
             write("\n[paused]\n")
         self.out.flush()
@@ -134,19 +134,20 @@ class Rows:
         self.printer, self.raw, self.spoken = printer, "", ""
 
     def __call__(self, entry: dict[str, Any]) -> None:
-        from ..live.debate import LiveEvent, speech_of
+        from ..live.debate import speech_of
+        from ..runtime.events import Event
 
         kind, speaker, text = entry["kind"], entry.get("agent") or "", entry.get("text") or ""
         if kind == "delta":
             self.raw += text
             speech = speech_of(self.raw)
             if len(speech) > len(self.spoken):
-                self.printer(LiveEvent("speech", speaker, text=speech[len(self.spoken):]))
+                self.printer(Event("speech", speaker, speech[len(self.spoken):]))
                 self.spoken = speech
             return
         if kind in ("turn_start", "retry", "retrying", "guardrail", "turn_done", "answered", "paused", "proposition"):
             self.raw, self.spoken = "", ""  # a new call, or one made again: its speech starts afresh
-        self.printer(LiveEvent(kind, speaker, text=text, data=entry.get("data") or {}))
+        self.printer(Event.of(entry))
 
 
 POLL_SECONDS = 0.1

@@ -21,24 +21,25 @@ from . import here
 from .common import DEFAULT_ROUNDS, write
 
 if TYPE_CHECKING:  # the rest is imported by the command that runs (see common.py)
-    from ..perspectives.runner import PerspectivesEvent, PerspectivesRun
+    from ..perspectives.runner import PerspectivesRun
+    from ..runtime.events import Event
 
 
 def _printer(quiet: bool):
     lock = threading.Lock()
 
-    def on_event(event: PerspectivesEvent) -> None:
+    def on_event(event: Event) -> None:
         with lock:
-            if event.type == "state":
-                print(f"[{event.content}]", file=sys.stderr, flush=True)
-            elif event.type == "agent_output" and not quiet:
-                print(f"\n== Round {event.round}, perspective {event.agent} ==\n{event.content}", flush=True)
-            elif event.type == "synthesis":
-                print(f"\n== Synthesis ==\n{event.content}", flush=True)
-            elif event.type == "retrying":
-                print(f"[{event.agent}] {event.content}", file=sys.stderr, flush=True)
-            elif event.type == "error":
-                print(f"[{event.agent}] failed: {event.content}", file=sys.stderr, flush=True)
+            if event.kind == "state":
+                print(f"[{event.text}]", file=sys.stderr, flush=True)
+            elif event.kind == "agent_output" and not quiet:
+                print(f"\n== Round {event.data.get('round')}, perspective {event.agent} ==\n{event.text}", flush=True)
+            elif event.kind == "synthesis":
+                print(f"\n== Synthesis ==\n{event.text}", flush=True)
+            elif event.kind == "retrying":
+                print(f"[{event.agent}] {event.text}", file=sys.stderr, flush=True)
+            elif event.kind == "error":
+                print(f"[{event.agent}] failed: {event.text}", file=sys.stderr, flush=True)
 
     return on_event
 
@@ -98,11 +99,10 @@ def _continue(job: Any, answers: str | None, printer: Any) -> None:
 
 def _follow(job: Any, printer: Any) -> None:
     """Follow the session's leg in flight, its events printed; its failure raised with its message and exit code."""
-    from ..perspectives.runner import PerspectivesEvent
+    from ..runtime.events import Event
 
     def on_entry(entry: dict[str, Any]) -> None:
-        printer(PerspectivesEvent(entry["kind"], entry.get("text") or "", (entry.get("data") or {}).get("round"),
-                                  entry.get("agent") or None))
+        printer(Event.of(entry))
 
     if job.job_id is not None:
         here.finished(here.follow(job.job_id, on_entry, store_url=job.store.url, cancel=job.cancel))

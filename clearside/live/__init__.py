@@ -1,8 +1,8 @@
 """The live six-phase debate (spec 004): protocol, guardrails, interventions, transcript and worker."""
 
-from .debate import Interrupted, LiveDebate, LiveEvent
+from .debate import Interrupted, LiveDebate
 from .protocol import PHASES, PLAN, LiveConfig, Step
 from .transcript import INTERVENTION_TYPES, Intervention, Transcript, Turn
 
 __all__ = ["INTERVENTION_TYPES", "PHASES", "PLAN", "Interrupted", "Intervention", "LiveConfig", "LiveDebate",
-           "LiveEvent", "Step", "Transcript", "Turn"]
+           "Step", "Transcript", "Turn"]

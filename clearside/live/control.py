@@ -3,7 +3,7 @@
 :class:`Control` is the durable workflow's control state, folded from the messages it received (so a replay
 rebuilds it); :func:`requested_pause` reads the latest pause or resume among the control requests a turn in
 flight polls; :class:`LiveView` is the turn in flight as a page shows it, folded from the live events
-(:mod:`clearside.live_workflow` writes them, :mod:`clearside.live_job` reads them).
+(:mod:`clearside.live.workflow` writes them, :mod:`clearside.live.job` reads them).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..providers.retry import retrying_text
+from ..runtime.events import Event
 from .debate import speech_of
 
 
@@ -28,19 +29,19 @@ class LiveView:
     def speech(self) -> str:
         return speech_of(self.raw)
 
-    def fold(self, entry: dict[str, Any]) -> None:
-        kind = entry.get("kind")
+    def fold(self, event: Event) -> None:
+        kind = event.kind
         if kind == "turn_start":
-            self.speaker, self.raw = entry.get("agent", ""), ""
-            self.activity = self.label = (entry.get("data") or {}).get("label", "")
+            self.speaker, self.raw = event.agent, ""
+            self.activity = self.label = event.data.get("label", "")
         elif kind == "delta":
-            self.raw += entry.get("text", "")
+            self.raw += event.text
             self.activity = self.label or self.activity  # a retried call is streaming again
         elif kind in ("retry", "guardrail"):
             self.raw = ""
         elif kind == "retrying":  # a provider retry: what streamed is dropped, the call is made again
             self.raw = ""
-            self.activity = " · ".join(filter(None, (self.label, retrying_text(entry.get("data") or {}))))
+            self.activity = " · ".join(filter(None, (self.label, retrying_text(event.data))))
         elif kind in ("turn_done", "answered", "paused", "proposition"):
             self.speaker, self.raw = "", ""
 

@@ -19,13 +19,13 @@ import time
 import uuid
 from collections.abc import Callable
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Any
 
 from .. import agents, inputs, prompts
 from ..enforce import partial_object, run_structured
 from ..errors import ClearSideError, InputError, ProviderError
 from ..providers import Provider, Usage
+from ..runtime.events import Event, OnEvent
 from ..schema import Context, Document
 from ..sources import Source
 from ..store import LiveWriter, Store
@@ -48,20 +48,6 @@ class Interrupted(Exception):  # noqa: N818 - a control signal, not an error
     """Raised from a stream callback when the user pauses mid-turn."""
 
 
-@dataclass(frozen=True)
-class LiveEvent:
-    """``kind``: proposition, turn_start, delta (raw reply text), speech (the speech part of it), retry (a
-    re-ask of an invalid reply), retrying (a provider retry: ``data`` has attempt, attempts, cause and wait; what
-    streamed of the call is dropped), guardrail, turn_done, intervention, answered, paused, done, error."""
-
-    kind: str
-    speaker: str = ""
-    step: int | None = None
-    text: str = ""
-    data: dict[str, Any] = field(default_factory=dict)
-
-
-OnLiveEvent = Callable[[LiveEvent], None]
 
 
 def speech_of(raw: str) -> str:
@@ -147,7 +133,7 @@ def intervention_for(transcript: Transcript, kind: str, text: str, to: str | Non
 
 class LiveDebate:
     def __init__(self, transcript: Transcript, provider: Provider, *, config: LiveConfig | None = None,
-                 writer: LiveWriter | None = None, on_event: OnLiveEvent | None = None) -> None:
+                 writer: LiveWriter | None = None, on_event: OnEvent | None = None) -> None:
         self.transcript = transcript
         self.provider = provider
         self.config = config or (LiveConfig(**transcript.config) if transcript.config else LiveConfig())
@@ -162,7 +148,7 @@ class LiveDebate:
     def create(cls, question: str, provider: Provider, *, store: Store, config: LiveConfig | None = None,
                context_fields: dict[str, str | None] | None = None, document: Document | None = None,
                source_debate: str | None = None, parent_id: str | None = None,
-               on_event: OnLiveEvent | None = None, owner: str | None = None) -> LiveDebate:
+               on_event: OnEvent | None = None, owner: str | None = None) -> LiveDebate:
         """A new live debate from a question (input rules apply) or from an existing v1 document, saved in
         ``store``; ``owner``: the starting browser's token (only that browser may steer it from the dashboard)."""
         config = config or LiveConfig()
@@ -186,7 +172,7 @@ class LiveDebate:
 
     @classmethod
     def resume(cls, debate_id: str, provider: Provider, *, store: Store,
-               on_event: OnLiveEvent | None = None) -> LiveDebate:
+               on_event: OnEvent | None = None) -> LiveDebate:
         """Continue a debate saved in ``store`` from its cursor; a turn that was in flight when it stopped is rerun."""
         transcript = load_live(store, debate_id)
         if transcript.state in ("running", "failed", "paused") and not cls._done(transcript):
@@ -229,7 +215,7 @@ class LiveDebate:
             self.save()
             if item.source is not None and self.writer is not None:
                 files.sync_store(self.writer.store, self.transcript)
-        self.on_event(LiveEvent("intervention", item.to or "", text=item.text,
+        self.on_event(Event("intervention", item.to or "", text=item.text,
                                 data={"id": item.id, "type": kind,
                                       **({"file": item.source.name} if item.source is not None else {})}))
         return item
@@ -273,7 +259,7 @@ class LiveDebate:
             unseen = [t for t in self.transcript.turns if t.turn in shown or t in self._seen_by(speaker)]
         message = context.question_message(task, speaker, self.proposition_now(), unseen, item.text, first=first)
         messages = [*history, {"role": "user", "content": message}]
-        self.on_event(LiveEvent("turn_start", speaker, data={"intervention": item.id, "label": "Answering the user"}))
+        self.on_event(Event("turn_start", speaker, data={"intervention": item.id, "label": "Answering the user"}))
         try:
             reply = run_structured(self.provider, agent=speaker, messages=messages, model=model, schema=schema,
                                    retries=self.config.schema_retries, temperature=self.config.temperature,
@@ -283,7 +269,7 @@ class LiveDebate:
             with self.lock:
                 item.status, item.error = "failed", str(exc)
                 self.save()
-            self.on_event(LiveEvent("error", speaker, text=str(exc), data={"intervention": item.id}))
+            self.on_event(Event("error", speaker, text=str(exc), data={"intervention": item.id}))
             return
         text = getattr(reply, key)
         with self.lock:
@@ -295,7 +281,7 @@ class LiveDebate:
                 self.transcript.turns.append(turn)
                 item.answered_in_turn = turn.turn
             self.save()
-        self.on_event(LiveEvent("answered", speaker, text=text, data={"id": item.id, "type": item.type}))
+        self.on_event(Event("answered", speaker, text=text, data={"id": item.id, "type": item.type}))
 
     def _evidence_for(self, step: Step) -> list[Intervention]:
         items = [i for i in self.transcript.interventions if i.type == "inject_evidence" and i.status == "queued"]
@@ -314,7 +300,7 @@ class LiveDebate:
         if self.transcript.proposition is not None:
             return
         user_context = context.context_of(self.transcript.context)
-        self.on_event(LiveEvent("turn_start", "orchestrator", data={"label": "Normalizing the proposition"}))
+        self.on_event(Event("turn_start", "orchestrator", data={"label": "Normalizing the proposition"}))
         proposition = run_structured(
             self.provider, agent="orchestrator", messages=agents.orchestrator_messages(self.transcript.question,
                                                                                       user_context),
@@ -325,11 +311,11 @@ class LiveDebate:
         with self.lock:
             self.transcript.proposition = proposition.dump()
             self.save()
-        self.on_event(LiveEvent("proposition", "orchestrator", text=proposition.normalized_question))
+        self.on_event(Event("proposition", "orchestrator", text=proposition.normalized_question))
 
     def _retrying(self, agent: str) -> Callable[[dict[str, Any]], None]:
         """A provider retry of a call outside the turns (the proposition, an answer), told as a live event."""
-        return lambda data: self.on_event(LiveEvent("retrying", agent, data=dict(data)))
+        return lambda data: self.on_event(Event("retrying", agent, data=dict(data)))
 
     def has_spoken(self, speaker: str) -> bool:
         return any(t.speaker == speaker and t.prompt for t in self.transcript.turns)
@@ -409,7 +395,7 @@ class LiveDebate:
             with self.lock:
                 self.transcript.state, self.transcript.error = "failed", str(exc)
                 self.save()
-            self.on_event(LiveEvent("error", text=str(exc)))
+            self.on_event(Event("error", text=str(exc)))
             raise
 
     def run(self, should_stop: Callable[[], bool] | None = None,
@@ -482,28 +468,28 @@ class LiveDebate:
             files.QUOTE_TOKENS if quoting else 0) + math.ceil(budget * config.hard_limit)
         with self.lock:
             transcript.state = "running"
-        self.on_event(LiveEvent("turn_start", step.speaker, step.index, data={"label": step.label}))
+        self.on_event(Event("turn_start", step.speaker, data={"label": step.label, "step": step.index}))
         started, clock = now(), time.perf_counter()
         state: dict[str, Any] = {"raw": "", "speech": "", "cut": False, "first": 0.0}
 
         def on_delta(text: str) -> None:
             state["first"] = state["first"] or time.perf_counter() - clock
             state["raw"] += text
-            self.on_event(LiveEvent("delta", step.speaker, step.index, text))
+            self.on_event(Event("delta", step.speaker, text, {"step": step.index}))
             speech = speech_of(state["raw"])
             if len(speech) > len(state["speech"]):
-                self.on_event(LiveEvent("speech", step.speaker, step.index, speech[len(state["speech"]):]))
+                self.on_event(Event("speech", step.speaker, speech[len(state["speech"]):], {"step": step.index}))
                 state["speech"] = speech
             if should_stop is not None and should_stop():
                 raise Interrupted
 
         def on_retry(attempt: int, errors: list[str]) -> None:
             state["raw"], state["speech"], state["cut"] = "", "", False
-            self.on_event(LiveEvent("retry", step.speaker, step.index, data={"attempt": attempt, "errors": errors}))
+            self.on_event(Event("retry", step.speaker, data={"attempt": attempt, "errors": errors, "step": step.index}))
 
         def on_retrying(data: dict[str, Any]) -> None:  # a provider retry: the call is made again from the start
             state["raw"], state["speech"], state["cut"] = "", "", False
-            self.on_event(LiveEvent("retrying", step.speaker, step.index, data=dict(data)))
+            self.on_event(Event("retrying", step.speaker, data={**data, "step": step.index}))
 
         def salvage(raw: str) -> str | None:
             repaired = close_cut_reply(raw)
@@ -553,8 +539,8 @@ class LiveDebate:
                         raise  # not a matter of length, or nothing left to shorten: it fails as it is, naming the fix
                     fresh, (history, prompt) = True, restarted
                     messages = [*history, {"role": "user", "content": prompt}]
-                    self.on_event(LiveEvent("retry", step.speaker, step.index,
-                                            data={"attempt": 1, "errors": [str(exc)]}))
+                    self.on_event(Event("retry", step.speaker,
+                                            data={"attempt": 1, "errors": [str(exc)], "step": step.index}))
 
         try:
             for attempt in range(config.guardrail_retries + 1):
@@ -566,7 +552,7 @@ class LiveDebate:
                 if not flags or attempt == config.guardrail_retries:
                     break
                 regenerated += 1
-                self.on_event(LiveEvent("guardrail", step.speaker, step.index, data={"violations": flags}))
+                self.on_event(Event("guardrail", step.speaker, data={"violations": flags, "step": step.index}))
                 complaint = prompts.render(prompts.load("live").tasks["guardrail"],
                                            violations=guardrails.describe(flags))
                 rejected = [{"role": "assistant", "content": state["raw"] or json.dumps(fields)},
@@ -577,7 +563,7 @@ class LiveDebate:
                 transcript.partial = Partial(step=step.index, speech=kept, raw=state["raw"], at=now())
                 transcript.state = "paused"
                 self.save()
-            self.on_event(LiveEvent("paused", step.speaker, step.index, text=kept))
+            self.on_event(Event("paused", step.speaker, kept, {"step": step.index}))
             return None
         notes: list[str] = []
         if quoting is not None:  # verified against its passage, asked for again once, or removed
@@ -628,9 +614,9 @@ class LiveDebate:
                 if {"pro", "con"} <= reached or "moderator" in reached:
                     item.status = "delivered"
             self.save()
-        self.on_event(LiveEvent("turn_done", step.speaker, step.index, text,
-                                data={"turn": turn.turn, "flags": flags, "truncated": truncated,
-                                      **({"quote": fields["evidence_quote"]} if "evidence_quote" in fields else {})}))
+        self.on_event(Event("turn_done", step.speaker, text,
+                            data={"turn": turn.turn, "step": step.index, "flags": flags, "truncated": truncated,
+                                  **({"quote": fields["evidence_quote"]} if "evidence_quote" in fields else {})}))
         ahead.warm(self)  # the agents who speak later start reading this turn while the next one is written
         return turn
 
@@ -652,5 +638,5 @@ class LiveDebate:
             self.transcript.document = document.dump()
             self.transcript.state = "done"
             self.save()
-        self.on_event(LiveEvent("done"))
+        self.on_event(Event("done"))
 

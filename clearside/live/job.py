@@ -18,7 +18,8 @@ from typing import Any
 from .. import runtime
 from ..errors import ClearSideError, InputError
 from ..providers import Provider
-from ..runtime.progress import read
+from ..runtime import steps
+from ..runtime.progress import Follower, read
 from ..sources import Source
 from ..store import Store, open_store
 from ..store.live import add_intervention
@@ -50,18 +51,21 @@ class LiveSnapshot:
 
 
 class _Follower:
-    """The turn in flight and the latest control request of a job another process may run."""
+    """The turn in flight (:class:`LiveView`, from the job's progress rows) and the latest control request of a job
+    another process may run."""
 
     def __init__(self, job_id: str, url: str | None) -> None:
         self.job_id, self.url = job_id, url
-        self.view = LiveView()
+        self.rows = Follower(job_id, url, LiveView())
         self.pause = False
-        self._last = self._control = 0
+        self._control = 0
+
+    @property
+    def view(self) -> LiveView:
+        return self.rows.view
 
     def update(self) -> None:
-        entries, self._last = read(self.job_id, self._last, self.url)
-        for entry in entries:
-            self.view.fold(entry)
+        self.rows.update()
         entries, self._control = read(flow.control_id(self.job_id), self._control, self.url)
         self.pause = requested_pause(entries, self.pause)
 
@@ -203,7 +207,7 @@ class LiveJob:
         transcript = load_live(self.store, self.id)
         now = self.state()
         control = self._control()
-        view = flow.LOCAL.get(self.job_id or "")
+        view = steps.LOCAL.get(self.job_id or "")
         if self._follower is not None:
             self._follower.update()
             view = view or self._follower.view

@@ -15,7 +15,7 @@ rows of ``<job id>:control`` (:func:`request`): the turn's ``should_stop`` reads
 
 What a page on any process needs is published: the control state and the activity while the workflow waits
 as the workflow event :data:`EVENT`, the turn in flight (speaker, raw reply, activity) as the job's progress
-rows (:class:`LiveView`; this process also keeps it in :data:`LOCAL`).
+rows (:class:`LiveView`; this process also keeps it in :data:`clearside.runtime.steps.LOCAL`).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from ..runtime import steps
 from ..runtime.progress import ProgressWriter, read
 from ..store import LiveWriter, open_store
 from .control import Control, LiveView, requested_pause
-from .debate import LiveDebate, LiveEvent
+from .debate import LiveDebate
 from .exchange import load_live
 from .protocol import PLAN, phase_break_after
 
@@ -46,7 +46,6 @@ EVENT = "control"
 CHECK_SECONDS = 0.5  # a pause or a cancel halts the turn in flight within this
 WAIT_POLL_SECONDS = 0.2
 OPS = ("pause", "resume", "step", "step_mode", "wake")
-LOCAL: dict[str, LiveView] = {}  # the turns in flight in this process, by job id
 STATE: dict[str, dict[str, Any]] = {}  # the control state the workflows of this process published, by job id
 # the latest control request made in this process, by job id: a turn here sees it at its next token
 REQUESTS: dict[str, str] = {}
@@ -68,27 +67,24 @@ def request(job_id: str, op: str, *, on: bool | None = None, store_url: str | No
     runtime.send(job_id, {"op": op, "on": on}, topic=TOPIC, store_url=store_url)
 
 
-class LiveSink:
-    """A step's live events: into this process's view and the job's progress rows (the speech is derived from
-    the raw reply); ``should_stop`` notices a pause request or a cancel within :data:`CHECK_SECONDS`."""
+def sink(job_id: str) -> steps.Sink:
+    """A step's live events: into this process's view of the turn in flight and the job's progress rows (not the
+    speech: a follower derives it from the raw reply)."""
+    return steps.Sink(job_id, LiveView(), unwritten=("speech",))
 
-    def __init__(self, job_id: str) -> None:
-        self.job_id = job_id
-        self.writer = ProgressWriter(job_id, steps.store_url())
-        self.view = LOCAL.setdefault(job_id, LiveView())
+
+class PauseWatch:
+    """The turn in flight's ``should_stop``: a pause request (the latest among the control rows, or one made in this
+    process) or a cancel, noticed within :data:`CHECK_SECONDS`."""
+
+    def __init__(self, job_id: str, sink: steps.Sink) -> None:
+        self.job_id, self.sink = job_id, sink
         REQUESTS.pop(job_id, None)  # the rows hold it too, in order
         entries, self._seen = read(control_id(job_id), 0, steps.store_url())
         self._pause = requested_pause(entries)
         self._checked = time.monotonic()
 
-    def __call__(self, event: LiveEvent) -> None:
-        if event.kind == "speech":
-            return
-        entry = {"kind": event.kind, "agent": event.speaker, "text": event.text, "data": event.data}
-        self.view.fold(entry)
-        self.writer.add(entry)
-
-    def should_stop(self) -> bool:
+    def __call__(self) -> bool:
         local = REQUESTS.pop(self.job_id, None)
         if local is not None:
             self._pause = requested_pause([{"text": local}], self._pause)
@@ -97,15 +93,10 @@ class LiveSink:
             self._checked = now
             entries, self._seen = read(control_id(self.job_id), self._seen, steps.store_url())
             self._pause = requested_pause(entries, self._pause)
-            if not self._pause and runtime.state(self.job_id, steps.store_url()).status == "cancelled":
-                self._pause = True
-        return self._pause
-
-    def close(self) -> None:
-        self.writer.flush()
+        return self._pause or self.sink.cancelled()
 
 
-def _debate(job_id: str, job: dict[str, Any], sink: LiveSink) -> LiveDebate:
+def _debate(job_id: str, job: dict[str, Any], sink: steps.Sink) -> LiveDebate:
     store = steps.store()
     transcript = load_live(store, job["debate_id"])
     return LiveDebate(transcript, steps.provider_for(job_id, job), writer=LiveWriter(store, transcript.id),
@@ -119,10 +110,10 @@ def _failed(exc: ClearSideError) -> dict[str, Any]:
 def _call(job_id: str, job: dict[str, Any], work) -> dict[str, Any]:
     """Run one model call of the job with its sink; how it went."""
     steps.RUNNING.add(job_id)
-    sink = LiveSink(job_id)
+    events = sink(job_id)
     try:
-        debate = _debate(job_id, job, sink)
-        outcome = work(debate, sink)
+        debate = _debate(job_id, job, events)
+        outcome = work(debate, PauseWatch(job_id, events))
         if not debate.transcript.model and debate.provider.model:  # a server's default model, once asked
             with debate.lock:
                 debate.transcript.model = debate.provider.model
@@ -134,7 +125,7 @@ def _call(job_id: str, job: dict[str, Any], work) -> dict[str, Any]:
         log.exception("Job %s failed", job_id)
         return _failed(ClearSideError(f"Unexpected error: {exc!r}"))
     finally:
-        sink.close()
+        events.close()
         steps.RUNNING.discard(job_id)
 
 
@@ -154,7 +145,7 @@ def live_look(job_id: str, job: dict[str, Any]) -> dict[str, Any]:
 @DBOS.step(name=f"{LIVE}.reply")
 def live_reply(job_id: str, job: dict[str, Any], item_id: int) -> dict[str, Any]:
     """The proposition if it is missing, else the answer to intervention ``item_id``."""
-    def work(debate: LiveDebate, sink: LiveSink) -> dict[str, Any]:
+    def work(debate: LiveDebate, should_stop: PauseWatch) -> dict[str, Any]:
         if debate.propose():
             return {"status": "proposition"}
         return {"status": "answered" if debate.answer(item_id) else "skipped"}
@@ -165,19 +156,19 @@ def live_reply(job_id: str, job: dict[str, Any], item_id: int) -> dict[str, Any]
 @DBOS.step(name=f"{LIVE}.turn")
 def live_turn(job_id: str, job: dict[str, Any], cursor: int) -> dict[str, Any]:
     """The proposition if it is missing, else planned turn ``cursor`` (skipped if an earlier run saved it)."""
-    def work(debate: LiveDebate, sink: LiveSink) -> dict[str, Any]:
+    def work(debate: LiveDebate, should_stop: PauseWatch) -> dict[str, Any]:
         if debate.propose():
             return {"status": "proposition"}
         if debate.transcript.cursor != cursor:
             return {"status": "skipped"}
-        return {"status": "turn" if debate.turn(sink.should_stop) is not None else "paused"}
+        return {"status": "turn" if debate.turn(should_stop) is not None else "paused"}
 
     return _call(job_id, job, work)
 
 
 @DBOS.step(name=f"{LIVE}.finish")
 def live_finish(job_id: str, job: dict[str, Any]) -> dict[str, Any]:
-    def work(debate: LiveDebate, sink: LiveSink) -> dict[str, Any]:
+    def work(debate: LiveDebate, should_stop: PauseWatch) -> dict[str, Any]:
         if debate.transcript.document is None:
             debate.finish()
         return {"status": "finished"}
@@ -262,11 +253,11 @@ def live_debate(job: dict[str, Any]) -> dict[str, Any]:
                           credits=job.get("credits", 0))
         outcome = _run(job_id, job, control)
     except BaseException:
-        LOCAL.pop(job_id, None)
+        steps.LOCAL.pop(job_id, None)
         if runtime.current_host() is host:  # else this host stopped: the job goes on, with its lent provider
             steps.LOCAL_PROVIDERS.pop(job_id, None)
         raise
-    LOCAL.pop(job_id, None)
+    steps.LOCAL.pop(job_id, None)
     steps.LOCAL_PROVIDERS.pop(job_id, None)
     log.info("job %s %s%s", job_id, outcome["status"], f": {outcome['error']}" if outcome.get("error") else "")
     return outcome

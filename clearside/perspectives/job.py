@@ -18,6 +18,7 @@ from .. import runtime
 from ..errors import ClearSideError, NotFound
 from ..providers import Provider
 from ..runtime import steps
+from ..runtime.progress import Follower
 from ..store import Store
 from . import workflow
 from .runner import PerspectivesRun, load
@@ -54,7 +55,7 @@ class PerspectivesJob:
         self.store: Store = run.store
         self.id = run.session.session_id
         self.job_id = workflow.latest_job(self.store, self.id)
-        self._follower: workflow.StreamFollower | None = None
+        self._follower: Follower | None = None
 
     def _options(self) -> dict[str, object]:
         return {"retries": self.run.retries, "temperature": self.run.temperature,
@@ -62,7 +63,7 @@ class PerspectivesJob:
 
     def _queued(self, job_id: str) -> PerspectivesJob:
         if job_id != self.job_id or self._follower is None:
-            self._follower = workflow.StreamFollower(job_id, self.store.url)
+            self._follower = Follower(job_id, self.store.url, workflow.StreamView())
         self.job_id = job_id
         return self
 
@@ -129,20 +130,18 @@ class PerspectivesJob:
         busy = self._busy(now)
         session = load(self.store, self.id)
         error = now.error if now is not None and now.status == "failed" and not session.finished else ""
-        streaming = self._streaming() if busy else ""
-        notice = ""
-        if busy:
-            notice = (workflow.NOTICES.get(self.job_id or "", "") if self.job_id in workflow.STREAMING
-                      else self._follower.notice if self._follower is not None else "")
+        view = self._view() if busy else workflow.StreamView()
         return PerspectivesSnapshot(session=session, busy=busy, step=session.state if busy else "",
-                                    streaming=streaming, error=error or session.error, notice=notice)
+                                    streaming=view.text, error=error or session.error, notice=view.notice)
 
-    def _streaming(self) -> str:
-        if self.job_id in workflow.STREAMING:  # a step runs in this process: no query needed
-            return workflow.STREAMING.get(self.job_id or "", "")
+    def _view(self) -> workflow.StreamView:
+        """The call in flight: from this process's memory while a step runs here (no query), else from the rows."""
+        here = steps.LOCAL.get(self.job_id or "")
+        if isinstance(here, workflow.StreamView):
+            return here
         if self._follower is None and self.job_id:
-            self._follower = workflow.StreamFollower(self.job_id, self.store.url)
-        return self._follower.update() if self._follower is not None else ""
+            self._follower = Follower(self.job_id, self.store.url, workflow.StreamView())
+        return self._follower.update() if self._follower is not None else workflow.StreamView()
 
 
 # -- the mode registry's resume and re-run (clearside.modes) ------------------------------------------------------

@@ -15,9 +15,6 @@ in ``session.summaries`` with what it replaced and why.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from .. import prompts
@@ -26,6 +23,7 @@ from ..errors import Cancelled, ClearSideError, ConfigError, InputError
 from ..inputs import question as clean_question
 from ..providers import Provider, Usage
 from ..providers.retry import retrying_text
+from ..runtime.events import Event, OnEvent
 from ..store import Store
 from . import agents
 from .session import MAX_SITUATION, RoundOutput, Session, Summary, allowed_next, check_rounds, round_state
@@ -35,26 +33,9 @@ CHARS_PER_TOKEN = 3  # conservative for English prose in the small models' token
 DEFAULT_CONTEXT = 8192
 
 
-@dataclass(frozen=True)
-class PerspectivesEvent:
-    type: str  # clarification_questions, agent_output, synthesis, error, state, delta, retrying (a provider
-    # retry: ``content`` says "retrying (2/3)… cause", and the text streamed by the call is dropped)
-    content: str = ""
-    round: int | None = None
-    agent: str | None = None
-    data: dict[str, Any] = field(default_factory=dict)
-    timestamp: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
-
-    def as_dict(self) -> dict[str, Any]:
-        out = {"type": self.type, "content": self.content, "timestamp": self.timestamp}
-        if self.round is not None:
-            out["round"] = self.round
-        if self.agent is not None:
-            out["agent"] = self.agent
-        return out | ({"data": self.data} if self.data else {})
-
-
-OnEvent = Callable[[PerspectivesEvent], None]
+def _round(n: int | None) -> dict[str, Any]:
+    """An event's round, where it has one (``data["round"]``)."""
+    return {"round": n} if n is not None else {}
 
 
 def estimate_tokens(messages: list[dict[str, str]]) -> int:
@@ -115,7 +96,7 @@ class PerspectivesRun:
     def _enter(self, state: str) -> None:
         self.session.enter(state)
         self.save()
-        self.on_event(PerspectivesEvent("state", state))
+        self.on_event(Event("state", text=state))
 
     # -- one model call -------------------------------------------------------------------------------------------
 
@@ -133,9 +114,9 @@ class PerspectivesRun:
             result = run_structured(
                 self.provider, agent=f"perspectives-{agent}", messages=messages, model=model, schema=wire,
                 retries=self.retries, temperature=self.temperature, max_tokens=max_tokens, usage=usage,
-                on_delta=lambda text: self.on_event(PerspectivesEvent("delta", text, round_, shown)),
-                on_retrying=lambda data: self.on_event(PerspectivesEvent("retrying", retrying_text(data), round_,
-                                                                         shown)))
+                on_delta=lambda text: self.on_event(Event("delta", shown, text, _round(round_))),
+                on_retrying=lambda data: self.on_event(Event("retrying", shown, retrying_text(data),
+                                                             _round(round_))))
         except Cancelled:  # stopped by the user mid-reply: nothing of this step is kept, every earlier one is
             self.session.cancelled, self.session.error = True, ""
             self.save()
@@ -143,7 +124,7 @@ class PerspectivesRun:
         except ClearSideError as exc:
             self.session.error = str(exc)
             self.save()
-            self.on_event(PerspectivesEvent("error", str(exc), round_, shown, {"state": self.session.state}))
+            self.on_event(Event("error", shown, str(exc), {"state": self.session.state, **_round(round_)}))
             raise
         self.session.calls.append({"step": step, "agent": agent, "calls": usage.calls,
                                    "prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens,
@@ -172,15 +153,15 @@ class PerspectivesRun:
         self.session.clarification_questions = output["questions"]
         self.session.error = ""
         self._enter("CLARIFICATION_PENDING")
-        self.on_event(PerspectivesEvent("clarification_questions", "\n".join(output["questions"]),
-                                        data={"questions": output["questions"]}))
+        self.on_event(Event("clarification_questions", text="\n".join(output["questions"]),
+                            data={"questions": output["questions"]}))
         return output["questions"]
 
     def answer(self, answers: str | list[str]) -> None:
         """CLARIFICATION_PENDING → CLARIFICATION_COMPLETE: the merged prompt is fixed from here on."""
         self.session.merge(answers)
         self.save()
-        self.on_event(PerspectivesEvent("state", "CLARIFICATION_COMPLETE"))
+        self.on_event(Event("state", text="CLARIFICATION_COMPLETE"))
 
     def _expansion_messages(self, n: int) -> list[dict[str, str]]:
         merged = self.session.merged_user_prompt
@@ -231,7 +212,7 @@ class PerspectivesRun:
         text = agents.render(agent, output)
         self.session.round_outputs.append(RoundOutput(round=n, agent=agent, output=output, text=text))
         self.save()
-        self.on_event(PerspectivesEvent("agent_output", text, n, agent, {"output": output}))
+        self.on_event(Event("agent_output", agent, text, {"output": output, "round": n}))
 
     def advance(self) -> bool:
         """One step from the saved state: the next model call (from INIT: the clarifier) and the state after it.
@@ -252,8 +233,8 @@ class PerspectivesRun:
                     output = self._call("synthesis", "SYNTHESIS", self._synthesis_messages())
                     s.synthesis, called = output, True
                     self.save()
-                    self.on_event(PerspectivesEvent("synthesis", agents.render("synthesis", output),
-                                                    data={"output": output}))
+                    self.on_event(Event("synthesis", text=agents.render("synthesis", output),
+                                        data={"output": output}))
             elif s.state != "CLARIFICATION_COMPLETE":
                 n, agent = s.current_round, s.current_system_prompt
                 if s.output(n, agent) is None:

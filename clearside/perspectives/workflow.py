@@ -14,8 +14,9 @@ workflow would hold its queue's slot all that time (the in-process model's queue
 stay pinned to the workflow version of the day it started, and answers given on the command line or after a
 restart would need it alive; the store already holds the answers durably, and a leg starts from it.
 
-Progress follows the runtime's pattern: streamed text in this process's memory (:data:`STREAMING`) while a
-step runs here, and in the job's progress rows (:class:`StreamFollower`) for a page on any other process. A
+Progress follows the runtime's pattern: the session's :class:`StreamView` (the streamed text and a provider retry's
+notice) in this process's memory (:data:`clearside.runtime.steps.LOCAL`) while a step runs here, and folded from the
+job's progress rows (:class:`clearside.runtime.progress.Follower`) for a page on any other process. A
 cancel (``runtime.cancel``) stops the step in flight at its next token; finished steps stay saved, and
 :func:`continue_session` resumes the cancelled leg from its last finished step.
 """
@@ -23,8 +24,8 @@ cancel (``runtime.cancel``) stops the step in flight at its next token; finished
 from __future__ import annotations
 
 import logging
-import time
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from dbos import DBOS
@@ -32,86 +33,40 @@ from dbos import DBOS
 from .. import runtime
 from ..errors import Cancelled, ClearSideError
 from ..providers import Provider
-from ..runtime import progress, steps
+from ..runtime import steps
+from ..runtime.events import Event
 from ..store import Store
-from .runner import PerspectivesEvent, PerspectivesRun, load
+from .runner import PerspectivesRun, load
 
 log = logging.getLogger("clearside.jobs")
 
 PERSPECTIVES = "clearside.perspectives"
-# Text streamed by the call in flight of each job whose step runs in this process, by job id.
-STREAMING: dict[str, str] = {}
-# Jobs cancelled from this process: a step running here stops at its very next token (others ask the runtime).
-CANCELLED: set[str] = set()
 _RESETS = ("start", "state", "agent_output", "synthesis", "clarification_questions",
            "retrying")  # a provider retry: the call is made again from its start
 
 
-# The provider retry the call in flight is in ("retrying (2/3)… cause"), by job id; "" once it streams again.
-NOTICES: dict[str, str] = {}
+@dataclass
+class StreamView:
+    """A perspectives session's view: the text streamed so far by the call in flight, and the provider retry it is in
+    (``notice``: "retrying (2/3)… cause"; "" once it streams again)."""
+
+    text: str = ""
+    notice: str = ""
+
+    def fold(self, event: Event) -> None:
+        """A delta adds to the text; a step's start or end, or a provider retry, clears it. A provider retry sets the
+        notice; text streaming again, or a step's start or end, clears it."""
+        if event.kind == "delta":
+            self.text, self.notice = self.text + event.text, ""
+        elif event.kind in _RESETS:
+            self.text, self.notice = "", event.text if event.kind == "retrying" else ""
 
 
-def notice_after(notice: str, kind: str, content: str) -> str:
-    """The retry notice after one event: a provider retry sets it; text streaming again, or a step's start or end,
-    clears it."""
-    if kind == "retrying":
-        return content
-    return "" if kind == "delta" or kind in _RESETS else notice
-
-
-def fold(text: str, kind: str, content: str) -> str:
-    """The streamed text after one event: a delta adds to it; a step's start or end clears it."""
-    if kind == "delta":
-        return text + content
-    return "" if kind in _RESETS else text
-
-
-class Sink:
-    """A step's events: its streamed text here and in the progress rows, and the place a cancel is noticed."""
-
-    def __init__(self, job_id: str) -> None:
-        self.job_id = job_id
-        self.writer = progress.ProgressWriter(job_id, steps.store_url())
-        self._checked = 0.0
-        self._cancelled = False
-        STREAMING[job_id] = ""
-        NOTICES[job_id] = ""
-        self.writer.add({"kind": "start", "agent": "", "text": ""})  # a rerun step's text starts afresh
-
-    def __call__(self, event: PerspectivesEvent) -> None:
-        if event.type == "delta" and self.cancelled():
-            raise Cancelled("Cancelled by the user.")
-        STREAMING[self.job_id] = fold(STREAMING.get(self.job_id, ""), event.type, event.content)
-        NOTICES[self.job_id] = notice_after(NOTICES.get(self.job_id, ""), event.type, event.content)
-        self.writer.add({"kind": event.type, "agent": event.agent or "", "text": event.content,
-                         "data": {"round": event.round} if event.round is not None else {}})
-
-    def cancelled(self, *, now: bool = False) -> bool:
-        moment = time.monotonic()
-        if self.job_id in CANCELLED:
-            self._cancelled = True
-        if not self._cancelled and (now or moment - self._checked >= steps.CANCEL_CHECK_SECONDS):
-            self._checked = moment
-            self._cancelled = runtime.state(self.job_id, steps.store_url()).status == "cancelled"
-        return self._cancelled
-
-    def close(self) -> None:
-        self.writer.flush()
-
-
-class StreamFollower:
-    """The streamed text of a job that may run in another process, read from its progress rows."""
-
-    def __init__(self, job_id: str, url: str | None = None) -> None:
-        self.job_id, self.url = job_id, url
-        self.text, self.notice, self._last = "", "", 0
-
-    def update(self) -> str:
-        entries, self._last = progress.read(self.job_id, self._last, self.url)
-        for entry in entries:
-            self.text = fold(self.text, entry["kind"], entry.get("text", ""))
-            self.notice = notice_after(self.notice, entry["kind"], entry.get("text", ""))
-        return self.text
+def sink(job_id: str) -> steps.Sink:
+    """A step's events: its streamed text here and in the progress rows; a cancel stops it at its next delta."""
+    events = steps.Sink(job_id, StreamView(), stops=steps.Stops(at=("delta",)))
+    events(Event("start"))  # a rerun step's text starts afresh
+    return events
 
 
 def _mark(store: Store, session_id: str, *, error: str = "", cancelled: bool = False) -> None:
@@ -131,14 +86,14 @@ def session_step(job_id: str, job: dict[str, Any], token: str = "") -> dict[str,
     """The session's next model call, saved: ``{"status": "ok", "more": ...}`` or how the leg ended (``token``,
     the calling execution's, comes back with a cancel)."""
     store = steps.store()
-    sink = Sink(job_id)
+    events = sink(job_id)
     try:
         provider = steps.provider_for(job_id, job)
         run = PerspectivesRun.resume(job["session_id"], provider, store, retries=job.get("retries", 2),
                                      temperature=job.get("temperature", 0.7),
-                                     context_tokens=job.get("context_tokens"), on_event=sink)
+                                     context_tokens=job.get("context_tokens"), on_event=events)
         more = run.advance()
-        if more and sink.cancelled(now=True):  # cancelled after its last token: what it saved stays, the leg stops
+        if more and events.cancelled(now=True):  # cancelled after its last token: what it saved stays, the leg stops
             raise Cancelled("Cancelled by the user.")
     except Cancelled:
         _mark(store, job["session_id"], cancelled=True)
@@ -151,7 +106,7 @@ def session_step(job_id: str, job: dict[str, Any], token: str = "") -> dict[str,
         _mark(store, job["session_id"], error=f"Unexpected error: {exc!r}")
         return {**steps.ended(ClearSideError(f"Unexpected error: {exc!r}")), "token": token}
     finally:
-        sink.close()
+        events.close()
     return {"status": "ok", "more": more, "state": run.session.state}
 
 
@@ -161,14 +116,8 @@ def perspectives_session(job: dict[str, Any]) -> dict[str, Any]:
     :func:`session_job`)."""
     job_id = DBOS.workflow_id or job["session_id"]
     log.info("job %s started: perspectives session %s", job_id, job["session_id"])
-    steps.RUNNING.add(job_id)
-    try:
+    with steps.in_process(job_id):
         outcome = _steps(job_id, job)
-    finally:
-        STREAMING.pop(job_id, None)
-        CANCELLED.discard(job_id)
-        steps.RUNNING.discard(job_id)
-        steps.LOCAL_PROVIDERS.pop(job_id, None)
     log.info("job %s %s%s", job_id, outcome["status"], f": {outcome['error']}" if outcome.get("error") else "")
     return outcome
 
@@ -239,7 +188,6 @@ def continue_session(session_id: str, provider: Provider, *, store: Store, here:
             runtime.cancel(job_id, store.url)
         elif current is not None and current.status == "cancelled" and not here:
             steps.wait_stopped(job_id)  # never two executions of one job in this process
-            CANCELLED.discard(job_id)
             steps.lend(job_id, provider)
             runtime.resume(job_id, queue=steps.queue_for(provider), store_url=store.url)
             return job_id
@@ -250,6 +198,5 @@ def cancel_session(session_id: str, job_id: str, *, store: Store) -> None:
     """Stop the leg: the step in flight stops at its next token (or the leg before its next step); every finished
     step and the answers stay saved, and :func:`continue_session` runs the rest."""
     runtime.cancel(job_id, store.url)
-    if job_id in steps.RUNNING:
-        CANCELLED.add(job_id)
+    steps.cancel_here(job_id)
     _mark(store, session_id, cancelled=True)

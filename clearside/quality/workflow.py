@@ -31,6 +31,7 @@ from .. import prompts, runtime
 from ..errors import ClearSideError, InputError
 from ..providers import Provider
 from ..runtime import steps
+from ..static import workflow as static_workflow
 from . import compare, regress
 from .scored import PROMPTS, run_scored
 
@@ -71,7 +72,7 @@ def _scored(job: dict[str, Any], task: dict[str, Any], provider: Provider, sink:
 def run_item(job: dict[str, Any], task: dict[str, Any]) -> dict[str, Any]:
     """Debate and score one item, saved under its own ids; its row of the report."""
     job_id = DBOS.workflow_id or task["debate_id"]
-    sink = steps.Sink(job_id)  # progress rows; a cancel stops at the next token
+    sink = static_workflow.events(job_id)  # progress rows; a cancel stops at the next token
     try:
         provider = steps.provider_for(job_id, {"provider": task["provider"]})
         return _scored(job, task, provider, sink)

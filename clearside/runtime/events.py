@@ -1,20 +1,39 @@
-"""What running work reports as it goes: one :class:`Event` type, and the fold of a debate's events into each agent's
-progress (:class:`AgentProgress`, :func:`apply_event`), for a job run here or one followed from its progress rows."""
+"""What running work reports as it goes: one :class:`Event` type every mode emits, and the :class:`View` a mode folds
+its events into -- the same fold for a job run in this process (:class:`clearside.runtime.steps.Sink`) and for one
+followed from its progress rows on any other (:class:`clearside.runtime.progress.Follower`).
+
+Each mode has its kinds of event and its view:
+
+- a static debate (the engine): ``start``, ``delta``, ``retry``, ``part``, ``done``, ``error``, per agent, folded into
+  :class:`Agents` (each agent's :class:`AgentProgress`); ``part``: the agent starts another call of its section (a
+  part of the focused strategy, or a mended field), whose deltas replace what streamed before;
+- a live debate: ``proposition``, ``turn_start``, ``delta`` (the raw reply), ``speech`` (its speech part; never
+  written to the rows, a follower derives it from the raw reply), ``retry``, ``retrying``, ``guardrail``,
+  ``turn_done``, ``intervention``, ``answered``, ``paused``, ``done``, ``error``, by speaker, folded into
+  :class:`clearside.live.control.LiveView`;
+- a perspectives session: ``state``, ``clarification_questions``, ``delta``, ``agent_output``, ``synthesis``,
+  ``retrying``, ``error`` (``data["round"]`` where there is one), folded into
+  :class:`clearside.perspectives.workflow.StreamView`.
+
+``retrying`` (and a static debate's ``retry`` with a ``cause``) is a provider retry: ``data`` has attempt, attempts,
+cause and wait, and what streamed of the call is dropped.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 
 @dataclass(frozen=True)
 class Event:
-    """``kind`` is one of start, delta, retry, part, done, error; ``part``: the agent starts another call of its
-    section (a part of the focused strategy, or a mended field), whose deltas replace what streamed before."""
+    """One thing that happened in a job: ``kind`` (its mode's, above), ``agent`` (an agent of a debate, a live
+    debate's speaker, a perspective; "" for the job as a whole), ``text`` (a streamed delta, a message, an output)
+    and ``data`` (the rest)."""
 
     kind: str
-    agent: str
+    agent: str = ""
     text: str = ""
     data: dict[str, Any] = field(default_factory=dict)
 
@@ -23,8 +42,18 @@ class Event:
         """An event as a job's progress rows keep it (:mod:`clearside.runtime.progress`)."""
         return cls(entry["kind"], entry.get("agent") or "", entry.get("text") or "", entry.get("data") or {})
 
+    def entry(self) -> dict[str, Any]:
+        """The event as a job's progress rows keep it."""
+        return {"kind": self.kind, "agent": self.agent, "text": self.text, "data": self.data}
+
 
 OnEvent = Callable[[Event], None]
+
+
+class View(Protocol):
+    """A job's progress as a page shows it, folded from its events one at a time (each mode has its own)."""
+
+    def fold(self, event: Event) -> None: ...
 
 
 @dataclass
@@ -61,3 +90,10 @@ def apply_event(agents: dict[str, AgentProgress], event: Event) -> None:
         progress.seconds, progress.tokens = event.data.get("seconds", 0.0), event.data.get("tokens", 0)
     elif event.kind == "error":
         progress.status = "failed"
+
+
+class Agents(dict[str, AgentProgress]):
+    """A static debate's view: each agent's progress, by agent, folded by :func:`apply_event`."""
+
+    def fold(self, event: Event) -> None:
+        apply_event(self, event)

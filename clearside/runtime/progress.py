@@ -19,7 +19,7 @@ from sqlalchemy.engine import make_url
 
 from ..store.db import ensure_table
 from . import host
-from .events import AgentProgress, Event, apply_event
+from .events import Agents, Event, View
 
 log = logging.getLogger("clearside.runtime")
 
@@ -139,15 +139,17 @@ def clear(job_id: str, url: str | None = None) -> None:
 
 
 class Follower:
-    """The agents' progress of a job that may run in another process, brought up to date on each call."""
+    """A job that may run in another process, as its mode's view (``view``; default: a static debate's agents)
+    folds its events, brought up to date on each call from the rows written since the last."""
 
-    def __init__(self, job_id: str, url: str | None = None) -> None:
+    def __init__(self, job_id: str, url: str | None = None, view: View | None = None) -> None:
         self.job_id, self.url = job_id, url
-        self.agents: dict[str, AgentProgress] = {}
+        self.view: Any = view if view is not None else Agents()
         self._last = 0
 
-    def update(self) -> dict[str, AgentProgress]:
+    def update(self) -> Any:
+        """The view, with every event written since the last call folded in."""
         entries, self._last = read(self.job_id, self._last, self.url)
         for entry in entries:
-            apply_event(self.agents, Event.of(entry))
-        return self.agents
+            self.view.fold(Event.of(entry))
+        return self.view

@@ -17,13 +17,14 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import Cancelled, ClearSideError
 from ..providers import Provider, get_provider
 from ..store import Store, open_store
 from . import client, host
-from .events import AgentProgress, Event, apply_event
+from .events import Event, View
 from .progress import ProgressWriter
 
 CANCEL_CHECK_SECONDS = 0.5
@@ -32,10 +33,12 @@ CANCEL_CHECK_SECONDS = 0.5
 # a test's scripted replies): a step run here uses them; a step run by another host rebuilds the provider
 # from the job's recipe and that host's own environment.
 LOCAL_PROVIDERS: dict[str, Provider] = {}
-# Progress of the jobs whose steps run in this process, by job id.
-LOCAL: dict[str, dict[str, AgentProgress]] = {}
+# The views of the jobs whose steps run in this process, by job id (each mode's own: see runtime.events).
+LOCAL: dict[str, View] = {}
 # Jobs an execution in this process is running now (a cancelled one stays here until its step stops).
 RUNNING: set[str] = set()
+# Jobs cancelled from this process while a step of theirs runs here (cancel_here): that step stops at once.
+CANCELLED: set[str] = set()
 _local_lock = threading.Lock()
 
 
@@ -63,31 +66,46 @@ def provider_for(job_id: str, job: dict[str, Any]) -> Provider:
     return get_provider(made["spec"], small=made.get("small") or None, **made.get("options", {}))
 
 
-class Sink:
-    """The engine's events for one job: folded into this process's progress, written in batches to the
-    progress rows, and the place a cancel is noticed."""
+@dataclass(frozen=True)
+class Stops:
+    """Where a step's events stop it once its job is cancelled (raising :class:`Cancelled`): at an event of a kind
+    in ``at``, the runtime asked at most every :data:`CANCEL_CHECK_SECONDS`; at one in ``now``, asked at once (an
+    agent's reply, looked at before it is kept, so one that lands just after a cancel is not)."""
 
-    def __init__(self, job_id: str) -> None:
-        self.job_id = job_id
+    at: tuple[str, ...] = ()
+    now: tuple[str, ...] = ()
+
+
+class Sink:
+    """A step's events, the one sink of every mode: each folded into this process's view of the job (``view``, the
+    mode's own, kept in :data:`LOCAL` while the step runs, so a page here reads it without a query), written in
+    batches to the job's progress rows (but the kinds in ``unwritten``, which a follower derives itself), and the
+    place a cancel is noticed (``stops``)."""
+
+    def __init__(self, job_id: str, view: View, *, stops: Stops = Stops(), unwritten: tuple[str, ...] = ()) -> None:
+        self.job_id, self.stops, self.unwritten = job_id, stops, unwritten
         self.writer = ProgressWriter(job_id, store_url())
         with _local_lock:
-            self.agents = LOCAL.setdefault(job_id, {})
+            self.view = LOCAL.setdefault(job_id, view)
         self._lock = threading.Lock()
         self._checked = 0.0
         self._cancelled = False
 
     def __call__(self, event: Event) -> None:
-        # an agent's reply is looked at unthrottled before it is kept: one that lands just after a cancel is not
-        if (event.kind in ("start", "delta", "part", "retry") and self.cancelled()) or \
-                (event.kind == "done" and self.cancelled(now=True)):
+        if (event.kind in self.stops.at and self.cancelled()) or (event.kind in self.stops.now and
+                                                                  self.cancelled(now=True)):
             raise Cancelled("Cancelled by the user.")
         with self._lock:
-            apply_event(self.agents, event)
-        self.writer.add({"kind": event.kind, "agent": event.agent, "text": event.text, "data": event.data})
+            self.view.fold(event)
+        if event.kind not in self.unwritten:
+            self.writer.add(event.entry())
 
     def cancelled(self, *, now: bool = False) -> bool:
-        """Whether the job was cancelled: asked of the runtime at most every CANCEL_CHECK_SECONDS, or ``now``."""
+        """Whether the job was cancelled: from this process (:func:`cancel_here`) at once; else asked of the runtime at
+        most every CANCEL_CHECK_SECONDS, or ``now``."""
         moment = time.monotonic()
+        if self.job_id in CANCELLED:
+            self._cancelled = True
         if not self._cancelled and (now or moment - self._checked >= CANCEL_CHECK_SECONDS):
             self._checked = moment
             self._cancelled = client.state(self.job_id, store_url()).status == "cancelled"
@@ -95,6 +113,13 @@ class Sink:
 
     def close(self) -> None:
         self.writer.flush()
+
+
+def cancel_here(job_id: str) -> None:
+    """Tell a step of ``job_id`` running in this process that its job was cancelled: it stops at its very next event
+    rather than at the runtime's next check (the cancel itself goes through :func:`clearside.runtime.cancel`)."""
+    if job_id in RUNNING:
+        CANCELLED.add(job_id)
 
 
 def store_url() -> str | None:
@@ -134,6 +159,7 @@ def in_process(job_id: str) -> Iterator[None]:
         with _local_lock:
             LOCAL.pop(job_id, None)
             RUNNING.discard(job_id)
+            CANCELLED.discard(job_id)
         LOCAL_PROVIDERS.pop(job_id, None)
 
 

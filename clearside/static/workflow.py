@@ -23,6 +23,7 @@ from .. import prompts, runtime
 from ..errors import Cancelled, ClearSideError, DebateFailed
 from ..providers import Provider
 from ..runtime import steps
+from ..runtime.events import Agents
 from ..schema import AssumptionStance, Document, Weights
 from ..store import open_store
 from ..store.privacy import scrub
@@ -35,12 +36,22 @@ log = logging.getLogger("clearside.jobs")
 STATIC = "clearside.static"
 CHALLENGE = "clearside.challenge"
 REMAP = "clearside.remap"
+# the engine's events stop a cancelled job at an agent's start, delta, part or re-ask, and at once at its done: a
+# reply that lands just after a cancel is not kept
+STOPS = steps.Stops(at=("start", "delta", "part", "retry"), now=("done",))
+
+
+def events(job_id: str) -> steps.Sink:
+    """A static debate's events (the engine's) for one job: each agent's progress here and in the progress rows."""
+    return steps.Sink(job_id, Agents(), stops=STOPS)
+
+
 @DBOS.step(name=f"{STATIC}.stage")
 def static_stage(job_id: str, job: dict[str, Any], stage: str, token: str = "") -> dict[str, Any]:
     """Generate the missing sections of one stage and save them; ``{"status": "ok"}`` or how the job ended
     (``token``, the calling execution's, comes back with a cancel)."""
     store = steps.store()
-    sink = steps.Sink(job_id)
+    sink = events(job_id)
     try:
         run = load_run(store, job["debate_id"])
         provider = steps.provider_for(job_id, job)
@@ -123,7 +134,7 @@ def _static_stages(job_id: str, job: dict[str, Any]) -> dict[str, Any]:
 @DBOS.step(name=f"{CHALLENGE}.answer")
 def challenge_answer(job_id: str, job: dict[str, Any]) -> dict[str, Any]:
     """Answer one challenge of a saved debate; the response, not yet saved (``{"status": "ok", ...}``)."""
-    sink = steps.Sink(job_id)
+    sink = events(job_id)
     try:
         store = steps.store()
         document = Document.model_validate(store.get(job["debate_id"]).document)
@@ -183,7 +194,7 @@ def enqueue_challenge(debate_id: str, action: str, target: str, provider: Provid
 def remap_run(job_id: str, job: dict[str, Any]) -> dict[str, Any]:
     """Re-map a saved debate under the job's weights and stances; the re-mapped document, not yet saved
     (``{"status": "ok", "document": ...}``)."""
-    sink = steps.Sink(job_id)
+    sink = events(job_id)
     try:
         store = steps.store()
         document = Document.model_validate(store.get(job["debate_id"]).document)

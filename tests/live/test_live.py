@@ -137,7 +137,7 @@ def test_speech_helpers():
 def test_pause_mid_turn_then_resume_from_the_exact_point(tmp_path):
     debate, provider = make(tmp_path, LiveResponder(speech_words=60), chunk_size=8)
     spoken = []  # speech chunks streamed in the third turn (pro, round 1)
-    debate.on_event = lambda e: spoken.append(e.text) if e.kind == "speech" and e.step == 2 else None
+    debate.on_event = lambda e: spoken.append(e.text) if e.kind == "speech" and e.data.get("step") == 2 else None
     debate.submit("pause_question", "What do you mean by service boundaries?", "pro")
     transcript = debate.run(should_stop=lambda: len(spoken) >= 3)  # the user clicks Pause mid-speech
     assert transcript.state == "paused" and transcript.cursor == 2 and len(transcript.turns) == 2
@@ -432,7 +432,7 @@ def test_evidence_arriving_during_the_last_turn_is_marked_not_delivered(tmp_path
     debate, _ = make(tmp_path)
 
     def on_event(event):
-        if event.kind == "turn_start" and event.step == len(PLAN) - 1:
+        if event.kind == "turn_start" and event.data.get("step") == len(PLAN) - 1:
             debate.submit("inject_evidence", "A late report on grid capacity.")
 
     debate.on_event = on_event

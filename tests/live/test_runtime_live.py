@@ -139,7 +139,7 @@ def test_a_killed_workers_live_debate_is_finished_by_another_and_no_turn_runs_tw
             first.kill()
         finally:
             first.stop()
-        assert planned_turns(debate.transcript.id) == 3 and runtime.state(job_id).status == "running"
+        assert planned_turns(debate.transcript.id) == 3 and runtime.state(job_id).status == "interrupted"
         before = load_live(open_store(), debate.transcript.id)
         live_workflow.request(job_id, "step_mode", on=False)  # sent while no host lives: it waits for one
         second = Worker(tmp_path, "second")
@@ -191,7 +191,7 @@ def test_a_host_stopping_while_a_live_debate_waits_leaves_it_to_the_next_host(db
     job = scripted_job(step_mode=True).start()
     wait_for(job, lambda s: s.status == "waiting")
     runtime.stop_host()  # the waiting step ends without a result: the workflow stays pending, like a crash's
-    assert runtime.state(job.job_id).status == "running"
+    assert runtime.state(job.job_id).status == "interrupted"  # until the next host takes it over
     modes.host(role="next")
     job.step()
     snap = wait_for(job, lambda s: len(s.transcript.turns) == 1 and s.status == "waiting")

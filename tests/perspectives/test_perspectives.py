@@ -53,13 +53,13 @@ def test_a_full_run_enters_every_state_in_order_and_reports_each_step():
     assert [(o.round, o.agent) for o in session.round_outputs] == [(1, "A"), (1, "B"), (2, "A"), (2, "B"),
                                                                   (3, "A"), (3, "B")]
     assert session.synthesis == synthesis_reply() and session.finished
-    outputs = [(e.round, e.agent) for e in events if e.type == "agent_output"]
+    outputs = [(e.data["round"], e.agent) for e in events if e.kind == "agent_output"]
     assert outputs == [(1, "A"), (1, "B"), (2, "A"), (2, "B"), (3, "A"), (3, "B")]
-    kinds = [e.type for e in events if e.type not in ("delta", "state")]
+    kinds = [e.kind for e in events if e.kind not in ("delta", "state")]
     assert kinds[0] == "clarification_questions" and kinds[-1] == "synthesis"
-    assert events[-1].type == "state" and events[-1].content == "COMPLETE"
-    payload = next(e for e in events if e.type == "agent_output").as_dict()
-    assert {"type", "round", "agent", "content", "timestamp"} <= set(payload)
+    assert events[-1].kind == "state" and events[-1].text == "COMPLETE"
+    first = next(e for e in events if e.kind == "agent_output")
+    assert first.text and first.data["output"] and (first.data["round"], first.agent) == (1, "A")
     saved = load(open_store(), session.session_id)
     assert saved == session and open_store().get(session.session_id).status == "done"
     assert [c["step"] for c in session.calls] == ["INIT", "ROUND_1_A", "ROUND_1_B", "ROUND_2_A", "ROUND_2_B",

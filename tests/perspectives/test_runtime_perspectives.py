@@ -27,6 +27,8 @@ from clearside.perspectives import workflow as flow
 from clearside.perspectives.job import PerspectivesJob
 from clearside.providers.openai_compat import OpenAIProvider
 from clearside.providers.scripted import ScriptedProvider
+from clearside.runtime import steps as runtime_steps
+from clearside.runtime.progress import Follower
 from clearside.store import open_store
 
 ROUNDS = 2
@@ -105,7 +107,7 @@ def test_the_text_in_flight_is_in_the_progress_rows_for_any_process_and_cancel_t
     leg = job.job_id
     here = job.snapshot()
     assert here.busy and here.status == "running" and here.step == "ROUND_1_B"
-    elsewhere = flow.StreamFollower(leg).update()  # what a page on another replica reads
+    elsewhere = Follower(leg, None, flow.StreamView()).update().text  # what a page on another replica reads
     assert len(elsewhere) >= 100 and here.streaming.startswith(elsewhere) and "best_interpretation" in elsewhere
     follower = PerspectivesJob(PerspectivesRun.resume(job.id, provider, open_store()))  # a second page
     assert follower.job_id == leg and follower.busy
@@ -166,7 +168,7 @@ def test_a_killed_workers_session_is_finished_by_another_and_only_the_step_in_fl
         leg = job.job_id
         done_before = len(load(open_store(), job.id).round_outputs)
         assert 2 <= done_before < 2 * rounds
-        assert runtime.state(leg).status == "running"  # nothing finishes it while no worker lives
+        assert runtime.state(leg).status == "interrupted"  # its host is gone, and no worker lives to take it over
         second = Worker(tmp_path, "second")
         try:
             until(lambda: runtime.state(leg).finished, 120, "the second worker never finished the session", second)
@@ -216,7 +218,7 @@ def test_a_page_follows_a_session_a_worker_runs_and_its_cancel_and_continue_reac
 
             helpers.settle(at, lambda a: streamed(a) and any(b.key == "persp_cancel" for b in a.button),
                            describe=text, timeout=60)
-            assert job.job_id not in flow.STREAMING, "the step runs in the worker, not here"
+            assert job.job_id not in runtime_steps.LOCAL, "the step runs in the worker, not here"
             at.button(key="persp_cancel").click().run()
             until(lambda: runtime.state(job.job_id).status == "cancelled" and load(open_store(), job.id).cancelled,
                   30, "the cancel never reached the worker", worker)

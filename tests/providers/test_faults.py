@@ -362,7 +362,7 @@ def test_live_a_dropped_turn_is_retried_the_user_sees_it_and_no_speech_is_double
         printer(event)
         if event.kind == "turn_done":
             before_done.append(view.raw)
-        view.fold({"kind": event.kind, "agent": event.speaker, "text": event.text, "data": event.data})
+        view.fold(event)
         activities.append(view.activity)
 
     debate = LiveDebate.create(DEBATE_QUESTION, provider(fresh), config=LiveConfig(words_per_minute=400),
@@ -380,7 +380,7 @@ def test_perspectives_a_dropped_clarifier_stream_is_retried_and_the_user_sees_it
     from perspectives_kit import QUESTION as PERSONAL_QUESTION
 
     from clearside.perspectives import PerspectivesRun
-    from clearside.perspectives.workflow import fold, notice_after
+    from clearside.perspectives.workflow import StreamView
     from clearside.store import open_store
 
     fresh.plan(Step("drop", after=12), "ok")
@@ -389,17 +389,16 @@ def test_perspectives_a_dropped_clarifier_stream_is_retried_and_the_user_sees_it
                                  on_event=events.append)
     run.clarify()
     assert [kind for _, kind in fresh.served] == ["drop", "ok"]
-    [notice] = [e for e in events if e.type == "retrying"]
-    assert notice.content.startswith("retrying (2/3)… ") and "dropped the connection" in notice.content
-    text, said, notices = "", "", []
+    [notice] = [e for e in events if e.kind == "retrying"]
+    assert notice.text.startswith("retrying (2/3)… ") and "dropped the connection" in notice.text
+    view, notices = StreamView(), []
     for event in events:  # the page's streamed text: what streamed before the drop is gone after the notice
-        text = fold(text, event.type, event.content)
-        said = notice_after(said, event.type, event.content)
-        streamed.append(text)
-        notices.append(said)
+        view.fold(event)
+        streamed.append(view.text)
+        notices.append(view.notice)
     at = events.index(notice)
     assert streamed[at] == "" and run.session.state != "failed"
-    assert notices[at] == notice.content, "the page's snapshot says retrying (2/3)… while the call is asked again"
+    assert notices[at] == notice.text, "the page's snapshot says retrying (2/3)… while the call is asked again"
     assert notices[-1] == "", "and no longer once the call streams again"
 
 

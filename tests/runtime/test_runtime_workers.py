@@ -91,7 +91,7 @@ def test_a_killed_workers_debate_is_finished_by_another_and_only_the_interrupted
             first.kill()  # mid-advocates: its orchestrator step is checkpointed, the advocates' is not
         finally:
             first.stop()
-        assert runtime.state(job_id).status == "running"  # nothing finishes it while no worker lives
+        assert runtime.state(job_id).status == "interrupted"  # its host is gone, and no worker lives to take it over
         second = Worker(tmp_path, "second")
         try:
             until(lambda: runtime.state(job_id).finished, 90, "the second worker never finished the job", second)
