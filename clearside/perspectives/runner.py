@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .. import prompts
-from ..enforce import run_structured
+from ..enforce import CallSpec, Listeners, run_structured
 from ..errors import Cancelled, ClearSideError, ConfigError, InputError
 from ..inputs import question as clean_question
 from ..providers import Provider, Usage
@@ -131,11 +131,12 @@ class PerspectivesRun:
                                   "context (for the embedded model, CLEARSIDE_N_CTX), fewer rounds or shorter "
                                   "answers.")
             result = run_structured(
-                self.provider, agent=f"perspectives-{agent}", messages=messages, model=model, schema=wire,
-                retries=self.retries, temperature=self.temperature, max_tokens=max_tokens, usage=usage,
-                on_delta=lambda text: self.on_event(PerspectivesEvent("delta", text, round_, shown)),
-                on_retrying=lambda data: self.on_event(PerspectivesEvent("retrying", retrying_text(data), round_,
-                                                                         shown)))
+                self.provider, CallSpec(f"perspectives-{agent}", model, wire, max_tokens=max_tokens,
+                                        retries=self.retries, temperature=self.temperature),
+                messages, usage=usage, listeners=Listeners(
+                    on_delta=lambda text: self.on_event(PerspectivesEvent("delta", text, round_, shown)),
+                    on_retrying=lambda data: self.on_event(PerspectivesEvent("retrying", retrying_text(data), round_,
+                                                                             shown))))
         except Cancelled:  # stopped by the user mid-reply: nothing of this step is kept, every earlier one is
             self.session.cancelled, self.session.error = True, ""
             self.save()
