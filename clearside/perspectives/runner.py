@@ -26,7 +26,7 @@ from ..errors import Cancelled, ClearSideError, ConfigError, InputError
 from ..inputs import question as clean_question
 from ..providers import Provider, Usage
 from ..providers.retry import retrying_text
-from ..store import Store
+from ..store import NewDebate, Store
 from . import agents
 from .session import MAX_SITUATION, RoundOutput, Session, Summary, allowed_next, check_rounds, round_state
 
@@ -92,10 +92,10 @@ class PerspectivesRun:
                           max_rounds=check_rounds(rounds), observability=observability)
         run = cls(session, provider, store=store, **options)
         if store is not None:
-            store.create(KIND, session.original_user_prompt, provider=provider.name, model=provider.model,
-                         prompt_versions=prompts.versions("perspectives"),
-                         data={"session": run._dump(), **({"owner": owner} if owner else {})},
-                         status=session.status(), debate_id=session.session_id, parent_id=parent_id)
+            store.create(NewDebate(KIND, session.original_user_prompt, provider=provider.name, model=provider.model,
+                                   prompt_versions=prompts.versions("perspectives"),
+                                   data={"session": run._dump(), **({"owner": owner} if owner else {})},
+                                   status=session.status(), debate_id=session.session_id, parent_id=parent_id))
         return run
 
     @classmethod

@@ -13,7 +13,7 @@ import threading
 
 from .db import data_dir, database_url, safe_url
 from .live import LiveWriter
-from .store import KINDS, Page, Record, Store, Summary, check_id, new_id
+from .store import KINDS, ListQuery, NewDebate, NewRun, Page, Record, Store, Summary, check_id, new_id
 
 _stores: dict[str, Store] = {}
 _lock = threading.Lock()
@@ -29,5 +29,5 @@ def open_store(url: str | None = None) -> Store:
         return store
 
 
-__all__ = ["KINDS", "LiveWriter", "Page", "Record", "Store", "Summary", "check_id", "data_dir", "database_url",
-           "new_id", "open_store", "safe_url"]
+__all__ = ["KINDS", "ListQuery", "LiveWriter", "NewDebate", "NewRun", "Page", "Record", "Store", "Summary",
+           "check_id", "data_dir", "database_url", "new_id", "open_store", "safe_url"]
