@@ -91,7 +91,7 @@ def tidy(value: Any, dropped: list[tuple[str, Any]] | None = None, path: str = "
 
 
 def wire_errors(data: Any, schema: dict[str, Any]) -> list[str]:
-    from .schema import draft202012  # jsonschema on first use (see there)
+    from .contract import draft202012  # jsonschema on first use (see there)
 
     errors = sorted(draft202012()(schema).iter_errors(data), key=lambda e: list(e.absolute_path))
     return [f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}" for e in errors]

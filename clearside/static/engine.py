@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import agents, checks, cruxes, inputs, prompts
+from ..contract import overall_confidence, stamped, utc_stamp, validate_document
 from ..enforce import HEALTH_QUESTION, CallSpec, Listeners, health_check, run_structured
 from ..errors import ClearSideError, DebateFailed, InputError
 from ..providers import Provider, Usage, get_provider
@@ -40,10 +41,6 @@ from ..schema import (
     Proposition,
     Quality,
     Side,
-    overall_confidence,
-    stamped,
-    utc_stamp,
-    validate_document,
 )
 from ..sources import Source, citations
 from . import focused, personas

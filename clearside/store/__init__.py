@@ -3,7 +3,7 @@
 ``open_store()`` returns one :class:`Store` per database URL for the whole
 process, so the dashboard, its worker threads and the CLI share an engine. Only
 entry points (the dashboard, the command line) call it; the core takes the
-store as an argument. The store is a leaf: it imports ``schema``, ``errors``,
+store as an argument. The store is a leaf: it imports ``schema``, ``contract``, ``errors``,
 ``inputs``, ``paths`` and its own modules, never a mode (``.importlinter`` checks this).
 """
 

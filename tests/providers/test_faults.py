@@ -27,6 +27,7 @@ from helpers import run_cli
 
 from clearside import agents
 from clearside.cli.common import progress
+from clearside.contract import jsonschema_errors
 from clearside.enforce import CallSpec, Listeners, run_structured
 from clearside.errors import DebateFailed, ProviderError, SchemaViolationError
 from clearside.providers import ChatRequest
@@ -34,7 +35,7 @@ from clearside.providers.ollama import OllamaProvider
 from clearside.providers.openai_compat import OpenAIProvider
 from clearside.quality.references import flagship
 from clearside.runtime.events import AgentProgress, Event, apply_event
-from clearside.schema import Proposition, jsonschema_errors
+from clearside.schema import Proposition
 from clearside.static.engine import DebateRun, Engine
 
 TIMEOUT = 0.4

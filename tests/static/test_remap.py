@@ -13,10 +13,11 @@ import pytest
 from helpers import fixture_dict, moderator_reply, request_text, side_reply
 
 from clearside import checks
+from clearside.contract import validate_document
 from clearside.errors import ClearSideError, InputError, NotFound
 from clearside.providers.scripted import ScriptedProvider
 from clearside.runtime import steps
-from clearside.schema import Document, Weights, validate_document
+from clearside.schema import Document, Weights
 from clearside.static import remap
 from clearside.static.engine import Engine
 from clearside.store import NewDebate

@@ -11,12 +11,12 @@ from helpers import QUESTION, moderator_reply, scripted_debate
 
 from clearside import modes
 from clearside.agents import AGENT_ORDER
+from clearside.contract import jsonschema_errors
 from clearside.errors import InputError
 from clearside.providers.scripted import ScriptedProvider
 from clearside.runtime import steps
 from clearside.runtime.events import AgentProgress, Event, apply_event
 from clearside.runtime.jobs import JobRegistry
-from clearside.schema import jsonschema_errors
 from clearside.static import workflow as workflows
 from clearside.static.engine import DebateRun
 from clearside.static.job import ChallengeJob, RemapJob, StaticJob, new_job, rerun_job, resume_job

@@ -16,9 +16,9 @@ from helpers import fixture_dict
 from helpers import run_cli as run
 from sqlalchemy import event, update
 
+from clearside.contract import jsonschema_errors, stamped, validate_document
 from clearside.errors import InputError
 from clearside.modes import export_data, import_data
-from clearside.schema import jsonschema_errors, stamped, validate_document
 from clearside.static import remap
 from clearside.static.exchange import VERSIONS, document_of
 from clearside.store import NewDebate, Store
