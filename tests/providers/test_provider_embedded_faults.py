@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CHILD = r"""
 import os, sys, threading, time
 from clearside.cli.common import progress
-from clearside.engine import Event
+from clearside.runtime.events import Event
 from clearside.providers import ChatRequest, get_provider
 
 provider = get_provider("embedded")
