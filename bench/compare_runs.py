@@ -42,7 +42,7 @@ import pg_kit  # noqa: E402
 from sqlalchemy import event, text  # noqa: E402
 
 from clearside.quality import metrics, references, regress, reports  # noqa: E402
-from clearside.store import Store  # noqa: E402
+from clearside.store import NewDebate, Store  # noqa: E402
 from clearside.store.tables import Run  # noqa: E402
 
 GOAL_S = 3.0
@@ -86,8 +86,9 @@ def populate(store: Store, rows: int, batch_runs: int, rng: random.Random) -> tu
                 case, repeat = f"case-{i % CASES:02d}", i // CASES
                 debate_id = None
                 if batch in (a, b):
-                    debate_id = store.create("static", f"Proposition {case}?", provider="scripted", model="x.json",
-                                             document=document, status="done", created_at=stamp, session=session)
+                    debate_id = store.create(NewDebate("static", f"Proposition {case}?", provider="scripted",
+                                                       model="x.json", document=document, status="done",
+                                                       created_at=stamp), session=session)
                 worse = batch == b
                 session.add(Run(
                     id=uuid.uuid4().hex, suite=suite, batch=batch, debate_id=debate_id, provider="scripted",

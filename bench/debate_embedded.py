@@ -45,7 +45,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from clearside import agents, checks  # noqa: E402
 from clearside.errors import ClearSideError  # noqa: E402
 from clearside.providers.base import ChatRequest, Completion  # noqa: E402
-from clearside.providers.embedded import EmbeddedProvider, compact, load_llama, on_llama_thread  # noqa: E402
+from clearside.providers.embedded import EmbeddedProvider, load_llama, on_llama_thread  # noqa: E402
+from clearside.providers.small_schema import compact  # noqa: E402
 from clearside.static.engine import DebateRun, Engine  # noqa: E402
 
 QUESTIONS = [

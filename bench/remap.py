@@ -24,10 +24,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from clearside import embed
+from clearside.contract import validate_document  # noqa: E402
 from clearside.errors import ClearSideError  # noqa: E402
 from clearside.providers import get_provider  # noqa: E402
 from clearside.quality.references import flagship  # noqa: E402
-from clearside.schema import validate_document  # noqa: E402
 from clearside.static import remap  # noqa: E402
 from clearside.static.engine import Engine  # noqa: E402
 

@@ -52,7 +52,7 @@ from clearside.live.transcript import Transcript, Turn  # noqa: E402
 from clearside.runtime.status import debate_status  # noqa: E402
 from clearside.static.engine import DebateRun  # noqa: E402
 from clearside.static.recorder import start_static  # noqa: E402
-from clearside.store import LiveWriter, Store, new_id  # noqa: E402
+from clearside.store import LiveWriter, NewDebate, Store, new_id  # noqa: E402
 from clearside.store.store import search_text  # noqa: E402
 from clearside.store.tables import Debate  # noqa: E402
 
@@ -164,10 +164,11 @@ def populate(store: Store, rows: int, rng: random.Random) -> float:
                     for side in ("pro", "con"):
                         for argument in document[side]["arguments"]:
                             argument["claim"] = " ".join(rng.sample(WORDS, 8)).capitalize()
-                debate_id = store.create(kind, question, provider=provider, model=rng.choice(PROVIDERS[provider]),
-                                         document=document, status="done" if done else "running",
-                                         created_at=start_day + timedelta(minutes=rng.randrange(365 * 24 * 60)),
-                                         session=session)
+                debate_id = store.create(NewDebate(kind, question, provider=provider,
+                                                   model=rng.choice(PROVIDERS[provider]), document=document,
+                                                   status="done" if done else "running",
+                                                   created_at=start_day + timedelta(
+                                                       minutes=rng.randrange(365 * 24 * 60))), session=session)
                 if kind == "live":  # LiveWriter indexes the turns' speeches; create() alone does not
                     session.get(Debate, debate_id).search_text = search_text(question, question,
                                                                             *rng.sample(texts, 21))

@@ -15,14 +15,15 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .contract import validate_document
     from .runtime.events import Event
-    from .schema import SCHEMA_VERSION, Document, validate_document
+    from .schema import SCHEMA_VERSION, Document
     from .static.engine import DebateRun, Engine, run_debate
 
 logging.getLogger("clearside").addHandler(logging.NullHandler())
 
 _LAZY = {"DebateRun": "static.engine", "Engine": "static.engine", "Event": "runtime.events",
-         "run_debate": "static.engine", "validate_document": "schema",
+         "run_debate": "static.engine", "validate_document": "contract",
          "SCHEMA_VERSION": "schema", "Document": "schema"}
 
 __all__ = ["SCHEMA_VERSION", "DebateRun", "Document", "Engine", "Event", "run_debate", "validate_document"]

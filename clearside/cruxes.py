@@ -44,8 +44,9 @@ import numpy as np
 
 from .checks.base import Embeddings
 from .checks.text import jaccard
+from .contract import stamped, validate_document
 from .errors import InputError
-from .schema import Crux, CruxLoad, Document, stamped, validate_document
+from .schema import Crux, CruxLoad, Document
 
 FLOOR = 0.30
 MARGIN = 0.05

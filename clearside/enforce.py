@@ -16,13 +16,14 @@ import json
 import logging
 import re
 from collections.abc import Callable
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 import pydantic_core
 from pydantic import BaseModel, ValidationError
 
 from . import prompts
-from .checks import Review
+from .checks import Check, Review
 from .errors import QualityCheckError, SchemaViolationError
 from .providers import ChatRequest, OnDelta, Provider, Usage
 from .providers.base import OnRetrying, retry_notices
@@ -90,7 +91,7 @@ def tidy(value: Any, dropped: list[tuple[str, Any]] | None = None, path: str = "
 
 
 def wire_errors(data: Any, schema: dict[str, Any]) -> list[str]:
-    from .schema import draft202012  # jsonschema on first use (see there)
+    from .contract import draft202012  # jsonschema on first use (see there)
 
     errors = sorted(draft202012()(schema).iter_errors(data), key=lambda e: list(e.absolute_path))
     return [f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}" for e in errors]
@@ -149,91 +150,136 @@ def with_fixes(messages: list[dict[str, str]], problems: list[str]) -> list[dict
     return [*head, {**last, "content": f"{last['content']}\n{fix}"}]
 
 
-def run_structured(
-    provider: Provider,
-    *,
-    agent: str,
-    messages: list[dict[str, str]],
-    model: type[M],
-    schema: dict[str, Any],
-    retries: int = 2,
-    temperature: float = 0.4,
-    max_tokens: int = 1024,
-    usage: Usage | None = None,
-    violations: list[dict[str, Any]] | None = None,
-    on_delta: OnDelta | None = None,
-    on_retry: Callable[[int, list[str]], None] | None = None,
-    prepare: Callable[[Any], Any] | None = None,
-    salvage: Callable[[str], str | None] | None = None,
-    review: Review | None = None,
-    decode: dict[str, Any] | None = None,
-    mend: Callable[[Review], M] | None = None,
-    on_retrying: OnRetrying | None = None,
-) -> M:
-    """Call the agent until its output validates, at most ``1 + retries`` times.
+@dataclass(frozen=True)
+class CallSpec(Generic[M]):
+    """One structured call: what the agent is asked to return, how it is sampled, and how its reply is checked.
 
-    ``salvage`` may repair a reply that failed to parse (e.g. one cut at the token
-    limit); the repaired text must still pass every check. ``review`` runs the agent's
-    substance checks on a schema-valid reply; ``decode`` is a tighter schema to decode
-    with than the one replies are validated against (e.g. an enum of indexes only).
-    ``mend``: when a schema-valid reply fails its substance checks, instead of asking for the
-    whole reply again, ``mend(review)`` writes only ``review.failing`` and keeps ``review.kept``
-    (e.g. one argument or one synthesis field per call); it raises like this loop does.
-    ``on_retrying``: told of each provider retry (an HTTP 429/5xx, a timeout, a dropped stream: see
+    ``schema``: the wire schema replies are validated against; ``decode``: a tighter one to decode with (e.g. an
+    enum of indexes only); ``retries``: re-asks after the first attempt; ``prepare``: turns a parsed reply into the
+    contract model's input; ``salvage``: may repair a reply that failed to parse (e.g. one cut at the token limit),
+    the repaired text must still pass every check. ``check`` and ``floors``: the agent's substance checks on a
+    schema-valid reply and the least items each list keeps (the caller builds the call's :class:`Review` from them,
+    as ``Engine.call`` does). ``mend``: when a schema-valid reply fails its substance checks, instead of asking for
+    the whole reply again, ``mend(review)`` writes only ``review.failing`` and keeps ``review.kept`` (e.g. one
+    argument or one synthesis field per call); it raises like :func:`run_structured`.
+    """
+
+    agent: str
+    model: type[M]
+    schema: dict[str, Any]
+    decode: dict[str, Any] | None = None
+    max_tokens: int = 1024
+    retries: int = 2
+    temperature: float = 0.4
+    prepare: Callable[[Any], Any] | None = None
+    salvage: Callable[[str], str | None] | None = None
+    check: Check | None = None
+    floors: dict[str, int] | None = None
+    mend: Callable[[Review], M] | None = None
+
+
+@dataclass(frozen=True)
+class Listeners:
+    """Who hears of a structured call as it runs (each optional).
+
+    ``on_delta``: each piece of text as it streams. ``on_retry(attempt, errors)``: a re-ask, with the errors of the
+    reply it replaces. ``on_retrying``: each provider retry (an HTTP 429/5xx, a timeout, a dropped stream: see
     providers/retry.py) with its attempt, attempts, cause and wait; giving it also lets a stream cut mid-way be
-    asked again, so it must drop the text streamed so far (the engine's "retry" event does). A provider fault that
-    outlasts the provider's retries is raised as it is (a ProviderError): it is never re-asked here as an invalid
-    reply.
+    asked again, so it must drop the text streamed so far (the engine's "retry" event does).
+    """
+
+    on_delta: OnDelta | None = None
+    on_retry: Callable[[int, list[str]], None] | None = None
+    on_retrying: OnRetrying | None = None
+
+
+def run_structured(provider: Provider, call: CallSpec[M], messages: list[dict[str, str]], *,
+                   review: Review | None = None, usage: Usage | None = None,
+                   violations: list[dict[str, Any]] | None = None, listeners: Listeners = Listeners()) -> M:
+    """Ask ``call.agent`` until its reply validates, at most ``1 + call.retries`` times.
+
+    ``review`` runs the agent's substance checks on a schema-valid reply (safe repairs in place, the rest re-asked
+    or mended, see :class:`CallSpec`); ``usage`` adds up the tokens and attempts; ``violations`` collects a record
+    of each rejected reply (each is also logged). A provider fault that outlasts the provider's retries is raised
+    as it is (a ProviderError): it is never re-asked here as an invalid reply.
     """
     conversation = list(messages)
     raw, errors = "", []
-    attempts = 1 + max(retries, 0)
-    decode_schema = provider.constrain(decode or schema) if provider.supports_schema else None
+    attempts = 1 + max(call.retries, 0)
+    decode_schema = provider.constrain(call.decode or call.schema) if provider.supports_schema else None
     substance = False
     for attempt in range(1, attempts + 1):
-        # each re-ask samples a little hotter: at the same temperature a small model tends to repeat its reply
-        step = SMALL_REASK_HEAT if provider.small else REASK_HEAT
-        heat = min(temperature + step * (attempt - 1), 1.2) if attempt > 1 else temperature
-        request = ChatRequest(messages=conversation, schema=decode_schema, agent=agent, temperature=heat,
-                              max_tokens=max_tokens)
-        with retry_notices(on_retrying):
-            completion = provider.complete(request, on_delta)
-        if review is not None:
-            review.called()
-        if usage is not None:
-            usage.add(completion)
-            usage.attempts.append({"attempt": attempt, "seconds": round(completion.seconds, 3),
-                                   "completion_tokens": completion.completion_tokens})
-        raw = completion.text
-        repeats: list[tuple[str, Any]] = []
-        parsed, errors = check(raw, model, schema, prepare, repeats)
-        if parsed is None and salvage is not None and (repaired := salvage(raw)) is not None:
-            repeats = []
-            parsed = check(repaired, model, schema, prepare, repeats)[0]
-        substance = parsed is not None and review is not None
-        if substance:
-            review.repeats(repeats)
-            parsed, errors = review(parsed, attempt == attempts)
+        request = ChatRequest(messages=conversation, schema=decode_schema, agent=call.agent,
+                              temperature=_heat(provider, call.temperature, attempt), max_tokens=call.max_tokens)
+        raw = _complete(provider, request, attempt, review, usage, listeners)
+        parsed, errors, substance = _read(call, raw, review, last=attempt == attempts)
         if parsed is not None:
             return parsed
-        record = {"agent": agent, "attempt": attempt, "errors": errors, "raw": raw, "provider": provider.spec,
-                  "kind": "substance" if substance else "schema"}
-        if violations is not None:
-            violations.append(record)
-        log.warning(json.dumps(record, ensure_ascii=False))
+        _violation(provider, call.agent, attempt, errors, raw, substance, violations)
         if attempt < attempts:
-            if on_retry:
-                on_retry(attempt + 1, errors)
-            if substance and mend is not None and review.failing:
-                return mend(review)
-            if substance and provider.small:
-                # beside its own failed reply a small model mostly writes it again, or drifts into gibberish as
-                # it warms up: it gets its prompt again, told what to fix
-                conversation = with_fixes(messages, errors)
-            else:
-                conversation = [*messages, {"role": "assistant", "content": raw[:4000]},
-                                reask_message(errors, substance=substance)]
-    raise (QualityCheckError if substance else SchemaViolationError)(agent, attempts, errors, raw, provider.describe())
+            if listeners.on_retry:
+                listeners.on_retry(attempt + 1, errors)
+            if substance and call.mend is not None and review.failing:
+                return call.mend(review)
+            conversation = _reasked(provider, messages, raw, errors, substance)
+    raise (QualityCheckError if substance else SchemaViolationError)(call.agent, attempts, errors, raw,
+                                                                     provider.describe())
+
+
+def _heat(provider: Provider, temperature: float, attempt: int) -> float:
+    """The temperature of an attempt: each re-ask samples a little hotter (at the same temperature a small model
+    tends to repeat its reply)."""
+    step = SMALL_REASK_HEAT if provider.small else REASK_HEAT
+    return min(temperature + step * (attempt - 1), 1.2) if attempt > 1 else temperature
+
+
+def _complete(provider: Provider, request: ChatRequest, attempt: int, review: Review | None, usage: Usage | None,
+              listeners: Listeners) -> str:
+    """One attempt's reply, counted on the review and the usage."""
+    with retry_notices(listeners.on_retrying):
+        completion = provider.complete(request, listeners.on_delta)
+    if review is not None:
+        review.called()
+    if usage is not None:
+        usage.add(completion)
+        usage.attempts.append({"attempt": attempt, "seconds": round(completion.seconds, 3),
+                               "completion_tokens": completion.completion_tokens})
+    return completion.text
+
+
+def _read(call: CallSpec[M], raw: str, review: Review | None, *, last: bool) -> tuple[M | None, list[str], bool]:
+    """``(model or None, errors, whether the substance checks judged it)``: the reply parsed and validated (salvaged
+    when it failed to parse and ``call.salvage`` can repair it), then reviewed for substance."""
+    repeats: list[tuple[str, Any]] = []
+    parsed, errors = check(raw, call.model, call.schema, call.prepare, repeats)
+    if parsed is None and call.salvage is not None and (repaired := call.salvage(raw)) is not None:
+        repeats = []
+        parsed = check(repaired, call.model, call.schema, call.prepare, repeats)[0]
+    substance = parsed is not None and review is not None
+    if substance:
+        review.repeats(repeats)
+        parsed, errors = review(parsed, last)
+    return parsed, errors, substance
+
+
+def _violation(provider: Provider, agent: str, attempt: int, errors: list[str], raw: str, substance: bool,
+               violations: list[dict[str, Any]] | None) -> None:
+    """Record and log a rejected reply."""
+    record = {"agent": agent, "attempt": attempt, "errors": errors, "raw": raw, "provider": provider.spec,
+              "kind": "substance" if substance else "schema"}
+    if violations is not None:
+        violations.append(record)
+    log.warning(json.dumps(record, ensure_ascii=False))
+
+
+def _reasked(provider: Provider, messages: list[dict[str, str]], raw: str, errors: list[str],
+             substance: bool) -> list[dict[str, str]]:
+    """The conversation of the next attempt: the prompt, the failed reply and what to fix."""
+    if substance and provider.small:
+        # beside its own failed reply a small model mostly writes it again, or drifts into gibberish as it warms
+        # up: it gets its prompt again, told what to fix
+        return with_fixes(messages, errors)
+    return [*messages, {"role": "assistant", "content": raw[:4000]}, reask_message(errors, substance=substance)]
 
 
 # A question the health check asks, short and ordinary: the orchestrator's call is the first every debate makes.

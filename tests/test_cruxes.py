@@ -11,10 +11,11 @@ import pytest
 from helpers import fixture_dict, run_cli, side_reply
 
 from clearside import checks, cruxes, neutrality
+from clearside.contract import jsonschema_errors
 from clearside.errors import InputError
 from clearside.quality import references
 from clearside.render import render
-from clearside.schema import Document, jsonschema_errors
+from clearside.schema import Document
 
 HINGES = ["Does the team have distributed systems experience?", "Will traffic keep growing?",
           "Is the budget set by the board?"]

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from clearside.schema import SCHEMA_FILE
+from clearside.contract import SCHEMA_FILE
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("clearside", "clearside_ui")

@@ -11,7 +11,8 @@ from helpers import fixture_dict
 from jsonschema import Draft202012Validator
 from pydantic import ValidationError
 
-from clearside.schema import SCHEMA_FILE, Document, json_schema, jsonschema_errors, schema_file_text
+from clearside.contract import SCHEMA_FILE, json_schema, jsonschema_errors, schema_file_text
+from clearside.schema import Document
 
 DELETE = object()
 
@@ -295,7 +296,7 @@ def with_additions() -> dict[str, Any]:
 
 
 def test_a_1_1_document_round_trips_and_is_stamped_1_1():
-    from clearside.schema import version_for
+    from clearside.contract import version_for
     data = with_additions()
     assert_accepted(data)
     assert version_for(data) == "1.1.0"
@@ -336,7 +337,7 @@ def test_five_personas_are_refused():
 
 def test_a_1_0_reader_takes_a_1_1_document_by_setting_the_additions_aside():
     """What a 1.0 reader does on import (spec 002): drop the keys its schema does not know; the rest is valid 1.0."""
-    from clearside.schema import base_validator
+    from clearside.contract import base_validator
     from clearside.store.exchange import drop_unknown
     data = with_additions()
     dropped = drop_unknown(data, base_validator())
@@ -349,7 +350,7 @@ def test_a_1_0_reader_takes_a_1_1_document_by_setting_the_additions_aside():
 
 def test_every_1_0_document_is_a_valid_1_1_document():
     """The 1.0.0 schema file is kept as it was published; what it accepts the current schema accepts."""
-    from clearside.schema import SCHEMA_DIR, base_validator
+    from clearside.contract import SCHEMA_DIR, base_validator
     assert (SCHEMA_DIR / "clearside-1.0.0.schema.json").exists()
     data = fixture_dict()
     assert list(base_validator().iter_errors(data)) == [] and jsonschema_errors(data) == []

@@ -24,7 +24,7 @@ _ID = re.compile(r"[0-9a-f]{32}")
 
 def _load(source: str) -> dict[str, Any]:
     """A document from a file, or a saved debate's document by its id."""
-    from ..schema import validate_document
+    from ..contract import validate_document
     from ..static.exchange import document_of
     from ..store import open_store
 

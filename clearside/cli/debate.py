@@ -168,7 +168,7 @@ def _remapped(store: Any, debate_id: str, weights: Any, provider: Any, options: 
 
 
 def _read_document(path: str) -> dict[str, Any]:
-    from ..schema import validate_document
+    from ..contract import validate_document
     from ..static.exchange import document_of
 
     data = document_of(read_json(path))  # an export's versions set aside
@@ -188,21 +188,21 @@ def cmd_challenge(args: argparse.Namespace) -> int:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
+    from ..contract import validate_document
     from ..render import render
-    from ..schema import validate_document
 
     write(render(validate_document(_read_document(args.debate)), args.format), args.out)
     return 0
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    from .. import schema
+    from .. import contract
 
     if args.write:
-        schema.SCHEMA_FILE.write_text(schema.schema_file_text(), encoding="utf-8")
-        print(f"Wrote {schema.SCHEMA_FILE}", file=sys.stderr)
+        contract.SCHEMA_FILE.write_text(contract.schema_file_text(), encoding="utf-8")
+        print(f"Wrote {contract.SCHEMA_FILE}", file=sys.stderr)
     else:
-        sys.stdout.write(schema.schema_file_text())
+        sys.stdout.write(contract.schema_file_text())
     return 0
 
 

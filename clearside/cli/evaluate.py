@@ -105,7 +105,7 @@ def _saved(debate_id: str) -> dict[str, Any] | None:
 def cmd_swap_check(args: argparse.Namespace) -> int:
     """``metrics --swap-check``: each debate's moderator rerun with FOR and AGAINST exchanged, and the flip rate."""
     from .. import checks
-    from ..schema import validate_document
+    from ..contract import validate_document
     from ..static import swap
     from ..static.engine import Engine
 

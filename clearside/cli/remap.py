@@ -62,8 +62,8 @@ def diff_text(changes: dict[str, Any]) -> str:
 
 def cmd_remap(args: argparse.Namespace) -> int:
     from ..checks import Embeddings
+    from ..contract import validate_document
     from ..render import render
-    from ..schema import validate_document
     from ..static import remap
     from ..store import open_store
 

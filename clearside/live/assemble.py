@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from .. import prompts
-from ..schema import ACTIONS, SCHEMA_VERSION, Document, Side, overall_confidence, utc_stamp, validate_document
+from ..contract import overall_confidence, utc_stamp, validate_document
+from ..schema import ACTIONS, SCHEMA_VERSION, Document, Side
 from .transcript import Transcript
 
 _ARGUMENT_KEYS = ("category", "claim", "explanation", "evidence_type", "confidence")

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from .. import agents, inputs, prompts
-from ..enforce import partial_object, run_structured
+from ..enforce import CallSpec, Listeners, partial_object, run_structured
 from ..errors import ClearSideError, InputError, ProviderError
 from ..providers import Provider, Usage
 from ..runtime.events import Event, OnEvent
@@ -261,10 +261,11 @@ class LiveDebate:
         messages = [*history, {"role": "user", "content": message}]
         self.on_event(Event("turn_start", speaker, data={"intervention": item.id, "label": "Answering the user"}))
         try:
-            reply = run_structured(self.provider, agent=speaker, messages=messages, model=model, schema=schema,
-                                   retries=self.config.schema_retries, temperature=self.config.temperature,
-                                   max_tokens=200, violations=self.violations,
-                                   on_retrying=self._retrying(speaker))
+            reply = run_structured(self.provider, CallSpec(speaker, model, schema, max_tokens=200,
+                                                           retries=self.config.schema_retries,
+                                                           temperature=self.config.temperature),
+                                   messages, violations=self.violations,
+                                   listeners=Listeners(on_retrying=self._retrying(speaker)))
         except ClearSideError as exc:
             with self.lock:
                 item.status, item.error = "failed", str(exc)
@@ -302,12 +303,12 @@ class LiveDebate:
         user_context = context.context_of(self.transcript.context)
         self.on_event(Event("turn_start", "orchestrator", data={"label": "Normalizing the proposition"}))
         proposition = run_structured(
-            self.provider, agent="orchestrator", messages=agents.orchestrator_messages(self.transcript.question,
-                                                                                      user_context),
-            model=agents.ORCHESTRATOR.model, schema=agents.ORCHESTRATOR.schema, retries=self.config.schema_retries,
-            temperature=self.config.temperature, max_tokens=agents.ORCHESTRATOR.max_tokens,
-            violations=self.violations, prepare=agents.proposition_from_reply(self.transcript.question, user_context),
-            on_retrying=self._retrying("orchestrator"))
+            self.provider, CallSpec("orchestrator", agents.ORCHESTRATOR.model, agents.ORCHESTRATOR.schema,
+                                    max_tokens=agents.ORCHESTRATOR.max_tokens, retries=self.config.schema_retries,
+                                    temperature=self.config.temperature,
+                                    prepare=agents.proposition_from_reply(self.transcript.question, user_context)),
+            agents.orchestrator_messages(self.transcript.question, user_context), violations=self.violations,
+            listeners=Listeners(on_retrying=self._retrying("orchestrator")))
         with self.lock:
             self.transcript.proposition = proposition.dump()
             self.save()
@@ -528,11 +529,12 @@ class LiveDebate:
                 state.update(raw="", speech="", cut=False)
                 asked = [*messages, *rejected]
                 try:
-                    return run_structured(self.provider, agent=step.speaker, messages=asked, model=TurnFields,
-                                          schema=schema, retries=config.schema_retries,
-                                          temperature=config.temperature, max_tokens=max_tokens, usage=usage,
-                                          violations=self.violations, on_delta=on_delta, on_retry=on_retry,
-                                          salvage=salvage, decode=decode, prepare=prepare, on_retrying=on_retrying)
+                    return run_structured(
+                        self.provider, CallSpec(step.speaker, TurnFields, schema, decode=decode, max_tokens=max_tokens,
+                                                retries=config.schema_retries, temperature=config.temperature,
+                                                prepare=prepare, salvage=salvage),
+                        asked, usage=usage, violations=self.violations,
+                        listeners=Listeners(on_delta=on_delta, on_retry=on_retry, on_retrying=on_retrying))
                 except ProviderError as exc:
                     restarted = shorter(asked, rejected) if exc.context_overflow else None
                     if restarted is None:

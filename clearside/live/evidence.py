@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict
 from sqlalchemy import delete
 
 from .. import prompts
-from ..enforce import run_structured
+from ..enforce import CallSpec, run_structured
 from ..errors import ClearSideError
 from ..sources import Passage, Source, problem, read_source
 from ..sources.citations import BUDGET, SMALL_BUDGET, Library, citation_wire, query, sentences
@@ -176,10 +176,10 @@ def settle(provider, speaker: str, quoting: Quoting, quote: Any, conversation: l
     instruction = prompts.render(prompts.load("live").tasks["quote_again"], problem=why)
     messages = [*conversation, {"role": "assistant", "content": raw}, {"role": "user", "content": instruction}]
     try:
-        reply = run_structured(provider, agent=speaker, messages=messages, model=_Again,
-                               schema=obj(evidence_quote=quoting.wire), decode=obj(evidence_quote=quoting.decode),
-                               retries=0, temperature=temperature, max_tokens=QUOTE_TOKENS + 40,
-                               violations=violations)
+        reply = run_structured(provider, CallSpec(speaker, _Again, obj(evidence_quote=quoting.wire),
+                                                  decode=obj(evidence_quote=quoting.decode),
+                                                  max_tokens=QUOTE_TOKENS + 40, retries=0, temperature=temperature),
+                               messages, violations=violations)
         again = reply.evidence_quote
     except ClearSideError as exc:
         failure = f"asking again failed ({exc})"[:300]

@@ -45,7 +45,7 @@ def is_transcript(data: dict[str, Any]) -> bool:
 
 @cache
 def _transcript_validator() -> Draft202012Validator:
-    from ..schema import draft202012  # jsonschema on first use (see there)
+    from ..contract import draft202012  # jsonschema on first use (see there)
 
     return draft202012()(Transcript.model_json_schema())
 

@@ -18,13 +18,13 @@ from __future__ import annotations
 from typing import Any
 
 from .. import prompts
-from ..enforce import run_structured
+from ..enforce import CallSpec, Listeners, run_structured
 from ..errors import Cancelled, ClearSideError, ConfigError, InputError
 from ..inputs import question as clean_question
 from ..providers import Provider, Usage
 from ..providers.retry import retrying_text
 from ..runtime.events import Event, OnEvent
-from ..store import Store
+from ..store import NewDebate, Store
 from . import agents
 from .session import MAX_SITUATION, RoundOutput, Session, Summary, allowed_next, check_rounds, round_state
 
@@ -73,10 +73,10 @@ class PerspectivesRun:
                           max_rounds=check_rounds(rounds), observability=observability)
         run = cls(session, provider, store=store, **options)
         if store is not None:
-            store.create(KIND, session.original_user_prompt, provider=provider.name, model=provider.model,
-                         prompt_versions=prompts.versions("perspectives"),
-                         data={"session": run._dump(), **({"owner": owner} if owner else {})},
-                         status=session.status(), debate_id=session.session_id, parent_id=parent_id)
+            store.create(NewDebate(KIND, session.original_user_prompt, provider=provider.name, model=provider.model,
+                                   prompt_versions=prompts.versions("perspectives"),
+                                   data={"session": run._dump(), **({"owner": owner} if owner else {})},
+                                   status=session.status(), debate_id=session.session_id, parent_id=parent_id))
         return run
 
     @classmethod
@@ -112,11 +112,12 @@ class PerspectivesRun:
                                   "context (for the embedded model, CLEARSIDE_N_CTX), fewer rounds or shorter "
                                   "answers.")
             result = run_structured(
-                self.provider, agent=f"perspectives-{agent}", messages=messages, model=model, schema=wire,
-                retries=self.retries, temperature=self.temperature, max_tokens=max_tokens, usage=usage,
-                on_delta=lambda text: self.on_event(Event("delta", shown, text, _round(round_))),
-                on_retrying=lambda data: self.on_event(Event("retrying", shown, retrying_text(data),
-                                                             _round(round_))))
+                self.provider, CallSpec(f"perspectives-{agent}", model, wire, max_tokens=max_tokens,
+                                        retries=self.retries, temperature=self.temperature),
+                messages, usage=usage, listeners=Listeners(
+                    on_delta=lambda text: self.on_event(Event("delta", shown, text, _round(round_))),
+                    on_retrying=lambda data: self.on_event(Event("retrying", shown, retrying_text(data),
+                                                                 _round(round_)))))
         except Cancelled:  # stopped by the user mid-reply: nothing of this step is kept, every earlier one is
             self.session.cancelled, self.session.error = True, ""
             self.save()

@@ -38,9 +38,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import llama_cpp
-from llama_cpp import _internals as internals
 
 from .grammar_first import GrammarFirstSampler
+from .llama_private import internals, sampler_chain
 
 # How many calls decode together at most; more wait for a free place (CLEARSIDE_BATCH). On 2 CPU cores a batch
 # of two tokens costs as much as two single tokens (bench/batching.py: 1.0x raw, 1.0-1.17x in the pipeline), so
@@ -370,5 +370,5 @@ class Batcher:
 def job_sampler(llm: Any, grammar: Any, *, temperature: float, repeat_penalty: float) -> Any:
     """The sampler llama-cpp-python's ``create_chat_completion`` would build for this call (its defaults for
     top-k, top-p and min-p), with the grammar checked first (:class:`GrammarFirstSampler`)."""
-    chain = llm._init_sampler(temp=temperature, repeat_penalty=repeat_penalty, grammar=None)
+    chain = sampler_chain(llm, temperature=temperature, repeat_penalty=repeat_penalty)
     return chain if grammar is None else GrammarFirstSampler(llm, chain, grammar)

@@ -4,8 +4,9 @@ The GGUF is loaded once per (path, context, threads). Calls are decoded by a :cl
 llama.cpp context whose sequences decode concurrent calls together (pro and con, persona cases, challenges) and
 keep their tokens, so a call evaluates only what no sequence has evaluated yet. All model work runs on one
 dedicated thread: llama.cpp's OpenMP worker team belongs to the calling thread, and hopping between the caller
-threads made decoding about 1.5x slower. Each call's output is constrained by the grammar of its JSON Schema,
-checked first on the sampled token (grammar_first.py).
+threads made decoding about 1.5x slower. Each call's output is constrained by the grammar of its JSON Schema
+(tightened for a small model: small_schema.py), checked first on the sampled token (grammar_first.py); the parts
+of llama-cpp-python's private API this needs are in llama_private.py.
 
 Nothing llama.cpp does touches the process's stderr: llama-cpp-python's ``verbose=False`` points file
 descriptors 1 and 2 at /dev/null while it loads a model (and in some chat handlers), which drops whatever any
@@ -33,6 +34,8 @@ from ..errors import ConfigError, ProviderError
 from .base import ChatRequest, Completion, OnDelta, Provider
 from .batched import DEFAULT_WIDTH, Batcher, Job
 from .grammar_errors import GRAMMAR_FAILED
+from .llama_private import json_grammar, model_of, token_text
+from .small_schema import compact
 
 DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_CONTEXT = 4096
@@ -197,7 +200,8 @@ def load_batcher(path: Path, n_ctx: int, n_threads: int) -> tuple[Batcher, Any]:
     with _load_lock:
         if key not in _batchers:
             try:
-                batcher = on_llama_thread(lambda: Batcher(llm._model, n_ctx=n_ctx, n_threads=n_threads, width=width))
+                batcher = on_llama_thread(lambda: Batcher(model_of(llm), n_ctx=n_ctx, n_threads=n_threads,
+                                                          width=width))
             except (ValueError, RuntimeError) as exc:
                 raise ConfigError(f"Could not make a context of {n_ctx} tokens for {path}: {exc}. "
                                   "Lower CLEARSIDE_N_CTX.") from exc
@@ -221,103 +225,8 @@ def chat_formatter(llm: Any) -> Any:
     if not template:
         return None
     eos, bos = llm.token_eos(), llm.token_bos()
-    return Jinja2ChatFormatter(template=template, eos_token=llm._model.token_get_text(eos) if eos != -1 else "",
-                               bos_token=llm._model.token_get_text(bos) if bos != -1 else "",
-                               stop_token_ids=[eos])
-
-
-# Sentences start with a capital letter or digit and hold no JSON punctuation: without this, small
-# models constrained to "any string" fill strings with stray brackets and braces.
-_TEXT = r'^[A-Z0-9][^"\\{}\[\]<>\x00-\x1f]{%d,%d}$'
-# A label made of words (x-words: a topic) opens with a letter: never a bare number such as "154".
-_LABEL = r'^[A-Z][^"\\{}\[\]<>\x00-\x1f]{%d,%d}$'
-# A sentence (a string of 100 characters or more at most) opens with three plain words and goes on: it
-# starts with a capital letter (never a list number, "1. ..."), has at least four words (never a one- or
-# two-word label such as "Economic costs"), and its opening words hold no ":" or "_" (never a field name
-# such as "EvidenceGaps: ..." or "Root_cause: ..."). Opening words run to 12 characters, and the rest is
-# bounded so that the whole stays within maxLength.
-_WORD = r"[A-Za-z0-9'-]"
-_OPENING = rf"[A-Z]{_WORD}{{0,11}} {_WORD}{{1,12}} {_WORD}{{1,12}} "
-OPENING = len("A23456789012 123456789012 123456789012 ")  # the longest opening: the whole stays within maxLength
-_SENTENCE = "^" + _OPENING + r'[^"\\{}\[\]<>\x00-\x1f]{%d,%d}$'
-# Words that open a question, never a claim: a small model that starts a claim with "Should ..." is copying the
-# question it was given (the advocates' echo), so a statement's grammar cannot start with them.
-QUESTION_OPENERS = ("Should", "Would", "Could", "Can", "Will", "Shall", "Is", "Are", "Do", "Does", "Did", "What",
-                    "Why", "How", "Which", "When", "Where", "Who")
-_WORD_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'-"
-
-
-def first_word_except(words: tuple[str, ...], longest: int = 12) -> str:
-    """A regex for a capitalised word of 1 to ``longest`` word characters that is none of ``words``.
-
-    Grammar patterns have no lookahead, so the complement is spelled out over the words' trie: at each prefix
-    of a listed word, either stop (when the prefix itself is not listed), or go on with a character that leaves
-    the trie (then any word characters), or follow the trie."""
-    def alternatives(prefix: str, chars: str) -> list[str]:
-        depth = len(prefix)
-        nexts = sorted({w[depth] for w in words if w.startswith(prefix) and len(w) > depth})
-        options = []
-        if depth < longest:
-            others = "".join(c for c in chars if c not in nexts)
-            rest = longest - depth - 1
-            tail = f"{_WORD}{{0,{rest}}}" if rest else ""
-            options.append(f"[{re_class(others)}]{tail}")
-            options += [c + follow(prefix + c) for c in nexts]
-        return options
-
-    def follow(prefix: str) -> str:
-        """After a listed word's prefix: more characters, or (when the prefix is not listed) none."""
-        options = alternatives(prefix, _WORD_CHARS)
-        return f"({'|'.join(options)})" + ("" if prefix in words else "?")
-
-    return group(alternatives("", "ABCDEFGHIJKLMNOPQRSTUVWXYZ"))
-
-
-def re_class(chars: str) -> str:
-    """The characters as the body of a regex class (ranges where they run on)."""
-    out, i = [], 0
-    while i < len(chars):
-        j = i
-        while j + 1 < len(chars) and ord(chars[j + 1]) == ord(chars[j]) + 1 and chars[j].isalnum():
-            j += 1
-        out.append(chars[i] if j == i else chars[i] + ("" if j == i + 1 else "-") + chars[j])
-        i = j + 1
-    return "".join(out)  # a "-" comes last (as in _WORD_CHARS), where it is a literal
-
-
-def group(options: list[str]) -> str:
-    return options[0] if len(options) == 1 else "(" + "|".join(options) + ")"
-
-
-_STATEMENT_OPENING = first_word_except(QUESTION_OPENERS) + rf" {_WORD}{{1,12}} {_WORD}{{1,12}} "
-# a claim is never a question: it holds no "?" and does not open with a question's word
-_STATEMENT = "^" + _STATEMENT_OPENING + r'[^"\\{}\[\]<>?\x00-\x1f]{%d,%d}$'
-SENTENCE_MIN = 15
-
-
-def compact(schema: Any) -> Any:
-    """Tighten a wire schema for small in-process models.
-
-    Length-bounded free-text strings get a sentence pattern the grammar enforces,
-    and arrays are held to at most one item above their minimum, which keeps a
-    full debate within the time budget on a 2-core CPU.
-    """
-    if isinstance(schema, list):
-        return [compact(item) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    if schema.get("type") == "string" and "enum" not in schema and "maxLength" in schema:
-        low = max(int(schema.get("minLength", 1)) - 1, 0)
-        high = int(schema["maxLength"])
-        if high < 100:
-            return {"type": "string", "pattern": (_LABEL if schema.get("x-words") else _TEXT) % (low, high - 1)}
-        pattern = _STATEMENT if schema.get("x-statement") else _SENTENCE
-        rest = max(max(low, SENTENCE_MIN - 1) - OPENING, 2)
-        return {"type": "string", "pattern": pattern % (rest, high - 1 - OPENING)}
-    result = {key: compact(value) for key, value in schema.items()}
-    if schema.get("type") == "array" and "minItems" in schema and "maxItems" in schema:
-        result["maxItems"] = min(schema["maxItems"], schema["minItems"] + 1)
-    return result
+    return Jinja2ChatFormatter(template=template, eos_token=token_text(llm, eos) if eos != -1 else "",
+                               bos_token=token_text(llm, bos) if bos != -1 else "", stop_token_ids=[eos])
 
 
 class EmbeddedProvider(Provider):
@@ -385,8 +294,6 @@ class EmbeddedProvider(Provider):
     def _submit(self, batcher: Batcher, llm: Any, request: ChatRequest, on_delta: OnDelta | None) -> Job:
         """On the llama thread: the call's prompt tokens and sampler, queued on the batcher (evaluated at once
         when a place is free)."""
-        from llama_cpp import llama_chat_format
-
         from .batched import job_sampler
 
         formatter = _batchers[(str(self.path), self.n_ctx, self.n_threads)][1]
@@ -395,9 +302,8 @@ class EmbeddedProvider(Provider):
                              "choose a chat (instruct) model.")
         formatted = formatter(messages=request.messages)
         prompt = llm.tokenize(formatted.prompt.encode("utf-8"), add_bos=not formatted.added_special, special=True)
-        response_format = {"type": "json_object", "schema": request.schema} if request.schema else None
         try:
-            grammar = llama_chat_format._grammar_for_response_format(response_format) if response_format else None
+            grammar = json_grammar(request.schema) if request.schema else None
             if self.seed is not None:  # the sampler's own generator starts here (this thread builds every sampler)
                 llm.set_seed(self.seed)
             sampler = job_sampler(llm, grammar, temperature=request.temperature,

@@ -21,6 +21,7 @@ import numpy as np
 from llama_cpp import Llama
 
 from .grammar_errors import GRAMMAR_FAILED
+from .llama_private import grammar_rules, vocab_of
 
 SHORTLIST = 64
 _TOKEN = np.dtype([("id", np.intc), ("logit", np.single), ("p", np.single)], align=True)
@@ -48,8 +49,9 @@ class GrammarFirstSampler:
 
     def __init__(self, llama: Llama, chain: Any, grammar: Any) -> None:
         self.chain = chain  # the ordinary sampler chain, built without the grammar
-        self.grammar = llama_cpp.llama_sampler_init_grammar(
-            llama._model.vocab, grammar._grammar.encode("utf-8"), grammar._root.encode("utf-8"))
+        rules, root = grammar_rules(grammar)
+        self.grammar = llama_cpp.llama_sampler_init_grammar(vocab_of(llama), rules.encode("utf-8"),
+                                                            root.encode("utf-8"))
         if not self.grammar:
             raise ValueError(f"llama.cpp {GRAMMAR_FAILED} for this schema")
         self.n_vocab = llama.n_vocab()

@@ -29,8 +29,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .. import inputs
+from ..contract import validate_document
 from ..errors import InputError
-from ..schema import validate_document
 from . import references
 from .references import Reference
 

@@ -222,10 +222,11 @@ def settle(engine, run, spec, side: Side, library: Library, offered: Sequence[Pa
             argument["claim"]), passage=cited["passage"], problem=why)
         again = None
         try:
-            reply = engine.call(run, spec, [*base, {"role": "user", "content": instruction}],
-                                model=_Again, schema=obj(citations=array(wire, 0, 1)),
-                                decode=obj(citations=array(decode, 0, 1)), max_tokens=200, fresh=False,
-                                reask=True, retries=0, prepare=_with_source)
+            call = engine.call_spec(spec, model=_Again, schema=obj(citations=array(wire, 0, 1)),
+                                    decode=obj(citations=array(decode, 0, 1)), max_tokens=200, retries=0,
+                                    prepare=_with_source)
+            reply = engine.call(run, call, [*base, {"role": "user", "content": instruction}], fresh=False,
+                                reask=True)
             again = reply.citations[0] if reply.citations else None
         except ClearSideError as exc:  # the call failed: the quote is removed, the debate goes on
             items.append(QualityItem(check="unverified_quote", path=where, action="dropped",

@@ -13,6 +13,7 @@ may arrive from worker threads.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -20,7 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import agents, checks, cruxes, inputs, prompts
-from ..enforce import HEALTH_QUESTION, health_check, run_structured
+from ..contract import overall_confidence, stamped, utc_stamp, validate_document
+from ..enforce import HEALTH_QUESTION, CallSpec, Listeners, health_check, run_structured
 from ..errors import ClearSideError, DebateFailed, InputError
 from ..providers import Provider, Usage, get_provider
 from ..providers.base import register_health_probe
@@ -39,10 +41,6 @@ from ..schema import (
     Proposition,
     Quality,
     Side,
-    overall_confidence,
-    stamped,
-    utc_stamp,
-    validate_document,
 )
 from ..sources import Source, citations
 from . import focused, personas
@@ -136,44 +134,49 @@ class Engine:
         self.last_violations: list[dict[str, Any]] = []
         self.last_quality: dict[str, AgentQuality] = {}  # the latest moderate()'s checks, per agent
 
-    def _review(self, run: DebateRun, agent: str, check, floors: dict[str, int], fresh: bool = True,
-                reask: bool = False) -> checks.Review | None:
+    def call_spec(self, spec: agents.AgentSpec, **fields: Any) -> CallSpec:
+        """A call of the agent ``spec`` as this engine makes it (its contract model, wire schema and token limit;
+        the engine's re-asks and temperature), with ``fields`` of :class:`CallSpec` changed."""
+        return CallSpec(**{"agent": spec.name, "model": spec.model, "schema": spec.schema,
+                           "max_tokens": spec.max_tokens, "retries": self.retries, "temperature": self.temperature,
+                           **fields})
+
+    def _review(self, run: DebateRun, call: CallSpec, fresh: bool, reask: bool) -> checks.Review | None:
         """The agent's substance review; ``fresh=False`` adds to the record of the agent's earlier calls."""
-        if not self.substance or check is None:
+        if not self.substance or call.check is None:
             return None
-        review = checks.Review(check, floors, None if fresh else run.quality.get(agent), reasking=reask)
-        run.quality[agent] = review.record
+        review = checks.Review(call.check, call.floors or {}, None if fresh else run.quality.get(call.agent),
+                               reasking=reask)
+        run.quality[call.agent] = review.record
         return review
 
-    def call(self, run: DebateRun, spec: agents.AgentSpec, messages: list[dict[str, str]], *, prepare=None,
-             check=None, floors: dict[str, int] | None = None, schema: dict[str, Any] | None = None,
-             decode: dict[str, Any] | None = None, model=None, max_tokens: int | None = None, fresh: bool = True,
-             mend=None, reask: bool = False, retries: int | None = None):
-        """One structured call for an agent (re-asks included), streaming deltas and retries as events.
+    def call(self, run: DebateRun, call: CallSpec, messages: list[dict[str, str]], *, fresh: bool = True,
+             reask: bool = False):
+        """One structured call for an agent (re-asks included, ``call.mend`` only when the engine mends),
+        streaming deltas and retries as events.
 
-        ``mend(review)``: what to do instead of a whole re-ask when the reply fails its substance checks;
-        ``reask``: this call itself rewrites part of a reply that was sent back (counted as a re-ask)."""
+        ``fresh=False``: one more part of the agent's reply, added to its quality record; ``reask``: this call
+        itself rewrites part of a reply that was sent back (counted as a re-ask)."""
+        agent = call.agent
         if not fresh:
-            self.on_event(Event("part", spec.name))
-        return run_structured(
-            self.provider, agent=spec.name, messages=messages, model=model or spec.model,
-            schema=schema or spec.schema, retries=self.retries if retries is None else retries,
-            temperature=self.temperature,
-            max_tokens=max_tokens or spec.max_tokens, usage=run.usage.setdefault(spec.name, Usage()),
-            violations=run.violations, prepare=prepare, decode=decode,
-            review=self._review(run, spec.name, check, floors or {}, fresh, reask), mend=mend if self.mending else None,
-            on_delta=lambda text: self.on_event(Event("delta", spec.name, text)),
+            self.on_event(Event("part", agent))
+        listeners = Listeners(
+            on_delta=lambda text: self.on_event(Event("delta", agent, text)),
             on_retry=lambda attempt, errors: self.on_event(
-                Event("retry", spec.name, data={"attempt": attempt, "errors": errors})),
-            on_retrying=lambda data: self.on_event(Event("retry", spec.name, data=data)),  # a provider retry
+                Event("retry", agent, data={"attempt": attempt, "errors": errors})),
+            on_retrying=lambda data: self.on_event(Event("retry", agent, data=data)),  # a provider retry
         )
+        return run_structured(self.provider, call if self.mending else dataclasses.replace(call, mend=None), messages,
+                              usage=run.usage.setdefault(agent, Usage()), violations=run.violations,
+                              review=self._review(run, call, fresh, reask), listeners=listeners)
 
     def _agent(self, run: DebateRun, spec: agents.AgentSpec, messages: list[dict[str, str]] | None = None,
-               focused=None, **options):
-        """Run one agent between its start and done events: one call, or ``focused(self, run)``'s parts."""
+               focused=None, **fields):
+        """Run one agent between its start and done events: one call (``fields``: of its :class:`CallSpec`), or
+        ``focused(self, run)``'s parts."""
         self.on_event(Event("start", spec.name))
         try:
-            result = focused(self, run) if focused else self.call(run, spec, messages, **options)
+            result = focused(self, run) if focused else self.call(run, self.call_spec(spec, **fields), messages)
         except ClearSideError as exc:
             self.on_event(Event("error", spec.name, str(exc)))
             raise
@@ -274,10 +277,11 @@ class Engine:
         if self.strategy == "focused" and not offered:
             side = self._agent(run, spec, focused=lambda engine, r: focused.side(engine, r, spec, check))
         else:  # with sources, one call whatever the strategy: its arguments cite the passages it was shown
-            schema, decode = (citations.side_wire(agents.SIDE_WIRE, offered) if offered and run.citations
-                              else (None, None))
-            side = self._agent(run, spec, messages, check=check, floors=checks.sides.FLOORS, schema=schema,
-                               decode=decode, prepare=citations.prepare if schema else None,
+            wire: dict[str, Any] = {}
+            if offered and run.citations:  # the arguments cite the passages: the side's wire with citations
+                schema, decode = citations.side_wire(agents.SIDE_WIRE, offered)
+                wire = {"schema": schema, "decode": decode, "prepare": citations.prepare}
+            side = self._agent(run, spec, messages, check=check, floors=checks.sides.FLOORS, **wire,
                                mend=lambda review: focused.mend_side(self, run, spec, check, review))
         if offered and run.citations:
             side = citations.settle(self, run, spec, side, run.library, offered, messages)

@@ -78,26 +78,43 @@ def _direction(spec: agents.AgentSpec) -> str:
     return "FOR" if spec.name == "pro" else "AGAINST"
 
 
+@dataclasses.dataclass(frozen=True)
+class _Advocate:
+    """One advocate's side being written in parts: the engine and run it is written for, the agent, its checks
+    and its prompt (``base``: every part's call repeats it and adds one instruction)."""
+
+    engine: Any
+    run: Any
+    spec: agents.AgentSpec
+    check: Any
+    base: list[dict[str, str]]
+
+    @classmethod
+    def of(cls, engine, run, spec: agents.AgentSpec, check) -> _Advocate:
+        return cls(engine, run, spec, check, engine.advocate_messages(run, spec))
+
+
 def side(engine, run, spec: agents.AgentSpec, check) -> Side:
     """A whole side in parts: categories, one argument per call, then the summary fields."""
-    base = engine.advocate_messages(run, spec)
+    advocate = _Advocate.of(engine, run, spec, check)
     wire = obj(categories=array(one_of(CATEGORY_VALUES), ARGUMENTS, ARGUMENTS))
-    picked = engine.call(run, spec, _ask(base, prompts.render(
-        prompts.load("advocate").tasks["categories"], side=_direction(spec), count=str(ARGUMENTS))),
-        model=Categories, schema=wire, max_tokens=40, check=lambda data: [], fresh=True).categories
-    arguments = _arguments(engine, run, spec, check, base, [], list(dict.fromkeys(picked)), ARGUMENTS)
-    return _finish(engine, run, spec, check, base, arguments, {}, SUMMARY_FIELDS)
+    picked = engine.call(run, engine.call_spec(spec, model=Categories, schema=wire, max_tokens=40,
+                                               check=lambda data: []),
+                         _ask(advocate.base, prompts.render(prompts.load("advocate").tasks["categories"],
+                                                            side=_direction(spec), count=str(ARGUMENTS))),
+                         fresh=True).categories
+    arguments = _arguments(advocate, [], list(dict.fromkeys(picked)), ARGUMENTS)
+    return _finish(advocate, arguments, {}, SUMMARY_FIELDS)
 
 
 def mend_side(engine, run, spec: agents.AgentSpec, check, review: checks.Review) -> Side:
     """A side whose whole reply failed its checks: keep what passed, write the failing fields in parts."""
-    base = engine.advocate_messages(run, spec)
+    advocate = _Advocate.of(engine, run, spec, check)
     arguments = list(review.kept.get("arguments", []))
     if "arguments" in review.failing:
         # below the floor, or one category only: one more argument in a category not used yet, up to the target
         target = max(MEND_ARGUMENTS, len(arguments) + 1)
-        arguments = _arguments(engine, run, spec, check, base, arguments, [], target, review.failing["arguments"],
-                               reask=True)
+        arguments = _arguments(advocate, arguments, [], target, review.failing["arguments"], reask=True)
     kept = {name: review.kept[name] for name in SUMMARY_FIELDS if name not in review.failing}
     problems = {name: list(review.failing[name]) for name in SUMMARY_FIELDS if name in review.failing}
     if "arguments" in review.failing:
@@ -113,15 +130,16 @@ def mend_side(engine, run, spec: agents.AgentSpec, check, review: checks.Review)
             problems.setdefault(str(finding.path[0]), []).append(finding.message)
             kept.pop(str(finding.path[0]), None)
     wanted = [name for name in SUMMARY_FIELDS if name in problems]
-    return _finish(engine, run, spec, check, base, arguments, kept, wanted,
-                   [problem for name in wanted for problem in problems[name]], reask=True)
+    return _finish(advocate, arguments, kept, wanted, [problem for name in wanted for problem in problems[name]],
+                   reask=True)
 
 
-def _arguments(engine, run, spec, check, base, arguments: list[dict[str, Any]], chosen: list[str],
-               target: int, problems: list[str] | None = None, *, reask: bool = False) -> list[dict[str, Any]]:
+def _arguments(advocate: _Advocate, arguments: list[dict[str, Any]], chosen: list[str], target: int,
+               problems: list[str] | None = None, *, reask: bool = False) -> list[dict[str, Any]]:
     """``arguments`` plus one argument per call until ``target``; a part that keeps failing is dropped.
 
     ``problems``: why the arguments of a whole reply were sent back (told to the first new argument)."""
+    engine, run, spec = advocate.engine, advocate.run, advocate.spec
     arguments = list(arguments)
     part = _part(Side, "arguments")
     failure: QualityCheckError | None = None
@@ -141,11 +159,12 @@ def _arguments(engine, run, spec, check, base, arguments: list[dict[str, Any]], 
                                      side=_direction(spec), category=category, made=made,
                                      proposition=prompts.quote(run.proposition.normalized_question))
         try:
-            result = engine.call(run, spec, _ask(base, instruction, problems or ()), model=part,
-                                 schema=obj(arguments=array(item, 1, 1)), max_tokens=200,
-                                 check=_scoped(check, {"arguments": arguments}, ["arguments"], len(arguments)),
-                                 floors={"arguments": 1}, fresh=False, reask=reask,
-                                 retries=min(MEND_RETRIES, engine.retries) if reask else None)
+            call = engine.call_spec(
+                spec, model=part, schema=obj(arguments=array(item, 1, 1)), max_tokens=200,
+                check=_scoped(advocate.check, {"arguments": arguments}, ["arguments"], len(arguments)),
+                floors={"arguments": 1}, retries=min(MEND_RETRIES, engine.retries) if reask else engine.retries)
+            result = engine.call(run, call, _ask(advocate.base, instruction, problems or ()), fresh=False,
+                                 reask=reask)
         except QualityCheckError as exc:
             failure = exc
             _dropped(run, spec.name, f"arguments/{len(arguments)}", exc)
@@ -157,9 +176,10 @@ def _arguments(engine, run, spec, check, base, arguments: list[dict[str, Any]], 
     return arguments
 
 
-def _finish(engine, run, spec, check, base, arguments: list[dict[str, Any]], kept: dict[str, Any],
+def _finish(advocate: _Advocate, arguments: list[dict[str, Any]], kept: dict[str, Any],
             wanted: list[str] | tuple[str, ...], problems: list[str] = (), *, reask: bool = False) -> Side:
     """The side from its arguments, the summary fields already kept, and one call for the ``wanted`` ones."""
+    engine, spec = advocate.engine, advocate.spec
     values = dict(kept)
     if wanted:
         tasks = prompts.load("advocate").tasks
@@ -167,9 +187,11 @@ def _finish(engine, run, spec, check, base, arguments: list[dict[str, Any]], kep
         instruction = prompts.render(tasks["summary"], side=_direction(spec), claims=claims,
                                      wanted="; ".join(tasks[name] for name in wanted))
         wire = obj(**{name: agents.SIDE_WIRE["properties"][name] for name in wanted})
-        summary = engine.call(run, spec, _ask(base, instruction, problems), model=_part(Side, *wanted), schema=wire,
-                              max_tokens=400, fresh=False, reask=reask, floors=checks.sides.FLOORS,
-                              check=_scoped(check, {"arguments": arguments, **kept}, wanted))
+        call = engine.call_spec(spec, model=_part(Side, *wanted), schema=wire, max_tokens=400,
+                                floors=checks.sides.FLOORS,
+                                check=_scoped(advocate.check, {"arguments": arguments, **kept}, wanted))
+        summary = engine.call(advocate.run, call, _ask(advocate.base, instruction, problems), fresh=False,
+                              reask=reask)
         values.update(summary.model_dump(mode="json", exclude_none=True))
     return Side.model_validate({**values, "arguments": arguments})
 
@@ -219,12 +241,12 @@ def _moderator_fields(engine, run, frame: Frame, merged: dict[str, Any], wanted,
     merged = dict(merged)
     for n, field in enumerate(wanted):
         instruction = prompts.render(prompts.load("moderator").tasks["part"], field=field)
-        result = engine.call(run, agents.MODERATOR, _ask(base, instruction, (problems or {}).get(field, ())),
-                             model=_part(Moderator, field),
-                             schema=obj(**{field: schema["properties"][field]}),
-                             decode=obj(**{field: decode["properties"][field]}), max_tokens=300,
-                             fresh=fresh and n == 0, reask=not fresh,
-                             prepare=prepare if field == "assumption_conflicts" else None,
-                             check=_scoped(check, merged, [field]), floors=frame.floors)
+        call = engine.call_spec(agents.MODERATOR, model=_part(Moderator, field),
+                                schema=obj(**{field: schema["properties"][field]}),
+                                decode=obj(**{field: decode["properties"][field]}), max_tokens=300,
+                                prepare=prepare if field == "assumption_conflicts" else None,
+                                check=_scoped(check, merged, [field]), floors=frame.floors)
+        result = engine.call(run, call, _ask(base, instruction, (problems or {}).get(field, ())),
+                             fresh=fresh and n == 0, reask=not fresh)
         merged.update(result.model_dump(mode="json", exclude_none=True))
     return Moderator.model_validate(merged)

@@ -193,10 +193,11 @@ def mend(engine, run, index: int, check, review: checks.Review) -> Reply:
     merged = {name: value for name, value in review.kept.items() if name not in review.failing}
     for name in [name for name in PERSONA_WIRE["properties"] if name in review.failing]:
         ask = [*base, {"role": "user", "content": prompts.render(prompts.load("personas").tasks["part"], field=name)}]
-        part = engine.call(run, spec(index), with_fixes(ask, review.failing[name]), model=_PARTS[name],
-                           schema=obj(**{name: PERSONA_WIRE["properties"][name]}), prepare=labelled(persona),
-                           check=lambda data, name=name: [f for f in check({**merged, **data}) if f.path[0] == name],
-                           floors={name: FLOORS.get(name, 0)}, max_tokens=400, fresh=False, reask=True)
+        call = engine.call_spec(spec(index), model=_PARTS[name], schema=obj(**{name: PERSONA_WIRE["properties"][name]}),
+                                prepare=labelled(persona), floors={name: FLOORS.get(name, 0)}, max_tokens=400,
+                                check=lambda data, name=name: [f for f in check({**merged, **data})
+                                                               if f.path[0] == name])
+        part = engine.call(run, call, with_fixes(ask, review.failing[name]), fresh=False, reask=True)
         merged.update(part.model_dump(mode="json", exclude_none=True))
     return Reply.model_validate(merged)
 

@@ -16,7 +16,7 @@ from ..errors import InputError
 from ..providers import Provider, Usage
 from ..schema import AgentQuality, Context, Document, Moderator, Proposition, Side
 from ..sources import Source
-from ..store import Store
+from ..store import NewDebate, Store
 from .engine import SECTIONS, DebateRun
 from .personas import Panel
 
@@ -49,9 +49,9 @@ def start_static(store: Store, run: DebateRun, *, provider: str, model: str, par
               "size": s.size} for s in run.sources or []]
     if files:  # with the sources, whether the advocates quote them (a resume on any host does the same)
         data = {**(data or {}), "citations": run.citations}
-    return store.start_static(run.raw_input, provider=provider, model=model,
-                              context=run.context.dump() if run.context else {}, sections=sections,
-                              parent_id=parent_id, prompt_versions=prompt_versions, data=data, debate_id=debate_id,
+    debate = NewDebate("static", run.raw_input, provider=provider, model=model, prompt_versions=prompt_versions,
+                       data=data, parent_id=parent_id, debate_id=debate_id)
+    return store.start_static(debate, context=run.context.dump() if run.context else {}, sections=sections,
                               sources=files or None)
 
 

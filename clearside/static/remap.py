@@ -24,20 +24,10 @@ from typing import Any
 
 from .. import checks, cruxes, prompts
 from ..checks.text import jaccard
+from ..contract import stamped, utc_stamp, validate_document
 from ..errors import InputError
 from ..providers.base import ChatRequest, Completion, OnDelta, Provider
-from ..schema import (
-    CATEGORY_VALUES,
-    AssumptionStance,
-    Document,
-    Moderator,
-    Remap,
-    Side,
-    Weights,
-    stamped,
-    utc_stamp,
-    validate_document,
-)
+from ..schema import CATEGORY_VALUES, AssumptionStance, Document, Moderator, Remap, Side, Weights
 from .engine import Engine
 
 DEFAULT_WEIGHT = 1

@@ -57,8 +57,9 @@ from typing import Any
 
 from .. import checks
 from ..checks.text import jaccard
+from ..contract import validate_document
 from ..errors import InputError
-from ..schema import Document, validate_document
+from ..schema import Document
 from .engine import Engine
 
 SECTIONS = ("decision_hinges", "core_disagreements", "assumption_conflicts", "areas_of_agreement")

@@ -3,7 +3,7 @@
 ``open_store()`` returns one :class:`Store` per database URL for the whole
 process, so the dashboard, its worker threads and the CLI share an engine. Only
 entry points (the dashboard, the command line) call it; the core takes the
-store as an argument. The store is a leaf: it imports ``schema``, ``errors``,
+store as an argument. The store is a leaf: it imports ``schema``, ``contract``, ``errors``,
 ``inputs``, ``paths`` and its own modules, never a mode (``.importlinter`` checks this).
 """
 
@@ -13,7 +13,7 @@ import threading
 
 from .db import data_dir, database_url, safe_url
 from .live import LiveWriter
-from .store import KINDS, Page, Record, Store, Summary, check_id, new_id
+from .store import KINDS, ListQuery, NewDebate, NewRun, Page, Record, Store, Summary, check_id, new_id
 
 _stores: dict[str, Store] = {}
 _lock = threading.Lock()
@@ -29,5 +29,5 @@ def open_store(url: str | None = None) -> Store:
         return store
 
 
-__all__ = ["KINDS", "LiveWriter", "Page", "Record", "Store", "Summary", "check_id", "data_dir", "database_url",
-           "new_id", "open_store", "safe_url"]
+__all__ = ["KINDS", "ListQuery", "LiveWriter", "NewDebate", "NewRun", "Page", "Record", "Store", "Summary",
+           "check_id", "data_dir", "database_url", "new_id", "open_store", "safe_url"]

@@ -3,19 +3,32 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 from dataclasses import asdict
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import Select, delete, func, select
 from sqlalchemy.orm import Session
 
 from ..errors import InputError, NotFound
 from ..inputs import MAX_TITLE, clean, over_limit, visible
-from ..schema import SCHEMA_VERSION
 from .database import Database
 from .privacy import scrub
-from .records import KINDS, SUMMARY_COLUMNS, Page, Record, Summary, check_id, document_text, new_id, now, search_text
+from .records import (
+    KINDS,
+    SUMMARY_COLUMNS,
+    ListQuery,
+    NewDebate,
+    Page,
+    Record,
+    Summary,
+    check_id,
+    document_text,
+    new_id,
+    now,
+    search_text,
+)
 from .sources import drop_unheld_texts, held_texts
 from .tables import Challenge, Debate, DebateSource, DebateVersion, InterventionRow, LiveTurn, Run, Section
 
@@ -29,23 +42,47 @@ def _day_start(day: date | datetime) -> datetime:
     return datetime.combine(day, time.min, tzinfo=UTC)
 
 
+def _matching(query: ListQuery) -> Select:
+    """The summary columns of the debates ``query`` matches, unordered."""
+    if query.origin not in (None, "", "own", "runs"):
+        raise InputError(f"Unknown origin {query.origin!r}: use own or runs.")
+    matching = select(*SUMMARY_COLUMNS)
+    if query.origin:
+        made_by_runs = select(Run.debate_id).where(Run.debate_id.is_not(None))
+        matching = matching.where(Debate.id.in_(made_by_runs) if query.origin == "runs"
+                                  else Debate.id.not_in(made_by_runs))
+    for word in query.search.lower().split():
+        pattern = word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        matching = matching.where(Debate.search_text.like(f"%{pattern}%", escape="\\"))
+    for column, value in ((Debate.kind, query.kind), (Debate.provider, query.provider), (Debate.model, query.model),
+                          (Debate.status, query.status)):
+        if value:
+            matching = matching.where(column == value)
+    if query.since is not None:
+        matching = matching.where(Debate.created_at >= _day_start(query.since))
+    if query.until is not None:
+        until = query.until
+        end = _day_start(until) + (timedelta(days=1) if not isinstance(until, datetime) else timedelta(0))
+        matching = matching.where(Debate.created_at < end)
+    return matching
+
+
 class Debates(Database):
     """The ``debates`` table and everything that treats a debate as a whole, whatever its kind."""
 
-    def create(self, kind: str, question: str, *, provider: str, model: str, title: str = "",
-               prompt_versions: dict[str, str] | None = None, data: dict[str, Any] | None = None,
-               document: dict[str, Any] | None = None, status: str = "running", parent_id: str | None = None,
-               schema_version: str = SCHEMA_VERSION, debate_id: str | None = None,
-               created_at: datetime | None = None, session: Session | None = None) -> str:
-        if kind not in KINDS:
-            raise ValueError(f"unknown debate kind {kind!r}")
+    def create(self, debate: NewDebate, *, session: Session | None = None) -> str:
+        """Save a new debate; returns its id. ``session``: write it in that transaction, else in one of its own."""
+        if debate.kind not in KINDS:
+            raise ValueError(f"unknown debate kind {debate.kind!r}")
         stamp = now()
-        title = clean(title or question)  # a label: no control, bidi-override or zero-width characters
-        row = Debate(id=debate_id or new_id(), kind=kind, status=status, title=scrub(title), question=scrub(question),
-                     provider=provider, model=scrub(model), prompt_versions=prompt_versions or {},
-                     schema_version=schema_version, document=scrub(document), data=scrub(data or {}),
-                     search_text=scrub(search_text(question, title, *document_text(document))), parent_id=parent_id,
-                     created_at=created_at or stamp, updated_at=stamp)
+        title = clean(debate.title or debate.question)  # a label: no control, bidi-override or zero-width characters
+        question, document = debate.question, debate.document
+        row = Debate(id=debate.debate_id or new_id(), kind=debate.kind, status=debate.status, title=scrub(title),
+                     question=scrub(question), provider=debate.provider, model=scrub(debate.model),
+                     prompt_versions=debate.prompt_versions or {}, schema_version=debate.schema_version,
+                     document=scrub(document), data=scrub(debate.data or {}),
+                     search_text=scrub(search_text(question, title, *document_text(document))),
+                     parent_id=debate.parent_id, created_at=debate.created_at or stamp, updated_at=stamp)
         if session is not None:
             session.add(row)
         else:
@@ -93,10 +130,11 @@ class Debates(Database):
             data = {key: copy.deepcopy(value) for key, value in (row.data or {}).items() if key != "owner"}
             if owner:
                 data["owner"] = owner
-            copy_id = self.create(row.kind, row.question, provider=row.provider, model=row.model,
-                                  title=title or f"Copy of {row.title}", prompt_versions=row.prompt_versions,
-                                  data=data, document=copy.deepcopy(row.document), status=row.status,
-                                  parent_id=row.id, schema_version=row.schema_version, session=session)
+            copy_id = self.create(NewDebate(row.kind, row.question, provider=row.provider, model=row.model,
+                                            title=title or f"Copy of {row.title}",
+                                            prompt_versions=row.prompt_versions, data=data,
+                                            document=copy.deepcopy(row.document), status=row.status,
+                                            parent_id=row.id, schema_version=row.schema_version), session=session)
             for table in PARTS:
                 for part in session.scalars(select(table).where(table.debate_id == row.id)):
                     values = {c.key: copy.deepcopy(getattr(part, c.key)) for c in table.__table__.columns}
@@ -125,42 +163,25 @@ class Debates(Database):
         with self.read() as session:
             return session.get(Debate, debate_id) is not None
 
-    def list(self, search: str = "", *, kind: str | None = None, provider: str | None = None,
-             model: str | None = None, since: date | datetime | None = None, until: date | datetime | None = None,
-             status: str | None = None, origin: str | None = None, limit: int = 50, offset: int = 0) -> Page:
-        """Newest first. ``search`` matches every word in the question, title, claims and hinges;
-        ``until`` is inclusive of that whole day when given as a date; ``origin``: ``"own"`` for the debates
-        people made, ``"runs"`` for those a comparison or regression run made (a ``runs`` row names them),
-        None for all. One query gives the page and the total (a window count), reading only the summary columns."""
-        if origin not in (None, "", "own", "runs"):
-            raise InputError(f"Unknown origin {origin!r}: use own or runs.")
-        query = select(*SUMMARY_COLUMNS)
-        if origin:
-            made_by_runs = select(Run.debate_id).where(Run.debate_id.is_not(None))
-            query = query.where(Debate.id.in_(made_by_runs) if origin == "runs" else Debate.id.not_in(made_by_runs))
-        words = search.lower().split()
-        for word in words:
-            pattern = word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-            query = query.where(Debate.search_text.like(f"%{pattern}%", escape="\\"))
-        for column, value in ((Debate.kind, kind), (Debate.provider, provider), (Debate.model, model),
-                              (Debate.status, status)):
-            if value:
-                query = query.where(column == value)
-        if since is not None:
-            query = query.where(Debate.created_at >= _day_start(since))
-        if until is not None:
-            end = _day_start(until) + (timedelta(days=1) if not isinstance(until, datetime) else timedelta(0))
-            query = query.where(Debate.created_at < end)
-        matches = query.cte("matches")
-        if words and self.dialect == "postgresql":
+    def list(self, query: ListQuery | str = "", /, **filters: Any) -> Page:
+        """The page of saved debates ``query`` asks for (a :class:`ListQuery`, or its ``search`` words with
+        ``filters`` naming its other fields), newest first. One query gives the page and the total (a window
+        count), reading only the summary columns."""
+        if isinstance(query, str):
+            query = ListQuery(**{"search": query, **filters})
+        elif filters:
+            query = dataclasses.replace(query, **filters)
+        matching = _matching(query)
+        matches = matching.cte("matches")
+        if query.search.split() and self.dialect == "postgresql":
             # Find the matches first (trigram index), then sort them: left to itself the planner may walk the
             # created_at index instead and test every row's text
             matches = matches.prefix_with("MATERIALIZED")
         page = (select(matches, func.count().over().label("total"))
-                .order_by(matches.c.created_at.desc(), matches.c.id).limit(limit).offset(offset))
+                .order_by(matches.c.created_at.desc(), matches.c.id).limit(query.limit).offset(query.offset))
         with self.read() as session:
             rows = session.execute(page).all()
-            total = rows[0].total if rows else (0 if offset == 0 else self._count(session, query))
+            total = rows[0].total if rows else (0 if query.offset == 0 else self._count(session, matching))
             return Page(items=[Summary.of(row) for row in rows], total=total)
 
     @staticmethod

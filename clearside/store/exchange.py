@@ -23,8 +23,9 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..contract import document_validator, stamped, validate_document
 from ..errors import InputError
-from ..schema import SCHEMA_VERSION, document_validator, stamped, validate_document
+from ..schema import SCHEMA_VERSION
 from .records import iso, now
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from sqlalchemy import delete, func, select
 
 from ..errors import InputError
 from .privacy import scrub
-from .records import check_id, now, search_text
+from .records import NewDebate, check_id, now, search_text
 from .store import Store
 from .tables import Debate, InterventionRow, LiveTurn
 
@@ -62,10 +62,10 @@ class LiveWriter:
             row = session.get(Debate, self.debate_id)
             if row is None:
                 data = {**header, "owner": self.owner} if self.owner else header
-                self.store.create("live", body["question"], provider=body["provider"], model=body["model"],
-                                  title=self.title, prompt_versions=body["prompt_versions"], data=data,
-                                  document=body["document"], status=body["state"], parent_id=self.parent_id,
-                                  debate_id=self.debate_id, session=session)
+                self.store.create(NewDebate("live", body["question"], provider=body["provider"], model=body["model"],
+                                            title=self.title, prompt_versions=body["prompt_versions"], data=data,
+                                            document=body["document"], status=body["state"],
+                                            parent_id=self.parent_id, debate_id=self.debate_id), session=session)
                 session.flush()
             else:
                 kept = {k: v for k, v in (row.data or {}).items() if k not in header}  # e.g. the import record

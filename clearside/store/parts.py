@@ -7,6 +7,7 @@ Everything here is a plain dict: the store never sees the engine's ``DebateRun``
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Iterable
 from typing import Any
 
@@ -16,7 +17,7 @@ from sqlalchemy.orm import Session
 from ..schema import SCHEMA_VERSION
 from .database import Database
 from .privacy import scrub
-from .records import check_id, document_text, now, search_text
+from .records import NewDebate, check_id, document_text, now, search_text
 from .sources import link_sources
 from .tables import Challenge, Debate, Section
 from .versions import restore_versions
@@ -25,21 +26,20 @@ from .versions import restore_versions
 class StaticParts(Database):
     """The ``sections`` and ``challenges`` tables, and finishing a static debate. Needs ``create`` (Debates)."""
 
-    def start_static(self, question: str, *, provider: str, model: str, context: dict[str, Any] | None = None,
-                     sections: dict[str, dict[str, Any]] | None = None, parent_id: str | None = None,
-                     prompt_versions: dict[str, str] | None = None, data: dict[str, Any] | None = None,
-                     debate_id: str | None = None, sources: list[dict[str, Any]] | None = None) -> str:
-        """Save a static debate before its agents run, with the ``sections`` it already has (name → body);
-        ``data``: more keys for its data, e.g. its owner token; ``debate_id``: the id to save it under, else a
-        new one; ``sources``: the files the user attached (see :meth:`add_sources`), in the same transaction."""
-        if not isinstance(question, str):
-            raise TypeError("Store.start_static takes the question as text; to save an engine run use "
+    def start_static(self, debate: NewDebate, *, context: dict[str, Any] | None = None,
+                     sections: dict[str, dict[str, Any]] | None = None,
+                     sources: list[dict[str, Any]] | None = None) -> str:
+        """Save a static debate before its agents run (``debate.data``: more keys for its data, e.g. its owner
+        token; ``debate.debate_id``: the id to save it under, else a new one), with its ``context`` (the user's
+        fields), the ``sections`` it already has (name → body) and ``sources``: the files the user attached (see
+        :meth:`add_sources`), in the same transaction."""
+        if not isinstance(debate, NewDebate) or debate.kind != "static":
+            raise TypeError("Store.start_static takes a static NewDebate; to save an engine run use "
                             "clearside.static.recorder.start_static(store, run, ...).")
-        data = {**(data or {}), "context": context or {}}
+        data = {**(debate.data or {}), "context": context or {}}
+        debate_id = check_id(debate.debate_id) if debate.debate_id is not None else None
         with self.write() as session:
-            debate_id = self.create("static", question, provider=provider, model=model, data=data,
-                                    prompt_versions=prompt_versions, parent_id=parent_id, session=session,
-                                    debate_id=check_id(debate_id) if debate_id is not None else None)
+            debate_id = self.create(dataclasses.replace(debate, data=data, debate_id=debate_id), session=session)
             for name, body in (sections or {}).items():
                 session.add(Section(debate_id=debate_id, name=name, body=scrub(body), created_at=now()))
             if sources:
@@ -78,9 +78,9 @@ class StaticParts(Database):
         as :meth:`~clearside.store.sources.Sources.add_sources` takes them), in one transaction: all or nothing."""
         info = document.get("meta", {}).get("model_info", {})
         with self.write() as session:
-            debate_id = self.create("static", document["proposition"]["raw_input"],
-                                    provider=info.get("provider", ""), model=info.get("model", ""), status="done",
-                                    session=session)
+            debate_id = self.create(NewDebate("static", document["proposition"]["raw_input"],
+                                              provider=info.get("provider", ""), model=info.get("model", ""),
+                                              status="done"), session=session)
             session.flush()
             self._finish(session, session.get(Debate, debate_id), document, {"imported": imported})
             restore_versions(session, debate_id, versions)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 from ..errors import NotFound
@@ -100,3 +100,63 @@ class Record(Summary):
 class Page:
     items: list[Summary]
     total: int
+
+
+@dataclass(frozen=True)
+class NewDebate:
+    """A debate to save (:meth:`~clearside.store.debates.Debates.create`): its kind, the user's question and the
+    provider and model that make it; ``title`` defaults to the question, ``debate_id`` to a new id and
+    ``created_at`` to now; ``parent_id``: the debate it was copied or derived from."""
+
+    kind: str
+    question: str
+    provider: str
+    model: str
+    title: str = ""
+    prompt_versions: dict[str, str] | None = None
+    data: dict[str, Any] | None = None
+    document: dict[str, Any] | None = None
+    status: str = "running"
+    parent_id: str | None = None
+    schema_version: str = SCHEMA_VERSION
+    debate_id: str | None = None
+    created_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class ListQuery:
+    """Which saved debates a list shows (:meth:`~clearside.store.debates.Debates.list`), newest first.
+
+    ``search`` matches every word in the question, title, claims and hinges; ``kind``, ``provider``, ``model`` and
+    ``status`` must match when given; ``since`` and ``until`` bound the creation time (``until`` is inclusive of
+    that whole day when given as a date); ``origin``: ``"own"`` for the debates people made, ``"runs"`` for those
+    a comparison or regression run made (a ``runs`` row names them), None for all; ``limit`` and ``offset``: the
+    page."""
+
+    search: str = ""
+    kind: str | None = None
+    provider: str | None = None
+    model: str | None = None
+    since: date | datetime | None = None
+    until: date | datetime | None = None
+    status: str | None = None
+    origin: str | None = None
+    limit: int = 50
+    offset: int = 0
+
+
+@dataclass(frozen=True)
+class NewRun:
+    """A run of a comparison or a regression suite to save (:meth:`~clearside.store.runs.Runs.add_run`): its
+    suite, provider and model, the debate it generated, its metrics and data (``data["batch"]``: its batch);
+    ``run_id``: the row to write afresh (a re-run after a crash), else a new one."""
+
+    suite: str
+    provider: str
+    model: str
+    debate_id: str | None = None
+    prompt_versions: dict[str, str] | None = None
+    status: str = "running"
+    metrics: dict[str, Any] | None = None
+    data: dict[str, Any] | None = None
+    run_id: str | None = None

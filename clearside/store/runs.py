@@ -3,6 +3,7 @@ history (each move of a baseline, with its note and warnings)."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from sqlalchemy import select
@@ -10,7 +11,7 @@ from sqlalchemy import select
 from ..errors import NotFound
 from .database import Database
 from .privacy import scrub
-from .records import check_id, iso, new_id, now
+from .records import NewRun, check_id, iso, new_id, now
 from .tables import Blessing, Run
 
 
@@ -22,16 +23,15 @@ def _batch_of(row: Run) -> str:
 class Runs(Database):
     """The ``runs`` table: one row per generated debate of a comparison or a regression batch."""
 
-    def add_run(self, suite: str, *, provider: str, model: str, debate_id: str | None = None,
-                prompt_versions: dict[str, str] | None = None, status: str = "running",
-                metrics: dict[str, Any] | None = None, data: dict[str, Any] | None = None,
-                run_id: str | None = None) -> str:
-        """A new run row; with ``run_id``, that row, written afresh if it exists (a re-run after a crash
-        rewrites its run rather than adding a second; its baseline mark and creation time stay)."""
-        stamp = now()
-        values = {"suite": suite, "debate_id": debate_id, "provider": provider, "model": scrub(model),
-                  "prompt_versions": prompt_versions or {}, "status": status, "metrics": metrics or {},
-                  "data": scrub(data or {}), "updated_at": stamp}
+    def add_run(self, run: NewRun | str, /, **fields: Any) -> str:
+        """A new run row (``run``: a :class:`NewRun`, or its suite with ``fields`` naming its other fields); with
+        ``run_id``, that row, written afresh if it exists (a re-run after a crash rewrites its run rather than
+        adding a second; its baseline mark and creation time stay)."""
+        run = NewRun(run, **fields) if isinstance(run, str) else dataclasses.replace(run, **fields)
+        stamp, run_id = now(), run.run_id
+        values = {"suite": run.suite, "debate_id": run.debate_id, "provider": run.provider, "model": scrub(run.model),
+                  "prompt_versions": run.prompt_versions or {}, "status": run.status, "metrics": run.metrics or {},
+                  "data": scrub(run.data or {}), "updated_at": stamp}
         with self.write() as session:
             row = session.get(Run, check_id(run_id)) if run_id is not None else None
             if row is None:

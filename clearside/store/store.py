@@ -22,7 +22,22 @@ from __future__ import annotations
 
 from .debates import Debates
 from .parts import StaticParts
-from .records import KINDS, SEARCH_LIMIT, Page, Record, Summary, check_id, document_text, iso, new_id, now, search_text
+from .records import (
+    KINDS,
+    SEARCH_LIMIT,
+    ListQuery,
+    NewDebate,
+    NewRun,
+    Page,
+    Record,
+    Summary,
+    check_id,
+    document_text,
+    iso,
+    new_id,
+    now,
+    search_text,
+)
 from .runs import Runs
 from .sources import SOURCE_FIELDS, SOURCE_KINDS, Sources
 from .versions import VERSION_KINDS, Version, Versions
@@ -32,5 +47,6 @@ class Store(Debates, StaticParts, Runs, Versions, Sources):
     """One database. ``Store()`` opens the default (``DATABASE_URL`` or the SQLite file) and migrates it."""
 
 
-__all__ = ["KINDS", "SEARCH_LIMIT", "SOURCE_FIELDS", "SOURCE_KINDS", "VERSION_KINDS", "Page", "Record", "Store",
-           "Summary", "Version", "check_id", "document_text", "iso", "new_id", "now", "search_text"]
+__all__ = ["KINDS", "SEARCH_LIMIT", "SOURCE_FIELDS", "SOURCE_KINDS", "VERSION_KINDS", "ListQuery", "NewDebate",
+           "NewRun", "Page", "Record", "Store", "Summary", "Version", "check_id", "document_text", "iso", "new_id",
+           "now", "search_text"]

@@ -30,6 +30,7 @@ from clearside.checks import proposition as proposition_checks
 from clearside.checks import sides as side_checks
 from clearside.checks.base import Finding, repair
 from clearside.checks.record import tally
+from clearside.contract import jsonschema_errors
 from clearside.enforce import wire_errors
 from clearside.errors import DebateFailed, ProviderError, QualityCheckError, SchemaViolationError
 from clearside.modes import export_data, import_data
@@ -38,7 +39,7 @@ from clearside.providers.scripted import ScriptedProvider
 from clearside.quality import metrics
 from clearside.quality.references import flagship
 from clearside.render import structured_report
-from clearside.schema import Document, Moderator, Proposition, Quality, Side, jsonschema_errors
+from clearside.schema import Document, Moderator, Proposition, Quality, Side
 from clearside.static.engine import DebateRun, Engine
 from clearside.static.recorder import StaticRecorder, load_run
 

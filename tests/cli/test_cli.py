@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from helpers import challenge_reply, fixture_dict, free_port, full_script, script_file, side_reply
 
-from clearside.schema import Document, jsonschema_errors
+from clearside.contract import jsonschema_errors
+from clearside.schema import Document
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -28,7 +28,7 @@ from test_app_sources import sourced_export
 
 from clearside.perspectives import InvalidTransition, PerspectivesRun, load
 from clearside.providers.scripted import ScriptedProvider
-from clearside.store import open_store
+from clearside.store import NewDebate, open_store
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = "<script>window.__pwned=1</script>"
@@ -235,7 +235,7 @@ def test_search_treats_sql_metacharacters_percent_and_underscore_as_text(capsys,
     for name, question in (("percent", "Should 100% of staff work remotely?"),
                            ("underscore", "Should we name things in snake_case everywhere?"),
                            ("quote", "Is O'Reilly's \"SQL\" book; DROP TABLE debates; -- still right?")):
-        ids[name] = store.create("static", question, provider="scripted", model="x", status="done")
+        ids[name] = store.create(NewDebate("static", question, provider="scripted", model="x", status="done"))
     for search, found in (("%", {"percent"}), ("_", {"underscore"}), ("100%", {"percent"}), ("%_%", set()),
                           ("' OR 1=1 --", set()), ("o'reilly's", {"quote"}), ("drop table debates;", {"quote"}),
                           ("\\", set()), ('"sql"', {"quote"}), (SCRIPT, set()), ("x" * 10_000, set())):

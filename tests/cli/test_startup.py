@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parents[2]
 # at import, ~0.75 s), the models, the dashboard, the store, the runtime and the core modules that pull them in.
 HEAVY = ("rfc3987_syntax", "jsonschema", "llama_cpp", "torch", "sentence_transformers", "transformers", "streamlit",
          "pandas", "numpy", "dbos", "sqlalchemy", "alembic", "psycopg", "pydantic",
-         "clearside.static.engine", "clearside.schema", "clearside.store", "clearside.runtime.host",
-         "clearside.quality.reports")
+         "clearside.static.engine", "clearside.schema", "clearside.contract", "clearside.store",
+         "clearside.runtime.host", "clearside.quality.reports")
 
 
 def child(code: str, env: dict[str, str] | None = None) -> dict:
@@ -79,10 +79,10 @@ def test_list_reads_the_store_without_the_validator_the_runtime_or_a_model(tmp_p
 
 
 def test_jsonschema_is_imported_by_the_first_validation_and_still_checks_formats():
-    result = child("import json, sys\nfrom clearside import schema\nbefore = 'jsonschema' in sys.modules\n"
+    result = child("import json, sys\nfrom clearside import contract\nbefore = 'jsonschema' in sys.modules\n"
                    f"doc = json.loads(open({str(ROOT / 'tests/fixtures/microservices.json')!r}).read())\n"
                    "doc['meta']['generated_at'] = 'yesterday'\n"
-                   "print(json.dumps({'before': before, 'errors': schema.jsonschema_errors(doc), "
+                   "print(json.dumps({'before': before, 'errors': contract.jsonschema_errors(doc), "
                    "'after': 'jsonschema' in sys.modules}))")
     assert result == {"before": False, "errors": ["meta/generated_at: 'yesterday' is not a 'date-time'"],
                       "after": True}
@@ -92,9 +92,9 @@ def test_the_first_validation_skips_the_iri_grammar_and_leaves_its_package_impor
     """jsonschema's iri checker (rfc3987_syntax) builds a grammar at import, 0.8-1.8 s of the first debate; no
     ClearSide schema uses it, so the first validation imports jsonschema without it, and anyone may import it
     afterwards. (Where the package is not installed, the test shows only the first half.)"""
-    result = child("import importlib.util, json, sys\nfrom clearside import schema\n"
-                   "v = schema.draft202012()({'type': 'string', 'format': 'date-time'}, "
-                   "format_checker=schema.draft202012().FORMAT_CHECKER)\n"
+    result = child("import importlib.util, json, sys\nfrom clearside import contract\n"
+                   "v = contract.draft202012()({'type': 'string', 'format': 'date-time'}, "
+                   "format_checker=contract.draft202012().FORMAT_CHECKER)\n"
                    "errors = [e.message for e in v.iter_errors('soon')]\n"
                    "loaded = 'rfc3987_syntax' in sys.modules\n"
                    "installed = importlib.util.find_spec('rfc3987_syntax') is not None\n"
@@ -106,8 +106,8 @@ def test_the_first_validation_skips_the_iri_grammar_and_leaves_its_package_impor
 
 @pytest.mark.parametrize("stamp", ["yesterday", "2025-13-40T00:00:00Z", "2025-01-20T18:42:00"])
 def test_both_validators_reject_a_bad_date_time_by_its_format(stamp):
+    from clearside.contract import base_validator, document_validator, validate_document
     from clearside.errors import InputError
-    from clearside.schema import base_validator, document_validator, validate_document
 
     data = copy.deepcopy(fixture_dict())
     data["meta"]["generated_at"] = stamp

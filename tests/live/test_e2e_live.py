@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from clearside.contract import jsonschema_errors
 from clearside.live import PLAN, LiveConfig, LiveDebate
 from clearside.live.evidence import RULE as QUOTE_RULE
 from clearside.live.transcript import Transcript
 from clearside.providers import get_provider
-from clearside.schema import jsonschema_errors
 from clearside.sources import read_source, split, verify
 from clearside.store import open_store
 

@@ -7,12 +7,12 @@ import json
 import pytest
 from helpers import QUESTION, LiveResponder, request_text, stored
 
+from clearside.contract import jsonschema_errors
 from clearside.errors import InputError, ProviderUnreachable
 from clearside.live import PLAN, LiveConfig, LiveDebate
 from clearside.live.debate import close_cut_reply, cut_words, speech_of
 from clearside.live.export import to_markdown
 from clearside.providers.scripted import ScriptedProvider
-from clearside.schema import jsonschema_errors
 from clearside.store import open_store
 
 SLOW = LiveConfig(words_per_minute=40)  # 2 min = 80 words: short scripted speeches stay within budget

@@ -16,7 +16,8 @@ from jsonschema import Draft202012Validator
 from clearside.errors import ConfigError
 from clearside.providers.base import ChatRequest
 from clearside.providers.batched import Batcher, Job, job_sampler
-from clearside.providers.embedded import EmbeddedProvider, chat_formatter, compact, default_model_path, load_llama
+from clearside.providers.embedded import EmbeddedProvider, chat_formatter, default_model_path, load_llama
+from clearside.providers.small_schema import compact
 
 pytestmark = pytest.mark.model
 

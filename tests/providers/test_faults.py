@@ -27,14 +27,15 @@ from helpers import run_cli
 
 from clearside import agents
 from clearside.cli.common import progress
-from clearside.enforce import run_structured
+from clearside.contract import jsonschema_errors
+from clearside.enforce import CallSpec, Listeners, run_structured
 from clearside.errors import DebateFailed, ProviderError, SchemaViolationError
 from clearside.providers import ChatRequest
 from clearside.providers.ollama import OllamaProvider
 from clearside.providers.openai_compat import OpenAIProvider
 from clearside.quality.references import flagship
 from clearside.runtime.events import AgentProgress, Event, apply_event
-from clearside.schema import Proposition, jsonschema_errors
+from clearside.schema import Proposition
 from clearside.static.engine import DebateRun, Engine
 
 TIMEOUT = 0.4
@@ -196,9 +197,9 @@ def test_faults_outlasting_the_retries_fail_naming_the_call_and_keep_every_finis
 def test_a_timeout_or_broken_stream_that_persists_names_cause_and_fix(fresh, fault) -> None:
     fresh.plan(*[RETRIED[fault]] * 3, agent="orchestrator")
     with pytest.raises(ProviderError) as caught:
-        run_structured(provider(fresh), agent="orchestrator", messages=ORCHESTRATOR_CALL.messages, model=Proposition,
-                       schema=agents.ORCHESTRATOR_WIRE, prepare=agents.proposition_from_reply("x", None),
-                       on_retrying=lambda data: None)
+        run_structured(provider(fresh), CallSpec("orchestrator", Proposition, agents.ORCHESTRATOR_WIRE,
+                                                 prepare=agents.proposition_from_reply("x", None)),
+                       ORCHESTRATOR_CALL.messages, listeners=Listeners(on_retrying=lambda data: None))
     message = str(caught.value)
     names_the_call(message, fresh)
     cause = {"hang": "timed out", "drop": "dropped the connection mid-stream",
@@ -213,9 +214,10 @@ def test_a_stream_cut_short_is_a_provider_fault_not_an_invalid_reply(fresh, kind
     fresh.plan("cut")
     violations: list = []
     with pytest.raises(ProviderError, match="the stream ended before its final event") as caught:
-        run_structured(provider(fresh, kind), agent="orchestrator", messages=ORCHESTRATOR_CALL.messages,
-                       model=Proposition, schema=agents.ORCHESTRATOR_WIRE, violations=violations,
-                       prepare=agents.proposition_from_reply("x", None), on_delta=lambda text: None)
+        run_structured(provider(fresh, kind), CallSpec("orchestrator", Proposition, agents.ORCHESTRATOR_WIRE,
+                                                       prepare=agents.proposition_from_reply("x", None)),
+                       ORCHESTRATOR_CALL.messages, violations=violations,
+                       listeners=Listeners(on_delta=lambda text: None))
     assert violations == [] and len(fresh.served) == 1
     names_the_call(str(caught.value), fresh, kind)
 

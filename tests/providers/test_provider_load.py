@@ -16,6 +16,7 @@ from helpers import run_cli
 
 from bench.latency_server import MODEL, LatencyServer, start
 from clearside import agents
+from clearside.contract import jsonschema_errors
 from clearside.enforce import parse_json, wire_errors
 from clearside.errors import ConfigError, ProviderError, ProviderUnreachable
 from clearside.providers import ChatRequest, get_provider
@@ -23,7 +24,6 @@ from clearside.providers.batched import DEFAULT_WIDTH
 from clearside.providers.ollama import OllamaProvider
 from clearside.providers.openai_compat import OpenAIProvider
 from clearside.quality.references import flagship
-from clearside.schema import jsonschema_errors
 from clearside.static.engine import DebateRun, Engine
 
 ORCHESTRATOR_CALL = ChatRequest(messages=[{"role": "user", "content": "Normalise: build or buy?"}],

@@ -22,12 +22,13 @@ import pytest
 from helpers import free_port
 
 from clearside import agents
+from clearside.contract import jsonschema_errors
 from clearside.enforce import parse_json, wire_errors
 from clearside.errors import ProviderError, ProviderUnreachable
 from clearside.providers import ChatRequest
 from clearside.providers.embedded import default_model_path
 from clearside.runtime.events import Event
-from clearside.schema import Document, jsonschema_errors
+from clearside.schema import Document
 from clearside.static.engine import DebateRun, Engine
 
 pytestmark = pytest.mark.model

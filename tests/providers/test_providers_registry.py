@@ -85,7 +85,7 @@ def test_embedded_with_a_directory_is_a_config_error(tmp_path):
 def test_compact_bounds_strings_with_a_pattern():
     import re
 
-    from clearside.providers.embedded import compact
+    from clearside.providers.small_schema import compact
 
     def decodes(schema: dict, text: str) -> bool:
         return re.fullmatch(compact(schema)["pattern"], text) is not None
@@ -132,7 +132,7 @@ def test_compact_bounds_strings_with_a_pattern():
 
 
 def test_compact_caps_max_items_at_one_above_min():
-    from clearside.providers.embedded import compact
+    from clearside.providers.small_schema import compact
 
     item = {"type": "string", "minLength": 8, "maxLength": 130}
     assert compact({"type": "array", "items": item, "minItems": 2, "maxItems": 4})["maxItems"] == 3
@@ -146,7 +146,7 @@ def test_compact_walks_nested_wire_schemas_without_mutating_them():
     import copy
 
     from clearside.agents import SIDE_WIRE
-    from clearside.providers.embedded import compact
+    from clearside.providers.small_schema import compact
 
     before = copy.deepcopy(SIDE_WIRE)
     tight = compact(SIDE_WIRE)
@@ -165,7 +165,7 @@ def test_compact_walks_nested_wire_schemas_without_mutating_them():
 def test_compact_pattern_accepts_sentences_and_refuses_json_punctuation():
     import re
 
-    from clearside.providers.embedded import compact
+    from clearside.providers.small_schema import compact
 
     pattern = re.compile(compact({"type": "string", "minLength": 8, "maxLength": 20})["pattern"])
     assert pattern.match("Costs fall by 10%.")

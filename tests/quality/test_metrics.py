@@ -14,9 +14,9 @@ import pytest
 from helpers import fixture_dict, full_script
 
 from clearside.cli import main
+from clearside.contract import jsonschema_errors, validate_document
 from clearside.quality import metrics, references
 from clearside.quality.metrics.report import markdown
-from clearside.schema import jsonschema_errors, validate_document
 
 
 def argument(claim: str, *, evidence: str = "value_judgment", confidence: str = "medium") -> dict:

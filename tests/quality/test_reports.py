@@ -13,6 +13,7 @@ from types import SimpleNamespace
 import pytest
 
 from clearside.quality import references, regress, reports
+from clearside.store import NewDebate
 
 XSD = Path(__file__).resolve().parents[1] / "data" / "junit.xsd"
 HOSTILE_CASE = "<script>alert(1)</script>"
@@ -26,7 +27,8 @@ def debate(store, question: str, point: str) -> str:
     document = copy.deepcopy(references.flagship().document)  # the reference is cached: never change it
     document["proposition"]["raw_input"] = document["proposition"]["normalized_question"] = question
     document["pro"]["executive_summary"] = [point, *document["pro"]["executive_summary"][1:]]
-    return store.create("static", question, provider="scripted", model="x.json", document=document, status="done")
+    return store.create(NewDebate("static", question, provider="scripted", model="x.json", document=document,
+                                  status="done"))
 
 
 def save(store, batch: str, shift: float, repeats: int, flip_at: int | None = None) -> None:

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from clearside.contract import jsonschema_errors
 from clearside.errors import InputError
 from clearside.render import FORMATS, debate_script, quick_view, render, structured_report
-from clearside.schema import Document, jsonschema_errors
+from clearside.schema import Document
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "microservices.json"
 

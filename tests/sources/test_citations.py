@@ -13,9 +13,9 @@ import pytest
 from helpers import QUESTION, moderator_reply, orchestrator_reply, request_text, side_reply
 
 from clearside import checks, sources
+from clearside.contract import jsonschema_errors
 from clearside.errors import InputError
 from clearside.providers.scripted import ScriptedProvider
-from clearside.schema import jsonschema_errors
 from clearside.sources import citations
 from clearside.static.engine import DebateRun, Engine
 

@@ -15,10 +15,11 @@ from test_citations import GOOD, SCALING, cited, library_files, scripted
 from test_cli import cli
 
 from clearside import checks
+from clearside.contract import jsonschema_errors
 from clearside.errors import InputError
 from clearside.providers.scripted import ScriptedProvider
 from clearside.render import render
-from clearside.schema import ACTIONS, SOURCE_ACTION, Document, jsonschema_errors
+from clearside.schema import ACTIONS, SOURCE_ACTION, Document
 from clearside.sources import citations
 from clearside.static.engine import DebateRun, Engine
 

@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from clearside import agents, checks
+from clearside.contract import jsonschema_errors
 from clearside.errors import DebateFailed, SchemaViolationError
 from clearside.providers import get_provider
 from clearside.providers.embedded import batch_width
-from clearside.schema import ACTIONS, Document, jsonschema_errors
+from clearside.schema import ACTIONS, Document
 from clearside.static.engine import DebateRun, Engine
 
 pytestmark = pytest.mark.model
@@ -311,8 +312,9 @@ def test_remap_on_the_embedded_model():
 
     from helpers import fixture_dict
 
+    from clearside.contract import validate_document
     from clearside.errors import QualityCheckError
-    from clearside.schema import Weights, validate_document
+    from clearside.schema import Weights
     from clearside.static import remap
 
     document = validate_document(fixture_dict())

@@ -9,9 +9,9 @@ import threading
 import pytest
 from helpers import QUESTION, moderator_reply, orchestrator_reply, request_text
 
+from clearside.contract import validate_document
 from clearside.errors import DebateFailed, InputError
 from clearside.providers.scripted import ScriptedProvider
-from clearside.schema import validate_document
 from clearside.static import personas
 from clearside.static.engine import DebateRun, Engine
 

@@ -13,12 +13,14 @@ import pytest
 from helpers import fixture_dict, moderator_reply, request_text, side_reply
 
 from clearside import checks
+from clearside.contract import validate_document
 from clearside.errors import ClearSideError, InputError, NotFound
 from clearside.providers.scripted import ScriptedProvider
 from clearside.runtime import steps
-from clearside.schema import Document, Weights, validate_document
+from clearside.schema import Document, Weights
 from clearside.static import remap
 from clearside.static.engine import Engine
+from clearside.store import NewDebate
 
 LEX = checks.Embeddings(enabled=False)
 
@@ -213,8 +215,8 @@ def test_remaps_are_kept_as_numbered_versions_and_the_original_is_never_changed(
     store = Store(store_url)
     try:
         data = document()
-        debate_id = store.create("static", data["proposition"]["raw_input"], provider="scripted", model="script",
-                                 document=copy.deepcopy(data), status="done")
+        debate_id = store.create(NewDebate("static", data["proposition"]["raw_input"], provider="scripted",
+                                           model="script", document=copy.deepcopy(data), status="done"))
         provider = ScriptedProvider(fallback=only_wanted(remapped_reply()))
         doc = validate_document(copy.deepcopy(data))
         first = remap.remap(data, Engine(provider, embeddings=LEX), weights=Weights(economic=3))
@@ -275,7 +277,8 @@ def test_remapping_a_saved_debate_saves_a_version_and_lists_it(tmp_path, capsys,
     monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'store.db'}")
     spec = script_file(tmp_path, moderator=parts(remapped_reply()))
     store = open_store()
-    debate_id = store.create("static", "Q?", provider="scripted", model="script", document=document(), status="done")
+    debate_id = store.create(NewDebate("static", "Q?", provider="scripted", model="script", document=document(),
+                                     status="done"))
     code, _, err = run_cli(capsys, "remap", debate_id, "--provider", spec, "--weights", "social=2")
     assert code == 0 and f"Saved as version 1 of debate {debate_id}" in err, err
     code, out, _ = run_cli(capsys, "remap", debate_id, "--versions")
@@ -379,7 +382,8 @@ def test_remap_button_runs_on_the_runtime_saves_a_version_and_shows_the_diff(mon
 
     monkeypatch.setenv("CLEARSIDE_SEMANTIC_CHECKS", "0")
     store = open_store()  # the dashboard's store: the runtime this page hosts runs the re-map on it
-    debate_id = store.create("static", "Q?", provider="scripted", model="script", document=document(), status="done")
+    debate_id = store.create(NewDebate("static", "Q?", provider="scripted", model="script", document=document(),
+                                     status="done"))
     provider = ScriptedProvider(fallback=only_wanted(remapped_reply()))
     at = explore_app(provider, debate=debate_id, store=store)
     at.button(key="remap_start").click().run()
@@ -410,7 +414,8 @@ def test_a_running_remap_can_be_cancelled_and_saves_no_version(monkeypatch):
 
     monkeypatch.setenv("CLEARSIDE_SEMANTIC_CHECKS", "0")
     store = open_store()
-    debate_id = store.create("static", "Q?", provider="scripted", model="script", document=document(), status="done")
+    debate_id = store.create(NewDebate("static", "Q?", provider="scripted", model="script", document=document(),
+                                     status="done"))
     gate = threading.Event()
     provider = ScriptedProvider()
     provider.enqueue(lambda request: (gate.wait(60), only_wanted(remapped_reply())(request))[1], agent="moderator")
@@ -437,7 +442,8 @@ def test_the_debate_page_shows_the_explore_panel_and_the_saved_versions(tmp_path
 
     monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'store.db'}")
     store = open_store()
-    debate_id = store.create("static", "Q?", provider="scripted", model="script", document=document(), status="done")
+    debate_id = store.create(NewDebate("static", "Q?", provider="scripted", model="script", document=document(),
+                                     status="done"))
     remapped = remap.remap(document(), Engine(ScriptedProvider(fallback=only_wanted(remapped_reply())),
                                               embeddings=LEX), weights=Weights(ethical=3))
     remap.save_version(store, debate_id, remapped)
@@ -469,7 +475,8 @@ def test_a_failing_remap_says_why_and_hostile_assumption_text_stays_text(monkeyp
     assert not [b for b in unsaved.button if b.key == "remap_start"]
     assert "Re-mapping needs a saved debate" in "\n".join(c.value for c in unsaved.caption)
     store = open_store()
-    debate_id = store.create("static", "Q?", provider="scripted", model="script", document=data, status="done")
+    debate_id = store.create(NewDebate("static", "Q?", provider="scripted", model="script", document=data,
+                                     status="done"))
     at = explore_app(provider, doc_json=json.dumps(data), debate=debate_id, store=store)
     key = f"stance_{debate_id[:8]}_con_0"
     label = at.radio(key=key).label
@@ -503,7 +510,8 @@ def test_remap_enqueue_queues_the_remap_a_host_saves_it_once_and_status_and_canc
 
     monkeypatch.setenv("CLEARSIDE_SEMANTIC_CHECKS", "0")
     store = open_store()
-    debate_id = store.create("static", "Q?", provider="scripted", model="script", document=document(), status="done")
+    debate_id = store.create(NewDebate("static", "Q?", provider="scripted", model="script", document=document(),
+                                     status="done"))
     spec = script_file(tmp_path, moderator=parts(remapped_reply()))
     args = ("remap", debate_id, "--enqueue", "--provider", spec, "--weights", "social=2", "--reject", "C2")
     code, out, err = run_cli(capsys, *args)
@@ -547,7 +555,8 @@ def test_remap_enqueue_refuses_bad_conditions_and_queues_nothing(capsys, args, m
     from clearside.store import open_store
 
     store = open_store()
-    debate_id = store.create("static", "Q?", provider="scripted", model="script", document=document(), status="done")
+    debate_id = store.create(NewDebate("static", "Q?", provider="scripted", model="script", document=document(),
+                                     status="done"))
     code, out, err = run_cli(capsys, "remap", debate_id, "--enqueue", "--provider", "scripted", *args)
     assert code == 2 and message in err and out == "", err
     assert queued_remaps(debate_id) == [] and store.versions(debate_id) == []
@@ -587,7 +596,8 @@ def test_remap_whole_rewrites_every_section_on_the_command_line_and_in_a_queued_
     assert code == 0, err
     assert json.loads(out)["moderator"]["areas_of_agreement"] == whole["areas_of_agreement"]
     store = open_store()
-    debate_id = store.create("static", "Q?", provider="scripted", model="script", document=document(), status="done")
+    debate_id = store.create(NewDebate("static", "Q?", provider="scripted", model="script", document=document(),
+                                     status="done"))
     spec = script_file(tmp_path, "queued.json", moderator=[whole])
     code, out, err = run_cli(capsys, "remap", debate_id, "--enqueue", "--whole", "--provider", spec, "--weights",
                              "economic=3")

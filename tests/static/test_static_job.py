@@ -11,17 +11,17 @@ from helpers import QUESTION, moderator_reply, scripted_debate
 
 from clearside import modes
 from clearside.agents import AGENT_ORDER
+from clearside.contract import jsonschema_errors
 from clearside.errors import InputError
 from clearside.providers.scripted import ScriptedProvider
 from clearside.runtime import steps
 from clearside.runtime.events import AgentProgress, Event, apply_event
 from clearside.runtime.jobs import JobRegistry
-from clearside.schema import jsonschema_errors
 from clearside.static import workflow as workflows
 from clearside.static.engine import DebateRun
 from clearside.static.job import ChallengeJob, RemapJob, StaticJob, new_job, rerun_job, resume_job
 from clearside.static.recorder import load_run
-from clearside.store import open_store
+from clearside.store import NewDebate, open_store
 
 
 @pytest.fixture
@@ -236,6 +236,6 @@ def test_a_failed_remap_says_why_saves_nothing_and_bad_input_is_refused_at_once(
         RemapJob(store, debate_id, Weights(), [], provider)
     with pytest.raises(InputError, match="Only a saved debate"):
         RemapJob(store, None, Weights(ethical=0), [], provider)
-    unfinished = store.create("static", "Q?", provider="scripted", model="script", status="failed")
+    unfinished = store.create(NewDebate("static", "Q?", provider="scripted", model="script", status="failed"))
     with pytest.raises(InputError, match="Only a finished debate"):
         RemapJob(store, unfinished, Weights(ethical=0), [], provider)

@@ -16,12 +16,12 @@ from helpers import fixture_dict
 from helpers import run_cli as run
 from sqlalchemy import event, update
 
+from clearside.contract import jsonschema_errors, stamped, validate_document
 from clearside.errors import InputError
 from clearside.modes import export_data, import_data
-from clearside.schema import jsonschema_errors, stamped, validate_document
 from clearside.static import remap
 from clearside.static.exchange import VERSIONS, document_of
-from clearside.store import Store
+from clearside.store import NewDebate, Store
 from clearside.store.exchange import migrate_document
 from clearside.store.tables import DebateVersion
 
@@ -220,7 +220,7 @@ def test_version_counts_gives_a_whole_page_its_counts_in_one_query(store):
     two = with_versions(store)
     one = store.import_static(fixture_dict(), imported={})
     remap.save_version(store, one, validate_document(remapped({"ethical": 0})), name="x")
-    none = store.create("live", "Q?", provider="p", model="m")
+    none = store.create(NewDebate("live", "Q?", provider="p", model="m"))
     gone = "0123456789abcdef0123456789abcdef"
     statements: list[str] = []
 

@@ -20,7 +20,7 @@ from clearside.live.transcript import Intervention, Transcript, Turn
 from clearside.schema import Moderator, Proposition, Side
 from clearside.static.engine import DebateRun
 from clearside.static.recorder import load_run, start_static
-from clearside.store import LiveWriter, Store
+from clearside.store import LiveWriter, NewDebate, Store
 from clearside.store.db import current, head
 from clearside.store.tables import Base, Debate, LiveTurn
 
@@ -48,7 +48,7 @@ def test_a_new_database_is_migrated_to_head_and_matches_the_models(store):
 
 def test_reopening_keeps_everything_and_migrates_nothing(store_url):
     first = Store(store_url)
-    debate_id = first.create("static", "Keep me?", provider="scripted", model="m")
+    debate_id = first.create(NewDebate("static", "Keep me?", provider="scripted", model="m"))
     first.close()
     again = Store(store_url)
     assert again.get(debate_id).question == "Keep me?"
@@ -109,12 +109,13 @@ def test_a_finished_document_keeps_its_challenges_as_rows(store):
 
 
 def test_list_searches_words_anywhere_and_filters(store):
-    old = store.create("static", "Should cities ban cars downtown?", provider="ollama", model="llama3.2",
-                       created_at=datetime(2026, 1, 5, 12, tzinfo=UTC))
+    old = store.create(NewDebate("static", "Should cities ban cars downtown?", provider="ollama", model="llama3.2",
+                                 created_at=datetime(2026, 1, 5, 12, tzinfo=UTC)))
     document = fixture_dict()
     new = start_static(store, _run(), provider="openai", model="gpt-4")
     store.finish_static(new, document)
-    live = store.create("live", "Leave my job for a startup?", provider="embedded", model="smollm2", title="Career")
+    live = store.create(NewDebate("live", "Leave my job for a startup?", provider="embedded", model="smollm2",
+                                  title="Career"))
     assert [s.id for s in store.list().items] == [live, new, old]  # newest first
     assert [s.id for s in store.list("CARS downtown").items] == [old]  # every word, any case
     claim = document["pro"]["arguments"][0]["claim"].split()[2]
@@ -165,8 +166,8 @@ def test_an_owner_token_is_kept_with_the_debate_and_a_copy_belongs_to_its_copier
 
 
 def test_list_keeps_the_debates_runs_made_apart_when_asked(store):
-    mine = store.create("static", "Mine?", provider="openai", model="gpt-4")
-    compared = store.create("static", "Compared?", provider="openai", model="gpt-4")
+    mine = store.create(NewDebate("static", "Mine?", provider="openai", model="gpt-4"))
+    compared = store.create(NewDebate("static", "Compared?", provider="openai", model="gpt-4"))
     store.add_run("compare", provider="openai", model="gpt-4", debate_id=compared)
     store.add_run("flagship", provider="openai", model="gpt-4")  # a run without a debate hides nothing
     assert [s.id for s in store.list(origin="own").items] == [mine]
@@ -239,7 +240,7 @@ def test_a_live_transcript_is_saved_turn_by_turn(store):
     assert store.get(debate_id).status == "paused"
     assert [s.id for s in store.list("speech 3").items] == [debate_id], "an unfinished debate's turns are searchable"
     with pytest.raises(InputError, match="not a live one"):
-        load_live(store, store.create("static", "q?", provider="p", model="m"))
+        load_live(store, store.create(NewDebate("static", "q?", provider="p", model="m")))
 
 
 def test_runs_are_recorded_and_only_an_explicit_bless_moves_the_baseline(store):
@@ -360,7 +361,7 @@ def test_plain_postgres_urls_use_psycopg(monkeypatch):
 
 
 def test_timestamps_come_back_as_utc(store):
-    debate_id = store.create("static", "When?", provider="p", model="m")
+    debate_id = store.create(NewDebate("static", "When?", provider="p", model="m"))
     created = datetime.fromisoformat(store.get(debate_id).created_at.replace("Z", "+00:00"))
     assert abs(created - datetime.now(UTC)) < timedelta(minutes=1)
     with store.read() as session:

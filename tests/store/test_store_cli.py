@@ -16,7 +16,8 @@ import pytest
 from helpers import fixture_dict, full_script, moderator_reply, script_file, side_reply
 from helpers import run_cli as run
 
-from clearside.schema import SCHEMA_VERSION, jsonschema_errors
+from clearside.contract import jsonschema_errors
+from clearside.schema import SCHEMA_VERSION
 from clearside.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -20,9 +20,9 @@ from helpers import fixture_dict
 from helpers import run_cli as run
 from sqlalchemy import func, insert, select
 
+from clearside.contract import jsonschema_errors, stamped, validate_document
 from clearside.errors import InputError, NotFound
 from clearside.modes import export_data, import_data
-from clearside.schema import jsonschema_errors, stamped, validate_document
 from clearside.static.exchange import SOURCES_FILES, VERSIONS, document_of
 from clearside.store import Store
 from clearside.store.db import current, head, make_engine, migrate

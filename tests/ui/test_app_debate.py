@@ -12,8 +12,9 @@ from app_kit import AppTest, generate, open_page, text_of
 from app_kit import settle_debate as settle
 from helpers import challenge_reply, scripted_debate, side_reply
 
+from clearside.contract import jsonschema_errors
 from clearside.providers.scripted import ScriptedProvider
-from clearside.schema import Document, jsonschema_errors
+from clearside.schema import Document
 from clearside.static.recorder import load_run, start_static
 
 

@@ -23,7 +23,7 @@ from clearside.providers.scripted import ScriptedProvider
 from clearside.schema import Proposition, Side
 from clearside.static.engine import DebateRun
 from clearside.static.recorder import StaticRecorder, start_static
-from clearside.store import Store
+from clearside.store import NewDebate, Store
 from clearside_ui import jobs
 
 QUESTION = "Should we adopt microservices architecture?"
@@ -117,10 +117,10 @@ def test_lists_newest_first_and_search_narrows_by_question_title_or_claims(store
 
 
 def test_each_filter_narrows_the_list(store):
-    old = store.create("static", "Was the 2024 plan sound?", provider="ollama", model="llama3.2", status="done",
-                       created_at=datetime(2024, 1, 5, 12, tzinfo=UTC))
-    march = store.create("static", "Was the March plan sound?", provider="openai", model="gpt-4", status="failed",
-                         created_at=datetime(2024, 3, 10, 9, tzinfo=UTC))
+    old = store.create(NewDebate("static", "Was the 2024 plan sound?", provider="ollama", model="llama3.2",
+                                 status="done", created_at=datetime(2024, 1, 5, 12, tzinfo=UTC)))
+    march = store.create(NewDebate("static", "Was the March plan sound?", provider="openai", model="gpt-4",
+                                   status="failed", created_at=datetime(2024, 3, 10, 9, tzinfo=UTC)))
     static = finished(store, provider="openai", model="gpt-4o")
     talk = live(store)
     at = library()
@@ -161,8 +161,8 @@ def test_debates_made_by_comparisons_and_regression_runs_are_kept_apart(store):
 
 def test_pagination_pages_through_the_results_and_a_new_filter_starts_at_page_one(store):
     for n in range(30):
-        store.create("static", f"Question number {n:02d}?", provider="openai", model="gpt-4", status="done",
-                     created_at=datetime(2025, 1, 1 + n, tzinfo=UTC))
+        store.create(NewDebate("static", f"Question number {n:02d}?", provider="openai", model="gpt-4", status="done",
+                               created_at=datetime(2025, 1, 1 + n, tzinfo=UTC)))
     at = library()
     assert len(titles(at)) == 25 and titles(at)[0] == "Question number 29?"
     assert "30 saved debates match · showing 1–25" in plain(at) and "Page 1 of 2" in plain(at)

@@ -23,7 +23,7 @@ from clearside.errors import ProviderError
 from clearside.perspectives import PerspectivesRun, load
 from clearside.perspectives.session import Summary
 from clearside.providers.scripted import ScriptedProvider
-from clearside.store import open_store
+from clearside.store import NewDebate, open_store
 
 ANSWERS = ["Three times this month.", "Two years.", "Trust, not a fight."]
 UNESCAPED = re.compile(r"(?<!\\)<(script|img|b)|(?<!\\)\*\*(md|really|twice)|(?<!\\):red")
@@ -400,7 +400,7 @@ def test_unknown_or_wrong_ids_are_clear_errors():
     at = open_page(scripted(0), session="not-an-id")
     assert "is not a perspectives session id" in plain(at)
     store = open_store()
-    static = store.create("static", "Is this a debate?", provider="openai", model="gpt-4", status="done")
+    static = store.create(NewDebate("static", "Is this a debate?", provider="openai", model="gpt-4", status="done"))
     at = open_page(scripted(0), session=static)
     assert "is a static debate, not a perspectives session" in plain(at)
 
@@ -432,8 +432,8 @@ def library(provider=None) -> AppTest:
 def test_the_library_lists_a_session_and_opens_it_on_the_perspectives_page():
     done = saved(1)
     pending = saved(1, answered=False, finish=False, question="Should I tell my friend the truth about the trip?")
-    static = open_store().create("static", "Should we adopt microservices?", provider="openai", model="gpt-4",
-                                 status="done")
+    static = open_store().create(NewDebate("static", "Should we adopt microservices?", provider="openai",
+                                           model="gpt-4", status="done"))
     at = library()
     assert at.selectbox(key="lib_kind").options == ["Any kind", "Static", "Live", "Perspectives"]
     run(at.selectbox(key="lib_kind").set_value("perspectives"))

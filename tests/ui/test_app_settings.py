@@ -6,6 +6,7 @@ import pytest
 from app_kit import open_page
 from fault_server import MODEL, FaultServer
 
+from clearside.store import NewDebate
 from clearside.store.privacy import scrub
 
 
@@ -94,7 +95,7 @@ def test_an_openai_key_in_streamlit_secrets_reaches_the_server_and_is_scrubbed(s
     headers = {name.lower(): value for name, value in request["headers"].items()}
     assert headers["authorization"] == f"Bearer {key}", "the key from st.secrets is the one sent"
     assert all(key not in str(at.session_state[k]) for k in at.session_state), "keys never enter state"
-    debate_id = store.create("static", f"Is {key} safe to share?", provider="openai", model=MODEL)
+    debate_id = store.create(NewDebate("static", f"Is {key} safe to share?", provider="openai", model=MODEL))
     assert store.get(debate_id).question == "Is [redacted] safe to share?", "scrubbed from what the store writes"
 
 

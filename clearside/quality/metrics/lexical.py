@@ -8,7 +8,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from ... import neutrality
-from ...schema import Document, jsonschema_errors
+from ...contract import jsonschema_errors
+from ...schema import Document
 
 EVIDENCE = ("fact", "projection", "analogy", "value_judgment")
 CONFIDENCE = {"low": 0, "medium": 1, "high": 2}

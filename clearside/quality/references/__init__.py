@@ -15,9 +15,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from ...contract import validate_document
 from ...errors import InputError
 from ...inputs import read_json
-from ...schema import validate_document
 
 HERE = Path(__file__).resolve().parent
 FLAGSHIP = HERE / "flagship.json"
