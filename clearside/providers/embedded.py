@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, ProviderError
-from .base import ChatRequest, Completion, OnDelta, Provider
+from .base import ChatRequest, Completion, OnDelta, Provider, Setting
 from .batched import DEFAULT_WIDTH, Batcher, Job
 from .grammar_errors import GRAMMAR_FAILED
 
@@ -322,6 +322,9 @@ def compact(schema: Any) -> Any:
 
 class EmbeddedProvider(Provider):
     name = "embedded"
+    label = "Embedded (offline, in-process)"
+    settings = (Setting("GGUF file (empty: SmolLM2-135M default)", "model", placeholder="/path/model.gguf"),)
+    in_process = True
     small = True
 
     def __init__(self, model: str = "", *, n_ctx: int | None = None, n_threads: int | None = None,
