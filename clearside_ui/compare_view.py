@@ -20,7 +20,7 @@ from plotly.subplots import make_subplots
 from clearside import inputs
 from clearside.agents import AGENT_ORDER
 from clearside.errors import ClearSideError, ConfigError, InputError
-from clearside.providers import Provider, get_provider, parse_spec
+from clearside.providers import Provider, build, parse_spec, provider_class
 from clearside.quality import compare, regress
 from clearside.quality.job import CompareJob
 from clearside.quality.metrics import SUMMARY
@@ -49,9 +49,8 @@ def sidebar_spec() -> str:
     try:
         return settings.build_provider().spec
     except ClearSideError:
-        state = st.session_state
-        name = state.get("provider_name", "embedded")
-        model = state.get(f"{name}_model") or ""
+        name = settings.chosen()
+        model = settings.values(provider_class(name)).get("model") or ""
         return f"{name}:{model}" if model else name
 
 
@@ -96,19 +95,18 @@ def typed_temperatures() -> list[float]:
 
 
 def provider_for(spec: str) -> Provider:
-    """The provider a row names; OpenAI and Ollama use the sidebar's connection settings (tests may inject
-    providers as ``compare_providers_override``, a dict of spec to provider)."""
+    """The provider a row names; a server's (OpenAI-compatible, Ollama) takes the sidebar's connection settings for
+    that provider and its Concurrency (tests may inject providers as ``compare_providers_override``, a dict of spec
+    to provider)."""
     override = st.session_state.get("compare_providers_override") or {}
     if spec in override:
         return override[spec]
-    name, _model = parse_spec(spec)
-    if name == "openai":
-        return get_provider(spec, base_url=st.session_state.get("openai_base_url") or None,
-                            api_key=settings.secret("OPENAI_API_KEY"), concurrency=settings.concurrency())
-    if name == "ollama":
-        return get_provider(spec, host=st.session_state.get("ollama_host") or None,
-                            concurrency=settings.concurrency())
-    return get_provider(spec)
+    name, model = parse_spec(spec)
+    kind = provider_class(name)
+    if kind.address() is None:  # no server (the embedded model, a script): the spec says everything
+        return build(name, {"model": model})
+    connection = {key: value for key, value in settings.values(kind).items() if key != "model"}
+    return build(name, {**connection, "model": model}, secret=settings.secret, concurrency=settings.concurrency())
 
 
 def providers(specs: list[str], temperatures: list[float] | None = None) -> list[Provider]:
