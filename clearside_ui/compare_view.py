@@ -18,13 +18,14 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from clearside import inputs
-from clearside.agents import AGENT_ORDER
+from clearside.agents import AGENT_NAMES, AGENT_ORDER, AGENT_TAGS
 from clearside.errors import ClearSideError, ConfigError, InputError
 from clearside.providers import Provider, build, parse_spec, provider_class
 from clearside.quality import compare, regress
 from clearside.quality.job import CompareJob
 from clearside.quality.metrics import SUMMARY
 from clearside_ui import jobs, rate, settings
+from clearside_ui.format import cut, when
 
 MIN_MODELS, MAX_MODELS = 2, compare.MAX_MODELS
 DEBATE = "app_pages/debate.py"
@@ -32,8 +33,7 @@ QUALITY = ("count_ratio", "length_ratio", "assumption_linkage", "conflicts_two_s
            "off_topic")
 COST = {"wall_seconds": "Wall time (s)", "seconds": "Model time (s)", "first_token_seconds": "First token (s)",
         "completion_tokens": "Completion tokens"}
-SIDES = {"pro": "FOR", "con": "AGAINST"}
-AGENTS = {"orchestrator": "proposition", "pro": "FOR", "con": "AGAINST", "moderator": "moderator"}
+SIDES = {side: AGENT_NAMES[side] for side in ("pro", "con")}
 ICONS = {"waiting": "○", "pending": "○", "running": "◐", "retrying": "↻", "done": "✓", "failed": "✗",
          "cancelled": "■"}
 SPEC_HELP = ("A provider:model string, for example `embedded` (the built-in model), `embedded:/path/model.gguf`, "
@@ -224,7 +224,7 @@ def statuses(batch: str) -> list[dict[str, Any]]:
 
 def agents_line(agents: dict[str, str]) -> str:
     """``✓ proposition · ◐ FOR · ○ AGAINST · ○ moderator`` (then ``· scoring…`` while its metrics are computed)."""
-    line = " · ".join(f"{ICONS.get(agents.get(a, 'pending'), '○')} {AGENTS[a]}" for a in AGENT_ORDER)
+    line = " · ".join(f"{ICONS.get(agents.get(a, 'pending'), '○')} {AGENT_TAGS[a]}" for a in AGENT_ORDER)
     return line + (" · scoring…" if all(agents.get(a) == "done" for a in AGENT_ORDER) else "")
 
 
@@ -334,9 +334,6 @@ def agreement_caption(report: dict[str, Any]) -> str:
     return " ".join(parts)
 
 
-def when(stamp: str) -> str:
-    return f"{stamp[:10]} {stamp[11:16]} UTC" if len(stamp) >= 16 else stamp
-
 
 def earlier() -> list[dict[str, Any]]:
     """Every saved comparison, newest first."""
@@ -346,8 +343,8 @@ def earlier() -> list[dict[str, Any]]:
         for row in batch.rows:
             counts[row["status"]] = counts.get(row["status"], 0) + 1
         question = (batch.rows[0].get("data") or {}).get("question", "")
-        short = question if len(question) <= 80 else question[:79] + "…"
-        items.append({"id": batch.id, "label": f"{short} · {len(batch.rows)} models · {when(batch.created_at)}",
+        label = f"{cut(question, 80)} · {len(batch.rows)} models · {when(batch.created_at)}"
+        items.append({"id": batch.id, "label": label,
                       "Question": question,
                       "Models": ", ".join(_label(r) for r in batch.rows),
                       "Status": ", ".join(f"{n} {status}" for status, n in sorted(counts.items())),

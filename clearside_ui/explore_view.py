@@ -27,7 +27,8 @@ from clearside.schema import CATEGORY_VALUES, AssumptionStance, Document, Weight
 from clearside.static import remap
 from clearside.static.job import RemapJob
 from clearside_ui import jobs, rate, settings
-from clearside_ui.view import esc, moderator_view
+from clearside_ui.format import esc
+from clearside_ui.view import moderator_view
 
 NO_STANCE = "no stance"
 LOST = ("This server no longer follows the re-map (it was restarted): the runtime finishes it, and its version "

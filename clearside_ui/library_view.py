@@ -16,6 +16,7 @@ from clearside.runtime.status import ELSEWHERE_SECONDS as CORE_ELSEWHERE_SECONDS
 from clearside.runtime.status import debate_status
 from clearside.store import Page, Summary
 from clearside_ui import jobs, owner, page_path, rate, settings
+from clearside_ui.format import cut, plural, when
 
 PAGE_SIZE = 25
 STATUSES = ("queued", "running", "paused", "failed", "done")
@@ -31,10 +32,6 @@ FILTER_DEFAULTS: dict[str, Any] = {"lib_search": "", "lib_kind": "", "lib_provid
 ORIGINS = {"own": "People", "runs": "Comparisons and regression runs", "": "Anyone"}
 FILTER_KEYS = tuple(FILTER_DEFAULTS)
 
-
-def when(stamp: str) -> str:
-    """``2026-11-22T04:52:29Z`` → ``2026-11-22 04:52 UTC``."""
-    return f"{stamp[:10]} {stamp[11:16]} UTC" if len(stamp) >= 16 else stamp
 
 
 def running(debate_id: str) -> bool:
@@ -61,17 +58,17 @@ def resumable(item: Summary) -> bool:
 
 def remaps(count: int) -> str:
     """``2 re-maps`` (a debate's saved versions, clearside/remap.py); empty for none."""
-    return f"{count} re-map{'s' if count != 1 else ''}" if count else ""
+    return plural(count, "re-map") if count else ""
 
 
 def files(count: int) -> str:
     """``2 files`` (a debate's attached sources, clearside/sources); empty for none."""
-    return f"{count} file{'s' if count != 1 else ''}" if count else ""
+    return plural(count, "file") if count else ""
 
 
 def label(item: Summary, width: int = 80, versions: int = 0) -> str:
     """A plain-text selectbox label (options are not Markdown)."""
-    title = item.title if len(item.title) <= width else item.title[: width - 1] + "…"
+    title = cut(item.title, width)
     return " · ".join(filter(None, (title, item.kind, status_label(item), remaps(versions), when(item.created_at))))
 
 

@@ -32,8 +32,9 @@ from clearside.perspectives.job import PerspectivesJob, PerspectivesSnapshot
 from clearside.perspectives.session import blank_answers
 from clearside.store import check_id
 from clearside_ui import jobs, owner, rate, settings
+from clearside_ui.format import esc, when
 from clearside_ui.inputs import question_box
-from clearside_ui.view import esc, follow, poll_cached, poll_changed
+from clearside_ui.view import follow, poll_cached, poll_changed
 
 PARAM = "perspectives"  # ?perspectives=<session id>: the share link
 AGENT_NAMES = {"A": "expansion", "B": "compression"}
@@ -44,10 +45,6 @@ POLL_SECONDS = 1.0  # streamed rounds: each redraw costs every following tab (be
 
 # -- small helpers -----------------------------------------------------------------------------------------------
 
-
-def when(stamp: str) -> str:
-    """``2026-11-22T04:52:29Z`` → ``2026-11-22 04:52 UTC``."""
-    return f"{stamp[:10]} {stamp[11:16]} UTC" if len(stamp) >= 16 else stamp
 
 
 def answer_key(session_id: str, number: int) -> str:

@@ -25,7 +25,8 @@ from clearside.runtime.status import run_status as stored_run_status
 from clearside.schema import Document
 from clearside_ui import compare_view as cv
 from clearside_ui import jobs, rate, settings, view
-from clearside_ui.view import context_parts, esc
+from clearside_ui.format import bullets, esc, short, short_spec, when
+from clearside_ui.view import context_parts
 
 SUITE_LABELS = {"flagship": "Flagship (spec 000)", "argkp-dev": "ArgKP dev (4 propositions)"}
 SUITE_NOTES = {
@@ -43,24 +44,6 @@ LAYOUTS = {"sections": "Section by section", "columns": "Whole debates side by s
 PAGE_LINK = "regression?batch={}"  # relative to the Regression page's own URL (url_path "regression")
 FAIL_STYLE = "background-color: rgba(255, 75, 75, 0.18)"
 
-
-def when(stamp: str) -> str:
-    """``2026-11-22T04:52:29Z`` → ``2026-11-22 04:52 UTC``."""
-    return f"{stamp[:10]} {stamp[11:16]} UTC" if len(stamp) >= 16 else stamp
-
-
-def short(text: str, width: int = 60) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def short_spec(spec: str, width: int = 40) -> str:
-    """A provider:model for a legend or a label: long ones (file paths) keep their start and their end."""
-    spec = " ".join(str(spec).split())
-    if len(spec) <= width:
-        return spec
-    head = width // 3
-    return f"{spec[:head]}…{spec[-(width - head - 1):]}"
 
 
 # -- batches -----------------------------------------------------------------------------------------------------
@@ -508,13 +491,13 @@ def reference_of(row: dict[str, Any]) -> Reference | None:
 def key_points(reference: Reference, side: str) -> None:
     title, colour = {"pro": ("FOR", "green"), "con": ("AGAINST", "red")}[side]
     st.markdown(f"### :{colour}[{title}]")
-    st.markdown("**Reference key points**\n\n" + _bullets(reference.key_points[side]))
+    st.markdown("**Reference key points**\n\n" + bullets(reference.key_points[side]))
 
 
 def hinges(reference: Reference) -> None:
     st.markdown("### :gray[DECISION HINGES]")
     if reference.decision_hinges:
-        st.markdown(_bullets(reference.decision_hinges))
+        st.markdown(bullets(reference.decision_hinges))
     else:
         st.caption(f"Reference {esc(reference.name)} has no decision hinges: only key points per side.")
 
@@ -610,10 +593,6 @@ def by_section(document: Document, reference: Reference | None) -> None:
                 hinges(reference)
 
 
-def _bullets(items: list[str]) -> str:
-    return "\n".join(f"- {esc(i)}" for i in items)
-
-
 def headline_table(headline: dict[str, float]) -> pd.DataFrame:
     return pd.DataFrame([{"Metric": name, "Value": headline[name], "Better": better, "Meaning": meaning}
                          for name, (better, meaning) in metrics.SUMMARY.items() if name in headline])
@@ -639,14 +618,14 @@ def coverage_view(detail: dict[str, Any]) -> None:
         points = len(covered) + len(part.get("missed", []))
         st.markdown(f"*{title}: {len(covered)} of {points} key points expressed ({part.get('coverage', 0):g})*")
         if covered:
-            st.markdown("Covered:\n\n" + _bullets(covered))
+            st.markdown("Covered:\n\n" + bullets(covered))
         if part.get("missed"):
-            st.markdown("Missed:\n\n" + _bullets(part["missed"]))
+            st.markdown("Missed:\n\n" + bullets(part["missed"]))
     hinges = detail.get("hinges", {})
     if "coverage" in hinges:
         st.markdown(f"*Reference decision hinges raised: {hinges['coverage']:g}*")
         if hinges.get("missed"):
-            st.markdown("Hinges missed:\n\n" + _bullets(hinges["missed"]))
+            st.markdown("Hinges missed:\n\n" + bullets(hinges["missed"]))
 
 
 def neutrality_view(detail: dict[str, Any]) -> None:
@@ -676,13 +655,13 @@ def duplicates_view(detail: dict[str, Any]) -> None:
     lines += [f"Both sides: FOR “{d['pro']}” ≈ AGAINST “{d['con']}” ({d['similarity']:g})"
               for d in part.get("cross_side_duplicates", [])]
     if lines:
-        st.markdown(_bullets(lines))
+        st.markdown(bullets(lines))
     else:
         st.caption("No near-duplicate claims.")
     flagged = [f"{side.upper()}: {f['claim']} ({f['similarity']:g})" for side in ("pro", "con")
                for f in detail.get("relevance", {}).get(side, {}).get("flagged", [])]
     if flagged:
-        st.markdown("*Claims far from the proposition:*\n\n" + _bullets(flagged))
+        st.markdown("*Claims far from the proposition:*\n\n" + bullets(flagged))
 
 
 def detail_view(row: dict[str, Any]) -> None:
@@ -704,7 +683,7 @@ def detail_view(row: dict[str, Any]) -> None:
         duplicates_view(detail)
     errors = detail.get("schema_validity", {}).get("errors") or []
     if errors:
-        st.markdown("**Schema errors**\n\n" + _bullets([str(e) for e in errors]))
+        st.markdown("**Schema errors**\n\n" + bullets([str(e) for e in errors]))
 
 
 # -- compare two batches (the paired comparison of ``compare-runs``) -----------------------------------------------

@@ -16,7 +16,7 @@ from clearside.providers import DEFAULT_PROVIDER, Provider, Setting, build, offe
 from clearside.providers.detect import Detected, detect_servers, ollama_probe_url
 from clearside.providers.limits import SERVER_CONCURRENCY
 from clearside.store.privacy import register_secret
-from clearside_ui.view import esc
+from clearside_ui.format import esc
 
 DETECTED = "detected_servers"
 STRATEGIES = {"auto": "Automatic", "whole": "Whole: one call per agent",

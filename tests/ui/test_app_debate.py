@@ -79,7 +79,7 @@ def test_export_contents_match_the_renderers(app, downloads):
 
 
 def test_export_file_names_say_which_debate_they_are():
-    from clearside_ui.view import file_stem
+    from clearside_ui.format import file_stem
 
     first = file_stem("debate", "Should cities ban cars downtown? <script>", "0123456789abcdef")
     assert first == "clearside-debate-should-cities-ban-cars-downtown-script-01234567"
