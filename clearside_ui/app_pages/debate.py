@@ -19,6 +19,7 @@ from clearside.schema import ACTIONS, SOURCE_ACTION, Document
 from clearside.static.engine import DebateRun
 from clearside.static.job import ChallengeJob, StaticJob, resume_job
 from clearside_ui import explore_view, jobs, owner, page_path, personas_view, rate, scroll, settings, sources_view, view
+from clearside_ui.format import file_stem
 from clearside_ui.inputs import context_boxes, length_note, question_box
 from clearside_ui.quality_view import quality_view
 
@@ -213,7 +214,7 @@ def challenge_panel(document: Document) -> None:
 
 def exports(document: Document) -> None:
     st.markdown("#### Export")
-    stem = view.file_stem("debate", document.proposition.normalized_question, st.session_state.get("debate_id"))
+    stem = file_stem("debate", document.proposition.normalized_question, st.session_state.get("debate_id"))
     with st.container(horizontal=True):
         for fmt, (label, ext, mime) in EXPORTS.items():
             st.download_button(label, render(document, fmt), file_name=f"{stem}-{fmt}.{ext}",
