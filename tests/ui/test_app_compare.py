@@ -22,7 +22,7 @@ from clearside.errors import InputError
 from clearside.providers.scripted import ScriptedProvider
 from clearside.quality import compare
 from clearside.runtime import steps
-from clearside_ui import compare_view as cv
+from clearside_ui.format import when
 
 QUESTION = "Should the U.S. impose a temporary moratorium on new AI data centers?"
 
@@ -233,7 +233,7 @@ def test_a_saved_comparison_reopens_from_its_link_and_an_unknown_one_is_a_clear_
     pro, _con = frame_with(other, "Appears in")
     assert (pro["Appears in"] == "2 of 2 models").sum() == 4
     pick = other.selectbox(key="cmp_pick")
-    assert pick.value == batch and pick.options == [f"{QUESTION} · 2 models · {cv.when(table_created(store))}"]
+    assert pick.value == batch and pick.options == [f"{QUESTION} · 2 models · {when(table_created(store))}"]
     [earlier] = frame_with(other, "Link")
     assert list(earlier["Link"]) == [f"compare?compare={batch}"] and earlier["Question"][0] == QUESTION
 
