@@ -20,6 +20,7 @@ from clearside.quality import compare, regress
 from clearside.quality.job import CompareJob
 from clearside_ui import jobs, rate, settings
 from clearside_ui.format import cut, when
+from clearside_ui.state import Compare
 
 MIN_MODELS, MAX_MODELS = 2, compare.MAX_MODELS
 
@@ -38,47 +39,47 @@ def rows() -> list[int]:
     """The ids of the model rows (a row's text input is ``cmp_model_<id>``); first visit: the sidebar's model
     and an empty row."""
     state = st.session_state
-    if "cmp_rows" not in state:
-        state["cmp_rows"], state["cmp_next"] = [0, 1], 2
-        state.setdefault("cmp_model_0", sidebar_spec())
-        state.setdefault("cmp_model_1", "")
-    return state["cmp_rows"]
+    if Compare.ROWS not in state:
+        state[Compare.ROWS], state[Compare.NEXT_ROW] = [0, 1], 2
+        state.setdefault(Compare.model(0), sidebar_spec())
+        state.setdefault(Compare.model(1), "")
+    return state[Compare.ROWS]
 
 
 def add_row() -> None:
     state = st.session_state
-    if len(state["cmp_rows"]) < MAX_MODELS:
-        state["cmp_rows"] = [*state["cmp_rows"], state["cmp_next"]]
-        state["cmp_next"] += 1
+    if len(state[Compare.ROWS]) < MAX_MODELS:
+        state[Compare.ROWS] = [*state[Compare.ROWS], state[Compare.NEXT_ROW]]
+        state[Compare.NEXT_ROW] += 1
 
 
 def remove_row(row: int) -> None:
     state = st.session_state
-    if len(state["cmp_rows"]) > MIN_MODELS and row in state["cmp_rows"]:
-        state["cmp_rows"] = [r for r in state["cmp_rows"] if r != row]
-        state.pop(f"cmp_model_{row}", None)
-        state.pop(f"cmp_temp_{row}", None)
+    if len(state[Compare.ROWS]) > MIN_MODELS and row in state[Compare.ROWS]:
+        state[Compare.ROWS] = [r for r in state[Compare.ROWS] if r != row]
+        state.pop(Compare.model(row), None)
+        state.pop(Compare.temperature(row), None)
 
 
 def typed_specs() -> list[str]:
-    return [st.session_state.get(f"cmp_model_{row}") or "" for row in rows()]
+    return [st.session_state.get(Compare.model(row)) or "" for row in rows()]
 
 
 def row_temperature(row: int) -> float:
     """A row's temperature (each row is a configuration); a new row starts at the sidebar's."""
-    return float(st.session_state.setdefault(f"cmp_temp_{row}", settings.temperature()))
+    return float(st.session_state.setdefault(Compare.temperature(row), settings.temperature()))
 
 
 def typed_temperatures() -> list[float]:
     """The temperatures of the rows that name a model, in order."""
-    return [row_temperature(row) for row in rows() if (st.session_state.get(f"cmp_model_{row}") or "").strip()]
+    return [row_temperature(row) for row in rows() if (st.session_state.get(Compare.model(row)) or "").strip()]
 
 
 def provider_for(spec: str) -> Provider:
     """The provider a row names; a server's (OpenAI-compatible, Ollama) takes the sidebar's connection settings for
     that provider and its Concurrency (tests may inject providers as ``compare_providers_override``, a dict of spec
     to provider)."""
-    override = st.session_state.get("compare_providers_override") or {}
+    override = st.session_state.get(Compare.OVERRIDE) or {}
     if spec in override:
         return override[spec]
     name, model = parse_spec(spec)
@@ -117,7 +118,7 @@ def providers(specs: list[str], temperatures: list[float] | None = None) -> list
 
 
 def show(batch: str | None) -> None:
-    st.session_state.update(cmp_batch=batch, cmp_loaded=None)
+    st.session_state.update({Compare.BATCH: batch, Compare.LOADED: None})
     if batch:
         st.query_params["compare"] = batch
     else:
@@ -127,24 +128,24 @@ def show(batch: str | None) -> None:
 def current() -> str | None:
     """The comparison to show: the link's, else the one shown last in this session (and the URL says so)."""
     linked = st.query_params.get("compare")
-    batch = linked or st.session_state.get("cmp_batch")
-    if batch != st.session_state.get("cmp_batch") or linked != batch:
+    batch = linked or st.session_state.get(Compare.BATCH)
+    if batch != st.session_state.get(Compare.BATCH) or linked != batch:
         show(batch)
     return batch
 
 
 def start() -> None:
     """The Compare button: check everything first, then run the comparison on a worker and show it."""
-    st.session_state["cmp_error"] = ""
+    st.session_state[Compare.ERROR] = ""
     try:
-        question = inputs.question(st.session_state.get("cmp_question"))
+        question = inputs.question(st.session_state.get(Compare.QUESTION))
         temperatures = typed_temperatures()
         chosen = providers(compare.check_specs(typed_specs()), temperatures)
         jobs.host()  # the runtime runs every model's debate; this dashboard is one of its hosts
         with rate.debate_start(st.session_state):  # a comparison is one start, checked after its inputs
             job = CompareJob(question, chosen, jobs.store(), temperatures=temperatures).start()
     except ClearSideError as exc:
-        st.session_state["cmp_error"] = exc.for_dashboard()
+        st.session_state[Compare.ERROR] = exc.for_dashboard()
         return
     jobs.registry().add(job)
     show(job.id)
@@ -180,12 +181,12 @@ def result(batch: str) -> tuple[dict[str, Any], dict[str, dict[str, Any]], bool]
         running = job.state != "done"
         return job.report(), job.documents(), running
     shown = signature(batch)
-    cached = st.session_state.get("cmp_loaded")
+    cached = st.session_state.get(Compare.LOADED)
     if cached and cached[0] == (batch, shown):
         report, documents = cached[1], cached[2]
     else:
         report, documents = compare.load(jobs.store(), batch)  # InputError for an unknown batch
-        st.session_state["cmp_loaded"] = ((batch, shown), report, documents)
+        st.session_state[Compare.LOADED] = ((batch, shown), report, documents)
     return report, documents, report["state"] != "done"
 
 
@@ -217,5 +218,5 @@ def earlier() -> list[dict[str, Any]]:
 
 
 def open_batch(batch: str) -> None:
-    st.session_state["cmp_error"] = ""
+    st.session_state[Compare.ERROR] = ""
     show(batch)

@@ -25,6 +25,7 @@ from clearside_ui import compare_actions as ca
 from clearside_ui import page_path
 from clearside_ui.format import esc
 from clearside_ui.inputs import question_box
+from clearside_ui.state import Compare
 from clearside_ui.view import POLL_SECONDS, document_view, follow, poll_changed
 
 DEBATE = "app_pages/debate.py"
@@ -154,34 +155,34 @@ def model_rows() -> None:
     st.markdown(f"**Models** ({ca.MIN_MODELS} to {ca.MAX_MODELS})")
     for number, row in enumerate(rows, 1):
         field, heat, remove = st.columns([5, 2, 2], vertical_alignment="bottom")
-        field.text_input(f"Model {number}", key=f"cmp_model_{row}", max_chars=300, persist_state="session",
+        field.text_input(f"Model {number}", key=Compare.model(row), max_chars=300, persist_state="session",
                          placeholder="provider:model, e.g. ollama:llama3.2", help=SPEC_HELP)
         ca.row_temperature(row)  # a new row starts at the sidebar's temperature
         heat.number_input(f"Temperature {number}", min_value=0.0, max_value=1.5, step=0.05, format="%.2f",
-                          key=f"cmp_temp_{row}", persist_state="session",
+                          key=Compare.temperature(row), persist_state="session",
                           help="Each row is a configuration: the same model may be compared at two temperatures.")
-        remove.button("Remove", key=f"cmp_remove_{row}", on_click=ca.remove_row, args=(row,), width="stretch",
+        remove.button("Remove", key=Compare.remove(row), on_click=ca.remove_row, args=(row,), width="stretch",
                       disabled=len(rows) <= ca.MIN_MODELS, help=f"A comparison needs at least {ca.MIN_MODELS} "
                       "models.")
-    st.button("Add a model", key="cmp_add", on_click=ca.add_row, icon=":material/add:",
+    st.button("Add a model", key=Compare.ADD, on_click=ca.add_row, icon=":material/add:",
               disabled=len(rows) >= ca.MAX_MODELS, help=f"Up to {ca.MAX_MODELS} models.")
 
 
 def inputs(batch: str | None, job) -> None:
     busy = job is not None and job.state != "done"
-    question_box("cmp_question", error_key="cmp_error",
+    question_box(Compare.QUESTION, error_key=Compare.ERROR,
                  placeholder="e.g. Should the U.S. impose a temporary moratorium on new AI data centers?")
     model_rows()
     with st.container(horizontal=True):  # at their own width, wrapping on a narrow screen: never cut off
-        st.button("Compare", key="cmp_start", type="primary", on_click=ca.start, disabled=busy,
+        st.button("Compare", key=Compare.START, type="primary", on_click=ca.start, disabled=busy,
                   icon=":material/view_column:", help="Runs every model's debate at once; each is saved as it goes.")
-        st.button("New comparison", key="cmp_new", on_click=ca.show, args=(None,), disabled=not batch)
+        st.button("New comparison", key=Compare.NEW, on_click=ca.show, args=(None,), disabled=not batch)
     if busy:
-        st.button("Cancel", key="cmp_cancel", on_click=job.cancel, icon=":material/stop_circle:",
+        st.button("Cancel", key=Compare.CANCEL, on_click=job.cancel, icon=":material/stop_circle:",
                   help="Stop every model's debate. Finished debates and sections stay saved; each unfinished one "
                        "can be resumed from the Library.")
-    if st.session_state.get("cmp_error"):
-        st.error(esc(st.session_state["cmp_error"]))
+    if st.session_state.get(Compare.ERROR):
+        st.error(esc(st.session_state[Compare.ERROR]))
 
 
 # each redraw costs every following tab (bench/ui_load.py): drawn by follow(), slower while nothing moves
@@ -225,10 +226,10 @@ def full_debate(documents: dict) -> None:
     if not documents:
         return
     options = list(documents)
-    if st.session_state.get("cmp_full") not in options:
-        st.session_state["cmp_full"] = options[0]
+    if st.session_state.get(Compare.FULL) not in options:
+        st.session_state[Compare.FULL] = options[0]
     with st.expander("Read one debate in full"):
-        label = st.selectbox("Model", options, key="cmp_full")
+        label = st.selectbox("Model", options, key=Compare.FULL)
         document_view(Document.model_validate(documents[label]))
 
 
@@ -247,7 +248,7 @@ def metrics_section(report: dict) -> None:
     if costs is not None:
         st.caption("Time and tokens: wall time from start to finish, model time summed over every call, the mean "
                    "wait for a call's first token (where the backend reports it) and the tokens generated.")
-        st.dataframe(costs, hide_index=True, width="stretch", key="cmp_costs")
+        st.dataframe(costs, hide_index=True, width="stretch", key=Compare.COSTS)
 
 
 def agreement_section(report: dict, running: bool) -> None:
@@ -295,8 +296,8 @@ def earlier_view() -> None:
                  width="stretch", column_config={"Link": share})
     labels = {item["id"]: item["label"] for item in items}
     pick, open_ = st.columns([5, 1], vertical_alignment="bottom")
-    chosen = pick.selectbox("Comparison", list(labels), key="cmp_pick", format_func=labels.get)
-    open_.button("Open", key="cmp_open", on_click=ca.open_batch, args=(chosen,), width="stretch")
+    chosen = pick.selectbox("Comparison", list(labels), key=Compare.PICK, format_func=labels.get)
+    open_.button("Open", key=Compare.OPEN, on_click=ca.open_batch, args=(chosen,), width="stretch")
 
 
 def page() -> None:

@@ -13,12 +13,13 @@ from clearside.errors import ClearSideError, InputError
 from clearside.static.engine import DebateRun
 from clearside.static.job import ChallengeJob, Snapshot, StaticJob, resume_job
 from clearside_ui import jobs, owner, personas_view, rate, settings, sources_view
+from clearside_ui.state import Challenge, Debate, Sources
 
 
 def show(debate_id: str | None) -> None:
     # a challenge's notices belong to the debate they were asked on
-    st.session_state.update(debate_id=debate_id, challenge_job=None, challenge_error="", challenge_landed=None,
-                            challenge_cancelled=None)
+    st.session_state.update({Debate.ID: debate_id, Challenge.JOB: None, Challenge.ERROR: "", Challenge.LANDED: None,
+                             Challenge.CANCELLED: None})
     st.query_params.pop("example", None)
     if debate_id:
         st.query_params["debate"] = debate_id
@@ -34,8 +35,8 @@ def open_example() -> None:
 def current() -> tuple[str | None, StaticJob | None, Snapshot | None]:
     """The debate the page shows (the link's, else this session's; the URL is kept its share link), the job this
     server runs for it, and that job's snapshot."""
-    debate_id = st.query_params.get("debate") or st.session_state.get("debate_id")
-    if debate_id != st.session_state.get("debate_id") or st.query_params.get("debate") != debate_id:
+    debate_id = st.query_params.get("debate") or st.session_state.get(Debate.ID)
+    if debate_id != st.session_state.get(Debate.ID) or st.query_params.get("debate") != debate_id:
         show(debate_id)  # opened from a link, or back from another page: the URL is the share link
     job = jobs.registry().get(debate_id)
     job = job if isinstance(job, StaticJob) else None
@@ -44,32 +45,32 @@ def current() -> tuple[str | None, StaticJob | None, Snapshot | None]:
 
 def debate_run(**extra) -> DebateRun:
     state = st.session_state
-    return DebateRun.from_input(state.get("question", ""), geography=state.get("geography"),
-                                timeframe=state.get("timeframe"), domain=state.get("domain"), **extra)
+    context = {name: state.get(Debate.context(name)) for name in ("geography", "timeframe", "domain")}
+    return DebateRun.from_input(state.get(Debate.QUESTION, ""), **context, **extra)
 
 
 def start_debate() -> None:
-    st.session_state[sources_view.ERROR] = ""
+    st.session_state[Sources.ERROR] = ""
     try:
         picked = personas_view.chosen()
         run = debate_run(personas=picked)  # the question, context and personas first: no file is read in vain
     except ClearSideError as exc:
-        st.session_state["input_error"] = exc.for_dashboard()
+        st.session_state[Debate.INPUT_ERROR] = exc.for_dashboard()
         return
-    st.session_state["input_error"] = ""
+    st.session_state[Debate.INPUT_ERROR] = ""
     try:  # the sources, read all or nothing; a refusal (or sources with personas) is shown under the uploader
         attached, cite = sources_view.chosen()
         if attached:
             run = debate_run(personas=picked, sources=attached, cite=cite)
     except ClearSideError as exc:
-        st.session_state[sources_view.ERROR] = exc.for_dashboard()
+        st.session_state[Sources.ERROR] = exc.for_dashboard()
         return
     try:
         with rate.debate_start(st.session_state):  # refused: the message says when; nothing typed is lost
             job = jobs.start_static(run, settings.build_provider(), temperature=settings.temperature(),
                                     strategy=settings.strategy(), owner=owner.token())
     except ClearSideError as exc:
-        st.session_state["input_error"] = exc.for_dashboard()
+        st.session_state[Debate.INPUT_ERROR] = exc.for_dashboard()
         return
     owner.claim(job.id)
     show(job.id)
@@ -82,7 +83,7 @@ def resume(debate_id: str) -> None:
                          strategy=settings.strategy(), owner=owner.token())
         jobs.start_job(job)
     except ClearSideError as exc:
-        st.session_state["input_error"] = exc.for_dashboard()
+        st.session_state[Debate.INPUT_ERROR] = exc.for_dashboard()
         return
     owner.claim(debate_id)
 
@@ -91,14 +92,14 @@ def copy_to_edit(debate_id: str) -> None:
     try:
         copy_id = jobs.store().duplicate(debate_id, owner=owner.token())
     except ClearSideError as exc:
-        st.session_state["input_error"] = exc.for_dashboard()
+        st.session_state[Debate.INPUT_ERROR] = exc.for_dashboard()
         return
     owner.claim(copy_id)
     show(copy_id)
 
 
 def start_challenge(action: str, target: str) -> None:
-    debate_id = st.session_state.get("debate_id")
+    debate_id = st.session_state.get(Debate.ID)
     try:
         if not target or not target.strip():
             raise InputError("Choose an element to challenge, or type one.")
@@ -107,13 +108,14 @@ def start_challenge(action: str, target: str) -> None:
                                temperature=settings.temperature())
             jobs.start_job(job)
     except ClearSideError as exc:
-        st.session_state["challenge_error"] = exc.for_dashboard()
+        st.session_state[Challenge.ERROR] = exc.for_dashboard()
         return
-    st.session_state.update(challenge_job=job.id, challenge_error="", challenge_landed=None, challenge_cancelled=None)
+    st.session_state.update({Challenge.JOB: job.id, Challenge.ERROR: "", Challenge.LANDED: None,
+                             Challenge.CANCELLED: None})
 
 
 def cancel_challenge() -> None:
-    job = jobs.registry().get(st.session_state.get("challenge_job"))
+    job = jobs.registry().get(st.session_state.get(Challenge.JOB))
     if isinstance(job, ChallengeJob):
         job.cancel()
 

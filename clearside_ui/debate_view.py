@@ -30,6 +30,7 @@ from clearside_ui.debate_actions import (
 from clearside_ui.format import esc, file_stem
 from clearside_ui.inputs import length_note
 from clearside_ui.quality_view import quality_view
+from clearside_ui.state import Challenge, Debate
 
 PAGE = "app_pages/debate.py"  # this page, as the mode registry names it: it shows static debates
 OTHER = "__other__"
@@ -46,7 +47,7 @@ def example_debate(name: str) -> None:
                 "Read-only: it is not saved and cannot be challenged.", icon=":material/menu_book:")
         st.caption(esc(flagship().title))
         view.document_view(Document.model_validate(flagship().document))
-    st.button("Back to a new debate", key="example_back", on_click=show, args=(None,))
+    st.button("Back to a new debate", key=Debate.EXAMPLE_BACK, on_click=show, args=(None,))
 
 
 def retry_button(debate_id: str, failed_with: str, verb: str = "Retry") -> None:
@@ -55,7 +56,7 @@ def retry_button(debate_id: str, failed_with: str, verb: str = "Retry") -> None:
     if not use:
         st.warning(f"{verb} needs a model the sidebar can use: {esc(why)}")
         return
-    st.button(f"{verb} with {use}", key="retry", on_click=resume, args=(debate_id,), icon=":material/refresh:")
+    st.button(f"{verb} with {use}", key=Debate.RETRY, on_click=resume, args=(debate_id,), icon=":material/refresh:")
     if use != failed_with:
         st.caption(f"The run that stopped used {esc(failed_with)}; {verb} uses the sidebar's model, "
                    f"{esc(use)}, for the sections still missing.")
@@ -88,53 +89,53 @@ def live_challenge(job_id: str) -> None:
     landed = None
     if not error and document is not None and document.challenges.responses:
         landed = (job.action, len(document.challenges.responses) - 1)
-    cancelled = (st.session_state.get("debate_id"), job.action) if state == "cancelled" else None
-    st.session_state.update(challenge_job=None, challenge_error=error, challenge_landed=landed,
-                            challenge_cancelled=cancelled)
+    cancelled = (st.session_state.get(Debate.ID), job.action) if state == "cancelled" else None
+    st.session_state.update({Challenge.JOB: None, Challenge.ERROR: error, Challenge.LANDED: landed,
+                             Challenge.CANCELLED: cancelled})
     st.rerun()
 
 
 def challenge_panel(document: Document) -> None:
     st.markdown("#### Challenge the reasoning")
     targets = view.challenge_targets(document)
-    choice = st.selectbox("Element to challenge", [*targets, OTHER], key="challenge_choice",
+    choice = st.selectbox("Element to challenge", [*targets, OTHER], key=Challenge.CHOICE,
                           format_func=lambda t: "Other (type it below)" if t == OTHER else targets[t])
-    typed = st.text_input("Your own target", key="challenge_typed") if choice == OTHER else ""
+    typed = st.text_input("Your own target", key=Challenge.TYPED) if choice == OTHER else ""
     if choice == OTHER:
-        length_note("challenge_typed", MAX_TARGET, "Challenge target")
+        length_note(Challenge.TYPED, MAX_TARGET, "Challenge target")
     target = typed if choice == OTHER else choice
-    busy = bool(st.session_state.get("challenge_job"))
+    busy = bool(st.session_state.get(Challenge.JOB))
     with st.container(horizontal=True):  # at their own width, wrapping on a narrow screen: never cut off
         for action in (*ACTIONS, SOURCE_ACTION) if target in view.citation_targets(document) else ACTIONS:
-            st.button(view.ACTION_LABELS[action], key=f"challenge_{action}", on_click=start_challenge,
+            st.button(view.ACTION_LABELS[action], key=Challenge.action(action), on_click=start_challenge,
                       args=(action, target), disabled=busy)
-    if st.session_state.get("challenge_error"):
-        st.error(esc(st.session_state["challenge_error"]))
-    landed = st.session_state.get("challenge_landed")
+    if st.session_state.get(Challenge.ERROR):
+        st.error(esc(st.session_state[Challenge.ERROR]))
+    landed = st.session_state.get(Challenge.LANDED)
     if landed and not busy:
         action, number = landed
         name = view.challenge_anchor(number)
         st.success(f"{view.ACTION_LABELS[action]}: answered beside the element you challenged. "
                    f"[Jump to the answer ↑](#{name})", icon=":material/check_circle:")
-        scroll.into_view(name, once=f"challenge:{st.session_state.get('debate_id')}:{number}")
-    cancelled = st.session_state.get("challenge_cancelled")
-    if cancelled and not busy and cancelled[0] == st.session_state.get("debate_id"):
+        scroll.into_view(name, once=f"challenge:{st.session_state.get(Debate.ID)}:{number}")
+    cancelled = st.session_state.get(Challenge.CANCELLED)
+    if cancelled and not busy and cancelled[0] == st.session_state.get(Debate.ID):
         st.info(f"Challenge cancelled (“{view.ACTION_LABELS[cancelled[1]]}”): nothing was added to the debate. "
                 "The element you chose is still selected; press a button above to ask the challenge again.",
                 icon=":material/stop_circle:")
     if busy:
-        st.button("Cancel", key="cancel_challenge", on_click=cancel_challenge, icon=":material/stop_circle:",
+        st.button("Cancel", key=Challenge.CANCEL, on_click=cancel_challenge, icon=":material/stop_circle:",
                   help="Stop generating this answer. Nothing is added to the debate; you can ask again.")
-        live_challenge(st.session_state["challenge_job"])
+        live_challenge(st.session_state[Challenge.JOB])
 
 
 def exports(document: Document) -> None:
     st.markdown("#### Export")
-    stem = file_stem("debate", document.proposition.normalized_question, st.session_state.get("debate_id"))
+    stem = file_stem("debate", document.proposition.normalized_question, st.session_state.get(Debate.ID))
     with st.container(horizontal=True):
         for fmt, (label, ext, mime) in EXPORTS.items():
             st.download_button(label, render(document, fmt), file_name=f"{stem}-{fmt}.{ext}",
-                               mime=mime, key=f"export_{fmt}", on_click="ignore")
+                               mime=mime, key=Debate.export(fmt), on_click="ignore")
 
 
 def unfinished_hint() -> None:
@@ -167,7 +168,7 @@ def saved_debate(debate_id: str) -> None:
         if ours and owner.may_change(debate_id, record.data):
             st.warning(f"This debate was not finished ({record.status}). The sections that did finish are kept; "
                        "Resume generates only the missing ones with the model chosen in the sidebar.")
-            st.button("Resume", key="resume_saved", type="primary", on_click=resume, args=(debate_id,))
+            st.button("Resume", key=Debate.RESUME_SAVED, type="primary", on_click=resume, args=(debate_id,))
             personas_view.sections_view(jobs.store().sections(debate_id))
         elif ours:
             st.warning(f"This debate was not finished ({record.status}). Read-only: it was started in another "
@@ -175,7 +176,7 @@ def saved_debate(debate_id: str) -> None:
             personas_view.sections_view(jobs.store().sections(debate_id))
         return
     document = Document.model_validate(record.document)
-    st.session_state["document"] = document
+    st.session_state[Debate.DOCUMENT] = document
     editable = ours and owner.owns(debate_id, record.data)
     scroll.anchor("cs-debate")  # a finished debate starts below the fold: it is brought into view once
     scroll.into_view("cs-debate", once=f"debate:{debate_id}")
@@ -189,7 +190,7 @@ def saved_debate(debate_id: str) -> None:
     else:
         st.caption("Read-only: this debate was made in another browser or on another machine. "
                    "Make a copy to challenge it.")
-        st.button("Make an editable copy", key="copy_to_edit", on_click=copy_to_edit, args=(debate_id,))
+        st.button("Make an editable copy", key=Debate.COPY_TO_EDIT, on_click=copy_to_edit, args=(debate_id,))
     exports(document)
 
 
@@ -215,14 +216,14 @@ def debate(debate_id: str, job: StaticJob | None, snapshot: Snapshot | None) -> 
     if snapshot is not None and not snapshot.finished:
         scroll.anchor("cs-progress")  # on a phone the progress is below the buttons: it comes into view
         scroll.into_view("cs-progress", once=f"started:{job.id}")
-        st.button("Cancel", key="cancel_debate", on_click=job.cancel, icon=":material/stop_circle:",
+        st.button("Cancel", key=Debate.CANCEL, on_click=job.cancel, icon=":material/stop_circle:",
                   help="Stop generating. Every section that finished stays saved, and Resume completes the rest.")
         view.follow("debate", view.POLL_SECONDS, live_debate, job.id)
     elif snapshot is not None and snapshot.state in ("failed", "cancelled"):
         stopped(debate_id, job, snapshot)
     elif (record := saved_record(debate_id)) is not None and (job_id := jobs.queued_job(record.data)):
         if owner.may_change(debate_id, record.data):
-            st.button("Cancel", key="cancel_followed", on_click=jobs.cancel_followed, args=(debate_id,),
+            st.button("Cancel", key=Debate.CANCEL_FOLLOWED, on_click=jobs.cancel_followed, args=(debate_id,),
                       icon=":material/stop_circle:", help="Stop generating. Every section that finished stays "
                       "saved, and Resume completes the rest.")
         view.follow("followed", view.POLL_SECONDS, followed_debate, debate_id, job_id)

@@ -17,6 +17,7 @@ from clearside.runtime.status import debate_status
 from clearside.store import Page, Summary
 from clearside_ui import jobs, owner, page_path, rate, settings
 from clearside_ui.format import cut, plural, when
+from clearside_ui.state import Library
 
 PAGE_SIZE = 25
 STATUSES = ("queued", "running", "paused", "failed", "done")
@@ -27,8 +28,8 @@ KIND_LABELS = {kind: entry.label for kind, entry in MODES.items()}
 # Each filter widget and its empty value. Clearing assigns these (popping a widget's key would let the browser send
 # its last value back on the next change, so a cleared search came back).
 # The debates comparisons and regression runs make are kept apart from the user's own unless asked for ("Made by").
-FILTER_DEFAULTS: dict[str, Any] = {"lib_search": "", "lib_kind": "", "lib_provider": "", "lib_model": "",
-                                   "lib_status": "", "lib_dates": (), "lib_origin": "own"}
+FILTER_DEFAULTS: dict[str, Any] = {Library.SEARCH: "", Library.KIND: "", Library.PROVIDER: "", Library.MODEL: "",
+                                   Library.STATUS: "", Library.DATES: (), Library.ORIGIN: "own"}
 ORIGINS = {"own": "People", "runs": "Comparisons and regression runs", "": "Anyone"}
 FILTER_KEYS = tuple(FILTER_DEFAULTS)
 
@@ -93,10 +94,10 @@ def table(items: list[Summary], versions: dict[str, int] | None = None,
 
 def filters() -> dict[str, Any]:
     state = st.session_state
-    dates = tuple(state.get("lib_dates") or ())
-    return {"search": state.get("lib_search") or "", "kind": state.get("lib_kind") or None,
-            "provider": state.get("lib_provider") or None, "model": state.get("lib_model") or None,
-            "status": state.get("lib_status") or None, "origin": state.get("lib_origin", "own") or None,
+    dates = tuple(state.get(Library.DATES) or ())
+    return {"search": state.get(Library.SEARCH) or "", "kind": state.get(Library.KIND) or None,
+            "provider": state.get(Library.PROVIDER) or None, "model": state.get(Library.MODEL) or None,
+            "status": state.get(Library.STATUS) or None, "origin": state.get(Library.ORIGIN, "own") or None,
             "since": dates[0] if dates else None,
             "until": dates[1] if len(dates) > 1 else None}
 
@@ -104,11 +105,11 @@ def filters() -> dict[str, Any]:
 def results() -> Page:
     """The current page of results; a page emptied by a delete falls back to the last page that has rows."""
     store, chosen = jobs.store(), filters()
-    offset = st.session_state.get("lib_offset", 0)
+    offset = st.session_state.get(Library.OFFSET, 0)
     page = store.list(**chosen, limit=PAGE_SIZE, offset=offset)
     if offset and not page.items:
         offset = max(0, (page.total - 1) // PAGE_SIZE * PAGE_SIZE)
-        st.session_state["lib_offset"] = offset
+        st.session_state[Library.OFFSET] = offset
         page = store.list(**chosen, limit=PAGE_SIZE, offset=offset)
     return page
 
@@ -139,13 +140,13 @@ def unfinished() -> dict[str, int]:
 def picked(items: list[Summary]) -> dict[str, Summary]:
     """The debates the picker offers: this page of results, plus the copy just made while a filter hides it."""
     options = {i.id: i for i in items}
-    pin = st.session_state.get("lib_pin")
-    if pin and pin != st.session_state.get("lib_pick"):
-        st.session_state.pop("lib_pin")  # another debate was picked since
+    pin = st.session_state.get(Library.PIN)
+    if pin and pin != st.session_state.get(Library.PICK):
+        st.session_state.pop(Library.PIN)  # another debate was picked since
     elif pin and pin not in options and jobs.store().exists(pin):
         options = {pin: jobs.store().get(pin), **options}
-    if options and st.session_state.get("lib_pick") not in options:
-        st.session_state["lib_pick"] = next(iter(options))
+    if options and st.session_state.get(Library.PICK) not in options:
+        st.session_state[Library.PICK] = next(iter(options))
     return options
 
 
@@ -158,30 +159,30 @@ def provider_label() -> tuple[str, str]:
 
 
 def _begin() -> None:
-    st.session_state.update(lib_error="", lib_notice="")
+    st.session_state.update({Library.ERROR: "", Library.NOTICE: ""})
 
 
 def _go(page: str, **query: str) -> None:
-    st.session_state["lib_goto"] = (page, query)
+    st.session_state[Library.GOTO] = (page, query)
 
 
 def follow() -> None:
     """Switch page if an action asked to (st.switch_page belongs in the script body, not in a callback)."""
-    goto = st.session_state.pop("lib_goto", None)
+    goto = st.session_state.pop(Library.GOTO, None)
     if goto:
         st.switch_page(page_path(goto[0]), query_params=goto[1])
 
 
 def keep_typed() -> None:
     """Keep typed text even on a run that stops early (store down) and so never draws its box."""
-    for key in ("lib_search", "lib_title"):
+    for key in (Library.SEARCH, Library.TITLE):
         if key in st.session_state:
             st.session_state[key] = st.session_state[key]
 
 
 def filters_changed() -> None:
-    st.session_state["lib_offset"] = 0
-    st.session_state.pop("lib_pin", None)
+    st.session_state[Library.OFFSET] = 0
+    st.session_state.pop(Library.PIN, None)
 
 
 def filtering() -> bool:
@@ -191,21 +192,21 @@ def filtering() -> bool:
 
 def clear_filters() -> None:
     st.session_state.update(FILTER_DEFAULTS)
-    st.session_state["lib_offset"] = 0
-    st.session_state.pop("lib_pin", None)
+    st.session_state[Library.OFFSET] = 0
+    st.session_state.pop(Library.PIN, None)
 
 
 def row_picked(ids: list[str]) -> None:
     """A click on a row of the results table picks that debate for the actions below it."""
-    rows = (st.session_state.get("lib_table") or {}).get("selection", {}).get("rows", [])
+    rows = (st.session_state.get(Library.TABLE) or {}).get("selection", {}).get("rows", [])
     if rows and 0 <= rows[0] < len(ids):
-        st.session_state["lib_pick"] = ids[rows[0]]
-        st.session_state.pop("lib_confirm", None)
+        st.session_state[Library.PICK] = ids[rows[0]]
+        st.session_state.pop(Library.CONFIRM, None)
 
 
 def turn_page(by: int) -> None:
-    st.session_state["lib_offset"] = max(0, st.session_state.get("lib_offset", 0) + by * PAGE_SIZE)
-    st.session_state.pop("lib_pin", None)
+    st.session_state[Library.OFFSET] = max(0, st.session_state.get(Library.OFFSET, 0) + by * PAGE_SIZE)
+    st.session_state.pop(Library.PIN, None)
 
 
 def open_debate(item: Summary) -> None:
@@ -217,32 +218,32 @@ def open_debate(item: Summary) -> None:
 def rename(item: Summary) -> None:
     _begin()
     try:
-        jobs.store().rename(item.id, st.session_state.get("lib_title", ""))
+        jobs.store().rename(item.id, st.session_state.get(Library.TITLE, ""))
     except ClearSideError as exc:
-        st.session_state["lib_error"] = exc.for_dashboard()
+        st.session_state[Library.ERROR] = exc.for_dashboard()
         return
-    st.session_state["lib_notice"] = "Renamed."
+    st.session_state[Library.NOTICE] = "Renamed."
 
 
 def ask_delete(item: Summary) -> None:
     _begin()
-    st.session_state["lib_confirm"] = item.id
+    st.session_state[Library.CONFIRM] = item.id
 
 
 def cancel_delete() -> None:
-    st.session_state.pop("lib_confirm", None)
+    st.session_state.pop(Library.CONFIRM, None)
 
 
 def delete(item: Summary) -> None:
     _begin()
-    st.session_state.pop("lib_confirm", None)
+    st.session_state.pop(Library.CONFIRM, None)
     try:
         jobs.store().delete(item.id)
     except ClearSideError as exc:
-        st.session_state["lib_error"] = exc.for_dashboard()
+        st.session_state[Library.ERROR] = exc.for_dashboard()
         return
-    st.session_state.pop("lib_pick", None)
-    st.session_state["lib_notice"] = f"Deleted “{item.title}”."
+    st.session_state.pop(Library.PICK, None)
+    st.session_state[Library.NOTICE] = f"Deleted “{item.title}”."
 
 
 def duplicate(item: Summary) -> None:
@@ -250,10 +251,10 @@ def duplicate(item: Summary) -> None:
     try:
         copy_id = jobs.store().duplicate(item.id, owner=owner.token())
     except ClearSideError as exc:
-        st.session_state["lib_error"] = exc.for_dashboard()
+        st.session_state[Library.ERROR] = exc.for_dashboard()
         return
-    st.session_state.update(lib_pick=copy_id, lib_pin=copy_id, lib_offset=0,
-                            lib_notice=f"Duplicated “{item.title}”: the copy is selected below.")
+    st.session_state.update({Library.PICK: copy_id, Library.PIN: copy_id, Library.OFFSET: 0,
+                             Library.NOTICE: f"Duplicated “{item.title}”: the copy is selected below."})
 
 
 def rerun(item: Summary) -> None:
@@ -270,7 +271,7 @@ def rerun(item: Summary) -> None:
         owner.claim(job.id)
         _go(rerun_of.watch_page, **{rerun_of.watch_param: job.id})
     except ClearSideError as exc:
-        st.session_state["lib_error"] = exc.for_dashboard()
+        st.session_state[Library.ERROR] = exc.for_dashboard()
 
 
 def yours(item: Summary) -> bool:
@@ -294,7 +295,7 @@ def resume(item: Summary) -> None:
     if not resume_of.resumes_on_page:
         try:
             if not yours(item):
-                st.session_state["lib_error"] = READ_ONLY
+                st.session_state[Library.ERROR] = READ_ONLY
                 return
             if not running(item.id):
                 job = resume_of.resume(jobs.store(), item.id, settings.build_provider(),
@@ -303,6 +304,6 @@ def resume(item: Summary) -> None:
                 jobs.registry().add(job.start())
                 owner.claim(item.id)
         except ClearSideError as exc:
-            st.session_state["lib_error"] = exc.for_dashboard()
+            st.session_state[Library.ERROR] = exc.for_dashboard()
             return
     _go(resume_of.watch_page, **{resume_of.watch_param: item.id})

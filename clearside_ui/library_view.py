@@ -15,6 +15,7 @@ from clearside_ui import jobs, page_path
 from clearside_ui import library_actions as lib
 from clearside_ui.format import esc
 from clearside_ui.inputs import length_note
+from clearside_ui.state import Library
 
 # The kinds, what Resume and Re-run do for each, and the page that opens one: the mode registry's
 KINDS = {"": "Any kind", **{kind: entry.short for kind, entry in MODES.items()}}
@@ -34,34 +35,34 @@ def unfinished_notice() -> None:
 
 def filter_bar(facets: dict[str, list[str]]) -> None:
     with st.container(horizontal=True, vertical_alignment="bottom"):  # the button keeps its whole label
-        st.text_input("Search", key="lib_search", on_change=lib.filters_changed,
+        st.text_input("Search", key=Library.SEARCH, on_change=lib.filters_changed,
                       placeholder="Words anywhere in the question, title or claims", icon=":material/search:")
-        st.button("Clear filters", key="lib_clear", on_click=lib.clear_filters, icon=":material/filter_alt_off:",
+        st.button("Clear filters", key=Library.CLEAR, on_click=lib.clear_filters, icon=":material/filter_alt_off:",
                   disabled=not lib.filtering(), help="Empty the search and reset every filter.")
     kind, origin, status, provider, model, dates = st.columns([1, 1.2, 1.2, 1.2, 1.4, 1.6])
-    kind.selectbox("Kind", list(KINDS), format_func=KINDS.get, key="lib_kind", on_change=lib.filters_changed)
-    st.session_state.setdefault("lib_origin", "own")
-    origin.selectbox("Made by", list(lib.ORIGINS), format_func=lib.ORIGINS.get, key="lib_origin",
+    kind.selectbox("Kind", list(KINDS), format_func=KINDS.get, key=Library.KIND, on_change=lib.filters_changed)
+    st.session_state.setdefault(Library.ORIGIN, "own")
+    origin.selectbox("Made by", list(lib.ORIGINS), format_func=lib.ORIGINS.get, key=Library.ORIGIN,
                      on_change=lib.filters_changed, help="Debates that comparisons and regression runs made are "
                      "kept apart from the ones people started.")
-    status.selectbox("Status", list(STATUS_LABELS), format_func=STATUS_LABELS.get, key="lib_status",
+    status.selectbox("Status", list(STATUS_LABELS), format_func=STATUS_LABELS.get, key=Library.STATUS,
                      on_change=lib.filters_changed)
     for column, name, title in ((provider, "provider", "Provider"), (model, "model", "Model")):
         options = ["", *facets[name]]
-        if st.session_state.get(f"lib_{name}") not in options:
-            st.session_state[f"lib_{name}"] = ""  # its last debate was deleted
-        column.selectbox(title, options, format_func=lambda v, t=title: v or f"Any {t.lower()}", key=f"lib_{name}",
-                         on_change=lib.filters_changed)
-    dates.date_input("Created between", value=(), key="lib_dates", on_change=lib.filters_changed,
+        if st.session_state.get(Library.facet(name)) not in options:
+            st.session_state[Library.facet(name)] = ""  # its last debate was deleted
+        column.selectbox(title, options, format_func=lambda v, t=title: v or f"Any {t.lower()}",
+                         key=Library.facet(name), on_change=lib.filters_changed)
+    dates.date_input("Created between", value=(), key=Library.DATES, on_change=lib.filters_changed,
                      format="YYYY-MM-DD", help="Pick the first and the last day (inclusive), in UTC.")
 
 
 def results_table(page, versions: dict[str, int], sources: dict[str, int]) -> None:
-    offset = st.session_state.get("lib_offset", 0)
+    offset = st.session_state.get(Library.OFFSET, 0)
     st.caption(f"{page.total} saved debate{'s match' if page.total != 1 else ' matches'} · showing "
                f"{offset + 1}–{offset + len(page.items)}, newest first")
     rows = lib.table(page.items, versions, sources)
-    st.dataframe(rows, hide_index=True, key="lib_table", width="stretch", column_config={
+    st.dataframe(rows, hide_index=True, key=Library.TABLE, width="stretch", column_config={
         "Link": st.column_config.LinkColumn("Share link", display_text="Open ↗",
                                             help="A link to this debate: copy it to share it, or open it.")},
         on_select=lambda: lib.row_picked([item.id for item in page.items]), selection_mode="single-row")
@@ -70,29 +71,29 @@ def results_table(page, versions: dict[str, int], sources: dict[str, int]) -> No
         pages = (page.total - 1) // lib.PAGE_SIZE + 1
         # at their own width, spread across the row and wrapping on a narrow screen: never cut off
         with st.container(horizontal=True, horizontal_alignment="distribute", vertical_alignment="center"):
-            st.button("Previous", key="lib_prev", on_click=lib.turn_page, args=(-1,), disabled=offset == 0,
+            st.button("Previous", key=Library.PREVIOUS, on_click=lib.turn_page, args=(-1,), disabled=offset == 0,
                       icon=":material/chevron_left:")
             st.caption(f"Page {offset // lib.PAGE_SIZE + 1} of {pages}", width="content")
-            st.button("Next", key="lib_next", on_click=lib.turn_page, args=(1,),
+            st.button("Next", key=Library.NEXT, on_click=lib.turn_page, args=(1,),
                       disabled=offset + lib.PAGE_SIZE >= page.total, icon=":material/chevron_right:")
 
 
 def delete_controls(item) -> None:
-    if st.session_state.get("lib_confirm") != item.id:
-        st.button("Delete…", key="lib_delete", on_click=lib.ask_delete, args=(item,), icon=":material/delete:",
+    if st.session_state.get(Library.CONFIRM) != item.id:
+        st.button("Delete…", key=Library.DELETE, on_click=lib.ask_delete, args=(item,), icon=":material/delete:",
                   disabled=lib.running(item.id), help="A debate that is running here cannot be deleted.")
         return
     st.warning(f"Delete “{esc(item.title)}”? This cannot be undone.")
     confirm, cancel = st.columns(2)
-    confirm.button("Confirm delete", key="lib_delete_confirm", on_click=lib.delete, args=(item,), type="primary",
+    confirm.button("Confirm delete", key=Library.DELETE_CONFIRM, on_click=lib.delete, args=(item,), type="primary",
                    width="stretch")
-    cancel.button("Cancel", key="lib_delete_cancel", on_click=lib.cancel_delete, width="stretch")
+    cancel.button("Cancel", key=Library.DELETE_CANCEL, on_click=lib.cancel_delete, width="stretch")
 
 
 def actions(item, versions: int = 0) -> None:
     entry = mode(item.kind)
-    if st.session_state.get("lib_title_for") != item.id:
-        st.session_state.update(lib_title=item.title, lib_title_for=item.id)
+    if st.session_state.get(Library.TITLE_FOR) != item.id:
+        st.session_state.update({Library.TITLE: item.title, Library.TITLE_FOR: item.id})
     remapped = f" · {esc(lib.remaps(versions))}" if versions else ""
     st.caption(f"{esc(lib.KIND_LABELS.get(item.kind, item.kind))} · {esc(lib.status_label(item))} · "
                f"{esc(item.provider)}:{esc(item.model)} · created {esc(lib.when(item.created_at))}{remapped}")
@@ -100,15 +101,15 @@ def actions(item, versions: int = 0) -> None:
     use, why = lib.provider_label()
     left, right = st.columns(2, gap="large")
     with left:
-        st.button("Open", key="lib_open", on_click=lib.open_debate, args=(item,), type="primary",
+        st.button("Open", key=Library.OPEN, on_click=lib.open_debate, args=(item,), type="primary",
                   icon=":material/open_in_new:", help=OPEN_HELP)
         if lib.resumable(item) and not lib.yours(item):
             st.caption(esc(lib.READ_ONLY))
         elif lib.resumable(item):
-            st.button("Resume", key="lib_resume", on_click=lib.resume, args=(item,), icon=":material/play_arrow:",
+            st.button("Resume", key=Library.RESUME, on_click=lib.resume, args=(item,), icon=":material/play_arrow:",
                       help=entry.resume_help)
         elif entry.resumes_on_page and lib.running(item.id):
-            st.button(f"Watch on the {entry.watch_title} page", key="lib_watch", on_click=lib.resume, args=(item,),
+            st.button(f"Watch on the {entry.watch_title} page", key=Library.WATCH, on_click=lib.resume, args=(item,),
                       icon=entry.icon)
         elif item.status == "queued":
             st.caption("Queued for a worker (`python -m clearside worker`): Open follows it as it is generated.")
@@ -116,13 +117,13 @@ def actions(item, versions: int = 0) -> None:
             st.caption(f"Running in another process (another dashboard or the command line): it was saved at "
                        f"{esc(lib.when(item.updated_at))}. Resume is offered once it has not changed for "
                        f"{lib.ELSEWHERE_SECONDS // 60} minutes, so two workers never write the same debate.")
-        st.text_input("Title", key="lib_title")
-        length_note("lib_title", MAX_TITLE, "The title")
-        st.button("Save title", key="lib_rename", on_click=lib.rename, args=(item,), icon=":material/edit:")
+        st.text_input("Title", key=Library.TITLE)
+        length_note(Library.TITLE, MAX_TITLE, "The title")
+        st.button("Save title", key=Library.RENAME, on_click=lib.rename, args=(item,), icon=":material/edit:")
     with right:
-        st.button("Duplicate", key="lib_duplicate", on_click=lib.duplicate, args=(item,),
+        st.button("Duplicate", key=Library.DUPLICATE, on_click=lib.duplicate, args=(item,),
                   icon=":material/content_copy:")
-        st.button("Re-run", key="lib_rerun", on_click=lib.rerun, args=(item,), disabled=not use,
+        st.button("Re-run", key=Library.RERUN, on_click=lib.rerun, args=(item,), disabled=not use,
                   icon=":material/replay:", help="Generate it again as a new debate, with the model chosen in the "
                   "sidebar (the caption below names it).")
         if use:
@@ -133,10 +134,10 @@ def actions(item, versions: int = 0) -> None:
 
 
 def messages() -> None:
-    if st.session_state.get("lib_notice"):
-        st.success(esc(st.session_state.pop("lib_notice")))
-    if st.session_state.get("lib_error"):
-        st.error(esc(st.session_state.pop("lib_error")))
+    if st.session_state.get(Library.NOTICE):
+        st.success(esc(st.session_state.pop(Library.NOTICE)))
+    if st.session_state.get(Library.ERROR):
+        st.error(esc(st.session_state.pop(Library.ERROR)))
 
 
 def page() -> None:
@@ -166,6 +167,6 @@ def page() -> None:
     st.divider()
     labels = {debate_id: lib.label(item, versions=versions.get(debate_id, 0))  # fixed now: status changes
               for debate_id, item in options.items()}
-    st.selectbox("Debate", list(labels), key="lib_pick", format_func=labels.get)
+    st.selectbox("Debate", list(labels), key=Library.PICK, format_func=labels.get)
     messages()  # next to the buttons that caused them
-    actions(options[st.session_state["lib_pick"]], versions.get(st.session_state["lib_pick"], 0))
+    actions(options[st.session_state[Library.PICK]], versions.get(st.session_state[Library.PICK], 0))

@@ -16,6 +16,7 @@ from clearside.live.protocol import LiveConfig
 from clearside.schema import Document
 from clearside.sources import read_source
 from clearside_ui import jobs, owner, rate, settings
+from clearside_ui.state import Debate, Live
 
 # kind → (tab and button label, what "auto" means or None when there is no recipient choice, help)
 CONTROLS = {
@@ -37,16 +38,16 @@ READ_ONLY = ("Read-only: this live debate was started in another browser or on a
 
 def evidence_file_key() -> str:
     """The uploader's key: a new one after each injection, so the sent file leaves the uploader."""
-    return f"live_iv_file_{st.session_state.get('live_iv_file_n', 0)}"
+    return Live.evidence_file(st.session_state.get(Live.FILE_COUNT, 0))
 
 
 def attach(job_id: str) -> None:
-    st.session_state.update(live_job=job_id, live_error="")
+    st.session_state.update({Live.JOB: job_id, Live.ERROR: ""})
     st.query_params["live"] = job_id
 
 
 def detach() -> None:
-    st.session_state.update(live_job=None, live_error="")
+    st.session_state.update({Live.JOB: None, Live.ERROR: ""})
     st.query_params.pop("live", None)
 
 
@@ -55,10 +56,10 @@ def current() -> tuple[str | None, LiveJob | None]:
     here or followed on the runtime (None: not running anywhere)."""
     wanted = st.query_params.get("live")
     if wanted:
-        st.session_state["live_job"] = wanted
-    elif st.session_state.get("live_job"):
-        st.query_params["live"] = st.session_state["live_job"]  # back from another page: the URL re-attaches on reload
-    job_id = st.session_state.get("live_job")
+        st.session_state[Live.JOB] = wanted
+    elif st.session_state.get(Live.JOB):
+        st.query_params["live"] = st.session_state[Live.JOB]  # back from another page: the URL re-attaches on reload
+    job_id = st.session_state.get(Live.JOB)
     job = jobs.registry().get(job_id) or running_elsewhere(job_id)
     return job_id, job if isinstance(job, LiveJob) else None
 
@@ -67,24 +68,24 @@ def start_live(from_document: bool = False) -> None:
     state = st.session_state
     try:
         provider = settings.build_provider()
-        config = LiveConfig(words_per_minute=int(state.get("live_wpm", 150)), temperature=settings.temperature())
+        config = LiveConfig(words_per_minute=int(state.get(Live.WPM, 150)), temperature=settings.temperature())
         if from_document:
-            document = state.get("document")
+            document = state.get(Debate.DOCUMENT)
             if not isinstance(document, Document):
                 raise InputError("There is no debate on the Debate page to run live; generate one there first.")
         with rate.debate_start(state):  # a question create() refuses gives the start back
             if from_document:
                 debate = LiveDebate.create("", provider, config=config, document=document, store=jobs.store(),
-                                           source_debate=state.get("debate_id"), owner=owner.token())
+                                           source_debate=state.get(Debate.ID), owner=owner.token())
             else:
-                debate = LiveDebate.create(state.get("live_question", ""), provider, config=config,
+                debate = LiveDebate.create(state.get(Live.QUESTION, ""), provider, config=config,
                                            store=jobs.store(), owner=owner.token(),
-                                           context_fields={name: state.get(f"live_{name}")
+                                           context_fields={name: state.get(f"{Live.CONTEXT}{name}")
                                                            for name in ("geography", "timeframe", "domain")})
     except ClearSideError as exc:
-        state["live_error"] = exc.for_dashboard()
+        state[Live.ERROR] = exc.for_dashboard()
         return
-    job = jobs.registry().add(LiveJob(debate, step_mode=bool(state.get("live_step_start"))).start())
+    job = jobs.registry().add(LiveJob(debate, step_mode=bool(state.get(Live.STEP_START))).start())
     owner.claim(job.id)
     attach(job.id)
 
@@ -100,15 +101,15 @@ def steerable(debate_id: str) -> bool:
 def resume_saved(transcript_id: str) -> None:
     """Continue a saved debate: re-attach when this server still runs it, else resume it from the store."""
     if not steerable(transcript_id):
-        st.session_state["live_error"] = READ_ONLY
+        st.session_state[Live.ERROR] = READ_ONLY
         return
     job = jobs.registry().get(transcript_id)
     if not isinstance(job, LiveJob):
         try:
             job = resume_job(jobs.store(), transcript_id, settings.build_provider(),
-                             step_mode=bool(st.session_state.get("live_step_start")))
+                             step_mode=bool(st.session_state.get(Live.STEP_START)))
         except ClearSideError as exc:
-            st.session_state["live_error"] = exc.for_dashboard()
+            st.session_state[Live.ERROR] = exc.for_dashboard()
             return
         job = jobs.registry().add(job)
     job.resume()
@@ -134,8 +135,8 @@ def running_elsewhere(debate_id: str | None) -> LiveJob | None:
 
 def intervene(job: LiveJob, kind: str) -> None:
     state = st.session_state
-    text = state.get(f"live_iv_{kind}", "")
-    to = state.get(f"live_iv_{kind}_to")
+    text = state.get(Live.intervention(kind), "")
+    to = state.get(Live.recipient(kind))
     to = None if to in (None, "auto") else to
     uploaded = state.get(evidence_file_key()) if kind == "inject_evidence" else None
     try:
@@ -144,23 +145,23 @@ def intervene(job: LiveJob, kind: str) -> None:
         with rate.challenge(state):
             item = job.pause(text, to) if kind == "pause_question" else job.submit(kind, text, to, source)
         if item is not None and kind != "inject_evidence":  # an answer is coming: it is brought into view
-            state.setdefault(f"live_asked_{job.id}", set()).add(item.id)
+            state.setdefault(Live.asked(job.id), set()).add(item.id)
     except ClearSideError as exc:
-        state[f"live_iv_error_{kind}"] = exc.for_dashboard()  # what was typed stays in the box
+        state[Live.intervention_error(kind)] = exc.for_dashboard()  # what was typed stays in the box
         return
-    state.update({f"live_iv_{kind}": "", f"live_iv_error_{kind}": ""})
+    state.update({Live.intervention(kind): "", Live.intervention_error(kind): ""})
     if uploaded is not None:
-        state["live_iv_file_n"] = state.get("live_iv_file_n", 0) + 1
-    state["live_iv_notice"] = f"{CONTROLS[kind][0]}: sent. It appears in the transcript with its outcome."
+        state[Live.FILE_COUNT] = state.get(Live.FILE_COUNT, 0) + 1
+    state[Live.NOTICE] = f"{CONTROLS[kind][0]}: sent. It appears in the transcript with its outcome."
 
 
 def next_turn(job: LiveJob) -> None:
     job.step()
-    st.session_state[f"live_step_{job.id}"] = True  # step() switches step mode on
+    st.session_state[Live.step_mode(job.id)] = True  # step() switches step mode on
 
 
 def toggle_step(job: LiveJob) -> None:
-    job.set_step_mode(bool(st.session_state.get(f"live_step_{job.id}")))
+    job.set_step_mode(bool(st.session_state.get(Live.step_mode(job.id))))
 
 
 def active(snap) -> bool:

@@ -32,6 +32,7 @@ from clearside_ui.live_actions import (
     structure,
     toggle_step,
 )
+from clearside_ui.state import Debate, Live
 
 TIMELINE = "app_pages/timeline.py"
 RECIPIENTS = {"auto": "", "pro": "Pro", "con": "Con", "moderator": "Moderator"}
@@ -58,7 +59,7 @@ def live_panel(job_id: str, shown: tuple) -> None:
 
 def answered(job_id: str, transcript) -> None:
     """The newest answer to a question asked in this session: a notice with a jump link, and one scroll to it."""
-    asked = st.session_state.get(f"live_asked_{job_id}") or set()
+    asked = st.session_state.get(Live.asked(job_id)) or set()
     done = [i for i in transcript.interventions if i.id in asked and i.status in ("answered", "failed")]
     if not done:
         return
@@ -75,17 +76,17 @@ def controls(job: LiveJob, snap) -> None:
     status = snap.status
     st.markdown("**Controls**")
     pause, resume = st.columns(2)
-    pause.button("Pause", key="live_pause", on_click=job.pause, icon=":material/pause:", width="stretch",
+    pause.button("Pause", key=Live.PAUSE, on_click=job.pause, icon=":material/pause:", width="stretch",
                  disabled=status not in ("running", "waiting"))
-    resume.button("Resume", key="live_resume", on_click=job.resume, icon=":material/play_arrow:", width="stretch",
+    resume.button("Resume", key=Live.RESUME, on_click=job.resume, icon=":material/play_arrow:", width="stretch",
                   disabled=status not in ("paused", "pausing"), type="primary")
-    step_key = f"live_step_{job.id}"
+    step_key = Live.step_mode(job.id)
     if step_key not in st.session_state:
         st.session_state[step_key] = snap.step_mode
     toggle, step = st.columns(2)
     toggle.toggle("Step mode", key=step_key, on_change=toggle_step, args=(job,),
                   help="Run one turn at a time: after each turn the debate waits for Next turn.")
-    step.button("Next turn", key="live_next", on_click=next_turn, args=(job,), icon=":material/skip_next:",
+    step.button("Next turn", key=Live.NEXT, on_click=next_turn, args=(job,), icon=":material/skip_next:",
                 width="stretch", disabled=status not in ("waiting", "paused"),
                 help="Run exactly one more turn, then wait (switches step mode on).")
 
@@ -94,36 +95,37 @@ def intervention_controls(job: LiveJob, snap) -> None:
     st.markdown("**Intervene**")
     # after the end only what can still be answered is offered, and any box the user already typed into
     kinds = [k for k in CONTROLS if snap.status != "done" or k in AFTER_THE_END
-             or (st.session_state.get(f"live_iv_{k}") or "").strip()]
+             or (st.session_state.get(Live.intervention(k)) or "").strip()]
     for tab, kind in zip(st.tabs([TABS[k] for k in kinds]), kinds, strict=True):
         label, auto, help_text = CONTROLS[kind]
         with tab:
             st.caption(help_text)
             st.text_area("Your question" if kind != "inject_evidence" else "Evidence or a source to consider",
-                         key=f"live_iv_{kind}", height=80, help=f"At most {MAX_QUESTION} characters.")
-            length_note(f"live_iv_{kind}", MAX_QUESTION, "Your text")
+                         key=Live.intervention(kind), height=80, help=f"At most {MAX_QUESTION} characters.")
+            length_note(Live.intervention(kind), MAX_QUESTION, "Your text")
             if kind == "inject_evidence":
                 st.file_uploader("Or attach a source file", type=sources_view.TYPES, key=evidence_file_key(),
-                                 on_change=lambda: st.session_state.update(live_iv_error_inject_evidence=""),
+                                 on_change=lambda: st.session_state.update(
+                                     {Live.intervention_error("inject_evidence"): ""}),
                                  help="The text above becomes your note on the file (optional with a file).")
                 st.caption(FILE_LIMITS)
             if kind == "direct_question":
-                st.radio("Ask", ["pro", "con", "moderator"], key=f"live_iv_{kind}_to", index=None, horizontal=True,
+                st.radio("Ask", ["pro", "con", "moderator"], key=Live.recipient(kind), index=None, horizontal=True,
                          format_func=RECIPIENTS.get)
             elif auto is not None:
-                st.radio("Ask", list(RECIPIENTS), key=f"live_iv_{kind}_to", horizontal=True,
+                st.radio("Ask", list(RECIPIENTS), key=Live.recipient(kind), horizontal=True,
                          format_func=lambda r, auto=auto: RECIPIENTS[r] or auto)
-            st.button(label, key=f"live_do_{kind}", on_click=intervene, args=(job, kind), width="stretch")
-            if st.session_state.get(f"live_iv_error_{kind}"):
-                st.error(lines(st.session_state[f"live_iv_error_{kind}"]), icon=":material/block:")
-    if st.session_state.get("live_iv_notice"):
-        st.caption(esc(st.session_state.pop("live_iv_notice")))
+            st.button(label, key=Live.send(kind), on_click=intervene, args=(job, kind), width="stretch")
+            if st.session_state.get(Live.intervention_error(kind)):
+                st.error(lines(st.session_state[Live.intervention_error(kind)]), icon=":material/block:")
+    if st.session_state.get(Live.NOTICE):
+        st.caption(esc(st.session_state.pop(Live.NOTICE)))
 
 
 def finished_links(transcript) -> None:
     st.page_link(page_path(TIMELINE), label="Open in Timeline", icon=":material/timeline:",
                  query_params={"debate": transcript.id})
-    live_view.exports(transcript, "live_")
+    live_view.exports(transcript, Live.EXPORTS)
 
 
 def job_view(job: LiveJob) -> None:
@@ -134,7 +136,7 @@ def job_view(job: LiveJob) -> None:
         st.error(esc(snap.error or "The live debate stopped."))
         if mine:
             st.caption("Every finished turn is saved; Retry continues from the turn that failed.")
-            st.button("Retry", key="live_retry", on_click=job.retry, type="primary")
+            st.button("Retry", key=Live.RETRY, on_click=job.retry, type="primary")
     # the controls come first: on a phone the columns stack, and Pause and Next turn stay at the top of the
     # page instead of drifting below a transcript that grows with every turn
     side, main = st.columns([2, 3], gap="large")
@@ -150,7 +152,7 @@ def job_view(job: LiveJob) -> None:
         if mine and snap.status != "failed":  # an intervention would restart the worker: that is what Retry is for
             intervention_controls(job, snap)
         st.divider()
-        st.button("New live debate", key="live_new", on_click=detach, icon=":material/add:")
+        st.button("New live debate", key=Live.NEW, on_click=detach, icon=":material/add:")
     with main:
         if active(snap):
             view.follow("live", 1.0, live_panel, job.id, structure(snap))
@@ -178,35 +180,35 @@ def saved_view(transcript_id: str) -> bool:
     else:
         st.info("This live debate is saved but not running on this server (it may have been restarted). "
                 "Resume continues it from its last finished turn with the model chosen in the sidebar.")
-        st.button("Resume", key="live_resume_saved", on_click=resume_saved, args=(transcript_id,), type="primary")
-    st.button("New live debate", key="live_new", on_click=detach, icon=":material/add:")
+        st.button("Resume", key=Live.RESUME_SAVED, on_click=resume_saved, args=(transcript_id,), type="primary")
+    st.button("New live debate", key=Live.NEW, on_click=detach, icon=":material/add:")
     live_view.phase_progress(transcript)
     live_view.transcript_view(transcript)
     return True
 
 
 def start_view() -> None:
-    question_box("live_question", error_key="live_error",
+    question_box(Live.QUESTION, error_key=Live.ERROR,
                  placeholder="e.g. Should cities ban private cars from their centres?")
     with st.expander("Context (optional)"):
-        context_boxes("live_", error_key="live_error", placeholders=False)
+        context_boxes(Live.CONTEXT, error_key=Live.ERROR, placeholders=False)
     pace, mode = st.columns(2)
-    pace.number_input("Pace (words per minute)", min_value=20, max_value=300, value=150, step=10, key="live_wpm",
+    pace.number_input("Pace (words per minute)", min_value=20, max_value=300, value=150, step=10, key=Live.WPM,
                       persist_state="session",
                       help="Sets each turn's length: a 2-minute opening gets about 2 × pace words, a 30-second "
                            "question half a minute's worth. Speech past 120% of its budget is cut.")
     pace.caption("Sets each turn's length (time × pace). Lower is shorter and faster.")
-    mode.toggle("Step mode", key="live_step_start", persist_state="session",
+    mode.toggle("Step mode", key=Live.STEP_START, persist_state="session",
                 help="Run one turn at a time: the debate waits for Next turn before every turn.")
-    st.button("Start live debate", type="primary", key="live_start", on_click=start_live)
-    document = st.session_state.get("document")
+    st.button("Start live debate", type="primary", key=Live.START, on_click=start_live)
+    document = st.session_state.get(Debate.DOCUMENT)
     if isinstance(document, Document):
         with st.container(border=True):
             st.markdown(f"**From the Debate page:** {esc(document.proposition.normalized_question)}")
-            st.button("Run live on this debate's question", key="live_from_document", on_click=start_live,
+            st.button("Run live on this debate's question", key=Live.FROM_DOCUMENT, on_click=start_live,
                       args=(True,))
-    if st.session_state.get("live_error"):
-        st.error(esc(st.session_state["live_error"]))
+    if st.session_state.get(Live.ERROR):
+        st.error(esc(st.session_state[Live.ERROR]))
     try:
         unfinished = [s for s in live_view.saved_summaries(unfinished=True) if steerable(s.id)]  # only yours
     except ClearSideError as exc:
@@ -219,7 +221,7 @@ def start_view() -> None:
             running = isinstance(jobs.registry().get(summary.id), LiveJob)
             text.markdown(f"{esc(live_view.summary_label(summary))}"
                           + (" :blue-badge[on this server]" if running else ""))
-            button.button("Resume", key=f"live_resume_{summary.id}", on_click=resume_saved,
+            button.button("Resume", key=Live.resume_one(summary.id), on_click=resume_saved,
                           args=(summary.id,), width="stretch")
 
 

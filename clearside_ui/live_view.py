@@ -24,6 +24,7 @@ from clearside.live.transcript import Intervention, Transcript, Turn
 from clearside.store import Summary, check_id, open_store
 from clearside_ui import scroll
 from clearside_ui.format import esc, file_stem, short, when
+from clearside_ui.state import Live
 from clearside_ui.view import poll_cached
 
 STATUS_BADGES = {"running": ":blue-badge[:material/play_arrow: Running]",
@@ -138,7 +139,7 @@ def now_speaking(speaker: str, activity: str, speech: str, status: str, raw: str
     """Who speaks now and the speech streamed so far in the turn in flight (its points while they are prepared)."""
     if not speaker or status not in ("running", "pausing"):
         return
-    with st.container(border=True, key="live_now"):
+    with st.container(border=True, key=Live.NOW):
         st.markdown(f"{speaker_badge(speaker)} **Speaking now** · {esc(activity)}")
         if speech.strip():
             st.markdown(esc(speech) + " ▌")
@@ -344,5 +345,5 @@ def cost_view(transcript: Transcript) -> None:
                                         name="First token (s)", mode="lines+markers"))
         figure.update_layout(xaxis_title="Turn", yaxis_title="seconds", legend={"orientation": "h", "y": -0.3},
                              margin={"t": 20}, height=300)
-        st.plotly_chart(figure, key="live_costs_chart")
+        st.plotly_chart(figure, key=Live.COSTS_CHART)
         st.dataframe(pd.DataFrame(table).rename(columns=costs.COLUMNS), hide_index=True)

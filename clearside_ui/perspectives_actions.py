@@ -18,23 +18,11 @@ from clearside.perspectives.job import PerspectivesJob
 from clearside.perspectives.session import blank_answers
 from clearside.store import check_id
 from clearside_ui import jobs, owner, rate, settings
+from clearside_ui.state import Perspectives
 
 PARAM = "perspectives"  # ?perspectives=<session id>: the share link
 READ_ONLY = ("Read-only: this session was started in another browser or on another machine. Only that browser "
              "can answer its questions, cancel, retry or resume it.")
-
-
-def answer_key(session_id: str, number: int) -> str:
-    return f"persp_ans_{session_id}_{number}"
-
-
-def gate_error_key(session_id: str) -> str:
-    return f"persp_gate_error_{session_id}"
-
-
-def gate_blank_key(session_id: str) -> str:
-    """The numbers of the questions the last Continue found unanswered (highlighted under their boxes)."""
-    return f"persp_gate_blank_{session_id}"
 
 
 def load_saved(session_id: str) -> Session:
@@ -65,28 +53,28 @@ def resumed_job(session_id: str) -> PerspectivesJob:
 
 
 def attach(session_id: str) -> None:
-    st.session_state.update(persp_job=session_id, persp_error="", persp_saved_error="")
+    st.session_state.update({Perspectives.JOB: session_id, Perspectives.ERROR: "", Perspectives.SAVED_ERROR: ""})
     st.query_params[PARAM] = session_id
 
 
 def detach() -> None:
-    st.session_state.update(persp_job=None, persp_error="", persp_saved_error="")
+    st.session_state.update({Perspectives.JOB: None, Perspectives.ERROR: "", Perspectives.SAVED_ERROR: ""})
     st.query_params.pop(PARAM, None)
 
 
 def start() -> None:
     """Create the session (saved at once), then ask the clarifier on a worker."""
     state = st.session_state
-    state["persp_error"] = ""
+    state[Perspectives.ERROR] = ""
     try:
         jobs.host()  # the runtime runs the session's steps; this dashboard is one of its hosts
         with rate.debate_start(state):  # a question create() refuses gives the start back
-            run = PerspectivesRun.create(state.get("persp_question", ""), settings.build_provider(),
-                                         rounds=int(state.get("persp_rounds", DEFAULT_ROUNDS)), store=jobs.store(),
-                                         observability=bool(state.get("persp_observe", True)),
+            run = PerspectivesRun.create(state.get(Perspectives.QUESTION, ""), settings.build_provider(),
+                                         rounds=int(state.get(Perspectives.ROUNDS, DEFAULT_ROUNDS)), store=jobs.store(),
+                                         observability=bool(state.get(Perspectives.OBSERVE, True)),
                                          temperature=settings.temperature(), owner=owner.token())
     except ClearSideError as exc:
-        state["persp_error"] = exc.for_dashboard()  # the question stays in its box
+        state[Perspectives.ERROR] = exc.for_dashboard()  # the question stays in its box
         return
     job = jobs.registry().add(PerspectivesJob(run))
     job.ask()
@@ -105,12 +93,12 @@ def steerable(session_id: str) -> bool:
 def submit_answers(session_id: str, count: int) -> None:
     """Merge the answers (refused when empty: the gate cannot be skipped), then run the rounds and the synthesis."""
     if not steerable(session_id):
-        st.session_state[gate_error_key(session_id)] = READ_ONLY
+        st.session_state[Perspectives.gate_error(session_id)] = READ_ONLY
         return
     state = st.session_state
-    answers = [state.get(answer_key(session_id, n)) or "" for n in range(1, count + 1)]
-    state[gate_error_key(session_id)] = ""
-    state[gate_blank_key(session_id)] = blank_answers(answers)
+    answers = [state.get(Perspectives.answer(session_id, n)) or "" for n in range(1, count + 1)]
+    state[Perspectives.gate_error(session_id)] = ""
+    state[Perspectives.gate_blank(session_id)] = blank_answers(answers)
     try:
         jobs.host()
         job = jobs.registry().get(session_id)
@@ -121,7 +109,7 @@ def submit_answers(session_id: str, count: int) -> None:
             job.answer(answers)
             jobs.registry().add(job)
     except ClearSideError as exc:
-        state[gate_error_key(session_id)] = exc.for_dashboard()  # nothing runs; the answers stay in their boxes
+        state[Perspectives.gate_error(session_id)] = exc.for_dashboard()  # nothing runs; the answers are kept
         return
     attach(session_id)
 
@@ -133,7 +121,7 @@ def _continue(job: PerspectivesJob) -> None:
         jobs.host()
         job.retry()  # from INIT (the clarifier failed) it asks again and waits for the answers
     except ClearSideError as exc:
-        st.session_state["persp_saved_error"] = exc.for_dashboard()
+        st.session_state[Perspectives.SAVED_ERROR] = exc.for_dashboard()
 
 
 def followed_job(session_id: str | None) -> PerspectivesJob | None:
@@ -173,15 +161,15 @@ def cancel(session_id: str) -> None:
 def resume_saved(session_id: str) -> None:
     """Continue a saved session that this server is not running, with the sidebar's model."""
     if not steerable(session_id):
-        st.session_state["persp_saved_error"] = READ_ONLY
+        st.session_state[Perspectives.SAVED_ERROR] = READ_ONLY
         return
-    st.session_state["persp_saved_error"] = ""
+    st.session_state[Perspectives.SAVED_ERROR] = ""
     job = jobs.registry().get(session_id)
     if not isinstance(job, PerspectivesJob):
         try:
             job = resumed_job(session_id)
         except ClearSideError as exc:
-            st.session_state["persp_saved_error"] = exc.for_dashboard()
+            st.session_state[Perspectives.SAVED_ERROR] = exc.for_dashboard()
             return
         jobs.registry().add(job)
     _continue(job)

@@ -13,6 +13,7 @@ import streamlit as st
 from clearside.enforce import partial_object
 from clearside.perspectives import Session
 from clearside_ui.format import esc
+from clearside_ui.state import Perspectives
 from clearside_ui.view import poll_cached
 
 AGENT_NAMES = {"A": "expansion", "B": "compression"}
@@ -171,7 +172,7 @@ def synthesis_body(output: dict[str, Any]) -> None:
 
 
 def synthesis_view(session: Session) -> None:
-    with st.container(border=True, key="persp_synthesis"):
+    with st.container(border=True, key=Perspectives.SYNTHESIS):
         st.markdown("### Synthesis")
         st.caption("The perspectives brought together: options and open questions, not orders. "
                    "What to do stays your decision.")
@@ -181,7 +182,7 @@ def synthesis_view(session: Session) -> None:
 def streaming_view(session: Session, streaming: str) -> None:
     """The step in flight and what its model has written so far."""
     what = in_flight(session)[0]
-    with st.container(border=True, key="persp_streaming"):
+    with st.container(border=True, key=Perspectives.STREAMING):
         st.markdown(f":blue-badge[:material/edit: {esc(streaming_label(session))}]")
         data = poll_cached("perspectives_streaming", (len(streaming), streaming[:64]),
                            lambda: partial_object(streaming))
@@ -214,7 +215,7 @@ def rounds_view(session: Session, streaming: str | None = None) -> None:
         for column, agent in zip(st.columns(2, gap="medium"), "AB", strict=True):
             with column:
                 if session.output(number, agent) is not None:
-                    with st.container(border=True, key=f"persp_r{number}{agent}"):
+                    with st.container(border=True, key=Perspectives.round_output(number, agent)):
                         colour = "violet" if agent == "A" else "blue"
                         st.markdown(f":{colour}-badge[Perspective {agent} · {AGENT_NAMES[agent]}]")
                         round_output(session, number, agent)

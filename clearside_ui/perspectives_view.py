@@ -22,12 +22,9 @@ from clearside_ui.inputs import question_box
 from clearside_ui.perspectives_actions import (
     PARAM,
     READ_ONLY,
-    answer_key,
     cancel,
     detach,
     followed_job,
-    gate_blank_key,
-    gate_error_key,
     load_saved,
     resume_saved,
     retry,
@@ -46,6 +43,7 @@ from clearside_ui.perspectives_output_view import (
     streaming_view,
     synthesis_view,
 )
+from clearside_ui.state import Perspectives
 from clearside_ui.view import follow, poll_changed
 
 POLL_SECONDS = 1.0  # streamed rounds: each redraw costs every following tab (bench/ui_load.py); slower when idle
@@ -88,7 +86,7 @@ def export_text(session: Session) -> str:
 def export(session: Session) -> None:
     st.download_button("Download session (JSON)", export_text(session),
                        file_name=f"clearside-perspectives-{session.session_id[:8]}.json", mime="application/json",
-                       key="persp_export", on_click="ignore", icon=":material/download:")
+                       key=Perspectives.EXPORT, on_click="ignore", icon=":material/download:")
 
 
 def header(session: Session, *, running: bool = False) -> None:
@@ -110,23 +108,23 @@ def questions_view(session: Session, *, answerable: bool = True) -> None:
         st.markdown("### Clarifying questions (waiting for the author's answers)")
         st.markdown("\n".join(f"{number}\\. {esc(question)}" for number, question in enumerate(questions, 1)))
         return
-    with st.container(border=True, key="persp_gate"):
+    with st.container(border=True, key=Perspectives.GATE):
         st.markdown("### A few questions first")
         st.caption("Your answers are merged with your question and fixed for every round. The perspectives start "
                    "only once the questions are answered.")
-        blank = st.session_state.get(gate_blank_key(sid), [])
+        blank = st.session_state.get(Perspectives.gate_blank(sid), [])
         for number, question in enumerate(questions, 1):
             st.markdown(f"**{number}\\.** {esc(question)}")
-            st.text_area(f"Your answer to question {number}", key=answer_key(sid, number), height=80,
+            st.text_area(f"Your answer to question {number}", key=Perspectives.answer(sid, number), height=80,
                          label_visibility="collapsed", persist_state="session",
                          placeholder="Your answer (what you know; “not sure” is an answer too)")
             if number in blank:
                 st.error(f"Question {number} needs an answer (“not sure” is an answer too).",
                          icon=":material/edit_note:")
-        st.button("Continue", key="persp_continue", type="primary", on_click=submit_answers,
+        st.button("Continue", key=Perspectives.CONTINUE, type="primary", on_click=submit_answers,
                   args=(sid, len(questions)), icon=":material/arrow_forward:")
-        if st.session_state.get(gate_error_key(sid)):
-            st.error(esc(st.session_state[gate_error_key(sid)]))
+        if st.session_state.get(Perspectives.gate_error(sid)):
+            st.error(esc(st.session_state[Perspectives.gate_error(sid)]))
 
 
 def outcome_view(session: Session, *, key: str) -> None:
@@ -140,7 +138,7 @@ def outcome_view(session: Session, *, key: str) -> None:
     if session.round_outputs:
         shown = session.observability
         if not shown:
-            shown = st.toggle("Show the rounds", key=f"persp_show_rounds_{key}",
+            shown = st.toggle("Show the rounds", key=Perspectives.show_rounds(key),
                               help="Observability was off for this session: only the synthesis is shown unless "
                                    "you open the rounds.")
         if shown:
@@ -184,7 +182,7 @@ def failure(session_id: str, message: str, state: str) -> None:
     st.error(esc(message or "The session stopped before it finished."))
     st.caption("Every finished step is saved; Retry continues from the step that failed."
                if state != "INIT" else "Retry asks the model for the clarifying questions again.")
-    st.button("Retry", key="persp_retry", on_click=retry, args=(session_id,), type="primary",
+    st.button("Retry", key=Perspectives.RETRY, on_click=retry, args=(session_id,), type="primary",
               icon=":material/refresh:")
 
 
@@ -196,8 +194,8 @@ def cancelled_view(session_id: str, state: str) -> None:
     else:
         st.info(f"Cancelled during {esc(step_name(state))}. Every finished step is kept (saved), and so are your "
                 "answers; Continue runs the rest from where it stopped.", icon=":material/stop_circle:")
-    st.button("Ask again" if state == "INIT" else "Continue", key="persp_retry", on_click=retry, args=(session_id,),
-              type="primary", icon=":material/play_arrow:")
+    st.button("Ask again" if state == "INIT" else "Continue", key=Perspectives.RETRY, on_click=retry,
+              args=(session_id,), type="primary", icon=":material/play_arrow:")
 
 
 def job_view(job: PerspectivesJob) -> None:
@@ -210,7 +208,7 @@ def job_view(job: PerspectivesJob) -> None:
     if snap.busy and not mine:
         follow("perspectives", POLL_SECONDS, running_panel, job.id)
     elif snap.busy:
-        st.button("Cancel", key="persp_cancel", on_click=cancel, args=(job.id,), icon=":material/stop_circle:",
+        st.button("Cancel", key=Perspectives.CANCEL, on_click=cancel, args=(job.id,), icon=":material/stop_circle:",
                   help="Stop at the next token. Every finished step and your answers stay saved; Continue runs "
                        "the rest.")
         follow("perspectives", POLL_SECONDS, running_panel, job.id)
@@ -228,7 +226,7 @@ def job_view(job: PerspectivesJob) -> None:
     else:
         st.success("Complete: every round ran and the synthesis is ready.", icon=":material/check:")
         outcome_view(session, key=job.id)
-    st.button("New question", key="persp_new", on_click=detach, icon=":material/add:")
+    st.button("New question", key=Perspectives.NEW, on_click=detach, icon=":material/add:")
 
 
 def saved_view(session_id: str) -> bool:
@@ -242,8 +240,8 @@ def saved_view(session_id: str) -> bool:
     mine = steerable(session_id)
     if not mine:
         st.caption(READ_ONLY)
-    if st.session_state.get("persp_saved_error"):
-        st.error(esc(st.session_state["persp_saved_error"]))
+    if st.session_state.get(Perspectives.SAVED_ERROR):
+        st.error(esc(st.session_state[Perspectives.SAVED_ERROR]))
     if session.state == "COMPLETE":
         st.success("This saved session is complete.", icon=":material/check:")
         outcome_view(session, key=session_id)
@@ -267,29 +265,29 @@ def saved_view(session_id: str) -> bool:
         else:
             st.info("This session is saved but not running on this server (it failed, or the server restarted). "
                     "Resume continues it from its last finished step with the model chosen in the sidebar.")
-        st.button("Resume", key="persp_resume", on_click=resume_saved, args=(session_id,), type="primary",
+        st.button("Resume", key=Perspectives.RESUME, on_click=resume_saved, args=(session_id,), type="primary",
                   icon=":material/play_arrow:")
         if session.state != "INIT":
             outcome_view(session, key=session_id)
-    st.button("New question", key="persp_new", on_click=detach, icon=":material/add:")
+    st.button("New question", key=Perspectives.NEW, on_click=detach, icon=":material/add:")
     return True
 
 
 def start_view() -> None:
-    question_box("persp_question", label="Your question or situation", limit=MAX_SITUATION, height=120,
-                 error_key="persp_error",
+    question_box(Perspectives.QUESTION, label="Your question or situation", limit=MAX_SITUATION, height=120,
+                 error_key=Perspectives.ERROR,
                  placeholder="e.g. My partner reads my messages without asking. Should I say something?",
                  help=f"At most {MAX_SITUATION} characters. You will be asked a few questions before anything else.")
     rounds, observe = st.columns(2, vertical_alignment="center")
     rounds.number_input("Rounds", min_value=MIN_ROUNDS, max_value=MAX_ROUNDS, value=DEFAULT_ROUNDS, step=1,
-                        key="persp_rounds", persist_state="session",
+                        key=Perspectives.ROUNDS, persist_state="session",
                         help="Each round: perspective A widens the possibilities, then perspective B narrows them.")
-    observe.toggle("Show every round (observability)", value=True, key="persp_observe", persist_state="session",
+    observe.toggle("Show every round (observability)", value=True, key=Perspectives.OBSERVE, persist_state="session",
                    help="On: watch each perspective as it is written. Off: only the progress, then the synthesis.")
-    st.button("Ask clarifying questions", key="persp_start", type="primary", on_click=start,
+    st.button("Ask clarifying questions", key=Perspectives.START, type="primary", on_click=start,
               icon=":material/help:")
-    if st.session_state.get("persp_error"):
-        st.error(esc(st.session_state["persp_error"]))
+    if st.session_state.get(Perspectives.ERROR):
+        st.error(esc(st.session_state[Perspectives.ERROR]))
 
 
 def page() -> None:
@@ -297,10 +295,10 @@ def page() -> None:
     state = st.session_state
     wanted = st.query_params.get(PARAM)
     if wanted:
-        state["persp_job"] = wanted
-    elif state.get("persp_job"):
-        st.query_params[PARAM] = state["persp_job"]  # back from another page: the URL re-attaches on reload
-    session_id = state.get("persp_job")
+        state[Perspectives.JOB] = wanted
+    elif state.get(Perspectives.JOB):
+        st.query_params[PARAM] = state[Perspectives.JOB]  # back from another page: the URL re-attaches on reload
+    session_id = state.get(Perspectives.JOB)
     job = jobs.registry().get(session_id)
     if not isinstance(job, PerspectivesJob):
         job = followed_job(session_id)

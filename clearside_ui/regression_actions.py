@@ -20,6 +20,7 @@ from clearside.quality.regress import Batch
 from clearside.runtime.status import run_status as stored_run_status
 from clearside_ui import jobs, rate, settings
 from clearside_ui.format import short, short_spec, when
+from clearside_ui.state import Regression
 
 SUITE_LABELS = {"flagship": "Flagship (spec 000)", "argkp-dev": "ArgKP dev (4 propositions)"}
 SUITE_NOTES = {
@@ -88,52 +89,52 @@ def suite_file(store: Any, suite: str) -> str:
 def follow_link() -> None:
     """Open the batch ``?batch=<id>`` names (once per distinct link): its suite, then the batch itself."""
     wanted = st.query_params.get("batch")
-    if not wanted or wanted == st.session_state.get("rg_linked"):
+    if not wanted or wanted == st.session_state.get(Regression.LINKED):
         return
-    st.session_state["rg_linked"] = wanted
+    st.session_state[Regression.LINKED] = wanted
     batch = find(wanted)
     if batch is None:
-        st.session_state["rg_link_error"] = wanted
+        st.session_state[Regression.LINK_ERROR] = wanted
         return
-    st.session_state.pop("rg_link_error", None)
-    st.session_state.update(rg_suite=batch.suite, rg_batch=batch.id)
-    st.session_state.pop("rg_run", None)
+    st.session_state.pop(Regression.LINK_ERROR, None)
+    st.session_state.update({Regression.SUITE: batch.suite, Regression.BATCH: batch.id})
+    st.session_state.pop(Regression.RUN, None)
 
 
 def link_error() -> str:
     """The unknown batch id the URL names, while it still names it."""
-    wanted = st.session_state.get("rg_link_error")
+    wanted = st.session_state.get(Regression.LINK_ERROR)
     return wanted if wanted and st.query_params.get("batch") == wanted else ""
 
 
 def picked(batches: list[Batch]) -> Batch:
     """The selected batch: a batch just started once it has runs, else the one chosen, else the newest."""
     by_id = {b.id: b for b in batches}
-    pending = st.session_state.get("rg_pending")
+    pending = st.session_state.get(Regression.PENDING)
     if pending in by_id:
-        st.session_state["rg_batch"] = st.session_state.pop("rg_pending")
-        st.session_state.pop("rg_run", None)
-    if st.session_state.get("rg_batch") not in by_id:
-        st.session_state["rg_batch"] = batches[-1].id
-    chosen = st.session_state["rg_batch"]
+        st.session_state[Regression.BATCH] = st.session_state.pop(Regression.PENDING)
+        st.session_state.pop(Regression.RUN, None)
+    if st.session_state.get(Regression.BATCH) not in by_id:
+        st.session_state[Regression.BATCH] = batches[-1].id
+    chosen = st.session_state[Regression.BATCH]
     if not link_error() and st.query_params.get("batch") != chosen:
         st.query_params["batch"] = chosen  # the address bar is the share link
-        st.session_state["rg_linked"] = chosen
+        st.session_state[Regression.LINKED] = chosen
     return by_id[chosen]
 
 
 def suite_changed() -> None:
     for key in ("rg_batch", "rg_run", "rg_confirm", "rg_metric"):
         st.session_state.pop(key, None)
-    st.session_state.pop("rg_link_error", None)
+    st.session_state.pop(Regression.LINK_ERROR, None)
     st.query_params.pop("batch", None)
-    st.session_state.pop("rg_linked", None)
+    st.session_state.pop(Regression.LINKED, None)
 
 
 def batch_changed() -> None:
-    st.session_state.pop("rg_run", None)
-    st.session_state.pop("rg_confirm", None)
-    st.session_state.pop("rg_link_error", None)
+    st.session_state.pop(Regression.RUN, None)
+    st.session_state.pop(Regression.CONFIRM, None)
+    st.session_state.pop(Regression.LINK_ERROR, None)
 
 
 def provider_or_error() -> tuple[Any, str]:
@@ -146,48 +147,48 @@ def provider_or_error() -> tuple[Any, str]:
 
 def start(suite: str) -> None:
     """Start a batch of ``suite`` with the sidebar's model on a worker; the page polls it by id."""
-    st.session_state["rg_start_error"] = ""
+    st.session_state[Regression.START_ERROR] = ""
     try:
         provider = settings.build_provider()
         jobs.host()  # the runtime runs the batch's debates; this dashboard is one of its hosts
         with rate.debate_start(st.session_state):  # a batch run is one start
-            job = RegressionJob(suite, provider, jobs.store(), runs=int(st.session_state.get("rg_runs", 3)),
-                                concurrency=int(st.session_state.get("rg_concurrency") or provider.concurrency),
+            job = RegressionJob(suite, provider, jobs.store(), runs=int(st.session_state.get(Regression.RUNS, 3)),
+                                concurrency=int(st.session_state.get(Regression.CONCURRENCY) or provider.concurrency),
                                 temperature=settings.temperature(),
-                                swap_check=bool(st.session_state.get("rg_swap_check"))).start()
+                                swap_check=bool(st.session_state.get(Regression.SWAP_CHECK))).start()
     except ClearSideError as exc:
-        st.session_state["rg_start_error"] = exc.for_dashboard()
+        st.session_state[Regression.START_ERROR] = exc.for_dashboard()
         return
     jobs.registry().add(job)
-    st.session_state.update(rg_job=job.id, rg_pending=job.id, rg_notice="")
+    st.session_state.update({Regression.JOB: job.id, Regression.PENDING: job.id, Regression.NOTICE: ""})
 
 
 def dismiss() -> None:
-    st.session_state.pop("rg_job", None)
+    st.session_state.pop(Regression.JOB, None)
 
 
 def ask_bless(batch_id: str) -> None:
-    st.session_state.update(rg_confirm=batch_id, rg_notice="", rg_error="")
+    st.session_state.update({Regression.CONFIRM: batch_id, Regression.NOTICE: "", Regression.ERROR: ""})
 
 
 def cancel_bless() -> None:
-    st.session_state.pop("rg_confirm", None)
+    st.session_state.pop(Regression.CONFIRM, None)
 
 
 def bless(batch_id: str) -> None:
     """Bless with the note typed in "Why this baseline"; a refusal (no note on flagship) keeps the form open, and
     the warnings recorded with the blessing are shown once."""
     try:
-        blessed = regress.bless(jobs.store(), batch_id, note=st.session_state.get("rg_bless_note") or "")
+        blessed = regress.bless(jobs.store(), batch_id, note=st.session_state.get(Regression.BLESS_NOTE) or "")
     except ClearSideError as exc:
-        st.session_state["rg_error"] = exc.for_dashboard()
+        st.session_state[Regression.ERROR] = exc.for_dashboard()
         return
-    st.session_state.pop("rg_confirm", None)
-    st.session_state.pop("rg_bless_note", None)
+    st.session_state.pop(Regression.CONFIRM, None)
+    st.session_state.pop(Regression.BLESS_NOTE, None)
     batch = blessed.batch
-    st.session_state["rg_notice"] = (f"Batch {batch.id[:8]} ({batch.spec}, {when(batch.created_at)}) is now the "
+    st.session_state[Regression.NOTICE] = (f"Batch {batch.id[:8]} ({batch.spec}, {when(batch.created_at)}) is now the "
                                      f"{batch.suite} baseline.")
-    st.session_state["rg_bless_warnings"] = blessed.warnings
+    st.session_state[Regression.BLESS_WARNINGS] = blessed.warnings
 
 
 def baseline_line(base: Batch) -> str:

@@ -11,11 +11,12 @@ import streamlit as st
 from clearside.errors import ClearSideError
 from clearside.inputs import shown
 from clearside.quality import metrics, regress
-from clearside_ui import jobs, page_path
+from clearside_ui import jobs, page_path, settings
 from clearside_ui import regression_actions as ra
 from clearside_ui import regression_run_view as run_view
 from clearside_ui import regression_view as rv
 from clearside_ui.format import esc, when
+from clearside_ui.state import Regression
 from clearside_ui.view import POLL_SECONDS, follow, poll_changed
 
 
@@ -23,10 +24,10 @@ def suite_picker() -> str:
     """The built-in suites and every suite of the user's own the store has runs of (reviewed here, run from the
     command line, where the suite file is read)."""
     names = [name for name in regress.suite_names(jobs.store()) if name != "compare"]
-    if st.session_state.get("rg_suite") not in names:
-        st.session_state["rg_suite"] = names[0]
-    st.selectbox("Suite", names, key="rg_suite", format_func=ra.suite_label, on_change=ra.suite_changed)
-    suite = st.session_state["rg_suite"]
+    if st.session_state.get(Regression.SUITE) not in names:
+        st.session_state[Regression.SUITE] = names[0]
+    st.selectbox("Suite", names, key=Regression.SUITE, format_func=ra.suite_label, on_change=ra.suite_changed)
+    suite = st.session_state[Regression.SUITE]
     if suite not in regress.SUITES:
         path = ra.suite_file(jobs.store(), suite)
         st.caption(f"Your own suite{f', from {esc(path)}' if path else ''}. Its batches are reviewed, compared and "
@@ -51,35 +52,35 @@ def job_panel(job_id: str) -> None:
 def run_controls(suite: str) -> None:
     st.header("Run the suite")
     provider, why = ra.provider_or_error()
-    job = ra.job_here(st.session_state.get("rg_job") or "")
+    job = ra.job_here(st.session_state.get(Regression.JOB) or "")
     busy = job is not None and job.state == "running"
     if provider is None:
         st.error(esc(f"The sidebar's model cannot be used: {why}"))
     else:
         st.caption(f"Runs with the sidebar's model, **{esc(provider.spec)}**, at temperature "
-                   f"{st.session_state.get('temperature', 0.4):g}; each debate is saved and scored as it finishes.")
+                   f"{settings.temperature():g}; each debate is saved and scored as it finishes.")
     runs, concurrency, go = st.columns([1, 1, 2], vertical_alignment="bottom")
-    runs.number_input("Runs per item", min_value=1, max_value=ra.MAX_RUNS, value=3, step=1, key="rg_runs")
-    concurrency.number_input("Concurrency", min_value=1, max_value=16, step=1, key="rg_concurrency",
+    runs.number_input("Runs per item", min_value=1, max_value=ra.MAX_RUNS, value=3, step=1, key=Regression.RUNS)
+    concurrency.number_input("Concurrency", min_value=1, max_value=16, step=1, key=Regression.CONCURRENCY,
                              value=getattr(provider, "concurrency", 1) if provider is not None else 1,
                              help="Debates run at once (default: what the provider handles well).")
-    go.button(f"Run the {suite} suite", key="rg_start", type="primary", on_click=ra.start, args=(suite,),
+    go.button(f"Run the {suite} suite", key=Regression.START, type="primary", on_click=ra.start, args=(suite,),
               disabled=provider is None or busy, icon=":material/play_arrow:")
-    st.checkbox("Swap check", key="rg_swap_check", value=False,
+    st.checkbox("Swap check", key=Regression.SWAP_CHECK, value=False,
                 help="Also rerun each debate's moderator with FOR and AGAINST exchanged and report the flip rate "
                      "(synthesis items that flipped side or vanished): one more moderator call per debate.")
-    if st.session_state.get("rg_start_error"):
-        st.error(esc(st.session_state["rg_start_error"]))
+    if st.session_state.get(Regression.START_ERROR):
+        st.error(esc(st.session_state[Regression.START_ERROR]))
     if job is None:
         return
     st.markdown(f"**Batch {job.id[:8]}** · {esc(job.suite)} · {esc(job.provider.spec)} · {job.runs} run(s) per item")
     if busy:
-        st.button("Cancel", key="rg_cancel", on_click=job.cancel, icon=":material/stop:",
+        st.button("Cancel", key=Regression.CANCEL, on_click=job.cancel, icon=":material/stop:",
                   help="Runs already started finish; no new ones start. Finished runs are kept.")
         follow("regression", POLL_SECONDS, job_panel, job.id)
     else:
         rv.result_view(job)
-        st.button("Dismiss", key="rg_dismiss", on_click=ra.dismiss)
+        st.button("Dismiss", key=Regression.DISMISS, on_click=ra.dismiss)
 
 
 def bless_controls(batch, base) -> None:
@@ -90,23 +91,24 @@ def bless_controls(batch, base) -> None:
     if batch.id == (base.id if base else None):
         return
     unfinished = ra.state(batch) == "running" or ra.finished(batch) == 0
-    if st.session_state.get("rg_confirm") != batch.id:
-        st.button("Bless as baseline…", key="rg_bless", on_click=ra.ask_bless, args=(batch.id,), disabled=unfinished,
-                  icon=":material/verified:", help="Every later run of this suite is judged against the baseline."
+    if st.session_state.get(Regression.CONFIRM) != batch.id:
+        st.button("Bless as baseline…", key=Regression.BLESS, on_click=ra.ask_bless, args=(batch.id,),
+                  disabled=unfinished, icon=":material/verified:",
+                  help="Every later run of this suite is judged against the baseline."
                   + (" A batch can be blessed once it has finished." if unfinished else ""))
         return
     st.warning(f"Make batch {batch.id[:8]} ({esc(batch.spec)}, {when(batch.created_at)}) the {batch.suite} "
                "baseline? Every later run of this suite is judged against it"
                + (f", instead of batch {base.id[:8]}." if base else "."))
     required = batch.suite in regress.NOTE_REQUIRED
-    st.text_area("Why this baseline" + (" (required)" if required else " (optional)"), key="rg_bless_note",
+    st.text_area("Why this baseline" + (" (required)" if required else " (optional)"), key=Regression.BLESS_NOTE,
                  max_chars=2000, help="Kept in the bless history. "
                  + ("Spec 000: the flagship baseline changes only if reasoning quality improves; say how."
                     if required else ""))
     confirm, cancel = st.columns(2)
-    confirm.button("Confirm bless", key="rg_bless_confirm", on_click=ra.bless, args=(batch.id,), type="primary",
+    confirm.button("Confirm bless", key=Regression.BLESS_CONFIRM, on_click=ra.bless, args=(batch.id,), type="primary",
                    width="stretch")
-    cancel.button("Cancel", key="rg_bless_cancel", on_click=ra.cancel_bless, width="stretch")
+    cancel.button("Cancel", key=Regression.BLESS_CANCEL, on_click=ra.cancel_bless, width="stretch")
 
 
 def deltas(batch, base) -> None:
@@ -136,7 +138,7 @@ def deltas(batch, base) -> None:
                                              for c in failures))
     else:
         st.success(f"**PASS** — {ra.finished(batch)} finished run(s), no metric fails.")
-    st.dataframe(rv.highlight(rv.deltas_table(checks)), hide_index=True, key="rg_deltas", width="stretch",
+    st.dataframe(rv.highlight(rv.deltas_table(checks)), hide_index=True, key=Regression.DELTAS, width="stretch",
                  height=rv.table_height(len(checks)), column_config={
                      "Reasons": st.column_config.TextColumn(width="large"),
                      "Status": st.column_config.TextColumn(help="fail: misses a gate or is worse than the baseline "
@@ -152,10 +154,10 @@ def costs(batch, base) -> None:
     with st.expander("Time and tokens", icon=":material/timer:"):
         st.caption("Means per run: wall time from start to finish, model time over every call, the mean wait for a "
                    "call's first token (where the backend reports it), tokens generated. Reported, never gated.")
-        st.dataframe(summary, hide_index=True, key="rg_costs", width="stretch")
-        if st.toggle("Chart of wall time per run", key="rg_costs_show_chart"):
-            st.plotly_chart(rv.cost_figure(shown), key="rg_costs_chart", width="stretch")
-        st.dataframe(rv.cost_rows(batch), hide_index=True, key="rg_costs_runs", width="stretch")
+        st.dataframe(summary, hide_index=True, key=Regression.COSTS, width="stretch")
+        if st.toggle("Chart of wall time per run", key=Regression.COSTS_SHOW_CHART):
+            st.plotly_chart(rv.cost_figure(shown), key=Regression.COSTS_CHART, width="stretch")
+        st.dataframe(rv.cost_rows(batch), hide_index=True, key=Regression.COSTS_RUNS, width="stretch")
 
 
 def trends(batches, baseline_id: str | None, selected: str) -> None:
@@ -164,22 +166,22 @@ def trends(batches, baseline_id: str | None, selected: str) -> None:
     if len(batches) < 2 or not names:
         st.caption("The trend chart appears once the suite has two batches with finished runs.")
         return
-    if st.session_state.get("rg_metric") not in names:
-        st.session_state["rg_metric"] = rv.DEFAULT_METRIC if rv.DEFAULT_METRIC in names else names[0]
-    metric = st.selectbox("Metric", names, key="rg_metric",
+    if st.session_state.get(Regression.METRIC) not in names:
+        st.session_state[Regression.METRIC] = rv.DEFAULT_METRIC if rv.DEFAULT_METRIC in names else names[0]
+    metric = st.selectbox("Metric", names, key=Regression.METRIC,
                           format_func=lambda n: f"{n} — {metrics.SUMMARY[n][1]}")
     st.plotly_chart(rv.trend_figure(rv.trend_rows(batches, metric, baseline_id), metric, selected),
-                    key="rg_trend", width="stretch")
+                    key=Regression.TREND, width="stretch")
 
 
 def drill_down(batch) -> None:
     st.header("One run")
     runs = ra.runs_of(batch)
-    if st.session_state.get("rg_run") not in runs:
-        st.session_state["rg_run"] = next(iter(runs))
+    if st.session_state.get(Regression.RUN) not in runs:
+        st.session_state[Regression.RUN] = next(iter(runs))
     labels = {run_id: ra.run_label(row) for run_id, row in runs.items()}
-    st.selectbox("Run", list(labels), key="rg_run", format_func=labels.get)
-    row = runs[st.session_state["rg_run"]]
+    st.selectbox("Run", list(labels), key=Regression.RUN, format_func=labels.get)
+    row = runs[st.session_state[Regression.RUN]]
     status = ra.run_status(row)
     if status == "failed":
         st.error(esc(f"This run failed: {(row.get('data') or {}).get('error', 'no error was recorded')}"))
@@ -190,7 +192,7 @@ def drill_down(batch) -> None:
         st.page_link(page_path(run_view.DEBATE), label="Open this debate on the Debate page",
                      icon=":material/open_in_new:", query_params={"debate": debate_id})
     layouts = run_view.LAYOUTS
-    layout = st.radio("Layout", list(layouts), format_func=layouts.get, key="rg_layout", horizontal=True)
+    layout = st.radio("Layout", list(layouts), format_func=layouts.get, key=Regression.LAYOUT, horizontal=True)
     reference = ra.reference_of(row)
     document = run_view.run_document(debate_id)
     if layout == "sections" and document is not None:
@@ -210,21 +212,22 @@ def compare_two(batches, baseline_id: str | None) -> None:
     ids, default_a, default_b = ra.compare_choices(batches, baseline_id)
     labels = {b.id: ra.label(b, baseline_id) for b in batches}
     left, right = st.columns(2)
-    a = left.selectbox("A (compared against)", ids, index=ids.index(default_a), key="rg_cmp_a",
+    a = left.selectbox("A (compared against)", ids, index=ids.index(default_a), key=Regression.COMPARE_A,
                        format_func=labels.get)
-    b = right.selectbox("B (under review)", ids, index=ids.index(default_b), key="rg_cmp_b", format_func=labels.get)
-    allow = bool(st.session_state.get("rg_cmp_allow"))
+    b = right.selectbox("B (under review)", ids, index=ids.index(default_b), key=Regression.COMPARE_B,
+                        format_func=labels.get)
+    allow = bool(st.session_state.get(Regression.COMPARE_ALLOW))
     try:
         report = regress.compare_runs(jobs.store(), a, b, allow_version_change=allow)
     except regress.VersionChange as exc:  # another metric suite or embedding model: refused unless asked for
         st.warning(esc(exc.for_dashboard()))
-        st.checkbox("Compare across the version change", key="rg_cmp_allow")
+        st.checkbox("Compare across the version change", key=Regression.COMPARE_ALLOW)
         return
     except ClearSideError as exc:  # the same batch twice, one still running, no case in common
         st.info(esc(exc.for_dashboard()))
         return
     if report["version_changes"]:
-        st.checkbox("Compare across the version change", key="rg_cmp_allow")
+        st.checkbox("Compare across the version change", key=Regression.COMPARE_ALLOW)
     st.caption(f"{report['pairs']} pair(s) of runs over {len(report['cases'])} item(s), paired by item and repeat. "
                "B − A with a 95% bootstrap interval; p from a sign-flip permutation test, Holm-corrected across "
                "the metrics. A regression is significant (Holm p < 0.05) and worse by more than the tolerance.")
@@ -236,11 +239,11 @@ def compare_two(batches, baseline_id: str | None) -> None:
     else:
         st.success("**NO REGRESSION** — no metric is significantly worse than A by more than its tolerance.")
     table = rv.paired_table(report)
-    st.dataframe(rv.paired_highlight(table), hide_index=True, key="rg_paired", width="stretch",
+    st.dataframe(rv.paired_highlight(table), hide_index=True, key=Regression.PAIRED, width="stretch",
                  height=rv.table_height(len(table)))
-    if st.toggle("Chart of the differences", key="rg_paired_show_chart"):
-        st.plotly_chart(rv.paired_figure(report), key="rg_paired_chart", width="stretch")
-    rv.share_buttons(report, f"compare-{a[:8]}-{b[:8]}", key="rg_paired_share")
+    if st.toggle("Chart of the differences", key=Regression.PAIRED_SHOW_CHART):
+        st.plotly_chart(rv.paired_figure(report), key=Regression.PAIRED_CHART, width="stretch")
+    rv.share_buttons(report, f"compare-{a[:8]}-{b[:8]}", key=Regression.PAIRED_SHARE)
     if report["version_notes"]:
         st.caption("Version notes:\n" + "\n".join(f"- {esc(note)}" for note in report["version_notes"]))
     notes = rv.too_few_notes(report)
@@ -256,7 +259,7 @@ def compare_two(batches, baseline_id: str | None) -> None:
             run = flip[side]
             column.markdown(f"{side.upper()}: " + ("passes" if run["passed"] else
                                                    "fails — " + esc("; ".join(run["failures"]))))
-        st.dataframe(rv.flip_table(flip), hide_index=True, key=f"rg_flip_{n}", width="stretch")
+        st.dataframe(rv.flip_table(flip), hide_index=True, key=Regression.flip(n), width="stretch")
 
 
 def bless_history(suite: str) -> None:
@@ -265,18 +268,18 @@ def bless_history(suite: str) -> None:
     if not rows:
         st.caption(f"No batch of the {suite} suite has been blessed yet.")
         return
-    st.dataframe(rv.history_table(rows), hide_index=True, key="rg_history", width="stretch",
+    st.dataframe(rv.history_table(rows), hide_index=True, key=Regression.HISTORY, width="stretch",
                  column_config={"Note": st.column_config.TextColumn(width="large"),
                                 "Warnings": st.column_config.TextColumn(width="large")})
 
 
 def messages() -> None:
-    if st.session_state.get("rg_notice"):
-        st.success(esc(st.session_state.pop("rg_notice")))
-    for warning in st.session_state.pop("rg_bless_warnings", None) or []:
+    if st.session_state.get(Regression.NOTICE):
+        st.success(esc(st.session_state.pop(Regression.NOTICE)))
+    for warning in st.session_state.pop(Regression.BLESS_WARNINGS, None) or []:
         st.warning(esc(f"Recorded with the blessing: {warning}"))
-    if st.session_state.get("rg_error"):
-        st.error(esc(st.session_state.pop("rg_error")))
+    if st.session_state.get(Regression.ERROR):
+        st.error(esc(st.session_state.pop(Regression.ERROR)))
 
 
 def page() -> None:
@@ -300,11 +303,11 @@ def page() -> None:
     base = regress.baseline(store, suite)
     baseline_id = base.id if base else None
     batch = ra.picked(batches)
-    st.dataframe(rv.batches_table(batches, baseline_id), hide_index=True, key="rg_batches", width="stretch",
+    st.dataframe(rv.batches_table(batches, baseline_id), hide_index=True, key=Regression.BATCHES, width="stretch",
                  column_config={"Link": st.column_config.LinkColumn(
                      "Share link", display_text="Open ↗", help="A link to this batch on this page.")})
     labels = {b.id: ra.label(b, baseline_id) for b in reversed(batches)}
-    st.selectbox("Batch", list(labels), key="rg_batch", format_func=labels.get, on_change=ra.batch_changed)
+    st.selectbox("Batch", list(labels), key=Regression.BATCH, format_func=labels.get, on_change=ra.batch_changed)
     messages()
     bless_controls(batch, base)
     deltas(batch, base)

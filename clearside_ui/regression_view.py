@@ -22,6 +22,7 @@ from clearside_ui import compare_view as cv
 from clearside_ui import jobs
 from clearside_ui.format import esc, short_spec, when
 from clearside_ui.regression_actions import finished, run_status, runs_of, state, total
+from clearside_ui.state import Regression
 
 # The columns of the batches table (when the batch has them), in this order.
 KEY_METRICS = ("schema_valid", "neutrality_violations", "coverage", "stance_margin", "diversity", "duplicate_pairs",
@@ -78,7 +79,7 @@ def progress_view(job: RegressionJob) -> None:
     for label, agents in running.items():
         st.caption(f"{esc(label)}: {cv.agents_line(agents)}")
     if rows := job.finished:
-        st.dataframe(finished_table(rows), hide_index=True, key=f"rg_finished_{job.id}")
+        st.dataframe(finished_table(rows), hide_index=True, key=Regression.finished(job.id))
 
 
 def verdict_view(report: dict[str, Any]) -> None:
@@ -105,9 +106,9 @@ def result_view(job: RegressionJob) -> None:
         st.warning(f"Cancelled: {done} of {count} runs finished; they are kept as batch {job.id[:8]}.")
     if (report := job.report) is not None:
         verdict_view(report)
-        share_buttons(report, f"batch-{report['batch'][:8]}", key=f"rg_share_{job.id}")
+        share_buttons(report, f"batch-{report['batch'][:8]}", key=Regression.share(job.id))
     if rows := job.finished:
-        st.dataframe(finished_table(rows), hide_index=True, key=f"rg_result_{job.id}")
+        st.dataframe(finished_table(rows), hide_index=True, key=Regression.result(job.id))
 
 
 def share_buttons(report: dict[str, Any], stem: str, *, key: str) -> None:

@@ -17,8 +17,8 @@ from clearside.providers.detect import Detected, detect_servers, ollama_probe_ur
 from clearside.providers.limits import SERVER_CONCURRENCY
 from clearside.store.privacy import register_secret
 from clearside_ui.format import esc
+from clearside_ui.state import Sidebar
 
-DETECTED = "detected_servers"
 STRATEGIES = {"auto": "Automatic", "whole": "Whole: one call per agent",
               "focused": "Focused: smaller calls per agent"}
 STRATEGY_HELP = (
@@ -52,28 +52,28 @@ def secret(name: str) -> str | None:
 
 def detected() -> list[Detected]:
     """The model servers found running, probed once per session (**Look again** probes anew)."""
-    if DETECTED not in st.session_state:
-        st.session_state[DETECTED] = detect_servers(api_key=secret("OPENAI_API_KEY"))
-    return st.session_state[DETECTED]
+    if Sidebar.DETECTED not in st.session_state:
+        st.session_state[Sidebar.DETECTED] = detect_servers(api_key=secret("OPENAI_API_KEY"))
+    return st.session_state[Sidebar.DETECTED]
 
 
 def _look_again() -> None:
-    st.session_state.pop(DETECTED, None)
+    st.session_state.pop(Sidebar.DETECTED, None)
 
 
 def field_key(name: str, setting: Setting) -> str:
     """The session key of a provider's setting in the sidebar (``ollama_host``, ``openai_model``...)."""
-    return f"{name}_{setting.key}"
+    return Sidebar.field(name, setting.key)
 
 
 def chosen() -> str:
     """The name of the provider the sidebar has chosen."""
-    return st.session_state.get("provider_name", DEFAULT_PROVIDER)
+    return st.session_state.get(Sidebar.PROVIDER, DEFAULT_PROVIDER)
 
 
 def _use(server: Detected) -> None:
     """Button callback: widgets' keys may only be set before the widgets are created, so here."""
-    st.session_state["provider_name"] = server.provider
+    st.session_state[Sidebar.PROVIDER] = server.provider
     address = provider_class(server.provider).address()
     if address is not None:
         st.session_state[field_key(server.provider, address)] = server.base_url
@@ -104,12 +104,12 @@ def _offers(name: str) -> None:
             count = len(server.models)
             models = f"{count} model{'s' if count != 1 else ''}" if count else "no models yet"
             st.info(f"{kind.found_running} at {where} ({models}).")
-            st.button("Use it", key=f"use_{server.provider}", on_click=_use, args=(server,))
+            st.button("Use it", key=Sidebar.use(server.provider), on_click=_use, args=(server,))
         if server.error:
             st.caption(f"It answered with an error: {esc(server.error)}")
     if not detected():
         st.caption(f"No model server found running (Ollama at {esc(ollama_probe_url())}).")
-    st.button("Look again", key="look_again", on_click=_look_again)
+    st.button("Look again", key=Sidebar.LOOK_AGAIN, on_click=_look_again)
 
 
 def _model_field(kind: type[Provider], setting: Setting) -> None:
@@ -155,17 +155,17 @@ def sidebar() -> None:
         st.subheader("Model")
         _offers(chosen())
         labels = {name: kind.label for name, kind in offered().items()}
-        kind = provider_class(st.selectbox("Provider", list(labels), format_func=labels.get, key="provider_name"))
+        kind = provider_class(st.selectbox("Provider", list(labels), format_func=labels.get, key=Sidebar.PROVIDER))
         _fields(kind)
-        st.slider("Temperature", 0.0, 1.5, 0.4, 0.05, key="temperature")
+        st.slider("Temperature", 0.0, 1.5, 0.4, 0.05, key=Sidebar.TEMPERATURE)
         with st.expander("Generation"):
-            st.selectbox("Strategy", list(STRATEGIES), format_func=STRATEGIES.get, key="strategy",
+            st.selectbox("Strategy", list(STRATEGIES), format_func=STRATEGIES.get, key=Sidebar.STRATEGY,
                          help=STRATEGY_HELP)
             if not kind.in_process:
-                st.checkbox("Small model", key="small_model", help=SMALL_HELP)
+                st.checkbox("Small model", key=Sidebar.SMALL, help=SMALL_HELP)
                 st.number_input("Concurrency", min_value=1, max_value=64, value=SERVER_CONCURRENCY, step=1,
-                                key="concurrency", help=CONCURRENCY_HELP)
-        if st.button("Test connection", key="test_connection"):
+                                key=Sidebar.CONCURRENCY, help=CONCURRENCY_HELP)
+        if st.button("Test connection", key=Sidebar.TEST_CONNECTION):
             _test_connection(kind)
 
 
@@ -177,19 +177,19 @@ def values(kind: type[Provider]) -> dict[str, object]:
 
 def build_provider() -> Provider:
     """The provider the sidebar describes (tests may inject one as ``provider_override``)."""
-    override = st.session_state.get("provider_override")
+    override = st.session_state.get(Sidebar.OVERRIDE)
     if override is not None:
         return override
     kind = provider_class(chosen())
     if kind.in_process:  # no server settings: its own concurrency, and small as it says of itself
         return build(kind.name, values(kind), secret=secret)
-    small = True if st.session_state.get("small_model") else None  # None: what the provider says of itself
+    small = True if st.session_state.get(Sidebar.SMALL) else None  # None: what the provider says of itself
     return build(kind.name, values(kind), secret=secret, small=small, concurrency=concurrency())
 
 
 def concurrency() -> int | None:
     """The sidebar's Concurrency for a server (None before the field was shown: the provider's default)."""
-    value = st.session_state.get("concurrency")
+    value = st.session_state.get(Sidebar.CONCURRENCY)
     return int(value) if value is not None else None
 
 
@@ -205,7 +205,7 @@ def model_label() -> tuple[str, str]:
 def using_demo_model() -> bool:
     """Debates run on the default provider's own model (the embedded SmolLM2-135M): the sidebar's choice, or an
     injected provider of that kind."""
-    override = st.session_state.get("provider_override")
+    override = st.session_state.get(Sidebar.OVERRIDE)
     if override is not None:
         return getattr(override, "name", "") == DEFAULT_PROVIDER
     kind = provider_class(DEFAULT_PROVIDER)
@@ -220,9 +220,9 @@ def demo_model_notice() -> None:
 
 def strategy() -> str | None:
     """The sidebar's generation strategy; ``None`` for Automatic (``engine.default_strategy``)."""
-    chosen = st.session_state.get("strategy", "auto")
+    chosen = st.session_state.get(Sidebar.STRATEGY, "auto")
     return None if chosen == "auto" else chosen
 
 
 def temperature() -> float:
-    return float(st.session_state.get("temperature", 0.4))
+    return float(st.session_state.get(Sidebar.TEMPERATURE, 0.4))

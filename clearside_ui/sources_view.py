@@ -17,8 +17,9 @@ from clearside.schema import Argument, CitedPassage, Document, SourceInfo
 from clearside.sources import MAX_BYTES, MAX_CHARS, MAX_FILES, MAX_PAGES, Source, locate, read_sources
 from clearside_ui.format import SIDES as COLUMNS
 from clearside_ui.format import esc, lines
+from clearside_ui.state import Sources
 
-FILES, PASTE, CITE, ERROR = "source_files", "source_paste", "cite_sources", "sources_error"
+FILES, PASTE, CITE, ERROR = Sources.FILES, Sources.PASTE, Sources.CITE, Sources.ERROR  # its session keys
 PASTED = "pasted text.txt"  # the name a pasted source goes by
 TYPES = ["txt", "md", "markdown", "html", "htm", "pdf", "csv"]
 SIDES = tuple((side, title) for side, title, _colour in COLUMNS)  # the sides and their titles, FOR first

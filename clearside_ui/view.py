@@ -18,6 +18,7 @@ from clearside.sources.citations import target as citation_target
 from clearside.static.job import Snapshot
 from clearside_ui import cruxes_view, scroll, sources_view
 from clearside_ui.format import SIDES, bullets, esc
+from clearside_ui.state import App
 
 
 # How often a page following a running debate redraws it (seconds). Each redraw costs every following tab a few
@@ -87,7 +88,7 @@ class Pace:
 
 
 def _keys(name: str) -> tuple[str, str]:
-    return f"poll_pace_{name}", f"poll_repace_{name}"
+    return App.poll_pace(name), App.poll_repace(name)
 
 
 def poll_every(name: str, base: float) -> float:
@@ -126,7 +127,7 @@ def follow(name: str, base: float, body: Callable[..., None], *args: Any) -> Non
 
 def poll_cached(name: str, fingerprint: Hashable, make: Callable[[], T]) -> T:
     """``make()``, or the value it gave for the same ``name`` and ``fingerprint`` last time (one kept per name)."""
-    key = f"poll_cache_{name}"
+    key = App.poll_cache(name)
     kept = st.session_state.get(key)
     if isinstance(kept, tuple) and len(kept) == 2 and kept[0] == fingerprint:
         return kept[1]

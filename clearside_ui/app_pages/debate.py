@@ -13,29 +13,30 @@ import streamlit as st
 from clearside_ui import debate_actions, debate_view, personas_view, settings, sources_view
 from clearside_ui.format import esc
 from clearside_ui.inputs import context_boxes, question_box
+from clearside_ui.state import Debate
 
 st.title("ClearSide")
 st.caption("Think both sides. Decide with clarity.")
 settings.demo_model_notice()
-question_box("question", error_key="input_error",
+question_box(Debate.QUESTION, error_key=Debate.INPUT_ERROR,
              placeholder="e.g. Should the U.S. impose a temporary moratorium on new AI data centers?")
 with st.expander("Context (optional)"):
-    context_boxes(error_key="input_error")
-personas_view.picker(error_key="input_error")
+    context_boxes(Debate.CONTEXT, error_key=Debate.INPUT_ERROR)
+personas_view.picker(error_key=Debate.INPUT_ERROR)
 sources_view.attach()
 
 debate_id, job, snapshot = debate_actions.current()
 running = snapshot is not None and not snapshot.finished
 example = st.query_params.get("example")
 with st.container(horizontal=True):  # buttons at their own width, wrapping on a narrow screen: never cut off
-    st.button("Generate Pro & Con Debate", type="primary", key="generate", on_click=debate_actions.start_debate,
+    st.button("Generate Pro & Con Debate", type="primary", key=Debate.GENERATE, on_click=debate_actions.start_debate,
               disabled=running)
-    st.button("New debate", key="new_debate", on_click=debate_actions.show, args=(None,),
+    st.button("New debate", key=Debate.NEW, on_click=debate_actions.show, args=(None,),
               disabled=not (debate_id or example) or running)
-    st.button("Example debate", key="example_debate", on_click=debate_actions.open_example,
+    st.button("Example debate", key=Debate.EXAMPLE, on_click=debate_actions.open_example,
               disabled=running or bool(example))
-if st.session_state.get("input_error"):
-    st.error(esc(st.session_state["input_error"]))
+if st.session_state.get(Debate.INPUT_ERROR):
+    st.error(esc(st.session_state[Debate.INPUT_ERROR]))
 
 if example and not debate_id:
     st.divider()

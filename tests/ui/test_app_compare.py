@@ -273,7 +273,7 @@ def test_compare_rows_use_injected_providers_first(store):
     for provider in (first, second):
         helpers.scripted_debate(provider)
     at = page()
-    at.session_state["compare_providers_override"] = {"one": first, "two": second}
+    at.session_state["cmp_providers_override"] = {"one": first, "two": second}
     at = fill(at, "Should we adopt microservices architecture?", ["one", "two"])
     batch = batch_of(at)
     wait_done(at, store, batch)
@@ -290,7 +290,7 @@ def fast_done_slow_waiting(gate: threading.Event) -> tuple[AppTest, str]:
     helpers.scripted_debate(fast)
     helpers.scripted_debate(slow, moderator=lambda request: (gate.wait(60), helpers.moderator_reply())[1])
     at = page()
-    at.session_state["compare_providers_override"] = {"fast": fast, "slow": slow}
+    at.session_state["cmp_providers_override"] = {"fast": fast, "slow": slow}
     at = fill(at, "Should we adopt microservices architecture?", ["fast", "slow"])
     batch = batch_of(at)
     # both: the fast model done, and the slow one's moderator called (its checks before that can take a while)
@@ -341,7 +341,7 @@ def test_a_running_comparison_can_be_cancelled_keeping_what_finished(store):
 def test_two_rows_naming_the_same_model_are_refused(store):
     one, same = ScriptedProvider(), ScriptedProvider()
     at = page()
-    at.session_state["compare_providers_override"] = {"one": one, "same": same}
+    at.session_state["cmp_providers_override"] = {"one": one, "same": same}
     at = fill(at, "Should we adopt microservices architecture?", ["one", "same"])
     assert "Model 1 (one) and Model 2 (same) name the same model at the same temperature" in errors(at)
     assert not store.runs("compare")
@@ -371,7 +371,7 @@ def test_each_row_has_its_own_temperature_so_one_model_can_be_compared_at_two(st
     at = page()
     first, second = at.session_state["cmp_rows"]
     assert at.number_input(key=f"cmp_temp_{first}").value == 0.4, "a row starts at the sidebar's temperature"
-    at.session_state["compare_providers_override"] = {"one": one, "same": same}
+    at.session_state["cmp_providers_override"] = {"one": one, "same": same}
     run(at.number_input(key=f"cmp_temp_{second}").set_value(0.9))
     at = fill(at, "Should we adopt microservices architecture?", ["one", "same"])
     assert not at.error, errors(at)
