@@ -137,6 +137,15 @@ class AgentSpec:
 
 
 AGENT_ORDER = ("orchestrator", "pro", "con", "moderator")  # a static debate's agents, in the order they run
+# How people are shown the agents. A name on its own (a table's Agent column; the quality record also names the
+# re-map's moderator rerun "remap"), in debate order; a short tag in a line of agents (what each one writes); what
+# an agent is doing while it writes ("writing the case FOR": the Debate page's progress capitalises it).
+AGENT_NAMES = {"orchestrator": "Orchestrator", "pro": "FOR", "con": "AGAINST", "moderator": "Moderator",
+               "remap": "Re-map", "challenge": "Challenge"}
+AGENT_TAGS = {"orchestrator": "proposition", "pro": "FOR", "con": "AGAINST", "moderator": "moderator"}
+AGENT_ACTIVITIES = {"orchestrator": "normalizing the proposition", "pro": "writing the case FOR",
+                    "con": "writing the case AGAINST", "moderator": "mapping the disagreement",
+                    "challenge": "answering the challenge"}
 
 ORCHESTRATOR = AgentSpec("orchestrator", "orchestrator", Proposition, ORCHESTRATOR_WIRE, 200)
 PRO = AgentSpec("pro", "advocate", Side, SIDE_WIRE, 900)

@@ -9,7 +9,8 @@ import logging
 import streamlit as st
 
 from clearside.errors import ClearSideError
-from clearside_ui import a11y, jobs, owner, page_path, phone, settings, view
+from clearside_ui import a11y, jobs, owner, page_path, phone, settings
+from clearside_ui.format import esc
 
 # The tab's icon, a balance, drawn inline: Streamlit fetches a ":material/..." page icon from a font CDN (a request
 # that leaves the machine, and fails offline); an SVG text becomes a data: URL and nothing is fetched.
@@ -28,7 +29,7 @@ def main() -> None:
         pages()
     except ClearSideError as exc:  # a store that cannot be opened, and any typed error a page let through
         log.error("A page stopped on %s: %s", type(exc).__name__, exc, exc_info=exc)  # the operator's details
-        st.error(view.esc(exc.for_dashboard()), icon=":material/error:")
+        st.error(esc(exc.for_dashboard()), icon=":material/error:")
         st.caption("Fix what the message names, then reload the page: nothing saved is lost.")
 
 
@@ -39,7 +40,7 @@ def pages() -> None:
     unhosted = jobs.hosting()
     settings.sidebar()
     if unhosted:
-        st.sidebar.warning(f"Debates cannot be generated here: {view.esc(unhosted)}", icon=":material/cloud_off:")
+        st.sidebar.warning(f"Debates cannot be generated here: {esc(unhosted)}", icon=":material/cloud_off:")
     with st.sidebar:
         owner.keep()  # the browser's ownership cookie: debates made here stay editable across reloads and tabs
         phone.close_sidebar_after_navigation()

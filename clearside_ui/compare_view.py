@@ -1,10 +1,9 @@
-"""The Compare models page's logic: the model rows, providers from ``provider:model`` strings, starting, watching
-and reopening a comparison, and the tables and charts of its results.
+"""The Compare models page's views: the model rows, a comparison running and its results side by side (a column
+per model), the metrics table and charts, which arguments the models share ("in k of n models"), and the earlier
+comparisons.
 
-Callbacks never raise: a ClearSideError becomes ``cmp_error`` (the page shows it escaped, and every input keeps
-what was typed). The comparison on show is ``?compare=<batch>`` (the share link), mirrored in ``cmp_batch`` so it
-comes back after a visit to another page. Tables go to ``st.dataframe`` (which shows text literally); every label
-drawn by plotly is HTML-escaped, since plotly reads a few HTML tags (links included) in its text.
+Tables go to ``st.dataframe`` (which shows text literally); every label drawn by plotly is HTML-escaped, since
+plotly reads a few HTML tags (links included) in its text; the rest goes through ``esc``.
 """
 
 from __future__ import annotations
@@ -17,23 +16,24 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from clearside import inputs
-from clearside.agents import AGENT_ORDER
-from clearside.errors import ClearSideError, ConfigError, InputError
-from clearside.providers import Provider, get_provider, parse_spec
-from clearside.quality import compare, regress
-from clearside.quality.job import CompareJob
+from clearside.agents import AGENT_NAMES, AGENT_ORDER, AGENT_TAGS
+from clearside.errors import InputError
+from clearside.quality import compare
 from clearside.quality.metrics import SUMMARY
-from clearside_ui import jobs, rate, settings
+from clearside.schema import Document
+from clearside_ui import compare_actions as ca
+from clearside_ui import page_path
+from clearside_ui.format import esc
+from clearside_ui.inputs import question_box
+from clearside_ui.state import Compare
+from clearside_ui.view import POLL_SECONDS, document_view, follow, poll_changed
 
-MIN_MODELS, MAX_MODELS = 2, compare.MAX_MODELS
 DEBATE = "app_pages/debate.py"
 QUALITY = ("count_ratio", "length_ratio", "assumption_linkage", "conflicts_two_sided", "diversity", "grounding",
            "off_topic")
 COST = {"wall_seconds": "Wall time (s)", "seconds": "Model time (s)", "first_token_seconds": "First token (s)",
         "completion_tokens": "Completion tokens"}
-SIDES = {"pro": "FOR", "con": "AGAINST"}
-AGENTS = {"orchestrator": "proposition", "pro": "FOR", "con": "AGAINST", "moderator": "moderator"}
+SIDES = {side: AGENT_NAMES[side] for side in ("pro", "con")}
 ICONS = {"waiting": "○", "pending": "○", "running": "◐", "retrying": "↻", "done": "✓", "failed": "✗",
          "cancelled": "■"}
 SPEC_HELP = ("A provider:model string, for example `embedded` (the built-in model), `embedded:/path/model.gguf`, "
@@ -41,196 +41,10 @@ SPEC_HELP = ("A provider:model string, for example `embedded` (the built-in mode
              "secret; Ollama uses the sidebar's host.")
 
 
-# -- model rows ----------------------------------------------------------------------------------------------------
-
-
-def sidebar_spec() -> str:
-    """The sidebar's model as a provider:model string (what it names, even where it cannot be built yet)."""
-    try:
-        return settings.build_provider().spec
-    except ClearSideError:
-        state = st.session_state
-        name = state.get("provider_name", "embedded")
-        model = state.get(f"{name}_model") or ""
-        return f"{name}:{model}" if model else name
-
-
-def rows() -> list[int]:
-    """The ids of the model rows (a row's text input is ``cmp_model_<id>``); first visit: the sidebar's model
-    and an empty row."""
-    state = st.session_state
-    if "cmp_rows" not in state:
-        state["cmp_rows"], state["cmp_next"] = [0, 1], 2
-        state.setdefault("cmp_model_0", sidebar_spec())
-        state.setdefault("cmp_model_1", "")
-    return state["cmp_rows"]
-
-
-def add_row() -> None:
-    state = st.session_state
-    if len(state["cmp_rows"]) < MAX_MODELS:
-        state["cmp_rows"] = [*state["cmp_rows"], state["cmp_next"]]
-        state["cmp_next"] += 1
-
-
-def remove_row(row: int) -> None:
-    state = st.session_state
-    if len(state["cmp_rows"]) > MIN_MODELS and row in state["cmp_rows"]:
-        state["cmp_rows"] = [r for r in state["cmp_rows"] if r != row]
-        state.pop(f"cmp_model_{row}", None)
-        state.pop(f"cmp_temp_{row}", None)
-
-
-def typed_specs() -> list[str]:
-    return [st.session_state.get(f"cmp_model_{row}") or "" for row in rows()]
-
-
-def row_temperature(row: int) -> float:
-    """A row's temperature (each row is a configuration); a new row starts at the sidebar's."""
-    return float(st.session_state.setdefault(f"cmp_temp_{row}", settings.temperature()))
-
-
-def typed_temperatures() -> list[float]:
-    """The temperatures of the rows that name a model, in order."""
-    return [row_temperature(row) for row in rows() if (st.session_state.get(f"cmp_model_{row}") or "").strip()]
-
-
-def provider_for(spec: str) -> Provider:
-    """The provider a row names; OpenAI and Ollama use the sidebar's connection settings (tests may inject
-    providers as ``compare_providers_override``, a dict of spec to provider)."""
-    override = st.session_state.get("compare_providers_override") or {}
-    if spec in override:
-        return override[spec]
-    name, _model = parse_spec(spec)
-    if name == "openai":
-        return get_provider(spec, base_url=st.session_state.get("openai_base_url") or None,
-                            api_key=settings.secret("OPENAI_API_KEY"), concurrency=settings.concurrency())
-    if name == "ollama":
-        return get_provider(spec, host=st.session_state.get("ollama_host") or None,
-                            concurrency=settings.concurrency())
-    return get_provider(spec)
-
-
-def providers(specs: list[str], temperatures: list[float] | None = None) -> list[Provider]:
-    """Each spec's provider (``specs`` as ``compare.check_specs`` cleaned them), each server asked whether it
-    answers before anything starts; an error names the row. Two rows naming one model (``embedded`` and that
-    GGUF's path, say) at the same temperature are refused."""
-    rows_typed = [n for n, typed in enumerate(typed_specs(), 1) if typed.strip()]
-    numbers = rows_typed if len(rows_typed) == len(specs) else list(range(1, len(specs) + 1))
-    temperatures = temperatures or [settings.temperature()] * len(specs)
-    out = []
-    for number, spec in zip(numbers, specs, strict=True):
-        try:
-            out.append(provider_for(spec))
-        except ClearSideError as exc:
-            raise ConfigError(f"Model {number}: {exc.for_dashboard()}") from exc
-    if (pair := compare.same_model(out, temperatures)) is not None:
-        first, second = (f"Model {numbers[n]} ({specs[n]})" for n in pair)
-        raise InputError(f"{first} and {second} name the same model at the same temperature "
-                         f"({temperatures[pair[0]]:g}): choose another model, or give one of them another "
-                         "temperature.")
-    for number, spec, provider in zip(numbers, specs, out, strict=True):  # a typo is cheaper to report than a server
-        try:
-            provider.preflight()
-        except ClearSideError as exc:
-            raise ConfigError(f"Model {number} ({spec}) cannot run, so nothing was started: "
-                              f"{exc.for_dashboard()}") from exc
-    return out
-
-
-# -- starting, showing and watching a comparison -----------------------------------------------------------------
-
-
-def show(batch: str | None) -> None:
-    st.session_state.update(cmp_batch=batch, cmp_loaded=None)
-    if batch:
-        st.query_params["compare"] = batch
-    else:
-        st.query_params.pop("compare", None)
-
-
-def current() -> str | None:
-    """The comparison to show: the link's, else the one shown last in this session (and the URL says so)."""
-    linked = st.query_params.get("compare")
-    batch = linked or st.session_state.get("cmp_batch")
-    if batch != st.session_state.get("cmp_batch") or linked != batch:
-        show(batch)
-    return batch
-
-
-def start() -> None:
-    """The Compare button: check everything first, then run the comparison on a worker and show it."""
-    st.session_state["cmp_error"] = ""
-    try:
-        question = inputs.question(st.session_state.get("cmp_question"))
-        temperatures = typed_temperatures()
-        chosen = providers(compare.check_specs(typed_specs()), temperatures)
-        jobs.host()  # the runtime runs every model's debate; this dashboard is one of its hosts
-        with rate.debate_start(st.session_state):  # a comparison is one start, checked after its inputs
-            job = CompareJob(question, chosen, jobs.store(), temperatures=temperatures).start()
-    except ClearSideError as exc:
-        st.session_state["cmp_error"] = exc.for_dashboard()
-        return
-    jobs.registry().add(job)
-    show(job.id)
-
-
-def find(batch: str | None) -> CompareJob | None:
-    """The comparison this server started under that id (its debates may run on any host)."""
-    job = jobs.registry().get(batch)
-    return job if isinstance(job, CompareJob) else None
-
-
-def _stored_rows(batch: str) -> list[dict[str, Any]]:
-    return [r for r in jobs.store().runs(compare.SUITE) if (r.get("data") or {}).get("batch") == batch]
-
-
-def _label(row: dict[str, Any]) -> str:
-    return (row.get("data") or {}).get("label") or f"{row['provider']}:{row['model']}"
-
-
-def signature(batch: str) -> tuple:
-    """What the page shows depends on: the status of each model (and, here, of the whole comparison)."""
-    job = find(batch)
-    if job is not None:
-        state = job.state  # read first: once "done", the report is complete
-        return (state, *((label, r["status"]) for label, r in job.report()["results"].items()))
-    return ("stored", *((_label(r), r["status"]) for r in _stored_rows(batch)))
-
-
-def result(batch: str) -> tuple[dict[str, Any], dict[str, dict[str, Any]], bool]:
-    """``(report, documents, running)``: from the job that runs here, else from the store (cached per status)."""
-    job = find(batch)
-    if job is not None:
-        running = job.state != "done"
-        return job.report(), job.documents(), running
-    shown = signature(batch)
-    cached = st.session_state.get("cmp_loaded")
-    if cached and cached[0] == (batch, shown):
-        report, documents = cached[1], cached[2]
-    else:
-        report, documents = compare.load(jobs.store(), batch)  # InputError for an unknown batch
-        st.session_state["cmp_loaded"] = ((batch, shown), report, documents)
-    return report, documents, report["state"] != "done"
-
-
-def statuses(batch: str) -> list[dict[str, Any]]:
-    """One line per model for the progress view: label, status, agents' progress (here only), error."""
-    job = find(batch)
-    if job is None:
-        return [{"label": _label(r), "status": r["status"], "agents": {}, "error": ""} for r in _stored_rows(batch)]
-    agents = job.agents()
-    return [{"label": label, "status": r["status"], "agents": agents.get(label, {}), "error": r.get("error") or ""}
-            for label, r in job.report()["results"].items()]
-
-
 def agents_line(agents: dict[str, str]) -> str:
     """``✓ proposition · ◐ FOR · ○ AGAINST · ○ moderator`` (then ``· scoring…`` while its metrics are computed)."""
-    line = " · ".join(f"{ICONS.get(agents.get(a, 'pending'), '○')} {AGENTS[a]}" for a in AGENT_ORDER)
+    line = " · ".join(f"{ICONS.get(agents.get(a, 'pending'), '○')} {AGENT_TAGS[a]}" for a in AGENT_ORDER)
     return line + (" · scoring…" if all(agents.get(a) == "done" for a in AGENT_ORDER) else "")
-
-
-# -- results -----------------------------------------------------------------------------------------------------
 
 
 def status_label(result: dict[str, Any]) -> str:
@@ -336,27 +150,164 @@ def agreement_caption(report: dict[str, Any]) -> str:
     return " ".join(parts)
 
 
-def when(stamp: str) -> str:
-    return f"{stamp[:10]} {stamp[11:16]} UTC" if len(stamp) >= 16 else stamp
+def model_rows() -> None:
+    rows = ca.rows()
+    st.markdown(f"**Models** ({ca.MIN_MODELS} to {ca.MAX_MODELS})")
+    for number, row in enumerate(rows, 1):
+        field, heat, remove = st.columns([5, 2, 2], vertical_alignment="bottom")
+        field.text_input(f"Model {number}", key=Compare.model(row), max_chars=300, persist_state="session",
+                         placeholder="provider:model, e.g. ollama:llama3.2", help=SPEC_HELP)
+        ca.row_temperature(row)  # a new row starts at the sidebar's temperature
+        heat.number_input(f"Temperature {number}", min_value=0.0, max_value=1.5, step=0.05, format="%.2f",
+                          key=Compare.temperature(row), persist_state="session",
+                          help="Each row is a configuration: the same model may be compared at two temperatures.")
+        remove.button("Remove", key=Compare.remove(row), on_click=ca.remove_row, args=(row,), width="stretch",
+                      disabled=len(rows) <= ca.MIN_MODELS, help=f"A comparison needs at least {ca.MIN_MODELS} "
+                      "models.")
+    st.button("Add a model", key=Compare.ADD, on_click=ca.add_row, icon=":material/add:",
+              disabled=len(rows) >= ca.MAX_MODELS, help=f"Up to {ca.MAX_MODELS} models.")
 
 
-def earlier() -> list[dict[str, Any]]:
-    """Every saved comparison, newest first."""
-    items = []
-    for batch in reversed(regress.batches(jobs.store(), compare.SUITE)):
-        counts: dict[str, int] = {}
-        for row in batch.rows:
-            counts[row["status"]] = counts.get(row["status"], 0) + 1
-        question = (batch.rows[0].get("data") or {}).get("question", "")
-        short = question if len(question) <= 80 else question[:79] + "…"
-        items.append({"id": batch.id, "label": f"{short} · {len(batch.rows)} models · {when(batch.created_at)}",
-                      "Question": question,
-                      "Models": ", ".join(_label(r) for r in batch.rows),
-                      "Status": ", ".join(f"{n} {status}" for status, n in sorted(counts.items())),
-                      "Created": when(batch.created_at), "Link": f"compare?compare={batch.id}"})
-    return items
+def inputs(batch: str | None, job) -> None:
+    busy = job is not None and job.state != "done"
+    question_box(Compare.QUESTION, error_key=Compare.ERROR,
+                 placeholder="e.g. Should the U.S. impose a temporary moratorium on new AI data centers?")
+    model_rows()
+    with st.container(horizontal=True):  # at their own width, wrapping on a narrow screen: never cut off
+        st.button("Compare", key=Compare.START, type="primary", on_click=ca.start, disabled=busy,
+                  icon=":material/view_column:", help="Runs every model's debate at once; each is saved as it goes.")
+        st.button("New comparison", key=Compare.NEW, on_click=ca.show, args=(None,), disabled=not batch)
+    if busy:
+        st.button("Cancel", key=Compare.CANCEL, on_click=job.cancel, icon=":material/stop_circle:",
+                  help="Stop every model's debate. Finished debates and sections stay saved; each unfinished one "
+                       "can be resumed from the Library.")
+    if st.session_state.get(Compare.ERROR):
+        st.error(esc(st.session_state[Compare.ERROR]))
 
 
-def open_batch(batch: str) -> None:
-    st.session_state["cmp_error"] = ""
-    show(batch)
+# each redraw costs every following tab (bench/ui_load.py): drawn by follow(), slower while nothing moves
+def watch(batch: str, shown: tuple) -> None:
+    """While the debates run: each model's status; the whole page redraws when one changes."""
+    if ca.signature(batch) != shown:
+        st.rerun()
+    elsewhere = ca.find(batch) is None
+    lines = ca.statuses(batch)
+    poll_changed("compare", (elsewhere, *((line["label"], line["status"], tuple(sorted(line["agents"].items())))
+                                          for line in lines)))
+    st.markdown("**Debating…**" if not elsewhere else
+                "**Still running elsewhere** (another app or the command line), or it was interrupted.")
+    for line in lines:
+        agents = f" — {agents_line(line['agents'])}" if line["agents"] and line["status"] == "running" else ""
+        st.markdown(f"{ICONS.get(line['status'], '')} **{esc(line['label'])}**: {line['status']}{agents}")
+
+
+def model_column(label: str, result: dict, document: dict | None) -> None:
+    st.markdown(f"**{esc(label)}**")
+    st.caption(status_label(result))
+    if result["status"] == "failed":
+        st.error(esc(result.get("error") or "This model's debate failed."))
+    elif result["status"] == "cancelled":
+        st.info("Cancelled. Whatever finished is saved: open it to resume it." if result.get("debate_id")
+                else "Cancelled before it started.")
+    elif result["status"] == "done" and document is None:
+        st.warning("This debate is no longer in the store (deleted from the Library?).")
+    if document is not None:
+        doc = Document.model_validate(document)
+        for side, title, colour in ((doc.pro, "FOR", "green"), (doc.con, "AGAINST", "red")):
+            st.markdown(f"**:{colour}[{title}]**\n\n" + "\n".join(f"- {esc(a.claim)}" for a in side.arguments))
+        st.markdown("**Decision hinges**\n\n" + "\n".join(f"- {esc(h)}" for h in doc.moderator.decision_hinges))
+    if result.get("debate_id"):
+        text = "Open what was saved" if result["status"] in ("failed", "cancelled") else "Open the full debate"
+        st.page_link(page_path(DEBATE), label=text, icon=":material/open_in_new:",
+                     query_params={"debate": result["debate_id"]})
+
+
+def full_debate(documents: dict) -> None:
+    if not documents:
+        return
+    options = list(documents)
+    if st.session_state.get(Compare.FULL) not in options:
+        st.session_state[Compare.FULL] = options[0]
+    with st.expander("Read one debate in full"):
+        label = st.selectbox("Model", options, key=Compare.FULL)
+        document_view(Document.model_validate(documents[label]))
+
+
+def metrics_section(report: dict) -> None:
+    frame = metrics_frame(report)
+    if frame is None:
+        return
+    st.header("Metrics")
+    st.caption("Headline metrics of each debate (the column *better* says which way is better); no reference "
+               "answers exist for a free question, so coverage and stance are absent.")
+    st.dataframe(frame, hide_index=True, width="stretch", height=35 * (len(frame) + 1) + 3)
+    for figure in (quality_figure(report), cost_figure(report)):
+        if figure is not None:
+            st.plotly_chart(figure, width="stretch")
+    costs = cost_frame(report)
+    if costs is not None:
+        st.caption("Time and tokens: wall time from start to finish, model time summed over every call, the mean "
+                   "wait for a call's first token (where the backend reports it) and the tokens generated.")
+        st.dataframe(costs, hide_index=True, width="stretch", key=Compare.COSTS)
+
+
+def agreement_section(report: dict, running: bool) -> None:
+    st.header("Arguments across models")
+    if report.get("agreement") is None or running:
+        st.info("Shown when every model's debate has finished.")
+        return
+    if not report["agreement"]:
+        st.info("Needs at least two finished debates.")
+        return
+    st.caption(esc(agreement_caption(report)))
+    for side, title in SIDES.items():
+        frame = agreement_frame(report, side)
+        if frame is not None:
+            st.markdown(f"**{title}**")
+            st.dataframe(frame, hide_index=True, width="stretch")
+
+
+def comparison(batch: str) -> None:
+    shown = ca.signature(batch)  # before the report: a status that changes in between reruns the page, not lost
+    report, documents, running = ca.result(batch)
+    st.divider()
+    st.markdown(f"**Question:** {esc(report['question'])}")
+    st.caption(f"Comparison `{esc(batch)}` · share this page's address to reopen it.")
+    if report.get("error"):
+        st.error(esc(report["error"]))
+    if running:
+        follow("compare", POLL_SECONDS, watch, batch, shown)
+    for column, label in zip(st.columns(len(report["models"]), border=True), report["models"], strict=True):
+        with column:
+            model_column(label, report["results"][label], documents.get(label))
+    full_debate(documents)
+    metrics_section(report)
+    agreement_section(report, running)
+
+
+def earlier_view() -> None:
+    items = ca.earlier()
+    if not items:
+        return
+    st.divider()
+    st.header("Earlier comparisons")
+    share = st.column_config.LinkColumn("Share link", display_text="Open ↗", help="A link that reopens it.")
+    st.dataframe([{k: v for k, v in item.items() if k not in ("id", "label")} for item in items], hide_index=True,
+                 width="stretch", column_config={"Link": share})
+    labels = {item["id"]: item["label"] for item in items}
+    pick, open_ = st.columns([5, 1], vertical_alignment="bottom")
+    chosen = pick.selectbox("Comparison", list(labels), key=Compare.PICK, format_func=labels.get)
+    open_.button("Open", key=Compare.OPEN, on_click=ca.open_batch, args=(chosen,), width="stretch")
+
+
+def page() -> None:
+    """The page body: the inputs, the comparison shown (a link to an unknown one says so), the earlier ones."""
+    batch = ca.current()
+    job = ca.find(batch)
+    inputs(batch, job)
+    if batch:
+        try:
+            comparison(batch)
+        except InputError as exc:  # a link to a comparison this store does not have
+            st.error(esc(f"This link does not open a saved comparison. {exc}"))
+    earlier_view()

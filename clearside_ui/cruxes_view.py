@@ -12,7 +12,7 @@ import streamlit as st
 
 from clearside.cruxes import CAVEAT, LOAD_NOTE, dependants, load_line, sorted_by_load
 from clearside.schema import Document
-from clearside_ui import view  # a module reference: view draws this module from moderator_view
+from clearside_ui.format import esc
 
 
 def hinges_view(document: Document, notes: Callable[[str], None]) -> bool:
@@ -21,16 +21,16 @@ def hinges_view(document: Document, notes: Callable[[str], None]) -> bool:
     ranked = sorted_by_load(document)
     if not ranked:
         return False
-    st.caption(view.esc(LOAD_NOTE))
+    st.caption(esc(LOAD_NOTE))
     for rank, (hinge, crux) in enumerate(ranked, start=1):
-        st.markdown(f"{rank}\\. {view.esc(hinge)}")
-        st.caption(f"Load: {view.esc(load_line(document, crux))}")
+        st.markdown(f"{rank}\\. {esc(hinge)}")
+        st.caption(f"Load: {esc(load_line(document, crux))}")
         items = dependants(document, crux)
         with st.expander(f"Hinge {crux.hinge + 1}: what rests on it, if yes, if no", expanded=False):
             if items:
-                st.markdown("**Rests on it**\n\n" + "\n".join(f"- {view.esc(who)}: {view.esc(text)}"
+                st.markdown("**Rests on it**\n\n" + "\n".join(f"- {esc(who)}: {esc(text)}"
                                                                for who, text in items))
-            st.markdown("\n\n".join(view.esc(t) for t in dict.fromkeys((crux.if_yes, crux.if_no))))
+            st.markdown("\n\n".join(esc(t) for t in dict.fromkeys((crux.if_yes, crux.if_no))))
         notes(hinge)
-    st.caption(view.esc(CAVEAT))
+    st.caption(esc(CAVEAT))
     return True

@@ -27,7 +27,9 @@ from clearside.schema import CATEGORY_VALUES, AssumptionStance, Document, Weight
 from clearside.static import remap
 from clearside.static.job import RemapJob
 from clearside_ui import jobs, rate, settings
-from clearside_ui.view import esc, moderator_view
+from clearside_ui.format import esc
+from clearside_ui.state import Explore
+from clearside_ui.view import moderator_view
 
 NO_STANCE = "no stance"
 LOST = ("This server no longer follows the re-map (it was restarted): the runtime finishes it, and its version "
@@ -41,12 +43,12 @@ SECTION_NAMES = {"decision_hinges": "Decision hinges", "core_disagreements": "Co
 
 def current_weights() -> Weights:
     """The sliders' weights (categories left at 1 are unset)."""
-    values = {c: int(st.session_state.get(f"weight_{c}", 1)) for c in CATEGORY_VALUES}
+    values = {c: int(st.session_state.get(Explore.weight(c), 1)) for c in CATEGORY_VALUES}
     return Weights(**{c: w for c, w in values.items() if w != 1})
 
 
 def _stance_key(scope: str, side: str, index: int) -> str:
-    return f"stance_{scope}_{side}_{index}"
+    return Explore.stance(scope, side, index)
 
 
 def current_stances(document: Document, scope: str) -> list[AssumptionStance]:
@@ -59,7 +61,7 @@ def weights_panel() -> Weights:
     st.markdown("**How much each kind of argument matters to you** (0 sets it aside, 1 is the default)")
     columns = st.columns(3)
     for number, category in enumerate(CATEGORY_VALUES):
-        columns[number % 3].slider(category.capitalize(), 0, remap.MAX_WEIGHT, 1, key=f"weight_{category}")
+        columns[number % 3].slider(category.capitalize(), 0, remap.MAX_WEIGHT, 1, key=Explore.weight(category))
     return current_weights()
 
 
@@ -112,13 +114,13 @@ def start(document: Document, scope: str, debate_id: str | None, store: Any) -> 
             job = jobs.start_job(RemapJob(store, debate_id, weights, stances, settings.build_provider(),
                                           temperature=settings.temperature()))
     except ClearSideError as exc:
-        st.session_state["remap_error"] = exc.for_dashboard()
+        st.session_state[Explore.ERROR] = exc.for_dashboard()
         return
-    st.session_state.update(remap_job=job.id, remap_error="", remap_landed=None, remap_cancelled=None)
+    st.session_state.update({Explore.JOB: job.id, Explore.ERROR: "", Explore.LANDED: None, Explore.CANCELLED: None})
 
 
 def cancel() -> None:
-    job = jobs.registry().get(st.session_state.get("remap_job") or "")
+    job = jobs.registry().get(st.session_state.get(Explore.JOB) or "")
     if isinstance(job, RemapJob):
         job.cancel()  # the fragment sees it cancelled and says so
 
@@ -136,9 +138,10 @@ def _running(job_id: str) -> None:
         return
     landed = (job.debate_id, job.version) if state == "done" and job.version else None
     cancelled = job.debate_id if state == "cancelled" and job is not None else None
-    st.session_state.update(remap_job=None, remap_error=error, remap_landed=landed, remap_cancelled=cancelled)
+    st.session_state.update({Explore.JOB: None, Explore.ERROR: error, Explore.LANDED: landed,
+                             Explore.CANCELLED: cancelled})
     if landed:
-        st.session_state["remap_version"] = job.version  # the versions list opens on the new one
+        st.session_state[Explore.VERSION] = job.version  # the versions list opens on the new one
     st.rerun()
 
 
@@ -152,9 +155,9 @@ def versions_view(debate_id: str, store: Any) -> None:
         return
     st.markdown("**Versions of this debate** (the original is always kept as it was)")
     labels = {v.number: f"Version {v.number} · {v.created_at} · {v.label}" for v in versions}
-    number = st.selectbox("Show a version's changes", list(labels), index=len(labels) - 1, key="remap_version",
+    number = st.selectbox("Show a version's changes", list(labels), index=len(labels) - 1, key=Explore.VERSION,
                           format_func=labels.get)  # option text is shown as plain text
-    cache = st.session_state.setdefault("remap_diffs", {})
+    cache = st.session_state.setdefault(Explore.DIFFS, {})
     if (debate_id, number) not in cache:
         document = Document.model_validate(store.version(debate_id, number).body["document"])
         cache[debate_id, number] = (document, remap.diff(document.remap.original, document.moderator))
@@ -172,9 +175,9 @@ def explore(document: Document, *, debate_id: str | None = None, store: Any = No
     weights = weights_panel()
     weighted_arguments(document, weights)
     stances_panel(document, scope)
-    busy = bool(st.session_state.get("remap_job"))
+    busy = bool(st.session_state.get(Explore.JOB))
     if editable and debate_id and store is not None:
-        st.button("Re-map with these priorities", key="remap_start", on_click=start,
+        st.button("Re-map with these priorities", key=Explore.START, on_click=start,
                   args=(document, scope, debate_id, store), disabled=busy, icon=":material/alt_route:",
                   help="Rerun only the moderator under your weights and stances; saved as a new version.")
     elif editable:
@@ -182,17 +185,17 @@ def explore(document: Document, *, debate_id: str | None = None, store: Any = No
                    "the Library to re-map it.")
     else:
         st.caption("Read-only: make an editable copy to re-map this debate.")
-    if st.session_state.get("remap_error"):
-        st.error(esc(st.session_state["remap_error"]))
+    if st.session_state.get(Explore.ERROR):
+        st.error(esc(st.session_state[Explore.ERROR]))
     if busy:
-        st.button("Cancel the re-map", key="remap_cancel", on_click=cancel, icon=":material/stop_circle:",
+        st.button("Cancel the re-map", key=Explore.CANCEL, on_click=cancel, icon=":material/stop_circle:",
                   help="Stop the moderator: no version is saved, and you can re-map again.")
-        _running(st.session_state["remap_job"])
-    landed = st.session_state.get("remap_landed")
+        _running(st.session_state[Explore.JOB])
+    landed = st.session_state.get(Explore.LANDED)
     if landed and not busy and landed[0] == debate_id:
         st.success(f"Re-mapped: what changed against the original synthesis. Saved as version {landed[1]}.",
                    icon=":material/check_circle:")
-    if not busy and st.session_state.get("remap_cancelled") == debate_id and debate_id:
+    if not busy and st.session_state.get(Explore.CANCELLED) == debate_id and debate_id:
         st.info("Re-map cancelled: no version was saved.", icon=":material/stop_circle:")
     if debate_id and store is not None:
         versions_view(debate_id, store)

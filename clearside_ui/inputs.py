@@ -36,7 +36,7 @@ def question_box(key: str, *, label: str = "Question or claim", limit: int = MAX
     length_note(key, limit, label)
 
 
-def context_boxes(prefix: str = "", *, error_key: str | None = None, placeholders: bool = True) -> None:
+def context_boxes(prefix: str, *, error_key: str | None = None, placeholders: bool = True) -> None:
     """Geography, timeframe and domain side by side; keys ``{prefix}geography`` and so on."""
     columns = st.columns(len(CONTEXT_FIELDS))
     for column, (name, label, example) in zip(columns, CONTEXT_FIELDS, strict=True):

@@ -16,6 +16,7 @@ from clearside.static import workflow as workflows
 from clearside.static.engine import DebateRun
 from clearside.static.job import ChallengeJob, RemapJob, Snapshot, StaticJob, new_job
 from clearside.store import Store, open_store
+from clearside_ui.state import App
 
 
 @st.cache_resource
@@ -104,7 +105,7 @@ def followed(job_id: str) -> tuple[runtime.JobState, Snapshot]:
     """A job another process runs, as this page sees it: its state and the agents' progress from its rows
     (one Follower per browser session and job, so each redraw reads only the new rows), a persona debate's
     personas after the four agents."""
-    followers = st.session_state.setdefault("followers", {})
+    followers = st.session_state.setdefault(App.FOLLOWERS, {})
     follower = followers.setdefault(job_id, Follower(job_id))
     agents = follower.update()
     state = runtime.state(job_id)

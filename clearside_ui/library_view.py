@@ -1,311 +1,172 @@
-"""The Library page's logic: filters to store queries, the results table, and the actions on one saved debate.
+"""The Library page's views: the unfinished debates' notice, the search and filters, the results table with its
+pages, and the actions on the debate picked (open, resume, rename, duplicate, re-run, delete).
 
-Callbacks never raise: a ClearSideError becomes ``lib_error`` (the page shows it escaped, and every widget keeps
-what was typed), and a page switch is queued in ``lib_goto`` for the page body to follow with :func:`follow`.
+Every title, question and stored text goes through ``esc``; the table goes to ``st.dataframe``, which shows text
+literally.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 import streamlit as st
 
-from clearside.errors import ClearSideError
+from clearside.inputs import MAX_TITLE
 from clearside.modes import MODES, mode
-from clearside.runtime.status import ELSEWHERE_SECONDS as CORE_ELSEWHERE_SECONDS
-from clearside.runtime.status import debate_status
-from clearside.store import Page, Summary
-from clearside_ui import jobs, owner, page_path, rate, settings
+from clearside_ui import jobs, page_path
+from clearside_ui import library_actions as lib
+from clearside_ui.format import esc
+from clearside_ui.inputs import length_note
+from clearside_ui.state import Library
 
-PAGE_SIZE = 25
-STATUSES = ("queued", "running", "paused", "failed", "done")
-UNFINISHED = ("queued", "running", "paused", "failed")
-# Which page opens, follows and resumes each kind, and its share link (relative to the Library's own URL), are
-# the mode registry's (clearside/modes.py).
-KIND_LABELS = {kind: entry.label for kind, entry in MODES.items()}
-# Each filter widget and its empty value. Clearing assigns these (popping a widget's key would let the browser send
-# its last value back on the next change, so a cleared search came back).
-# The debates comparisons and regression runs make are kept apart from the user's own unless asked for ("Made by").
-FILTER_DEFAULTS: dict[str, Any] = {"lib_search": "", "lib_kind": "", "lib_provider": "", "lib_model": "",
-                                   "lib_status": "", "lib_dates": (), "lib_origin": "own"}
-ORIGINS = {"own": "People", "runs": "Comparisons and regression runs", "": "Anyone"}
-FILTER_KEYS = tuple(FILTER_DEFAULTS)
+# The kinds, what Resume and Re-run do for each, and the page that opens one: the mode registry's
+KINDS = {"": "Any kind", **{kind: entry.short for kind, entry in MODES.items()}}
+OPEN_HELP = "Opens it on its page: " + ", ".join(f"{m.page_title} for a {m.label.lower()}" for m in MODES.values())
+STATUS_LABELS = {"": "Any status", "running": "Running or interrupted", "paused": "Paused", "failed": "Failed",
+                 "done": "Done"}
 
 
-def when(stamp: str) -> str:
-    """``2026-11-22T04:52:29Z`` → ``2026-11-22 04:52 UTC``."""
-    return f"{stamp[:10]} {stamp[11:16]} UTC" if len(stamp) >= 16 else stamp
+def unfinished_notice() -> None:
+    counts = lib.unfinished()
+    if counts:
+        parts = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+        st.warning(f"**Unfinished debates: {sum(counts.values())}** ({parts}). Every finished section is saved: "
+                   "pick one below (the Status filter lists them) and press **Resume** to complete it.",
+                   icon=":material/restore:")
 
 
-def running(debate_id: str) -> bool:
-    """Whether this server is generating that debate right now (a perspectives session: a step is in flight)."""
-    return jobs.running(debate_id)
+def filter_bar(facets: dict[str, list[str]]) -> None:
+    with st.container(horizontal=True, vertical_alignment="bottom"):  # the button keeps its whole label
+        st.text_input("Search", key=Library.SEARCH, on_change=lib.filters_changed,
+                      placeholder="Words anywhere in the question, title or claims", icon=":material/search:")
+        st.button("Clear filters", key=Library.CLEAR, on_click=lib.clear_filters, icon=":material/filter_alt_off:",
+                  disabled=not lib.filtering(), help="Empty the search and reset every filter.")
+    kind, origin, status, provider, model, dates = st.columns([1, 1.2, 1.2, 1.2, 1.4, 1.6])
+    kind.selectbox("Kind", list(KINDS), format_func=KINDS.get, key=Library.KIND, on_change=lib.filters_changed)
+    st.session_state.setdefault(Library.ORIGIN, "own")
+    origin.selectbox("Made by", list(lib.ORIGINS), format_func=lib.ORIGINS.get, key=Library.ORIGIN,
+                     on_change=lib.filters_changed, help="Debates that comparisons and regression runs made are "
+                     "kept apart from the ones people started.")
+    status.selectbox("Status", list(STATUS_LABELS), format_func=STATUS_LABELS.get, key=Library.STATUS,
+                     on_change=lib.filters_changed)
+    for column, name, title in ((provider, "provider", "Provider"), (model, "model", "Model")):
+        options = ["", *facets[name]]
+        if st.session_state.get(Library.facet(name)) not in options:
+            st.session_state[Library.facet(name)] = ""  # its last debate was deleted
+        column.selectbox(title, options, format_func=lambda v, t=title: v or f"Any {t.lower()}",
+                         key=Library.facet(name), on_change=lib.filters_changed)
+    dates.date_input("Created between", value=(), key=Library.DATES, on_change=lib.filters_changed,
+                     format="YYYY-MM-DD", help="Pick the first and the last day (inclusive), in UTC.")
 
 
-# A debate saved as running that no worker here runs, but whose store row changed this recently, is taken to be
-# running in another process (another dashboard, the command line): each finished section touches the row.
-ELSEWHERE_SECONDS = CORE_ELSEWHERE_SECONDS
+def results_table(page, versions: dict[str, int], sources: dict[str, int]) -> None:
+    offset = st.session_state.get(Library.OFFSET, 0)
+    st.caption(f"{page.total} saved debate{'s match' if page.total != 1 else ' matches'} · showing "
+               f"{offset + 1}–{offset + len(page.items)}, newest first")
+    rows = lib.table(page.items, versions, sources)
+    st.dataframe(rows, hide_index=True, key=Library.TABLE, width="stretch", column_config={
+        "Link": st.column_config.LinkColumn("Share link", display_text="Open ↗",
+                                            help="A link to this debate: copy it to share it, or open it.")},
+        on_select=lambda: lib.row_picked([item.id for item in page.items]), selection_mode="single-row")
+    st.caption("Click a row to pick it for the actions below.")
+    if page.total > lib.PAGE_SIZE:
+        pages = (page.total - 1) // lib.PAGE_SIZE + 1
+        # at their own width, spread across the row and wrapping on a narrow screen: never cut off
+        with st.container(horizontal=True, horizontal_alignment="distribute", vertical_alignment="center"):
+            st.button("Previous", key=Library.PREVIOUS, on_click=lib.turn_page, args=(-1,), disabled=offset == 0,
+                      icon=":material/chevron_left:")
+            st.caption(f"Page {offset // lib.PAGE_SIZE + 1} of {pages}", width="content")
+            st.button("Next", key=Library.NEXT, on_click=lib.turn_page, args=(1,),
+                      disabled=offset + lib.PAGE_SIZE >= page.total, icon=":material/chevron_right:")
 
 
-def status_label(item: Summary) -> str:
-    """The stored status; a debate saved as running that no worker here runs is running elsewhere (its row
-    changed in the last ELSEWHERE_SECONDS) or was interrupted (the core's rule: :mod:`clearside.status`)."""
-    here = {item.id} if item.status in ("running", "paused") and running(item.id) else set()
-    return debate_status(item.status, item.id, item.updated_at, here, elsewhere_seconds=ELSEWHERE_SECONDS)
+def delete_controls(item) -> None:
+    if st.session_state.get(Library.CONFIRM) != item.id:
+        st.button("Delete…", key=Library.DELETE, on_click=lib.ask_delete, args=(item,), icon=":material/delete:",
+                  disabled=lib.running(item.id), help="A debate that is running here cannot be deleted.")
+        return
+    st.warning(f"Delete “{esc(item.title)}”? This cannot be undone.")
+    confirm, cancel = st.columns(2)
+    confirm.button("Confirm delete", key=Library.DELETE_CONFIRM, on_click=lib.delete, args=(item,), type="primary",
+                   width="stretch")
+    cancel.button("Cancel", key=Library.DELETE_CANCEL, on_click=lib.cancel_delete, width="stretch")
 
 
-def resumable(item: Summary) -> bool:
-    """Not done, and not running here or elsewhere (two workers must not write the same debate)."""
-    return item.status != "done" and status_label(item) not in ("queued", "running", "running elsewhere")
+def actions(item, versions: int = 0) -> None:
+    entry = mode(item.kind)
+    if st.session_state.get(Library.TITLE_FOR) != item.id:
+        st.session_state.update({Library.TITLE: item.title, Library.TITLE_FOR: item.id})
+    remapped = f" · {esc(lib.remaps(versions))}" if versions else ""
+    st.caption(f"{esc(lib.KIND_LABELS.get(item.kind, item.kind))} · {esc(lib.status_label(item))} · "
+               f"{esc(item.provider)}:{esc(item.model)} · created {esc(lib.when(item.created_at))}{remapped}")
+    st.markdown(f"**Question:** {esc(item.question)}")
+    use, why = lib.provider_label()
+    left, right = st.columns(2, gap="large")
+    with left:
+        st.button("Open", key=Library.OPEN, on_click=lib.open_debate, args=(item,), type="primary",
+                  icon=":material/open_in_new:", help=OPEN_HELP)
+        if lib.resumable(item) and not lib.yours(item):
+            st.caption(esc(lib.READ_ONLY))
+        elif lib.resumable(item):
+            st.button("Resume", key=Library.RESUME, on_click=lib.resume, args=(item,), icon=":material/play_arrow:",
+                      help=entry.resume_help)
+        elif entry.resumes_on_page and lib.running(item.id):
+            st.button(f"Watch on the {entry.watch_title} page", key=Library.WATCH, on_click=lib.resume, args=(item,),
+                      icon=entry.icon)
+        elif item.status == "queued":
+            st.caption("Queued for a worker (`python -m clearside worker`): Open follows it as it is generated.")
+        elif lib.status_label(item) == "running elsewhere":
+            st.caption(f"Running in another process (another dashboard or the command line): it was saved at "
+                       f"{esc(lib.when(item.updated_at))}. Resume is offered once it has not changed for "
+                       f"{lib.ELSEWHERE_SECONDS // 60} minutes, so two workers never write the same debate.")
+        st.text_input("Title", key=Library.TITLE)
+        length_note(Library.TITLE, MAX_TITLE, "The title")
+        st.button("Save title", key=Library.RENAME, on_click=lib.rename, args=(item,), icon=":material/edit:")
+    with right:
+        st.button("Duplicate", key=Library.DUPLICATE, on_click=lib.duplicate, args=(item,),
+                  icon=":material/content_copy:")
+        st.button("Re-run", key=Library.RERUN, on_click=lib.rerun, args=(item,), disabled=not use,
+                  icon=":material/replay:", help="Generate it again as a new debate, with the model chosen in the "
+                  "sidebar (the caption below names it).")
+        if use:
+            st.caption(entry.rerun_note.format(kind=item.kind, use=esc(use)))
+        else:
+            st.caption(f"The sidebar's model cannot be used: {esc(why)}")
+        delete_controls(item)
 
 
-def remaps(count: int) -> str:
-    """``2 re-maps`` (a debate's saved versions, clearside/remap.py); empty for none."""
-    return f"{count} re-map{'s' if count != 1 else ''}" if count else ""
+def messages() -> None:
+    if st.session_state.get(Library.NOTICE):
+        st.success(esc(st.session_state.pop(Library.NOTICE)))
+    if st.session_state.get(Library.ERROR):
+        st.error(esc(st.session_state.pop(Library.ERROR)))
 
 
-def files(count: int) -> str:
-    """``2 files`` (a debate's attached sources, clearside/sources); empty for none."""
-    return f"{count} file{'s' if count != 1 else ''}" if count else ""
-
-
-def label(item: Summary, width: int = 80, versions: int = 0) -> str:
-    """A plain-text selectbox label (options are not Markdown)."""
-    title = item.title if len(item.title) <= width else item.title[: width - 1] + "…"
-    return " · ".join(filter(None, (title, item.kind, status_label(item), remaps(versions), when(item.created_at))))
-
-
-def link(item: Summary) -> str:
-    return mode(item.kind).share_link(item.id)
-
-
-def table(items: list[Summary], versions: dict[str, int] | None = None,
-          sources: dict[str, int] | None = None) -> list[dict[str, str]]:
-    """The results table's rows. ``versions``: each debate's number of versions; the "Versions" column ("2
-    re-maps") is shown only when a debate on the page has one; so is the "Sources" column ("2 files")."""
-    versions, sources = versions or {}, sources or {}
-    shown, attached = any(versions.get(i.id) for i in items), any(sources.get(i.id) for i in items)
-    return [{"Title": i.title, "Kind": i.kind, "Status": status_label(i),
-             **({"Versions": remaps(versions.get(i.id, 0))} if shown else {}),
-             **({"Sources": files(sources.get(i.id, 0))} if attached else {}), "Provider": i.provider,
-             "Model": i.model, "Created": when(i.created_at), "Link": link(i)} for i in items]
-
-
-# -- queries -----------------------------------------------------------------------------------------------------
-
-
-def filters() -> dict[str, Any]:
-    state = st.session_state
-    dates = tuple(state.get("lib_dates") or ())
-    return {"search": state.get("lib_search") or "", "kind": state.get("lib_kind") or None,
-            "provider": state.get("lib_provider") or None, "model": state.get("lib_model") or None,
-            "status": state.get("lib_status") or None, "origin": state.get("lib_origin", "own") or None,
-            "since": dates[0] if dates else None,
-            "until": dates[1] if len(dates) > 1 else None}
-
-
-def results() -> Page:
-    """The current page of results; a page emptied by a delete falls back to the last page that has rows."""
-    store, chosen = jobs.store(), filters()
-    offset = st.session_state.get("lib_offset", 0)
-    page = store.list(**chosen, limit=PAGE_SIZE, offset=offset)
-    if offset and not page.items:
-        offset = max(0, (page.total - 1) // PAGE_SIZE * PAGE_SIZE)
-        st.session_state["lib_offset"] = offset
-        page = store.list(**chosen, limit=PAGE_SIZE, offset=offset)
-    return page
-
-
-def version_counts(items: list[Summary]) -> dict[str, int]:
-    """How many versions (re-maps) each of these debates has: one query for them all."""
-    return jobs.store().version_counts(item.id for item in items)
-
-
-def source_counts(items: list[Summary]) -> dict[str, int]:
-    """How many sources each of these debates has: one query for them all."""
-    return jobs.store().source_counts(item.id for item in items)
-
-
-def unfinished() -> dict[str, int]:
-    """How many saved debates are not done, by shown status (interrupted, running, paused, failed)."""
-    counts: dict[str, int] = {}
+def page() -> None:
+    """The page body: nothing saved yet, nothing matching the filters, or the results and the debate picked."""
     store = jobs.store()
-    for status in UNFINISHED:
-        page = store.list(status=status, origin="own", limit=500)
-        for item in page.items:
-            counts[status_label(item)] = counts.get(status_label(item), 0) + 1
-        if page.total > len(page.items):
-            counts[status] = counts.get(status, 0) + page.total - len(page.items)
-    return counts
-
-
-def picked(items: list[Summary]) -> dict[str, Summary]:
-    """The debates the picker offers: this page of results, plus the copy just made while a filter hides it."""
-    options = {i.id: i for i in items}
-    pin = st.session_state.get("lib_pin")
-    if pin and pin != st.session_state.get("lib_pick"):
-        st.session_state.pop("lib_pin")  # another debate was picked since
-    elif pin and pin not in options and jobs.store().exists(pin):
-        options = {pin: jobs.store().get(pin), **options}
-    if options and st.session_state.get("lib_pick") not in options:
-        st.session_state["lib_pick"] = next(iter(options))
-    return options
-
-
-def provider_label() -> tuple[str, str]:
-    """``(provider:model, "")`` for the sidebar's provider, or ``("", why it cannot be built)``."""
-    return settings.model_label()
-
-
-# -- callbacks ---------------------------------------------------------------------------------------------------
-
-
-def _begin() -> None:
-    st.session_state.update(lib_error="", lib_notice="")
-
-
-def _go(page: str, **query: str) -> None:
-    st.session_state["lib_goto"] = (page, query)
-
-
-def follow() -> None:
-    """Switch page if an action asked to (st.switch_page belongs in the script body, not in a callback)."""
-    goto = st.session_state.pop("lib_goto", None)
-    if goto:
-        st.switch_page(page_path(goto[0]), query_params=goto[1])
-
-
-def keep_typed() -> None:
-    """Keep typed text even on a run that stops early (store down) and so never draws its box."""
-    for key in ("lib_search", "lib_title"):
-        if key in st.session_state:
-            st.session_state[key] = st.session_state[key]
-
-
-def filters_changed() -> None:
-    st.session_state["lib_offset"] = 0
-    st.session_state.pop("lib_pin", None)
-
-
-def filtering() -> bool:
-    """Whether any filter narrows the list."""
-    return any(st.session_state.get(key) not in (None, empty) for key, empty in FILTER_DEFAULTS.items())
-
-
-def clear_filters() -> None:
-    st.session_state.update(FILTER_DEFAULTS)
-    st.session_state["lib_offset"] = 0
-    st.session_state.pop("lib_pin", None)
-
-
-def row_picked(ids: list[str]) -> None:
-    """A click on a row of the results table picks that debate for the actions below it."""
-    rows = (st.session_state.get("lib_table") or {}).get("selection", {}).get("rows", [])
-    if rows and 0 <= rows[0] < len(ids):
-        st.session_state["lib_pick"] = ids[rows[0]]
-        st.session_state.pop("lib_confirm", None)
-
-
-def turn_page(by: int) -> None:
-    st.session_state["lib_offset"] = max(0, st.session_state.get("lib_offset", 0) + by * PAGE_SIZE)
-    st.session_state.pop("lib_pin", None)
-
-
-def open_debate(item: Summary) -> None:
-    _begin()
-    shown_by = mode(item.kind)
-    _go(shown_by.page, **{shown_by.param: item.id})
-
-
-def rename(item: Summary) -> None:
-    _begin()
-    try:
-        jobs.store().rename(item.id, st.session_state.get("lib_title", ""))
-    except ClearSideError as exc:
-        st.session_state["lib_error"] = exc.for_dashboard()
+    if store.list(limit=1).total == 0:
+        messages()
+        st.info("No saved debates yet. Every debate is saved as it is generated: start one on the Debate or the "
+                "Live debate page and it appears here.")
+        st.page_link(page_path("app_pages/debate.py"), label="Go to Debate", icon=":material/balance:")
+        st.page_link(page_path("app_pages/live.py"), label="Go to Live debate", icon=":material/record_voice_over:")
         return
-    st.session_state["lib_notice"] = "Renamed."
-
-
-def ask_delete(item: Summary) -> None:
-    _begin()
-    st.session_state["lib_confirm"] = item.id
-
-
-def cancel_delete() -> None:
-    st.session_state.pop("lib_confirm", None)
-
-
-def delete(item: Summary) -> None:
-    _begin()
-    st.session_state.pop("lib_confirm", None)
-    try:
-        jobs.store().delete(item.id)
-    except ClearSideError as exc:
-        st.session_state["lib_error"] = exc.for_dashboard()
+    unfinished_notice()
+    filter_bar(store.facets())
+    page = lib.results()
+    if not page.items:
+        messages()
+        if lib.filtering():
+            st.info("No saved debate matches these filters: **Clear filters** shows them all again.")
+        else:
+            st.info("Every saved debate so far was made by a comparison or a regression run: choose **Made by → "
+                    "Anyone** to see them.")
         return
-    st.session_state.pop("lib_pick", None)
-    st.session_state["lib_notice"] = f"Deleted “{item.title}”."
-
-
-def duplicate(item: Summary) -> None:
-    _begin()
-    try:
-        copy_id = jobs.store().duplicate(item.id, owner=owner.token())
-    except ClearSideError as exc:
-        st.session_state["lib_error"] = exc.for_dashboard()
-        return
-    st.session_state.update(lib_pick=copy_id, lib_pin=copy_id, lib_offset=0,
-                            lib_notice=f"Duplicated “{item.title}”: the copy is selected below.")
-
-
-def rerun(item: Summary) -> None:
-    """Generate the debate again from its question and context with the sidebar's provider, as a new debate
-    (``Mode.rerun``), and follow it on its mode's page."""
-    _begin()
-    try:
-        rerun_of = mode(item.kind)
-        with rate.debate_start(st.session_state):  # a re-run is a new debate
-            job = rerun_of.rerun(jobs.store(), item.id, settings.build_provider(),
-                                 temperature=settings.temperature(), strategy=settings.strategy(),
-                                 owner=owner.token())
-        jobs.registry().add(job)
-        owner.claim(job.id)
-        _go(rerun_of.watch_page, **{rerun_of.watch_param: job.id})
-    except ClearSideError as exc:
-        st.session_state["lib_error"] = exc.for_dashboard()
-
-
-def yours(item: Summary) -> bool:
-    """Whether this browser may resume the debate (clearside_ui/owner.py): its own, or nobody's."""
-    try:
-        return owner.may_change(item.id, jobs.store().get(item.id).data)
-    except ClearSideError:
-        return False
-
-
-READ_ONLY = ("Read-only: this debate was started in another browser or on another machine, and only that browser "
-             "can resume it. Re-run makes your own.")
-
-
-def resume(item: Summary) -> None:
-    """Static: complete only the missing sections here, then watch on the Debate page. Modes that resume on their
-    own page (``Mode.resumes_on_page``) go there: the Live page resumes a live debate, the Perspectives page shows
-    the saved session, with its questions to answer or Resume."""
-    _begin()
-    resume_of = mode(item.kind)
-    if not resume_of.resumes_on_page:
-        try:
-            if not yours(item):
-                st.session_state["lib_error"] = READ_ONLY
-                return
-            if not running(item.id):
-                job = resume_of.resume(jobs.store(), item.id, settings.build_provider(),
-                                       temperature=settings.temperature(), strategy=settings.strategy(),
-                                       owner=owner.token())
-                jobs.registry().add(job.start())
-                owner.claim(item.id)
-        except ClearSideError as exc:
-            st.session_state["lib_error"] = exc.for_dashboard()
-            return
-    _go(resume_of.watch_page, **{resume_of.watch_param: item.id})
+    options = lib.picked(page.items)
+    versions = lib.version_counts(list(options.values()))  # the page and a pinned copy, in one query
+    results_table(page, versions, lib.source_counts(page.items))
+    st.divider()
+    labels = {debate_id: lib.label(item, versions=versions.get(debate_id, 0))  # fixed now: status changes
+              for debate_id, item in options.items()}
+    st.selectbox("Debate", list(labels), key=Library.PICK, format_func=labels.get)
+    messages()  # next to the buttons that caused them
+    actions(options[st.session_state[Library.PICK]], versions.get(st.session_state[Library.PICK], 0))

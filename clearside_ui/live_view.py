@@ -1,6 +1,6 @@
 """Views of a live debate transcript, shared by the Live debate and Timeline pages.
 
-Every user or model string goes through :func:`clearside_ui.view.esc`; nothing here starts a model call.
+Every user or model string goes through :func:`clearside_ui.format.esc`; nothing here starts a model call.
 """
 
 from __future__ import annotations
@@ -23,7 +23,9 @@ from clearside.live.protocol import PHASE_LABELS, PHASES, PLAN, SPEAKER_LABELS
 from clearside.live.transcript import Intervention, Transcript, Turn
 from clearside.store import Summary, check_id, open_store
 from clearside_ui import scroll
-from clearside_ui.view import esc, file_stem, poll_cached
+from clearside_ui.format import esc, file_stem, short, when
+from clearside_ui.state import Live
+from clearside_ui.view import poll_cached
 
 STATUS_BADGES = {"running": ":blue-badge[:material/play_arrow: Running]",
                  "pausing": ":orange-badge[:material/pause: Pausing after this chunk]",
@@ -43,10 +45,6 @@ def speaker_label(speaker: str) -> str:
 def speaker_badge(speaker: str) -> str:
     return f":{SPEAKER_COLOURS.get(speaker, 'gray')}-badge[{speaker_label(speaker)}]"
 
-
-def when(stamp: str) -> str:
-    """``2026-11-22T04:52:29.230Z`` → ``2026-11-22 04:52 UTC``."""
-    return f"{stamp[:10]} {stamp[11:16]} UTC" if len(stamp) >= 16 else stamp
 
 
 def proposition(transcript: Transcript) -> str:
@@ -75,10 +73,8 @@ def saved_summaries(limit: int = 200, *, unfinished: bool = False) -> list[Summa
 
 def summary_label(summary: Summary, width: int = 70) -> str:
     """A plain-text label (selectbox options are not Markdown): title, date and state."""
-    title = " ".join(summary.title.split())
-    if len(title) > width:
-        title = title[: width - 1] + "…"
-    return f"{title} · {when(summary.created_at)} · {STATE_LABELS.get(summary.status, summary.status)}"
+    state = STATE_LABELS.get(summary.status, summary.status)
+    return f"{short(summary.title, width)} · {when(summary.created_at)} · {state}"
 
 
 def planned_done(transcript: Transcript) -> int:
@@ -143,7 +139,7 @@ def now_speaking(speaker: str, activity: str, speech: str, status: str, raw: str
     """Who speaks now and the speech streamed so far in the turn in flight (its points while they are prepared)."""
     if not speaker or status not in ("running", "pausing"):
         return
-    with st.container(border=True, key="live_now"):
+    with st.container(border=True, key=Live.NOW):
         st.markdown(f"{speaker_badge(speaker)} **Speaking now** · {esc(activity)}")
         if speech.strip():
             st.markdown(esc(speech) + " ▌")
@@ -349,5 +345,5 @@ def cost_view(transcript: Transcript) -> None:
                                         name="First token (s)", mode="lines+markers"))
         figure.update_layout(xaxis_title="Turn", yaxis_title="seconds", legend={"orientation": "h", "y": -0.3},
                              margin={"t": 20}, height=300)
-        st.plotly_chart(figure, key="live_costs_chart")
+        st.plotly_chart(figure, key=Live.COSTS_CHART)
         st.dataframe(pd.DataFrame(table).rename(columns=costs.COLUMNS), hide_index=True)

@@ -19,6 +19,8 @@ import secrets
 
 import streamlit as st
 
+from clearside_ui.state import App
+
 COOKIE = "clearside_owner"
 YEAR = 365 * 24 * 3600
 _KEY = re.compile(r"[0-9a-f]{32}")
@@ -26,13 +28,13 @@ _KEY = re.compile(r"[0-9a-f]{32}")
 
 def _key() -> str:
     """This browser's key: its cookie's, or a new one that :func:`keep` writes to the cookie."""
-    key = st.session_state.get("owner_key")
+    key = st.session_state.get(App.OWNER_KEY)
     if key is None:
         cookie = st.context.cookies.get(COOKIE)
         cookie = cookie if isinstance(cookie, str) else ""  # (AppTest has no cookies)
         key = cookie if _KEY.fullmatch(cookie) else secrets.token_hex(16)
-        st.session_state["owner_key"] = key
-        st.session_state["owner_cookie_written"] = key == cookie
+        st.session_state[App.OWNER_KEY] = key
+        st.session_state[App.OWNER_COOKIE_WRITTEN] = key == cookie
     return key
 
 
@@ -44,22 +46,22 @@ def token() -> str:
 def keep() -> None:
     """Write the browser's key to its cookie, once per session (called on every page by app.py)."""
     key = _key()
-    if st.session_state.get("owner_cookie_written"):
+    if st.session_state.get(App.OWNER_COOKIE_WRITTEN):
         return
     st.html(f'<script>document.cookie = "{COOKIE}={key}; path=/; max-age={YEAR}; SameSite=Strict";</script>',
             unsafe_allow_javascript=True, width="content")
-    st.session_state["owner_cookie_written"] = True
+    st.session_state[App.OWNER_COOKIE_WRITTEN] = True
 
 
 def claim(debate_id: str) -> None:
     """This session made (or copied, or resumed) ``debate_id``; the store got :func:`token` as its owner when
     the debate was started or copied (``jobs.start_static(owner=...)``, ``Store.duplicate(owner=...)``)."""
-    st.session_state.setdefault("owned", set()).add(debate_id)
+    st.session_state.setdefault(App.OWNED, set()).add(debate_id)
 
 
 def owns(debate_id: str, data: dict | None) -> bool:
     """Whether this browser may change the debate: made in this session, or stamped with our token."""
-    return debate_id in st.session_state.get("owned", set()) or (data or {}).get("owner") == token()
+    return debate_id in st.session_state.get(App.OWNED, set()) or (data or {}).get("owner") == token()
 
 
 def may_change(debate_id: str, data: dict | None) -> bool:

@@ -17,10 +17,8 @@ from clearside.schema import Document, Persona, PersonaCase
 from clearside.static import personas
 from clearside.static.job import Snapshot
 from clearside_ui import jobs, view
+from clearside_ui.state import Personas
 from clearside_ui.view import STATUS_ICONS, STATUS_WORDS, esc
-
-PICKED, CUSTOM = "personas", "custom_personas"
-_LANDED = "persona_panel"  # session state: (debate id, the panel as last read from the store)
 
 
 def _clear(error_key: str | None) -> None:
@@ -34,10 +32,10 @@ def picker(*, error_key: str | None = None) -> None:
         st.caption(f"Pick {personas.MIN_PERSONAS} to {personas.MAX_PERSONAS} personas in all to have the debate "
                    "written by disciplines instead of one advocate per side: each writes its own case, blind to "
                    "the others, and the moderator maps where their lenses diverge.")
-        st.multiselect("Built-in personas", list(personas.BUILTINS), key=PICKED,
+        st.multiselect("Built-in personas", list(personas.BUILTINS), key=Personas.PICKED,
                        max_selections=personas.MAX_PERSONAS, on_change=_clear, args=(error_key,),
                        help="\n".join(f"- **{name}**: {lens}" for name, lens in personas.BUILTINS.items()))
-        st.text_area("Your own personas", key=CUSTOM, height=68, on_change=_clear, args=(error_key,),
+        st.text_area("Your own personas", key=Personas.CUSTOM, height=68, on_change=_clear, args=(error_key,),
                      placeholder="One per line, a name and a one-line lens, e.g.\nFarmer: crop yields, water "
                                  "and the cost of land",
                      help=f"One per line as Name: lens. Names at most {personas.MAX_NAME} characters, lenses at "
@@ -46,8 +44,8 @@ def picker(*, error_key: str | None = None) -> None:
 
 def chosen() -> list[Persona] | None:
     """The personas picked (``None``: a regular pro and con debate); an InputError names the fix."""
-    custom = [line for line in str(st.session_state.get(CUSTOM) or "").splitlines() if line.strip()]
-    return personas.choose(list(st.session_state.get(PICKED) or []), custom)
+    custom = [line for line in str(st.session_state.get(Personas.CUSTOM) or "").splitlines() if line.strip()]
+    return personas.choose(list(st.session_state.get(Personas.PICKED) or []), custom)
 
 
 def _arguments(title: str, arguments: list) -> None:
@@ -115,7 +113,7 @@ def sections_view(sections: dict[str, Any]) -> None:
 def _landed(debate_id: str, done: set[int]) -> personas.Panel | None:
     """The debate's personas and the cases saved so far, read from the store again only when a persona that
     finished is not in what was read (its case is saved just after its "done" event); None if unreadable."""
-    kept = st.session_state.get(_LANDED)
+    kept = st.session_state.get(Personas.PANEL)
     if isinstance(kept, tuple) and kept[0] == debate_id and done <= set(kept[1].cases):
         return kept[1]
     try:
@@ -125,7 +123,7 @@ def _landed(debate_id: str, done: set[int]) -> personas.Panel | None:
     if body is None:
         return None
     panel = personas.Panel.load(body)
-    st.session_state[_LANDED] = (debate_id, panel)
+    st.session_state[Personas.PANEL] = (debate_id, panel)
     return panel
 
 

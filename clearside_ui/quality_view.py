@@ -8,17 +8,12 @@ from __future__ import annotations
 
 import streamlit as st
 
+from clearside.agents import AGENT_NAMES
 from clearside.schema import AgentQuality, Document, Quality
-from clearside_ui.view import esc
+from clearside_ui.format import esc, plural
 
-AGENT_NAMES = {"orchestrator": "Orchestrator", "pro": "FOR", "con": "AGAINST", "moderator": "Moderator",
-               "remap": "Re-map", "challenge": "Challenge"}
 ACTIONS = {"dropped": "dropped", "replaced": "replaced", "reasked": "re-asked", "flagged": "flagged"}
 REPAIRED = ("dropped", "replaced")
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 def summary(quality: Quality) -> str:
@@ -28,7 +23,7 @@ def summary(quality: Quality) -> str:
     if not items and not reasks:
         return "Quality checks: nothing caught"
     repaired = sum(item.action in REPAIRED for item in items)
-    return f"Quality checks: {len(items)} caught, {repaired} repaired, {_plural(reasks, 're-ask')}"
+    return f"Quality checks: {len(items)} caught, {repaired} repaired, {plural(reasks, 're-ask')}"
 
 
 def _agent(name: str) -> str:

@@ -26,6 +26,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 
 from clearside.errors import ClearSideError, ConfigError
+from clearside_ui.state import App
 
 WINDOW_S = 60.0
 STARTS_ENV = "CLEARSIDE_DEBATE_STARTS_PER_MINUTE"
@@ -37,7 +38,7 @@ DEFAULT_STARTS = 10
 # One click each, and the page allows one challenge at a time: a person asks a few a minute. 30 (one every 2 s)
 # is never reached by hand.
 DEFAULT_CHALLENGES = 30
-SESSION_KEY = "rate_limits"  # where session_limits keeps a session's limits in its state
+SESSION_KEY = App.RATE_LIMITS  # where session_limits keeps a session's limits in its state
 
 
 class RateLimited(ClearSideError):

@@ -13,6 +13,8 @@ import re
 
 import streamlit as st
 
+from clearside_ui.state import App
+
 _NAME = re.compile(r"cs-[a-z0-9-]+")
 
 
@@ -27,7 +29,7 @@ def into_view(name: str, *, once: str) -> None:
     """Scroll the page to the anchor ``name`` the first time this session sees the event ``once``."""
     if not _NAME.fullmatch(name):
         raise ValueError(f"not an anchor name: {name!r}")
-    seen = st.session_state.setdefault("scrolled", set())
+    seen = st.session_state.setdefault(App.SCROLLED, set())
     if once in seen:
         return
     seen.add(once)

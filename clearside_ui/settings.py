@@ -12,20 +12,13 @@ import os
 import streamlit as st
 
 from clearside.errors import ClearSideError
-from clearside.providers import Provider, get_provider
-from clearside.providers.detect import DEFAULT_OLLAMA, Detected, detect_servers, ollama_url
+from clearside.providers import DEFAULT_PROVIDER, Provider, Setting, build, offered, provider_class
+from clearside.providers.detect import Detected, detect_servers, ollama_probe_url
 from clearside.providers.limits import SERVER_CONCURRENCY
 from clearside.store.privacy import register_secret
-from clearside_ui.view import esc
+from clearside_ui.format import esc
+from clearside_ui.state import Sidebar
 
-PROVIDERS = {"embedded": "Embedded (offline, in-process)", "ollama": "Ollama", "openai": "OpenAI-compatible"}
-HOST_KEYS = {"ollama": "ollama_host", "openai": "openai_base_url"}
-MODEL_KEYS = {"ollama": "ollama_model", "openai": "openai_model"}
-RUNNING = {"ollama": "Ollama is running", "openai": "An OpenAI-compatible server is running"}
-USING = {"ollama": "Using Ollama", "openai": "Using the OpenAI-compatible server"}
-DEFAULT_HOSTS = {"ollama": ("OLLAMA_HOST", DEFAULT_OLLAMA),
-                 "openai": ("OPENAI_BASE_URL", "https://api.openai.com/v1")}
-DETECTED = "detected_servers"
 STRATEGIES = {"auto": "Automatic", "whole": "Whole: one call per agent",
               "focused": "Focused: smaller calls per agent"}
 STRATEGY_HELP = (
@@ -59,119 +52,144 @@ def secret(name: str) -> str | None:
 
 def detected() -> list[Detected]:
     """The model servers found running, probed once per session (**Look again** probes anew)."""
-    if DETECTED not in st.session_state:
-        st.session_state[DETECTED] = detect_servers(api_key=secret("OPENAI_API_KEY"))
-    return st.session_state[DETECTED]
+    if Sidebar.DETECTED not in st.session_state:
+        st.session_state[Sidebar.DETECTED] = detect_servers(api_key=secret("OPENAI_API_KEY"))
+    return st.session_state[Sidebar.DETECTED]
 
 
 def _look_again() -> None:
-    st.session_state.pop(DETECTED, None)
+    st.session_state.pop(Sidebar.DETECTED, None)
+
+
+def field_key(name: str, setting: Setting) -> str:
+    """The session key of a provider's setting in the sidebar (``ollama_host``, ``openai_model``...)."""
+    return Sidebar.field(name, setting.key)
+
+
+def chosen() -> str:
+    """The name of the provider the sidebar has chosen."""
+    return st.session_state.get(Sidebar.PROVIDER, DEFAULT_PROVIDER)
 
 
 def _use(server: Detected) -> None:
     """Button callback: widgets' keys may only be set before the widgets are created, so here."""
-    st.session_state["provider_name"] = server.provider
-    st.session_state[HOST_KEYS[server.provider]] = server.base_url
+    st.session_state[Sidebar.PROVIDER] = server.provider
+    address = provider_class(server.provider).address()
+    if address is not None:
+        st.session_state[field_key(server.provider, address)] = server.base_url
 
 
-def _default_host(provider: str) -> str:
-    variable, default = DEFAULT_HOSTS[provider]
-    return os.environ.get(variable) or default
+def _default(setting: Setting) -> str:
+    """What a setting's field starts with: its environment variable, else its default."""
+    return (os.environ.get(setting.env) if setting.env else None) or setting.default
 
 
-def _server_in_use(provider: str) -> Detected | None:
-    """The detected server that the sidebar's host (or base URL) for ``provider`` points at."""
-    host = st.session_state.get(HOST_KEYS[provider]) or _default_host(provider)
-    wanted = ollama_url(host) if provider == "ollama" else host.strip().rstrip("/")
-    return next((s for s in detected() if s.provider == provider and s.base_url == wanted), None)
+def _server_in_use(kind: type[Provider]) -> Detected | None:
+    """The detected server that the sidebar's host (or base URL) for ``kind`` points at (None for a provider
+    without a server)."""
+    address = kind.address()
+    if address is None:
+        return None
+    wanted = kind.server_url(st.session_state.get(field_key(kind.name, address)) or _default(address))
+    return next((s for s in detected() if s.provider == kind.name and s.base_url == wanted), None)
 
 
 def _offers(name: str) -> None:
     """Each server found running, with **Use it** unless it is already the one in use."""
     for server in detected():
-        where = esc(server.base_url)
-        if name == server.provider and _server_in_use(name) == server:
-            st.caption(f"{USING[server.provider]} found running at {where}.")
+        where, kind = esc(server.base_url), provider_class(server.provider)
+        if name == server.provider and _server_in_use(kind) == server:
+            st.caption(f"{kind.found_using} found running at {where}.")
         else:
             count = len(server.models)
             models = f"{count} model{'s' if count != 1 else ''}" if count else "no models yet"
-            st.info(f"{RUNNING[server.provider]} at {where} ({models}).")
-            st.button("Use it", key=f"use_{server.provider}", on_click=_use, args=(server,))
+            st.info(f"{kind.found_running} at {where} ({models}).")
+            st.button("Use it", key=Sidebar.use(server.provider), on_click=_use, args=(server,))
         if server.error:
             st.caption(f"It answered with an error: {esc(server.error)}")
     if not detected():
-        st.caption(f"No model server found running (Ollama at {esc(ollama_url(_default_host('ollama')))}).")
-    st.button("Look again", key="look_again", on_click=_look_again)
+        st.caption(f"No model server found running (Ollama at {esc(ollama_probe_url())}).")
+    st.button("Look again", key=Sidebar.LOOK_AGAIN, on_click=_look_again)
 
 
-def _model_field(provider: str, placeholder: str) -> None:
+def _model_field(kind: type[Provider], setting: Setting) -> None:
     """The models the detected server lists, as a selectbox; a free-text field when there is no such list."""
-    key = MODEL_KEYS[provider]
-    server = _server_in_use(provider)
+    key = field_key(kind.name, setting)
+    server = _server_in_use(kind)
     if server is None or not server.models:
-        st.text_input("Model", key=key, placeholder=placeholder)
+        st.text_input(setting.label, key=key, placeholder=setting.placeholder or None, help=setting.help or None)
         return
     if st.session_state.get(key) not in server.models:
         st.session_state[key] = server.models[0]  # allowed: the widget is not created yet in this run
-    st.selectbox("Model", server.models, key=key, help=f"The models {esc(server.base_url)} lists.")
+    st.selectbox(setting.label, server.models, key=key, help=f"The models {esc(server.base_url)} lists.")
+
+
+def _fields(kind: type[Provider]) -> None:
+    """The provider's declared settings, in its order: the model (a list when its server offers one), text
+    fields starting from their environment variable, and a note for a secret (never a field: never kept)."""
+    for setting in kind.settings:
+        if setting.secret:
+            st.caption(f"{setting.label}: taken from {setting.env} in the environment or secrets, never stored.")
+        elif setting.model:
+            _model_field(kind, setting)
+        else:
+            key = field_key(kind.name, setting)
+            st.session_state.setdefault(key, _default(setting))
+            st.text_input(setting.label, key=key, placeholder=setting.placeholder or None, help=setting.help or None)
+
+
+def _test_connection(kind: type[Provider]) -> None:
+    """The provider's health check: the debate's first call, then the models a server offers."""
+    try:
+        provider = build_provider()
+        st.success(esc(provider.check()))
+        models = provider.list_models()
+        if models and not kind.in_process:
+            st.caption("Models offered: " + esc(", ".join(models[:20])))
+    except ClearSideError as exc:
+        st.error(esc(exc.for_dashboard()))
 
 
 def sidebar() -> None:
     with st.sidebar:
         st.subheader("Model")
-        _offers(st.session_state.get("provider_name", "embedded"))
-        name = st.selectbox("Provider", list(PROVIDERS), format_func=PROVIDERS.get, key="provider_name")
-        if name == "embedded":
-            st.text_input("GGUF file (empty: SmolLM2-135M default)", key="embedded_model",
-                          placeholder="/path/model.gguf")
-        elif name == "ollama":
-            st.session_state.setdefault("ollama_host", _default_host("ollama"))
-            st.text_input("Ollama host", key="ollama_host")
-            _model_field("ollama", "llama3.2")
-        else:
-            st.session_state.setdefault("openai_base_url", _default_host("openai"))
-            st.text_input("Base URL", key="openai_base_url")
-            _model_field("openai", "gpt-4o-mini")
-            st.caption("API key: taken from OPENAI_API_KEY in the environment or secrets, never stored.")
-        st.slider("Temperature", 0.0, 1.5, 0.4, 0.05, key="temperature")
+        _offers(chosen())
+        labels = {name: kind.label for name, kind in offered().items()}
+        kind = provider_class(st.selectbox("Provider", list(labels), format_func=labels.get, key=Sidebar.PROVIDER))
+        _fields(kind)
+        st.slider("Temperature", 0.0, 1.5, 0.4, 0.05, key=Sidebar.TEMPERATURE)
         with st.expander("Generation"):
-            st.selectbox("Strategy", list(STRATEGIES), format_func=STRATEGIES.get, key="strategy",
+            st.selectbox("Strategy", list(STRATEGIES), format_func=STRATEGIES.get, key=Sidebar.STRATEGY,
                          help=STRATEGY_HELP)
-            if name != "embedded":
-                st.checkbox("Small model", key="small_model", help=SMALL_HELP)
+            if not kind.in_process:
+                st.checkbox("Small model", key=Sidebar.SMALL, help=SMALL_HELP)
                 st.number_input("Concurrency", min_value=1, max_value=64, value=SERVER_CONCURRENCY, step=1,
-                                key="concurrency", help=CONCURRENCY_HELP)
-        if st.button("Test connection", key="test_connection"):
-            try:
-                provider = build_provider()
-                st.success(esc(provider.check()))
-                models = provider.list_models()
-                if models and name != "embedded":
-                    st.caption("Models offered: " + esc(", ".join(models[:20])))
-            except ClearSideError as exc:
-                st.error(esc(exc.for_dashboard()))
+                                key=Sidebar.CONCURRENCY, help=CONCURRENCY_HELP)
+        if st.button("Test connection", key=Sidebar.TEST_CONNECTION):
+            _test_connection(kind)
+
+
+def values(kind: type[Provider]) -> dict[str, object]:
+    """What the sidebar holds for each of the provider's settings but its secrets (those are read by
+    :func:`secret`, never kept)."""
+    return {s.key: st.session_state.get(field_key(kind.name, s)) for s in kind.settings if not s.secret}
 
 
 def build_provider() -> Provider:
     """The provider the sidebar describes (tests may inject one as ``provider_override``)."""
-    override = st.session_state.get("provider_override")
+    override = st.session_state.get(Sidebar.OVERRIDE)
     if override is not None:
         return override
-    name = st.session_state.get("provider_name", "embedded")
-    small = True if st.session_state.get("small_model") else None  # None: what the provider says of itself
-    if name == "ollama":
-        return get_provider(f"ollama:{st.session_state.get('ollama_model', '')}", small=small,
-                            host=st.session_state.get("ollama_host") or None, concurrency=concurrency())
-    if name == "openai":
-        return get_provider(f"openai:{st.session_state.get('openai_model', '')}", small=small,
-                            base_url=st.session_state.get("openai_base_url") or None,
-                            api_key=secret("OPENAI_API_KEY"), concurrency=concurrency())
-    return get_provider(f"embedded:{st.session_state.get('embedded_model', '')}")
+    kind = provider_class(chosen())
+    if kind.in_process:  # no server settings: its own concurrency, and small as it says of itself
+        return build(kind.name, values(kind), secret=secret)
+    small = True if st.session_state.get(Sidebar.SMALL) else None  # None: what the provider says of itself
+    return build(kind.name, values(kind), secret=secret, small=small, concurrency=concurrency())
 
 
 def concurrency() -> int | None:
     """The sidebar's Concurrency for a server (None before the field was shown: the provider's default)."""
-    value = st.session_state.get("concurrency")
+    value = st.session_state.get(Sidebar.CONCURRENCY)
     return int(value) if value is not None else None
 
 
@@ -185,12 +203,14 @@ def model_label() -> tuple[str, str]:
 
 
 def using_demo_model() -> bool:
-    """Debates run on the embedded default (SmolLM2-135M): the sidebar's choice, or an injected provider."""
-    override = st.session_state.get("provider_override")
+    """Debates run on the default provider's own model (the embedded SmolLM2-135M): the sidebar's choice, or an
+    injected provider of that kind."""
+    override = st.session_state.get(Sidebar.OVERRIDE)
     if override is not None:
-        return getattr(override, "name", "") == "embedded"
-    return (st.session_state.get("provider_name", "embedded") == "embedded"
-            and not (st.session_state.get("embedded_model") or "").strip())
+        return getattr(override, "name", "") == DEFAULT_PROVIDER
+    kind = provider_class(DEFAULT_PROVIDER)
+    return chosen() == DEFAULT_PROVIDER and not any(
+        str(st.session_state.get(field_key(kind.name, s)) or "").strip() for s in kind.settings if s.model)
 
 
 def demo_model_notice() -> None:
@@ -200,9 +220,9 @@ def demo_model_notice() -> None:
 
 def strategy() -> str | None:
     """The sidebar's generation strategy; ``None`` for Automatic (``engine.default_strategy``)."""
-    chosen = st.session_state.get("strategy", "auto")
+    chosen = st.session_state.get(Sidebar.STRATEGY, "auto")
     return None if chosen == "auto" else chosen
 
 
 def temperature() -> float:
-    return float(st.session_state.get("temperature", 0.4))
+    return float(st.session_state.get(Sidebar.TEMPERATURE, 0.4))

@@ -15,21 +15,14 @@ from streamlit.runtime.uploaded_file_manager import UploadedFile
 
 from clearside.schema import Argument, CitedPassage, Document, SourceInfo
 from clearside.sources import MAX_BYTES, MAX_CHARS, MAX_FILES, MAX_PAGES, Source, locate, read_sources
-from clearside_ui import view  # a module reference: view draws the citations from side_view
+from clearside_ui.format import SIDES as COLUMNS
+from clearside_ui.format import esc, lines
+from clearside_ui.state import Sources
 
-FILES, PASTE, CITE, ERROR = "source_files", "source_paste", "cite_sources", "sources_error"
+FILES, PASTE, CITE, ERROR = Sources.FILES, Sources.PASTE, Sources.CITE, Sources.ERROR  # its session keys
 PASTED = "pasted text.txt"  # the name a pasted source goes by
 TYPES = ["txt", "md", "markdown", "html", "htm", "pdf", "csv"]
-SIDES = (("pro", "FOR"), ("con", "AGAINST"))
-
-
-def esc(text: str) -> str:
-    return view.esc(text)
-
-
-def lines(text: str) -> str:
-    """Text of several lines (one refusal a line) escaped line by line, each kept on its own line."""
-    return "  \n".join(esc(line) for line in str(text).splitlines() if line.strip())
+SIDES = tuple((side, title) for side, title, _colour in COLUMNS)  # the sides and their titles, FOR first
 
 
 def _size(size: int) -> str:

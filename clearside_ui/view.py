@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
-import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
@@ -12,14 +10,15 @@ from typing import Any, TypeVar
 
 import streamlit as st
 
-from clearside.agents import AGENT_ORDER
+from clearside.agents import AGENT_ACTIVITIES, AGENT_NAMES, AGENT_ORDER
 from clearside.enforce import partial_object
 from clearside.errors import ConfigError
-from clearside.inputs import clean
 from clearside.schema import CATEGORY_VALUES, Document, Side, SourceInfo
 from clearside.sources.citations import target as citation_target
 from clearside.static.job import Snapshot
 from clearside_ui import cruxes_view, scroll, sources_view
+from clearside_ui.format import SIDES, bullets, esc
+from clearside_ui.state import App
 
 
 # How often a page following a running debate redraws it (seconds). Each redraw costs every following tab a few
@@ -89,7 +88,7 @@ class Pace:
 
 
 def _keys(name: str) -> tuple[str, str]:
-    return f"poll_pace_{name}", f"poll_repace_{name}"
+    return App.poll_pace(name), App.poll_repace(name)
 
 
 def poll_every(name: str, base: float) -> float:
@@ -128,7 +127,7 @@ def follow(name: str, base: float, body: Callable[..., None], *args: Any) -> Non
 
 def poll_cached(name: str, fingerprint: Hashable, make: Callable[[], T]) -> T:
     """``make()``, or the value it gave for the same ``name`` and ``fingerprint`` last time (one kept per name)."""
-    key = f"poll_cache_{name}"
+    key = App.poll_cache(name)
     kept = st.session_state.get(key)
     if isinstance(kept, tuple) and len(kept) == 2 and kept[0] == fingerprint:
         return kept[1]
@@ -137,9 +136,6 @@ def poll_cached(name: str, fingerprint: Hashable, make: Callable[[], T]) -> T:
     return value
 
 
-_PUNCT = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&^=\"'@%])")
-AGENT_LABELS = {"orchestrator": "Normalizing the proposition", "pro": "Writing the case FOR",
-                "con": "Writing the case AGAINST", "moderator": "Mapping the disagreement"}
 STATUS_ICONS = {"pending": "○", "waiting": "◔", "running": "◐", "retrying": "↻", "done": "✓", "failed": "✗"}
 # "waiting": the agent has started, but the model has not written its first token (a model that serves one
 # request at a time, such as the embedded one, is still writing the other side)
@@ -151,37 +147,10 @@ ACTION_LABELS = {"question_assumption": "Question an assumption",
 CLASS_LABELS = {"factual": "factual", "uncertain": "uncertain", "values_dependent": "values-dependent"}
 
 
-# GitHub-flavoured Markdown links a bare "https://...", "www..." or "name@host" after parsing, whatever was
-# escaped. Shown as inline code, an address stays text (code is never linked), reads and copies as typed.
-_ADDRESS = re.compile(r"(?i)\b(?:(?:https?|ftp)://|www\.|mailto:)[^\s`<>]*\w[^\s`<>]*|[-.\w+]+@[-\w]+(?:\.[-\w]+)+")
-
-
-def _literal(text: str) -> str:
-    return _PUNCT.sub(r"\\\1", text)
-
-
-def esc(text: str) -> str:
-    """Text shown literally: Markdown, Streamlit directives, HTML, LaTeX and bare links are all neutralised, and
-    control, bidi-override and zero-width characters dropped (an override would show the text after it reversed)."""
-    text = clean(str(text))
-    parts, start = [], 0
-    for match in _ADDRESS.finditer(text):
-        address = match.group(0).rstrip(".,:;!?)]'\"")  # a sentence's own punctuation is not the address's
-        parts += [_literal(text[start:match.start()]), f"`{address}`"]
-        start = match.start() + len(address)
-    return "".join([*parts, _literal(text[start:])])
-
-
-def file_stem(kind: str, title: str, debate_id: str | None) -> str:
-    """A download's name that says which debate it is, so two exports never overwrite each other:
-    ``clearside-debate-should-cities-ban-cars-downtown-1a2b3c4d``."""
-    words = re.findall(r"[a-z0-9]+", unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode().lower())
-    slug = ""
-    for word in words:
-        if len(slug) + len(word) + 1 > 48:
-            break
-        slug = f"{slug}-{word}" if slug else word
-    return "-".join(part for part in ("clearside", kind, slug, (debate_id or "")[:8]) if part)
+def activity(agent: str) -> str:
+    """What an agent is doing, as a line of the progress starts: ``Writing the case FOR``."""
+    words = AGENT_ACTIVITIES[agent]
+    return words[:1].upper() + words[1:]
 
 
 def responses_by_target(document: Document) -> dict[str, list[Any]]:
@@ -203,9 +172,9 @@ def _challenge_notes(target: str, responses: dict[str, list[Any]]) -> None:
         with st.expander(f"Challenge · {ACTION_LABELS[response.action]} · {CLASS_LABELS[body.classification]}",
                          expanded=True):
             st.markdown(f"**Classification:** {CLASS_LABELS[body.classification]}")
-            st.markdown("**Analysis and dependencies**\n\n" + "\n".join(f"- {esc(a)}" for a in body.analysis))
+            st.markdown("**Analysis and dependencies**\n\n" + bullets(body.analysis))
             if body.historical_context:
-                st.markdown("**Historical context**\n\n" + "\n".join(f"- {esc(h)}" for h in body.historical_context))
+                st.markdown("**Historical context**\n\n" + bullets(body.historical_context))
             if body.citations:  # a challenge of a citation: the sentences of the passage the answer discusses
                 st.markdown("**Quotes the passage**\n\n" + "\n".join(
                     f"- `[{c.passage}]` :orange-background[{esc(c.quote)}]" for c in body.citations))
@@ -216,7 +185,7 @@ def side_view(side: Side, title: str, colour: str, responses: dict[str, list[Any
     """One advocate's case; ``sources``: the document's sources, whose passages the citations open."""
     cited = sources_view.passages(sources)
     st.markdown(f"### :{colour}[{title}]")
-    st.markdown("**Executive summary**\n\n" + "\n".join(f"- {esc(s)}" for s in side.executive_summary))
+    st.markdown("**Executive summary**\n\n" + bullets(side.executive_summary))
     for category in CATEGORY_VALUES:
         arguments = [a for a in side.arguments if a.category == category]
         if not arguments:
@@ -235,14 +204,14 @@ def side_view(side: Side, title: str, colour: str, responses: dict[str, list[Any
     for assumption in side.assumptions:
         st.markdown(f"- {esc(assumption)}")
         _challenge_notes(assumption, responses)
-    st.markdown("**Uncertainties**\n\n" + "\n".join(f"- {esc(u)}" for u in side.uncertainties))
+    st.markdown("**Uncertainties**\n\n" + bullets(side.uncertainties))
 
 
 def moderator_view(document: Document, responses: dict[str, list[Any]]) -> None:
     mod = document.moderator
     st.markdown("### :gray[MODERATOR SYNTHESIS]")
     st.caption("No verdict: the moderator maps the disagreement and never picks a winner.")
-    st.markdown("**Areas of agreement**\n\n" + "\n".join(f"- {esc(a)}" for a in mod.areas_of_agreement))
+    st.markdown("**Areas of agreement**\n\n" + bullets(mod.areas_of_agreement))
     st.markdown("**Core disagreements**")
     for item in mod.core_disagreements:
         root = f"  \n  *Root cause:* {esc(item.root_cause)}" if item.root_cause else ""
@@ -252,7 +221,7 @@ def moderator_view(document: Document, responses: dict[str, list[Any]]) -> None:
         why = f"  \n  *Why:* {esc(conflict.conflict_description)}" if conflict.conflict_description else ""
         st.markdown(f"- FOR assumes: {esc(conflict.pro_assumption)}  \n  AGAINST assumes: "
                     f"{esc(conflict.con_assumption)}{why}")
-    st.markdown("**Evidence gaps**\n\n" + "\n".join(f"- {esc(g)}" for g in mod.evidence_gaps))
+    st.markdown("**Evidence gaps**\n\n" + bullets(mod.evidence_gaps))
     st.markdown("**Decision hinges**")
     if cruxes_view.hinges_view(document, lambda hinge: _challenge_notes(hinge, responses)):  # by load, with cruxes
         return
@@ -279,12 +248,11 @@ def document_view(document: Document, *, level: int = 2) -> None:
                            f"Model: {esc(meta.model_info.provider)}:{esc(meta.model_info.model)}",
                            f"Overall confidence: {meta.confidence_level}"]))
     responses = responses_by_target(document)
-    left, middle, right = st.columns(3, gap="medium")
-    with left.container(border=True):
-        side_view(document.pro, "FOR", "green", responses, document.sources)
-    with middle.container(border=True):
-        side_view(document.con, "AGAINST", "red", responses, document.sources)
-    with right.container(border=True):
+    columns = st.columns(3, gap="medium")
+    for column, (side, title, colour) in zip(columns, SIDES, strict=False):  # FOR, AGAINST, then the moderator
+        with column.container(border=True):
+            side_view(getattr(document, side), title, colour, responses, document.sources)
+    with columns[2].container(border=True):
         moderator_view(document, responses)
     targets = {t.casefold() for t in challenge_targets(document)}
     for number, response in enumerate(document.challenges.responses):
@@ -298,12 +266,11 @@ def sections_view(sections: dict[str, Any], *, level: int = 2) -> None:
     proposition = sections.get("proposition")
     if proposition:
         st.markdown(f"{'#' * level} {esc(proposition['normalized_question'])}")
-    sides = [(name, title, colour) for name, title, colour in (("pro", "FOR", "green"), ("con", "AGAINST", "red"))
-             if name in sections]
+    sides = [(name, title, colour) for name, title, colour in SIDES if name in sections]
     for column, (name, title, colour) in zip(st.columns(2, gap="medium"), sides, strict=False):
         with column.container(border=True):
             side_view(Side.model_validate(sections[name]), title, colour, {})
-    waiting = [AGENT_LABELS["orchestrator" if n == "proposition" else n].lower()
+    waiting = [activity("orchestrator" if n == "proposition" else n).lower()
                for n in ("proposition", "pro", "con", "moderator") if n not in sections]
     if waiting:
         st.caption("Not finished yet: " + "; ".join(waiting) + ".")
@@ -312,7 +279,7 @@ def sections_view(sections: dict[str, Any], *, level: int = 2) -> None:
 def challenge_targets(document: Document) -> dict[str, str]:
     """Every element a user can challenge, as text → label."""
     targets: dict[str, str] = {}
-    for side, label in ((document.pro, "FOR"), (document.con, "AGAINST")):
+    for side, label in ((document.pro, AGENT_NAMES["pro"]), (document.con, AGENT_NAMES["con"])):
         for assumption in side.assumptions:
             targets.setdefault(assumption, f"{label} assumption: {assumption}")
         for argument in side.arguments:
@@ -390,9 +357,10 @@ def progress_view(snap: Snapshot) -> None:
         extra = attempt_words(progress)
         done = f" — {progress.seconds:.1f} s" if progress.status == "done" else ""
         status = STATUS_WORDS.get(progress.status, progress.status)
-        st.markdown(f"{STATUS_ICONS[progress.status]} {AGENT_LABELS[agent]}: {status}{extra}{done}")
+        st.markdown(f"{STATUS_ICONS[progress.status]} {activity(agent)}: {status}{extra}{done}")
     columns = st.columns(2)
-    for column, agent, title in zip(columns, STREAMED, ("FOR", "AGAINST"), strict=True):
+    for column, agent in zip(columns, STREAMED, strict=True):
+        title = AGENT_NAMES[agent]
         points = [point for shown in streamed_points(agent, snap.agents[agent].text).values() for point in shown]
         if points:
-            column.markdown(f"**{title} (streaming)**\n\n" + "\n".join(f"- {esc(p)}" for p in points))
+            column.markdown(f"**{title} (streaming)**\n\n" + bullets(points))

@@ -46,6 +46,32 @@ DEFAULT_TIMEOUT_S = 120.0
 
 
 @dataclass(frozen=True)
+class Setting:
+    """One setting a provider declares: what the dashboard's sidebar shows for it and how the provider is built.
+
+    ``key`` is the constructor's keyword (``model``: the model part of ``provider:model``); ``env`` the environment
+    variable the provider reads when the setting is not given ("" for none); a ``secret`` (an API key) is never a
+    field, never kept and never in a :meth:`Provider.recipe`: each process reads it from its own environment (the
+    dashboard also from ``.streamlit/secrets.toml``). ``address``: where the server is (a detected server fills it).
+    ``default`` is what the sidebar's field starts with when ``env`` is unset; ``placeholder`` and ``help`` are the
+    field's."""
+
+    label: str
+    key: str
+    env: str = ""
+    secret: bool = False
+    default: str = ""
+    help: str = ""
+    placeholder: str = ""
+    address: bool = False
+
+    @property
+    def model(self) -> bool:
+        """Whether this is the model: the part of the spec after ``provider:``, not a constructor option."""
+        return self.key == "model"
+
+
+@dataclass(frozen=True)
 class ChatRequest:
     """One structured-output chat call.
 
@@ -83,6 +109,16 @@ class Provider(ABC):
     """A model backend chosen by a ``provider:model`` string."""
 
     name: ClassVar[str]
+    # How the dashboard names it in the sidebar's Provider list; "" for a provider it does not offer (scripted).
+    label: ClassVar[str] = ""
+    # What it is configured with, in the sidebar's order (see Setting); every key is a constructor keyword.
+    settings: ClassVar[tuple[Setting, ...]] = ()
+    # The model runs inside this process (the embedded one): one job at a time per host, and no server settings
+    # (no concurrency or small-model choice in the sidebar, no list of models to offer).
+    in_process: ClassVar[bool] = False
+    # What the sidebar says of a server of this kind found running, and of the one in use.
+    found_running: ClassVar[str] = ""
+    found_using: ClassVar[str] = ""
     supports_schema: ClassVar[bool] = True
     can_stream: ClassVar[bool] = True
     # Requests this provider sends its endpoint at once (the ``concurrency`` option; every provider for one
@@ -161,6 +197,31 @@ class Provider(ABC):
     @property
     def spec(self) -> str:
         return f"{self.name}:{self.model}"
+
+    def recipe(self) -> dict[str, Any]:
+        """What another host needs to build the same provider: the spec, whether the model is declared small, and
+        the options of its settings that are set (Ollama's host, an OpenAI-compatible server's base URL) with the
+        endpoint's concurrency the user chose. Never a secret (each host reads its own) nor the model (in the
+        spec)."""
+        options: dict[str, Any] = {}
+        for setting in self.settings:
+            if setting.secret or setting.model:
+                continue
+            value = getattr(self, setting.key, None)
+            if isinstance(value, str) and value:
+                options[setting.key] = value
+        options["concurrency"] = self.concurrency
+        return {"spec": self.spec, "small": bool(self.small), "options": options}
+
+    @classmethod
+    def address(cls) -> Setting | None:
+        """The setting naming where its server is (a host, a base URL); None for a provider without one."""
+        return next((s for s in cls.settings if s.address), None)
+
+    @classmethod
+    def server_url(cls, address: str) -> str:
+        """``address`` (as typed in the sidebar, or its default) as the URL a detected server is listed by."""
+        return address.strip().rstrip("/")
 
     @property
     def location(self) -> str:

@@ -54,6 +54,11 @@ def ollama_url(host: str | None) -> str:
     return f"{scheme}://{name}:{port}" + (f"/{path}" if path else "")
 
 
+def ollama_probe_url() -> str:
+    """Where :func:`detect_servers` looks for Ollama: ``OLLAMA_HOST`` as a URL (default http://127.0.0.1:11434)."""
+    return ollama_url(os.environ.get("OLLAMA_HOST"))
+
+
 def _error_text(response: httpx.Response) -> str:
     """The server's own error message where it gives one (Ollama: ``error``; OpenAI: ``error.message``)."""
     try:
@@ -90,7 +95,7 @@ def detect_servers(timeout: float = 0.6, *, api_key: str | None = None) -> list[
     """Probe Ollama (``OLLAMA_HOST``, default http://127.0.0.1:11434) with ``GET /api/tags`` and, when
     ``OPENAI_BASE_URL`` is set, that server with ``GET {base}/models`` (bearer ``api_key``, else
     ``OPENAI_API_KEY``). Never raises for a server that is down."""
-    found = [_probe("ollama", ollama_url(os.environ.get("OLLAMA_HOST")), "/api/tags", {}, timeout)]
+    found = [_probe("ollama", ollama_probe_url(), "/api/tags", {}, timeout)]
     base = (os.environ.get("OPENAI_BASE_URL") or "").strip().rstrip("/")
     if base:
         key = api_key or os.environ.get("OPENAI_API_KEY")

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, ProviderError
-from .base import ChatRequest, Completion, OnDelta, Provider
+from .base import ChatRequest, Completion, OnDelta, Provider, Setting
 from .batched import DEFAULT_WIDTH, Batcher, Job
 from .grammar_errors import GRAMMAR_FAILED
 from .llama_private import json_grammar, model_of, token_text
@@ -231,6 +231,9 @@ def chat_formatter(llm: Any) -> Any:
 
 class EmbeddedProvider(Provider):
     name = "embedded"
+    label = "Embedded (offline, in-process)"
+    settings = (Setting("GGUF file (empty: SmolLM2-135M default)", "model", placeholder="/path/model.gguf"),)
+    in_process = True
     small = True
 
     def __init__(self, model: str = "", *, n_ctx: int | None = None, n_threads: int | None = None,

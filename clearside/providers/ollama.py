@@ -21,7 +21,8 @@ import httpx
 import ollama
 
 from ..errors import ConfigError, ProviderError, ProviderUnreachable
-from .base import DEFAULT_TIMEOUT_S, ChatRequest, Completion, OnDelta, Provider
+from .base import DEFAULT_TIMEOUT_S, ChatRequest, Completion, OnDelta, Provider, Setting
+from .detect import ollama_url
 from .limits import SERVER_CONCURRENCY
 from .retry import RETRIED_STATUS, Fault, RetryPolicy, StreamCut, retry_after
 from .urls import checked_url
@@ -44,6 +45,11 @@ class _Client(ollama.Client):
 
 class OllamaProvider(Provider):
     name = "ollama"
+    label = "Ollama"
+    settings = (Setting("Ollama host", "host", env="OLLAMA_HOST", default=DEFAULT_HOST, address=True),
+                Setting("Model", "model", placeholder="llama3.2"))
+    found_running = "Ollama is running"
+    found_using = "Using Ollama"
     concurrency = SERVER_CONCURRENCY
 
     def __init__(self, model: str = "", *, host: str | None = None, timeout: float = DEFAULT_TIMEOUT_S,
@@ -58,6 +64,10 @@ class OllamaProvider(Provider):
         self.timeout = timeout
         self.client = _Client(host=self.host, timeout=timeout)
         self.model = model
+
+    @classmethod
+    def server_url(cls, address: str) -> str:
+        return ollama_url(address)  # as the ollama client reads OLLAMA_HOST: no scheme, no port
 
     @property
     def endpoint(self) -> str:

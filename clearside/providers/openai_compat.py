@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 import httpx
 
 from ..errors import ConfigError, ProviderError
-from .base import DEFAULT_TIMEOUT_S, ChatRequest, Completion, OnDelta, Provider
+from .base import DEFAULT_TIMEOUT_S, ChatRequest, Completion, OnDelta, Provider, Setting
 from .limits import SERVER_CONCURRENCY
 from .retry import RETRIED_STATUS, Fault, RetryPolicy, StreamCut, retry_after
 from .urls import checked_url
@@ -36,6 +36,12 @@ OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
 
 class OpenAIProvider(Provider):
     name = "openai"
+    label = "OpenAI-compatible"
+    settings = (Setting("Base URL", "base_url", env="OPENAI_BASE_URL", default=OPENAI_DEFAULT_URL, address=True),
+                Setting("Model", "model", env="OPENAI_MODEL", placeholder="gpt-4o-mini"),
+                Setting("API key", "api_key", env="OPENAI_API_KEY", secret=True))
+    found_running = "An OpenAI-compatible server is running"
+    found_using = "Using the OpenAI-compatible server"
     concurrency = SERVER_CONCURRENCY
     _json_object_urls: ClassVar[set[str]] = set()
 

@@ -10,351 +10,39 @@ flagship debate, read-only and never saved.
 
 import streamlit as st
 
-from clearside.errors import ClearSideError, InputError
-from clearside.inputs import MAX_TARGET, shown
-from clearside.modes import mode
-from clearside.quality.references import flagship
-from clearside.render import render
-from clearside.schema import ACTIONS, SOURCE_ACTION, Document
-from clearside.static.engine import DebateRun
-from clearside.static.job import ChallengeJob, StaticJob, resume_job
-from clearside_ui import explore_view, jobs, owner, page_path, personas_view, rate, scroll, settings, sources_view, view
-from clearside_ui.inputs import context_boxes, length_note, question_box
-from clearside_ui.quality_view import quality_view
-
-PAGE = "app_pages/debate.py"  # this page, as the mode registry names it: it shows static debates
-OTHER = "__other__"
-EXPORTS = {"json": ("JSON", "json", "application/json"), "md": ("Markdown report", "md", "text/markdown"),
-           "quick": ("Quick View", "md", "text/markdown"), "script": ("Debate Script", "md", "text/markdown")}
-
-
-def show(debate_id: str | None) -> None:
-    # a challenge's notices belong to the debate they were asked on
-    st.session_state.update(debate_id=debate_id, challenge_job=None, challenge_error="", challenge_landed=None,
-                            challenge_cancelled=None)
-    st.query_params.pop("example", None)
-    if debate_id:
-        st.query_params["debate"] = debate_id
-    else:
-        st.query_params.pop("debate", None)
-
-
-def open_example() -> None:
-    show(None)
-    st.query_params["example"] = "flagship"
-
-
-def example_debate(name: str) -> None:
-    """The reference example, read-only: not saved, no challenges."""
-    if name != "flagship":
-        st.error(view.esc(f"There is no example debate named '{shown(name)}'; the one example is the flagship."))
-    else:
-        st.info("**Reference example:** spec 000's flagship debate, written by hand, not generated. "
-                "Read-only: it is not saved and cannot be challenged.", icon=":material/menu_book:")
-        st.caption(view.esc(flagship().title))
-        view.document_view(Document.model_validate(flagship().document))
-    st.button("Back to a new debate", key="example_back", on_click=show, args=(None,))
-
-
-def debate_run(**extra) -> DebateRun:
-    state = st.session_state
-    return DebateRun.from_input(state.get("question", ""), geography=state.get("geography"),
-                                timeframe=state.get("timeframe"), domain=state.get("domain"), **extra)
-
-
-def start_debate() -> None:
-    st.session_state[sources_view.ERROR] = ""
-    try:
-        picked = personas_view.chosen()
-        run = debate_run(personas=picked)  # the question, context and personas first: no file is read in vain
-    except ClearSideError as exc:
-        st.session_state["input_error"] = exc.for_dashboard()
-        return
-    st.session_state["input_error"] = ""
-    try:  # the sources, read all or nothing; a refusal (or sources with personas) is shown under the uploader
-        attached, cite = sources_view.chosen()
-        if attached:
-            run = debate_run(personas=picked, sources=attached, cite=cite)
-    except ClearSideError as exc:
-        st.session_state[sources_view.ERROR] = exc.for_dashboard()
-        return
-    try:
-        with rate.debate_start(st.session_state):  # refused: the message says when; nothing typed is lost
-            job = jobs.start_static(run, settings.build_provider(), temperature=settings.temperature(),
-                                    strategy=settings.strategy(), owner=owner.token())
-    except ClearSideError as exc:
-        st.session_state["input_error"] = exc.for_dashboard()
-        return
-    owner.claim(job.id)
-    show(job.id)
-
-
-def resume(debate_id: str) -> None:
-    """Complete an unfinished saved debate: only its missing sections are generated."""
-    try:
-        job = resume_job(jobs.store(), debate_id, settings.build_provider(), temperature=settings.temperature(),
-                         strategy=settings.strategy(), owner=owner.token())
-        jobs.start_job(job)
-    except ClearSideError as exc:
-        st.session_state["input_error"] = exc.for_dashboard()
-        return
-    owner.claim(debate_id)
-
-
-def retry_button(debate_id: str, failed_with: str, verb: str = "Retry") -> None:
-    """Retry (or Resume) runs the sidebar's model (switched after a failure, it is the one used), and says which."""
-    use, why = settings.model_label()
-    if not use:
-        st.warning(f"{verb} needs a model the sidebar can use: {view.esc(why)}")
-        return
-    st.button(f"{verb} with {use}", key="retry", on_click=resume, args=(debate_id,), icon=":material/refresh:")
-    if use != failed_with:
-        st.caption(f"The run that stopped used {view.esc(failed_with)}; {verb} uses the sidebar's model, "
-                   f"{view.esc(use)}, for the sections still missing.")
-
-
-def copy_to_edit(debate_id: str) -> None:
-    try:
-        copy_id = jobs.store().duplicate(debate_id, owner=owner.token())
-    except ClearSideError as exc:
-        st.session_state["input_error"] = exc.for_dashboard()
-        return
-    owner.claim(copy_id)
-    show(copy_id)
-
-
-def start_challenge(action: str, target: str) -> None:
-    debate_id = st.session_state.get("debate_id")
-    try:
-        if not target or not target.strip():
-            raise InputError("Choose an element to challenge, or type one.")
-        with rate.challenge(st.session_state):
-            job = ChallengeJob(jobs.store(), debate_id, action, target, settings.build_provider(),
-                               temperature=settings.temperature())
-            jobs.start_job(job)
-    except ClearSideError as exc:
-        st.session_state["challenge_error"] = exc.for_dashboard()
-        return
-    st.session_state.update(challenge_job=job.id, challenge_error="", challenge_landed=None, challenge_cancelled=None)
-
-
-def cancel_challenge() -> None:
-    job = jobs.registry().get(st.session_state.get("challenge_job"))
-    if isinstance(job, ChallengeJob):
-        job.cancel()
-
-
-# every run costs each tab following the debate a redraw, and the server a run, beside the model: streamed text
-# is redrawn every POLL_SECONDS (bench/ui_load.py measures the cost; CLEARSIDE_POLL_SECONDS sets it), slower while
-# nothing changes (a queued debate): view.follow
-def live_debate(job_id: str) -> None:
-    job = jobs.registry().get(job_id)
-    snap = job.snapshot()
-    status = job.state().status
-    view.poll_changed("debate", (status, view.progress_fingerprint(snap)))
-    if status == "queued":
-        st.info("Queued: it starts as soon as the model is free (it is generating another debate). It stays "
-                "queued if you close this tab.", icon=":material/schedule:")
-    view.progress_view(snap)
-    personas_view.progress(snap, job_id)
-    if snap.finished:
-        st.rerun()
-
-
-@st.fragment(run_every=1.0)
-def live_challenge(job_id: str) -> None:
-    job = jobs.registry().get(job_id)
-    state, document, error = job.result()
-    if state == "running":
-        st.info(f"Working on: {view.ACTION_LABELS[job.action]}…")
-        return
-    landed = None
-    if not error and document is not None and document.challenges.responses:
-        landed = (job.action, len(document.challenges.responses) - 1)
-    cancelled = (st.session_state.get("debate_id"), job.action) if state == "cancelled" else None
-    st.session_state.update(challenge_job=None, challenge_error=error, challenge_landed=landed,
-                            challenge_cancelled=cancelled)
-    st.rerun()
-
-
-def challenge_panel(document: Document) -> None:
-    st.markdown("#### Challenge the reasoning")
-    targets = view.challenge_targets(document)
-    choice = st.selectbox("Element to challenge", [*targets, OTHER], key="challenge_choice",
-                          format_func=lambda t: "Other (type it below)" if t == OTHER else targets[t])
-    typed = st.text_input("Your own target", key="challenge_typed") if choice == OTHER else ""
-    if choice == OTHER:
-        length_note("challenge_typed", MAX_TARGET, "Challenge target")
-    target = typed if choice == OTHER else choice
-    busy = bool(st.session_state.get("challenge_job"))
-    with st.container(horizontal=True):  # at their own width, wrapping on a narrow screen: never cut off
-        for action in (*ACTIONS, SOURCE_ACTION) if target in view.citation_targets(document) else ACTIONS:
-            st.button(view.ACTION_LABELS[action], key=f"challenge_{action}", on_click=start_challenge,
-                      args=(action, target), disabled=busy)
-    if st.session_state.get("challenge_error"):
-        st.error(view.esc(st.session_state["challenge_error"]))
-    landed = st.session_state.get("challenge_landed")
-    if landed and not busy:
-        action, number = landed
-        name = view.challenge_anchor(number)
-        st.success(f"{view.ACTION_LABELS[action]}: answered beside the element you challenged. "
-                   f"[Jump to the answer ↑](#{name})", icon=":material/check_circle:")
-        scroll.into_view(name, once=f"challenge:{st.session_state.get('debate_id')}:{number}")
-    cancelled = st.session_state.get("challenge_cancelled")
-    if cancelled and not busy and cancelled[0] == st.session_state.get("debate_id"):
-        st.info(f"Challenge cancelled (“{view.ACTION_LABELS[cancelled[1]]}”): nothing was added to the debate. "
-                "The element you chose is still selected; press a button above to ask the challenge again.",
-                icon=":material/stop_circle:")
-    if busy:
-        st.button("Cancel", key="cancel_challenge", on_click=cancel_challenge, icon=":material/stop_circle:",
-                  help="Stop generating this answer. Nothing is added to the debate; you can ask again.")
-        live_challenge(st.session_state["challenge_job"])
-
-
-def exports(document: Document) -> None:
-    st.markdown("#### Export")
-    stem = view.file_stem("debate", document.proposition.normalized_question, st.session_state.get("debate_id"))
-    with st.container(horizontal=True):
-        for fmt, (label, ext, mime) in EXPORTS.items():
-            st.download_button(label, render(document, fmt), file_name=f"{stem}-{fmt}.{ext}",
-                               mime=mime, key=f"export_{fmt}", on_click="ignore")
-
-
-def unfinished_hint() -> None:
-    """After a crash or restart: point at the static debates that stopped part-way (nothing they finished is lost)."""
-    try:
-        stopped = [s for status in ("running", "failed") for s in jobs.store().list(kind="static", status=status).items
-                   if not jobs.running(s.id)]
-    except ClearSideError:
-        return  # the page still works without the store's list; generating reports any store error
-    if stopped:
-        st.caption(f"{len(stopped)} earlier debate{'s' if len(stopped) != 1 else ''} stopped part-way; the finished "
-                   "sections are saved.")
-        st.page_link(page_path("app_pages/library.py"), label="Resume from the Library", icon=":material/restore:")
-
-
-def saved_record(debate_id: str):
-    try:
-        return jobs.store().get(debate_id)
-    except ClearSideError:
-        return None  # saved_debate says why the link opens nothing
-
-
-def saved_debate(debate_id: str) -> None:
-    """A saved debate: finished (editable here, or read-only when shared), or unfinished with Resume."""
-    try:
-        record = jobs.store().get(debate_id)
-    except ClearSideError as exc:
-        st.error(view.esc(f"This link does not open a saved debate. {exc}"))
-        return
-    shown_by = mode(record.kind)
-    ours = shown_by.page == PAGE
-    if not ours:  # a live debate (its assembled document is shown below too) or a perspectives session
-        st.info(f"This is a {shown_by.label.lower()}: {shown_by.where()}")
-        st.page_link(page_path(shown_by.page), label=f"Open in {shown_by.page_title}", icon=":material/open_in_new:",
-                     query_params={shown_by.param: debate_id})
-    if record.document is None:
-        if ours and owner.may_change(debate_id, record.data):
-            st.warning(f"This debate was not finished ({record.status}). The sections that did finish are kept; "
-                       "Resume generates only the missing ones with the model chosen in the sidebar.")
-            st.button("Resume", key="resume_saved", type="primary", on_click=resume, args=(debate_id,))
-            personas_view.sections_view(jobs.store().sections(debate_id))
-        elif ours:
-            st.warning(f"This debate was not finished ({record.status}). Read-only: it was started in another "
-                       "browser or on another machine, and only that browser can resume it.")
-            personas_view.sections_view(jobs.store().sections(debate_id))
-        return
-    document = Document.model_validate(record.document)
-    st.session_state["document"] = document
-    editable = ours and owner.owns(debate_id, record.data)
-    scroll.anchor("cs-debate")  # a finished debate starts below the fold: it is brought into view once
-    scroll.into_view("cs-debate", once=f"debate:{debate_id}")
-    view.document_view(document)
-    personas_view.columns(document)
-    sources_view.panel(document)
-    quality_view(document)
-    explore_view.explore(document, debate_id=debate_id, store=jobs.store(), editable=editable)
-    if editable:
-        challenge_panel(document)
-    else:
-        st.caption("Read-only: this debate was made in another browser or on another machine. "
-                   "Make a copy to challenge it.")
-        st.button("Make an editable copy", key="copy_to_edit", on_click=copy_to_edit, args=(debate_id,))
-    exports(document)
-
-
-def followed_debate(debate_id: str, job_id: str) -> None:
-    """A debate a worker or another replica generates: its progress as the job's rows tell it, until it ends."""
-    state, snap = jobs.followed(job_id)
-    if state.finished:
-        st.rerun()  # the whole page: the saved debate (finished, failed or cancelled) replaces the progress
-    view.poll_changed("followed", (state.status, view.progress_fingerprint(snap)))
-    if state.status == "queued":
-        st.info("Queued: it starts when a worker is free (`python -m clearside worker` runs one).",
-                icon=":material/schedule:")
-    else:
-        st.caption("Generating on a worker: it goes on if you close this tab, and every section is saved as it "
-                   "finishes.")
-    view.progress_view(snap)
-    personas_view.progress(snap, debate_id)
-
+from clearside_ui import debate_actions, debate_view, personas_view, settings, sources_view
+from clearside_ui.format import esc
+from clearside_ui.inputs import context_boxes, question_box
+from clearside_ui.state import Debate
 
 st.title("ClearSide")
 st.caption("Think both sides. Decide with clarity.")
 settings.demo_model_notice()
-question_box("question", error_key="input_error",
+question_box(Debate.QUESTION, error_key=Debate.INPUT_ERROR,
              placeholder="e.g. Should the U.S. impose a temporary moratorium on new AI data centers?")
 with st.expander("Context (optional)"):
-    context_boxes(error_key="input_error")
-personas_view.picker(error_key="input_error")
+    context_boxes(Debate.CONTEXT, error_key=Debate.INPUT_ERROR)
+personas_view.picker(error_key=Debate.INPUT_ERROR)
 sources_view.attach()
 
-debate_id = st.query_params.get("debate") or st.session_state.get("debate_id")
-if debate_id != st.session_state.get("debate_id") or st.query_params.get("debate") != debate_id:
-    show(debate_id)  # opened from a link, or back from another page: the URL is the share link
-job = jobs.registry().get(debate_id)
-job = job if isinstance(job, StaticJob) else None
-snapshot = job.snapshot() if job is not None else None
+debate_id, job, snapshot = debate_actions.current()
 running = snapshot is not None and not snapshot.finished
 example = st.query_params.get("example")
 with st.container(horizontal=True):  # buttons at their own width, wrapping on a narrow screen: never cut off
-    st.button("Generate Pro & Con Debate", type="primary", key="generate", on_click=start_debate, disabled=running)
-    st.button("New debate", key="new_debate", on_click=show, args=(None,),
+    st.button("Generate Pro & Con Debate", type="primary", key=Debate.GENERATE, on_click=debate_actions.start_debate,
+              disabled=running)
+    st.button("New debate", key=Debate.NEW, on_click=debate_actions.show, args=(None,),
               disabled=not (debate_id or example) or running)
-    st.button("Example debate", key="example_debate", on_click=open_example, disabled=running or bool(example))
-if st.session_state.get("input_error"):
-    st.error(view.esc(st.session_state["input_error"]))
+    st.button("Example debate", key=Debate.EXAMPLE, on_click=debate_actions.open_example,
+              disabled=running or bool(example))
+if st.session_state.get(Debate.INPUT_ERROR):
+    st.error(esc(st.session_state[Debate.INPUT_ERROR]))
 
 if example and not debate_id:
     st.divider()
-    example_debate(example)
+    debate_view.example_debate(example)
 elif not debate_id:
-    unfinished_hint()
+    debate_view.unfinished_hint()
 else:
     st.divider()
-    if running:
-        scroll.anchor("cs-progress")  # on a phone the progress is below the buttons: it comes into view
-        scroll.into_view("cs-progress", once=f"started:{job.id}")
-        st.button("Cancel", key="cancel_debate", on_click=job.cancel, icon=":material/stop_circle:",
-                  help="Stop generating. Every section that finished stays saved, and Resume completes the rest.")
-        view.follow("debate", view.POLL_SECONDS, live_debate, job.id)
-    elif snapshot is not None and snapshot.state in ("failed", "cancelled"):
-        cancelled = snapshot.state == "cancelled"
-        scroll.anchor("cs-stopped")
-        scroll.into_view("cs-stopped", once=f"stopped:{job.id}")
-        if cancelled:
-            st.info("Cancelled. Every section that finished is kept (saved); Resume completes the rest.",
-                    icon=":material/stop_circle:")
-        else:
-            st.error(view.esc(snapshot.error))
-            st.caption("Your question and context are kept, and so is every section that finished (saved).")
-        retry_button(debate_id, job.provider.spec, "Resume" if cancelled else "Retry")
-        personas_view.sections_view(jobs.store().sections(debate_id))
-    elif (record := saved_record(debate_id)) is not None and (job_id := jobs.queued_job(record.data)):
-        if owner.may_change(debate_id, record.data):
-            st.button("Cancel", key="cancel_followed", on_click=jobs.cancel_followed, args=(debate_id,),
-                      icon=":material/stop_circle:", help="Stop generating. Every section that finished stays "
-                      "saved, and Resume completes the rest.")
-        view.follow("followed", view.POLL_SECONDS, followed_debate, debate_id, job_id)
-    else:
-        saved_debate(debate_id)
+    debate_view.debate(debate_id, job, snapshot)

@@ -53,12 +53,12 @@ def test_a_running_challenge_is_cancelled_adding_nothing_and_keeping_what_was_ty
     run(at.selectbox(key="challenge_choice").set_value("__other__"))
     run(at.text_input(key="challenge_typed").input(TYPED))
     run(at.button(key="challenge_question_assumption").click())
-    press_cancel(at, "cancel_challenge", asked, release)
+    press_cancel(at, "challenge_cancel", asked, release)
     settle(at, lambda a: "Challenge cancelled" in plain(a))
 
     assert ("Challenge cancelled (“Question an assumption”): nothing was added to the debate. The element you chose "
             "is still selected; press a button above to ask the challenge again.") in plain(at)
-    assert not has(at, "cancel_challenge") and not at.button(key="challenge_question_assumption").proto.disabled
+    assert not has(at, "challenge_cancel") and not at.button(key="challenge_question_assumption").proto.disabled
     assert at.selectbox(key="challenge_choice").value == "__other__" and at.text_input(key="challenge_typed").value \
         == TYPED, "what the user chose and typed is kept"
     assert at.session_state["document"].challenges.responses == [] and open_store().challenges(debate_id) == []

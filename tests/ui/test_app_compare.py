@@ -22,7 +22,7 @@ from clearside.errors import InputError
 from clearside.providers.scripted import ScriptedProvider
 from clearside.quality import compare
 from clearside.runtime import steps
-from clearside_ui import compare_view as cv
+from clearside_ui.format import when
 
 QUESTION = "Should the U.S. impose a temporary moratorium on new AI data centers?"
 
@@ -233,7 +233,7 @@ def test_a_saved_comparison_reopens_from_its_link_and_an_unknown_one_is_a_clear_
     pro, _con = frame_with(other, "Appears in")
     assert (pro["Appears in"] == "2 of 2 models").sum() == 4
     pick = other.selectbox(key="cmp_pick")
-    assert pick.value == batch and pick.options == [f"{QUESTION} · 2 models · {cv.when(table_created(store))}"]
+    assert pick.value == batch and pick.options == [f"{QUESTION} · 2 models · {when(table_created(store))}"]
     [earlier] = frame_with(other, "Link")
     assert list(earlier["Link"]) == [f"compare?compare={batch}"] and earlier["Question"][0] == QUESTION
 
@@ -273,7 +273,7 @@ def test_compare_rows_use_injected_providers_first(store):
     for provider in (first, second):
         helpers.scripted_debate(provider)
     at = page()
-    at.session_state["compare_providers_override"] = {"one": first, "two": second}
+    at.session_state["cmp_providers_override"] = {"one": first, "two": second}
     at = fill(at, "Should we adopt microservices architecture?", ["one", "two"])
     batch = batch_of(at)
     wait_done(at, store, batch)
@@ -290,7 +290,7 @@ def fast_done_slow_waiting(gate: threading.Event) -> tuple[AppTest, str]:
     helpers.scripted_debate(fast)
     helpers.scripted_debate(slow, moderator=lambda request: (gate.wait(60), helpers.moderator_reply())[1])
     at = page()
-    at.session_state["compare_providers_override"] = {"fast": fast, "slow": slow}
+    at.session_state["cmp_providers_override"] = {"fast": fast, "slow": slow}
     at = fill(at, "Should we adopt microservices architecture?", ["fast", "slow"])
     batch = batch_of(at)
     # both: the fast model done, and the slow one's moderator called (its checks before that can take a while)
@@ -341,7 +341,7 @@ def test_a_running_comparison_can_be_cancelled_keeping_what_finished(store):
 def test_two_rows_naming_the_same_model_are_refused(store):
     one, same = ScriptedProvider(), ScriptedProvider()
     at = page()
-    at.session_state["compare_providers_override"] = {"one": one, "same": same}
+    at.session_state["cmp_providers_override"] = {"one": one, "same": same}
     at = fill(at, "Should we adopt microservices architecture?", ["one", "same"])
     assert "Model 1 (one) and Model 2 (same) name the same model at the same temperature" in errors(at)
     assert not store.runs("compare")
@@ -371,7 +371,7 @@ def test_each_row_has_its_own_temperature_so_one_model_can_be_compared_at_two(st
     at = page()
     first, second = at.session_state["cmp_rows"]
     assert at.number_input(key=f"cmp_temp_{first}").value == 0.4, "a row starts at the sidebar's temperature"
-    at.session_state["compare_providers_override"] = {"one": one, "same": same}
+    at.session_state["cmp_providers_override"] = {"one": one, "same": same}
     run(at.number_input(key=f"cmp_temp_{second}").set_value(0.9))
     at = fill(at, "Should we adopt microservices architecture?", ["one", "same"])
     assert not at.error, errors(at)

@@ -80,7 +80,7 @@ def test_export_contents_match_the_renderers(app, downloads):
 
 
 def test_export_file_names_say_which_debate_they_are():
-    from clearside_ui.view import file_stem
+    from clearside_ui.format import file_stem
 
     first = file_stem("debate", "Should cities ban cars downtown? <script>", "0123456789abcdef")
     assert first == "clearside-debate-should-cities-ban-cars-downtown-script-01234567"
@@ -108,7 +108,7 @@ def test_a_long_paste_is_kept_and_says_how_much_to_shorten_then_the_error_clears
 def test_an_over_long_context_value_is_refused_with_the_same_policy(app):
     at, provider = app
     at.text_area(key="question").set_value("Should we adopt microservices?")
-    at.text_input(key="geography").set_value("x" * 130).run()
+    at.text_input(key="debate_geography").set_value("x" * 130).run()
     assert any("Geography is 130 characters long; the limit is 120. Shorten it by 10" in w.value for w in at.warning)
     at.button(key="generate").click().run()
     assert any("Context geography is 130 characters long" in e.value for e in at.error)
@@ -166,7 +166,7 @@ def test_a_running_debate_can_be_cancelled_and_resumed_keeping_what_finished():
     generate(at, "Should we adopt microservices?")
     settle(at, lambda a: "debate_id" in a.session_state and a.session_state["debate_id"]
            and run_of(a).proposition is not None)
-    at.button(key="cancel_debate").click().run()
+    at.button(key="debate_cancel").click().run()
     settle(at, lambda a: any("Cancelled. Every section that finished is kept" in i.value for i in a.info))
     debate_id = at.session_state["debate_id"]
     from clearside_ui import jobs as ui_jobs
@@ -212,7 +212,7 @@ def open_link(debate_id: str, provider=None, *, key: str | None = None) -> AppTe
     """A new browser session opening the share link ``?debate=<id>``; ``key``: the browser's ownership cookie
     (the same browser after a reload or in a new tab), else a browser that never visited."""
     return open_page(provider=provider or ScriptedProvider(), query={"debate": debate_id},
-                     state={"owner_key": key} if key else None)
+                     state={"app_owner_key": key} if key else None)
 
 
 def test_a_generated_debate_is_saved_with_its_challenges_and_its_link_opens_it(app):
@@ -236,7 +236,7 @@ def test_a_generated_debate_is_saved_with_its_challenges_and_its_link_opens_it(a
     assert any(e.label.startswith("Challenge ·") for e in shared.expander), "the saved challenge is shown"
     assert not [b for b in shared.button if b.key.startswith("challenge_")], "read-only: no challenge buttons"
     assert any("Read-only" in c.value for c in shared.caption)
-    shared.button(key="copy_to_edit").click().run()
+    shared.button(key="debate_copy_to_edit").click().run()
     copy_id = shared.session_state["debate_id"]
     assert copy_id != debate_id and shared.query_params["debate"] in (copy_id, [copy_id])
     assert shared.button(key="challenge_question_assumption"), "the copy is editable"
@@ -250,7 +250,7 @@ def test_the_browser_that_made_a_debate_keeps_it_editable_across_reloads_and_tab
     scripted_debate(provider)
     generate(at, "Should we adopt microservices?")
     settle(at, lambda a: any("MODERATOR SYNTHESIS" in m.value for m in a.markdown))
-    debate_id, key = at.session_state["debate_id"], at.session_state["owner_key"]
+    debate_id, key = at.session_state["debate_id"], at.session_state["app_owner_key"]
     stamp = open_store().get(debate_id).data["owner"]
     assert len(stamp) == 32 and stamp != key, "the store keeps a hash of the browser's key, not the key"
 
@@ -261,10 +261,10 @@ def test_the_browser_that_made_a_debate_keeps_it_editable_across_reloads_and_tab
     elsewhere = open_link(debate_id)  # another browser or machine: no cookie, a new key
     assert not [b for b in elsewhere.button if b.key.startswith("challenge_")]
     assert any("Read-only" in c.value for c in elsewhere.caption)
-    elsewhere.button(key="copy_to_edit").click().run()
+    elsewhere.button(key="debate_copy_to_edit").click().run()
     copy_id = elsewhere.session_state["debate_id"]
     assert elsewhere.button(key="challenge_question_assumption"), "the copy is the copier's"
-    assert open_link(copy_id, key=elsewhere.session_state["owner_key"]).button(key="challenge_question_assumption")
+    assert open_link(copy_id, key=elsewhere.session_state["app_owner_key"]).button(key="challenge_question_assumption")
     mine = open_link(copy_id, key=key)
     assert not [b for b in mine.button if b.key.startswith("challenge_")], "and not the original owner's"
 
@@ -288,7 +288,7 @@ def test_an_unfinished_saved_debate_offers_resume_which_runs_only_what_is_missin
     at = open_link(debate_id, provider)
     assert any("was not finished" in w.value for w in at.warning)
     assert ":green[FOR]" in text_of(at), "the finished sections are shown"
-    at.button(key="resume_saved").click().run()
+    at.button(key="debate_resume_saved").click().run()
     settle(at, lambda a: any("MODERATOR SYNTHESIS" in m.value for m in a.markdown))
     assert [r.agent for r in provider.requests] == ["con", "moderator"]
     assert open_store().get(debate_id).status == "done"
@@ -299,7 +299,7 @@ def test_an_unfinished_saved_debate_offers_resume_which_runs_only_what_is_missin
     store.save_section(theirs, "pro", Side.model_validate(side_reply("pro")).dump())
     at = open_link(theirs, ScriptedProvider())
     assert any("only that browser can resume it" in w.value for w in at.warning)
-    assert ":green[FOR]" in text_of(at) and not [b for b in at.button if b.key == "resume_saved"]
+    assert ":green[FOR]" in text_of(at) and not [b for b in at.button if b.key == "debate_resume_saved"]
 
 
 def test_a_link_to_nothing_says_so():
@@ -352,7 +352,7 @@ def test_the_example_debate_opens_the_flagship_read_only_and_unsaved(app):
     from clearside.store import open_store
 
     at, provider = app
-    at.button(key="example_debate").click().run()
+    at.button(key="debate_example").click().run()
     assert not at.exception, at.exception
     assert at.query_params["example"] in ("flagship", ["flagship"]), "the example has a link"
     assert any("Reference example" in i.value and "written by hand, not generated" in i.value for i in at.info)
@@ -361,10 +361,10 @@ def test_the_example_debate_opens_the_flagship_read_only_and_unsaved(app):
     question = flagship().document["proposition"]["normalized_question"]
     assert any(question.replace(" ", "") in m.value.replace("\\", "").replace(" ", "") for m in at.markdown)
     assert not [b for b in at.button if b.key.startswith("challenge_")], "read-only: no challenge buttons"
-    assert not [b for b in at.button if b.key == "copy_to_edit"], "nothing to copy: it is not saved"
+    assert not [b for b in at.button if b.key == "debate_copy_to_edit"], "nothing to copy: it is not saved"
     assert open_store().list().items == [] and provider.requests == [], "not saved, nothing generated"
 
-    at.button(key="example_back").click().run()
+    at.button(key="debate_example_back").click().run()
     assert "example" not in at.query_params
     assert not any("Reference example" in i.value for i in at.info)
     assert at.button(key="generate"), "back to a new debate"

@@ -48,7 +48,7 @@ def open_live(provider, *, live: str | None = None, document: Document | None = 
               key: str | None = None) -> AppTest:
     """The Live page in a new session; ``key``: the browser's ownership cookie (the same browser after a reload),
     else a browser of its own."""
-    state = {"owner_key": key} if key else {}
+    state = {"app_owner_key": key} if key else {}
     if document is not None:
         state["document"] = document
     return kit.open_page(LIVE, provider, query={"live": live} if live is not None else None, state=state)
@@ -331,7 +331,7 @@ def test_the_address_reattaches_a_running_job_and_reopens_a_saved_one():
     settle(first, lambda a: status(a, "waiting"))
     job_id = first.session_state["live_job"]
 
-    reloaded = open_live(fast(), live=job_id, key=first.session_state["owner_key"])  # a reload: same cookie
+    reloaded = open_live(fast(), live=job_id, key=first.session_state["app_owner_key"])  # a reload: same cookie
     assert status(reloaded, "waiting") and reloaded.session_state["live_job"] == job_id
     reloaded.button(key="live_next").click().run()
     settle(reloaded, lambda a: planned(transcript(a)) == 1 and status(a, "waiting"))
@@ -383,7 +383,7 @@ def stored_row(debate_id: str):
 def token_of(at: AppTest) -> str:
     import hashlib
 
-    return hashlib.sha256(f"clearside-owner:{at.session_state['owner_key']}".encode()).hexdigest()[:32]
+    return hashlib.sha256(f"clearside-owner:{at.session_state['app_owner_key']}".encode()).hexdigest()[:32]
 
 
 @pytest.mark.parametrize(("live", "message"), [("0123456789abcdef0123456789abcdef", "No saved live debate"),

@@ -383,7 +383,7 @@ def test_a_session_is_answered_and_steered_only_from_the_browser_that_started_it
     assert kit.clarifier_reply()["questions"][0] in text, "the questions are shown"
     assert not has(other, "persp_continue") and not [t for t in other.text_area if t.key.startswith("persp_ans_")]
     same = open_page(scripted(1), session=session_id)  # the same browser after a reload: its cookie
-    same.session_state["owner_key"] = first.session_state["owner_key"]
+    same.session_state["app_owner_key"] = first.session_state["app_owner_key"]
     run(same)
     assert has(same, "persp_continue") and "Read-only" not in plain(same)
 

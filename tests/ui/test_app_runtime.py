@@ -66,7 +66,7 @@ def test_a_debate_generated_elsewhere_streams_on_the_page_then_shows_when_done(h
     assert "Generating on a worker" in text_of(at)
     assert "Normalizing the proposition: done" in text_of(at)
     assert "Writing the case FOR: waiting for the model" in text_of(at)  # the pro call is in flight
-    assert [b.label for b in at.button if b.key == "cancel_followed"] == ["Cancel"]  # ownerless: anyone may
+    assert [b.label for b in at.button if b.key == "debate_cancel_followed"] == ["Cancel"]  # ownerless: anyone may
     release.set()
     helpers.settle(at, lambda at: any(s.value == "FOR" or "FOR" in s.value for s in at.subheader)
                    or "MODERATOR SYNTHESIS" in text_of(at).upper(), describe=text_of, timeout=60)
@@ -77,10 +77,10 @@ def test_a_debate_generated_elsewhere_streams_on_the_page_then_shows_when_done(h
 def test_cancel_on_the_page_stops_the_job_and_keeps_the_finished_sections(hosted):
     debate_id, release = gated_debate()
     at = opened(debate_id)
-    at.button(key="cancel_followed").click().run()
+    at.button(key="debate_cancel_followed").click().run()
     release.set()
     helpers.settle(at, lambda at: "not finished" in "\n".join(w.value for w in at.warning), describe=text_of,
                    timeout=60)
     assert runtime.state(debate_id).status == "cancelled"
     assert "proposition" in open_store().sections(debate_id)
-    assert [b.label for b in at.button if b.key == "resume_saved"] == ["Resume"]
+    assert [b.label for b in at.button if b.key == "debate_resume_saved"] == ["Resume"]

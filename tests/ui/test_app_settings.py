@@ -45,7 +45,7 @@ def test_switching_provider_and_testing_the_connection_reports_clearly(at, name,
     at.selectbox(key="provider_name").set_value(name).run()
     for key, value in fields.items():
         at.text_input(key=key).set_value(value).run()
-    at.button(key="test_connection").click().run()
+    at.button(key="sidebar_test_connection").click().run()
     assert not at.exception
     # (what a reader sees: escapes removed, and the code marks that keep an address from becoming a link)
     assert any(message.replace("`", "") in e.value.replace("\\", "").replace("`", "") for e in at.error), [
@@ -66,7 +66,7 @@ def test_test_connection_succeeds_against_a_running_server(at, server, name, fie
     at.selectbox(key="provider_name").set_value(name).run()
     for key, value in fields.items():
         at.text_input(key=key).set_value(value.format(base_url=server.base_url, url=server.url)).run()
-    at.button(key="test_connection").click().run()
+    at.button(key="sidebar_test_connection").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     [success] = [s.value.replace("\\", "") for s in at.success]
     assert success.startswith(f"{spec} answered a debate's first call (the orchestrator, on its schema) in ")
@@ -89,7 +89,7 @@ def test_an_openai_key_in_streamlit_secrets_reaches_the_server_and_is_scrubbed(s
     at.selectbox(key="provider_name").set_value("openai").run()
     at.text_input(key="openai_base_url").set_value(server.base_url).run()
     at.text_input(key="openai_model").set_value(MODEL).run()
-    at.button(key="test_connection").click().run()
+    at.button(key="sidebar_test_connection").click().run()
     assert not at.exception and at.success, [e.value for e in at.error]
     [request] = server.received
     headers = {name.lower(): value for name, value in request["headers"].items()}
@@ -115,7 +115,7 @@ def test_a_running_ollama_is_offered_and_its_models_fill_the_model_field(monkeyp
         assert offer == f"Ollama is running at `{server.url}` (3 models).", "an address is shown as code, not a link"
         assert at.selectbox(key="provider_name").value == "embedded", "offered, not switched behind one's back"
 
-        at.button(key="use_ollama").click().run()
+        at.button(key="sidebar_use_ollama").click().run()
         assert not at.exception, at.exception
         assert at.selectbox(key="provider_name").value == "ollama"
         assert at.text_input(key="ollama_host").value == server.url
@@ -152,7 +152,7 @@ def test_nothing_running_keeps_the_free_text_model_field_and_look_again_finds_a_
         monkeypatch.setenv("OLLAMA_HOST", server.url)
         at.run()
         assert not at.sidebar.info, "the probe is cached for the session"
-        at.button(key="look_again").click().run()
+        at.button(key="sidebar_look_again").click().run()
         assert any("Ollama is running at" in i.value for i in at.sidebar.info)
     finally:
         server.stop()
@@ -171,11 +171,11 @@ def test_the_sidebar_concurrency_limits_what_the_dashboard_sends_a_server(at, mo
         at.selectbox(key="provider_name").set_value("openai").run()
         at.text_input(key="openai_base_url").set_value(server.base_url).run()
         at.text_input(key="openai_model").set_value("clearside-latency").run()
-        assert at.number_input(key="concurrency").value == 4
-        at.number_input(key="concurrency").set_value(2).run()
+        assert at.number_input(key="sidebar_concurrency").value == 4
+        at.number_input(key="sidebar_concurrency").set_value(2).run()
         assert not at.exception, at.exception
         state = {key: at.session_state[key] for key in ("provider_name", "openai_base_url", "openai_model",
-                                                        "concurrency")}
+                                                        "sidebar_concurrency")}
         with monkeypatch.context() as patch:
             patch.setattr(settings.st, "session_state", state)
             provider = settings.build_provider()

@@ -77,8 +77,8 @@ def test_an_uploaded_file_and_a_pasted_text_are_quoted_and_each_marker_opens_its
     con = cited(side_reply("con"), ("S1.1", CON_QUOTE))
     con["arguments"][1]["evidence_type"] = "fact"  # a fact quoting nothing
     script(provider, pro, con)
-    at.file_uploader(key="source_files").set_value([("incident review.md", REPORT.encode(), "text/markdown")])
-    at.text_area(key="source_paste").set_value(HOSTILE)
+    at.file_uploader(key="sources_files").set_value([("incident review.md", REPORT.encode(), "text/markdown")])
+    at.text_area(key="sources_paste").set_value(HOSTILE)
     at.run()
     assert f"Attached (2): incident review\\.md ({len(REPORT)} bytes), pasted text\\.txt ({len(HOSTILE)} characters)" \
         in text_of(at)
@@ -113,7 +113,7 @@ def test_an_uploaded_file_and_a_pasted_text_are_quoted_and_each_marker_opens_its
     panel = [m.value for m in at.markdown if m.value.startswith("- **S")]
     assert panel == ["- **S1** incident review\\.md (markdown) · arguments citing it: FOR 0 · AGAINST 1",
                      "- **S2** pasted text\\.txt (text) · arguments citing it: FOR 1 · AGAINST 0"]
-    assert at.text_area(key="question").value == QUESTION and at.text_area(key="source_paste").value == HOSTILE
+    assert at.text_area(key="question").value == QUESTION and at.text_area(key="sources_paste").value == HOSTILE
 
 
 def test_a_refused_file_is_named_under_the_uploader_nothing_starts_and_nothing_is_lost(app):
@@ -121,35 +121,35 @@ def test_a_refused_file_is_named_under_the_uploader_nothing_starts_and_nothing_i
     files = [("notes.md", REPORT.encode(), "text/markdown"),
              ("big.txt", b"a" * (MAX_BYTES + 1), "text/plain"),
              ("<img src=x onerror=alert(1)>.txt", b"\x00\x01\x02\x03binary", "text/plain")]
-    at.file_uploader(key="source_files").set_value(files)
+    at.file_uploader(key="sources_files").set_value(files)
     at.run()
     generate(at, QUESTION)
     [error] = [e.value for e in at.error]
     assert error.startswith("big\\.txt is 5\\.0 MB, over the 5 MB limit per file"), error
     assert "  \n\\<img src\\=x onerror\\=alert\\(1\\)\\>\\.txt is not readable text" in error, "one line each"
     assert provider.requests == [] and not started(at), "nothing started"
-    assert len(at.file_uploader(key="source_files").value) == 3, "the uploader keeps its files"
+    assert len(at.file_uploader(key="sources_files").value) == 3, "the uploader keeps its files"
     assert at.text_area(key="question").value == QUESTION
-    at.text_area(key="source_paste").set_value("More notes of mine on the matter.").run()
+    at.text_area(key="sources_paste").set_value("More notes of mine on the matter.").run()
     assert not at.error, "editing the sources clears the refusal"
 
 
 def test_sources_with_personas_are_refused_under_the_uploader(app):
     at, provider = app
     at.multiselect(key="personas").set_value(["economist", "ethicist"])
-    at.text_area(key="source_paste").set_value(HOSTILE)
+    at.text_area(key="sources_paste").set_value(HOSTILE)
     generate(at, QUESTION)
     [error] = [e.value for e in at.error]
     assert "not yet by persona debates: drop the sources or the personas" in error.replace("\\", "")
     assert provider.requests == [] and not started(at)
-    assert at.text_area(key="source_paste").value == HOSTILE
+    assert at.text_area(key="sources_paste").value == HOSTILE
 
 
 def test_with_citations_off_the_sources_are_read_but_no_marker_or_badge_is_shown(app):
     at, provider = app
     script(provider, side_reply("pro"), side_reply("con"))
-    at.text_area(key="source_paste").set_value(HOSTILE)
-    at.checkbox(key="cite_sources").uncheck()
+    at.text_area(key="sources_paste").set_value(HOSTILE)
+    at.checkbox(key="sources_cite").uncheck()
     generate(at, QUESTION)
     settle(at, finished)
     assert "no citations requested" in at.session_state["document"].meta.notes
@@ -177,7 +177,7 @@ def test_a_citation_can_be_challenged_and_the_answer_quotes_its_passage_beside_t
     at, provider = app
     pro = cited(side_reply("pro"), ("S1.1", CON_QUOTE))
     script(provider, pro, cited(side_reply("con")))
-    at.file_uploader(key="source_files").set_value([("incident review.md", REPORT.encode(), "text/markdown")])
+    at.file_uploader(key="sources_files").set_value([("incident review.md", REPORT.encode(), "text/markdown")])
     generate(at, QUESTION)
     settle(at, finished)
     choices = at.selectbox(key="challenge_choice").options

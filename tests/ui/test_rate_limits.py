@@ -141,7 +141,7 @@ def test_a_challenge_past_the_limit_is_refused_with_when_to_try_again_and_the_ch
     provider.enqueue(challenge_reply("uncertain"), challenge_reply("uncertain"), agent="challenge")
     at = AppTest.from_file(str(browser_kit.ROOT / "app.py"), default_timeout=30)
     at.session_state["provider_override"] = provider
-    at.session_state["owned"] = {debate_id}  # this session made it: the challenge panel is shown
+    at.session_state["app_owned"] = {debate_id}  # this session made it: the challenge panel is shown
     at.query_params["debate"] = debate_id
     at.run()
     at.selectbox(key="challenge_choice").set_value(target).run()

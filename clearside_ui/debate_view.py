@@ -1,0 +1,246 @@
+"""The Debate page's views: the example debate, a debate generating (here or on another host), one that stopped,
+a saved one with its challenge panel, explore panel and exports, and the pointer to debates that stopped part-way.
+
+Every debate is saved as it is generated; ``?debate=<id>`` opens a saved one (the share link). Debates started,
+resumed or copied in this browser are editable (challenges), across reloads and tabs (clearside_ui/owner.py); the
+same link in another browser opens read-only, with a button to make an editable copy. Every user or model string
+goes through ``esc``.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from clearside.errors import ClearSideError
+from clearside.inputs import MAX_TARGET, shown
+from clearside.modes import mode
+from clearside.quality.references import flagship
+from clearside.render import render
+from clearside.schema import ACTIONS, SOURCE_ACTION, Document
+from clearside.static.job import Snapshot, StaticJob
+from clearside_ui import explore_view, jobs, owner, page_path, personas_view, scroll, settings, sources_view, view
+from clearside_ui.debate_actions import (
+    cancel_challenge,
+    copy_to_edit,
+    resume,
+    saved_record,
+    show,
+    start_challenge,
+)
+from clearside_ui.format import esc, file_stem
+from clearside_ui.inputs import length_note
+from clearside_ui.quality_view import quality_view
+from clearside_ui.state import Challenge, Debate
+
+PAGE = "app_pages/debate.py"  # this page, as the mode registry names it: it shows static debates
+OTHER = "__other__"
+EXPORTS = {"json": ("JSON", "json", "application/json"), "md": ("Markdown report", "md", "text/markdown"),
+           "quick": ("Quick View", "md", "text/markdown"), "script": ("Debate Script", "md", "text/markdown")}
+
+
+def example_debate(name: str) -> None:
+    """The reference example, read-only: not saved, no challenges."""
+    if name != "flagship":
+        st.error(esc(f"There is no example debate named '{shown(name)}'; the one example is the flagship."))
+    else:
+        st.info("**Reference example:** spec 000's flagship debate, written by hand, not generated. "
+                "Read-only: it is not saved and cannot be challenged.", icon=":material/menu_book:")
+        st.caption(esc(flagship().title))
+        view.document_view(Document.model_validate(flagship().document))
+    st.button("Back to a new debate", key=Debate.EXAMPLE_BACK, on_click=show, args=(None,))
+
+
+def retry_button(debate_id: str, failed_with: str, verb: str = "Retry") -> None:
+    """Retry (or Resume) runs the sidebar's model (switched after a failure, it is the one used), and says which."""
+    use, why = settings.model_label()
+    if not use:
+        st.warning(f"{verb} needs a model the sidebar can use: {esc(why)}")
+        return
+    st.button(f"{verb} with {use}", key=Debate.RETRY, on_click=resume, args=(debate_id,), icon=":material/refresh:")
+    if use != failed_with:
+        st.caption(f"The run that stopped used {esc(failed_with)}; {verb} uses the sidebar's model, "
+                   f"{esc(use)}, for the sections still missing.")
+
+
+# every run costs each tab following the debate a redraw, and the server a run, beside the model: streamed text
+# is redrawn every POLL_SECONDS (bench/ui_load.py measures the cost; CLEARSIDE_POLL_SECONDS sets it), slower while
+# nothing changes (a queued debate): view.follow
+def live_debate(job_id: str) -> None:
+    job = jobs.registry().get(job_id)
+    snap = job.snapshot()
+    status = job.state().status
+    view.poll_changed("debate", (status, view.progress_fingerprint(snap)))
+    if status == "queued":
+        st.info("Queued: it starts as soon as the model is free (it is generating another debate). It stays "
+                "queued if you close this tab.", icon=":material/schedule:")
+    view.progress_view(snap)
+    personas_view.progress(snap, job_id)
+    if snap.finished:
+        st.rerun()
+
+
+@st.fragment(run_every=1.0)
+def live_challenge(job_id: str) -> None:
+    job = jobs.registry().get(job_id)
+    state, document, error = job.result()
+    if state == "running":
+        st.info(f"Working on: {view.ACTION_LABELS[job.action]}…")
+        return
+    landed = None
+    if not error and document is not None and document.challenges.responses:
+        landed = (job.action, len(document.challenges.responses) - 1)
+    cancelled = (st.session_state.get(Debate.ID), job.action) if state == "cancelled" else None
+    st.session_state.update({Challenge.JOB: None, Challenge.ERROR: error, Challenge.LANDED: landed,
+                             Challenge.CANCELLED: cancelled})
+    st.rerun()
+
+
+def challenge_panel(document: Document) -> None:
+    st.markdown("#### Challenge the reasoning")
+    targets = view.challenge_targets(document)
+    choice = st.selectbox("Element to challenge", [*targets, OTHER], key=Challenge.CHOICE,
+                          format_func=lambda t: "Other (type it below)" if t == OTHER else targets[t])
+    typed = st.text_input("Your own target", key=Challenge.TYPED) if choice == OTHER else ""
+    if choice == OTHER:
+        length_note(Challenge.TYPED, MAX_TARGET, "Challenge target")
+    target = typed if choice == OTHER else choice
+    busy = bool(st.session_state.get(Challenge.JOB))
+    with st.container(horizontal=True):  # at their own width, wrapping on a narrow screen: never cut off
+        for action in (*ACTIONS, SOURCE_ACTION) if target in view.citation_targets(document) else ACTIONS:
+            st.button(view.ACTION_LABELS[action], key=Challenge.action(action), on_click=start_challenge,
+                      args=(action, target), disabled=busy)
+    if st.session_state.get(Challenge.ERROR):
+        st.error(esc(st.session_state[Challenge.ERROR]))
+    landed = st.session_state.get(Challenge.LANDED)
+    if landed and not busy:
+        action, number = landed
+        name = view.challenge_anchor(number)
+        st.success(f"{view.ACTION_LABELS[action]}: answered beside the element you challenged. "
+                   f"[Jump to the answer ↑](#{name})", icon=":material/check_circle:")
+        scroll.into_view(name, once=f"challenge:{st.session_state.get(Debate.ID)}:{number}")
+    cancelled = st.session_state.get(Challenge.CANCELLED)
+    if cancelled and not busy and cancelled[0] == st.session_state.get(Debate.ID):
+        st.info(f"Challenge cancelled (“{view.ACTION_LABELS[cancelled[1]]}”): nothing was added to the debate. "
+                "The element you chose is still selected; press a button above to ask the challenge again.",
+                icon=":material/stop_circle:")
+    if busy:
+        st.button("Cancel", key=Challenge.CANCEL, on_click=cancel_challenge, icon=":material/stop_circle:",
+                  help="Stop generating this answer. Nothing is added to the debate; you can ask again.")
+        live_challenge(st.session_state[Challenge.JOB])
+
+
+def exports(document: Document) -> None:
+    st.markdown("#### Export")
+    stem = file_stem("debate", document.proposition.normalized_question, st.session_state.get(Debate.ID))
+    with st.container(horizontal=True):
+        for fmt, (label, ext, mime) in EXPORTS.items():
+            st.download_button(label, render(document, fmt), file_name=f"{stem}-{fmt}.{ext}",
+                               mime=mime, key=Debate.export(fmt), on_click="ignore")
+
+
+def unfinished_hint() -> None:
+    """After a crash or restart: point at the static debates that stopped part-way (nothing they finished is lost)."""
+    try:
+        stopped = [s for status in ("running", "failed") for s in jobs.store().list(kind="static", status=status).items
+                   if not jobs.running(s.id)]
+    except ClearSideError:
+        return  # the page still works without the store's list; generating reports any store error
+    if stopped:
+        st.caption(f"{len(stopped)} earlier debate{'s' if len(stopped) != 1 else ''} stopped part-way; the finished "
+                   "sections are saved.")
+        st.page_link(page_path("app_pages/library.py"), label="Resume from the Library", icon=":material/restore:")
+
+
+def saved_debate(debate_id: str) -> None:
+    """A saved debate: finished (editable here, or read-only when shared), or unfinished with Resume."""
+    try:
+        record = jobs.store().get(debate_id)
+    except ClearSideError as exc:
+        st.error(esc(f"This link does not open a saved debate. {exc}"))
+        return
+    shown_by = mode(record.kind)
+    ours = shown_by.page == PAGE
+    if not ours:  # a live debate (its assembled document is shown below too) or a perspectives session
+        st.info(f"This is a {shown_by.label.lower()}: {shown_by.where()}")
+        st.page_link(page_path(shown_by.page), label=f"Open in {shown_by.page_title}", icon=":material/open_in_new:",
+                     query_params={shown_by.param: debate_id})
+    if record.document is None:
+        if ours and owner.may_change(debate_id, record.data):
+            st.warning(f"This debate was not finished ({record.status}). The sections that did finish are kept; "
+                       "Resume generates only the missing ones with the model chosen in the sidebar.")
+            st.button("Resume", key=Debate.RESUME_SAVED, type="primary", on_click=resume, args=(debate_id,))
+            personas_view.sections_view(jobs.store().sections(debate_id))
+        elif ours:
+            st.warning(f"This debate was not finished ({record.status}). Read-only: it was started in another "
+                       "browser or on another machine, and only that browser can resume it.")
+            personas_view.sections_view(jobs.store().sections(debate_id))
+        return
+    document = Document.model_validate(record.document)
+    st.session_state[Debate.DOCUMENT] = document
+    editable = ours and owner.owns(debate_id, record.data)
+    scroll.anchor("cs-debate")  # a finished debate starts below the fold: it is brought into view once
+    scroll.into_view("cs-debate", once=f"debate:{debate_id}")
+    view.document_view(document)
+    personas_view.columns(document)
+    sources_view.panel(document)
+    quality_view(document)
+    explore_view.explore(document, debate_id=debate_id, store=jobs.store(), editable=editable)
+    if editable:
+        challenge_panel(document)
+    else:
+        st.caption("Read-only: this debate was made in another browser or on another machine. "
+                   "Make a copy to challenge it.")
+        st.button("Make an editable copy", key=Debate.COPY_TO_EDIT, on_click=copy_to_edit, args=(debate_id,))
+    exports(document)
+
+
+def followed_debate(debate_id: str, job_id: str) -> None:
+    """A debate a worker or another replica generates: its progress as the job's rows tell it, until it ends."""
+    state, snap = jobs.followed(job_id)
+    if state.finished:
+        st.rerun()  # the whole page: the saved debate (finished, failed or cancelled) replaces the progress
+    view.poll_changed("followed", (state.status, view.progress_fingerprint(snap)))
+    if state.status == "queued":
+        st.info("Queued: it starts when a worker is free (`python -m clearside worker` runs one).",
+                icon=":material/schedule:")
+    else:
+        st.caption("Generating on a worker: it goes on if you close this tab, and every section is saved as it "
+                   "finishes.")
+    view.progress_view(snap)
+    personas_view.progress(snap, debate_id)
+
+
+def debate(debate_id: str, job: StaticJob | None, snapshot: Snapshot | None) -> None:
+    """The debate the page shows: generating here (its progress, Cancel), stopped here (Resume or Retry and the
+    sections that finished), generating on another host (followed), or saved."""
+    if snapshot is not None and not snapshot.finished:
+        scroll.anchor("cs-progress")  # on a phone the progress is below the buttons: it comes into view
+        scroll.into_view("cs-progress", once=f"started:{job.id}")
+        st.button("Cancel", key=Debate.CANCEL, on_click=job.cancel, icon=":material/stop_circle:",
+                  help="Stop generating. Every section that finished stays saved, and Resume completes the rest.")
+        view.follow("debate", view.POLL_SECONDS, live_debate, job.id)
+    elif snapshot is not None and snapshot.state in ("failed", "cancelled"):
+        stopped(debate_id, job, snapshot)
+    elif (record := saved_record(debate_id)) is not None and (job_id := jobs.queued_job(record.data)):
+        if owner.may_change(debate_id, record.data):
+            st.button("Cancel", key=Debate.CANCEL_FOLLOWED, on_click=jobs.cancel_followed, args=(debate_id,),
+                      icon=":material/stop_circle:", help="Stop generating. Every section that finished stays "
+                      "saved, and Resume completes the rest.")
+        view.follow("followed", view.POLL_SECONDS, followed_debate, debate_id, job_id)
+    else:
+        saved_debate(debate_id)
+
+
+def stopped(debate_id: str, job: StaticJob, snapshot: Snapshot) -> None:
+    """A debate this server ran that failed or was cancelled: why, Retry or Resume, and what finished."""
+    cancelled = snapshot.state == "cancelled"
+    scroll.anchor("cs-stopped")
+    scroll.into_view("cs-stopped", once=f"stopped:{job.id}")
+    if cancelled:
+        st.info("Cancelled. Every section that finished is kept (saved); Resume completes the rest.",
+                icon=":material/stop_circle:")
+    else:
+        st.error(esc(snapshot.error))
+        st.caption("Your question and context are kept, and so is every section that finished (saved).")
+    retry_button(debate_id, job.provider.spec, "Resume" if cancelled else "Retry")
+    personas_view.sections_view(jobs.store().sections(debate_id))
