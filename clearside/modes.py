@@ -36,6 +36,7 @@ from .perspectives import job as perspectives_job
 from .perspectives import load as load_perspectives
 from .perspectives import workflow as perspectives_workflow
 from .quality import compare, regress
+from .quality import job as quality_job
 from .quality import workflow as batches
 from .static import exchange as static_exchange
 from .static import job as static_job
@@ -44,7 +45,7 @@ from .static.recorder import load_run
 from .store import KINDS, Store
 from .store.exchange import Imported
 
-Job = Any  # StaticJob (on the durable runtime), LiveJob or PerspectivesJob
+Job = runtime.Job  # what resume and re-run return: a StaticJob, a LiveJob or a PerspectivesJob
 
 
 @dataclass(frozen=True)
@@ -205,6 +206,12 @@ def batch_mode_of_workflow(name: str) -> BatchMode | None:
     """The batch kind a runtime workflow runs, if it runs one."""
     return next((entry for entry in BATCH_MODES.values() if entry.workflow == name), None)
 
+
+# Every kind of job a page or a command holds, by the kind it is kept under (``runtime.JobRegistry.get(id, kind)``):
+# each keeps the one job contract (:class:`clearside.runtime.Job`) and its snapshot speaks :data:`runtime.STATUSES`.
+JOB_KINDS: dict[str, type] = {job.kind: job for job in (
+    static_job.StaticJob, static_job.ChallengeJob, static_job.RemapJob, live_job.LiveJob,
+    perspectives_job.PerspectivesJob, quality_job.RegressionJob, quality_job.CompareJob)}
 
 # The modules that define every mode's workflows: DBOS runs only workflows defined before it launches, so every
 # host (the dashboard, ``python -m clearside worker``, a command that runs its work here) starts through host().

@@ -153,8 +153,7 @@ def start() -> None:
 
 def find(batch: str | None) -> CompareJob | None:
     """The comparison this server started under that id (its debates may run on any host)."""
-    job = jobs.registry().get(batch)
-    return job if isinstance(job, CompareJob) else None
+    return jobs.registry().get(batch, "comparison")
 
 
 def _stored_rows(batch: str) -> list[dict[str, Any]]:
@@ -169,7 +168,7 @@ def signature(batch: str) -> tuple:
     """What the page shows depends on: the status of each model (and, here, of the whole comparison)."""
     job = find(batch)
     if job is not None:
-        state = job.state  # read first: once "done", the report is complete
+        state = job.snapshot().status  # read first: once finished, the report is complete
         return (state, *((label, r["status"]) for label, r in job.report()["results"].items()))
     return ("stored", *((_label(r), r["status"]) for r in _stored_rows(batch)))
 
@@ -178,7 +177,7 @@ def result(batch: str) -> tuple[dict[str, Any], dict[str, dict[str, Any]], bool]
     """``(report, documents, running)``: from the job that runs here, else from the store (cached per status)."""
     job = find(batch)
     if job is not None:
-        running = job.state != "done"
+        running = not job.snapshot().finished
         return job.report(), job.documents(), running
     shown = signature(batch)
     cached = st.session_state.get(Compare.LOADED)

@@ -169,7 +169,7 @@ def model_rows() -> None:
 
 
 def inputs(batch: str | None, job) -> None:
-    busy = job is not None and job.state != "done"
+    busy = job is not None and not job.snapshot().finished
     question_box(Compare.QUESTION, error_key=Compare.ERROR,
                  placeholder="e.g. Should the U.S. impose a temporary moratorium on new AI data centers?")
     model_rows()

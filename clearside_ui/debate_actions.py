@@ -38,8 +38,7 @@ def current() -> tuple[str | None, StaticJob | None, Snapshot | None]:
     debate_id = st.query_params.get("debate") or st.session_state.get(Debate.ID)
     if debate_id != st.session_state.get(Debate.ID) or st.query_params.get("debate") != debate_id:
         show(debate_id)  # opened from a link, or back from another page: the URL is the share link
-    job = jobs.registry().get(debate_id)
-    job = job if isinstance(job, StaticJob) else None
+    job = jobs.registry().get(debate_id, "static")
     return debate_id, job, job.snapshot() if job is not None else None
 
 
@@ -115,8 +114,8 @@ def start_challenge(action: str, target: str) -> None:
 
 
 def cancel_challenge() -> None:
-    job = jobs.registry().get(st.session_state.get(Challenge.JOB))
-    if isinstance(job, ChallengeJob):
+    job = jobs.registry().get(st.session_state.get(Challenge.JOB), "challenge")
+    if job is not None:
         job.cancel()
 
 

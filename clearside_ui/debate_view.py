@@ -66,11 +66,9 @@ def retry_button(debate_id: str, failed_with: str, verb: str = "Retry") -> None:
 # is redrawn every POLL_SECONDS (bench/ui_load.py measures the cost; CLEARSIDE_POLL_SECONDS sets it), slower while
 # nothing changes (a queued debate): view.follow
 def live_debate(job_id: str) -> None:
-    job = jobs.registry().get(job_id)
-    snap = job.snapshot()
-    status = job.state().status
-    view.poll_changed("debate", (status, view.progress_fingerprint(snap)))
-    if status == "queued":
+    snap = jobs.registry().get(job_id, "static").snapshot()
+    view.poll_changed("debate", view.progress_fingerprint(snap))
+    if snap.status == "queued":
         st.info("Queued: it starts as soon as the model is free (it is generating another debate). It stays "
                 "queued if you close this tab.", icon=":material/schedule:")
     view.progress_view(snap)
@@ -81,9 +79,10 @@ def live_debate(job_id: str) -> None:
 
 @st.fragment(run_every=1.0)
 def live_challenge(job_id: str) -> None:
-    job = jobs.registry().get(job_id)
-    state, document, error = job.result()
-    if state == "running":
+    job = jobs.registry().get(job_id, "challenge")
+    snap = job.snapshot()
+    state, document, error = snap.status, snap.document, snap.error
+    if not snap.finished:
         st.info(f"Working on: {view.ACTION_LABELS[job.action]}…")
         return
     landed = None
@@ -219,7 +218,7 @@ def debate(debate_id: str, job: StaticJob | None, snapshot: Snapshot | None) -> 
         st.button("Cancel", key=Debate.CANCEL, on_click=job.cancel, icon=":material/stop_circle:",
                   help="Stop generating. Every section that finished stays saved, and Resume completes the rest.")
         view.follow("debate", view.POLL_SECONDS, live_debate, job.id)
-    elif snapshot is not None and snapshot.state in ("failed", "cancelled"):
+    elif snapshot is not None and snapshot.status in ("failed", "cancelled"):
         stopped(debate_id, job, snapshot)
     elif (record := saved_record(debate_id)) is not None and (job_id := jobs.queued_job(record.data)):
         if owner.may_change(debate_id, record.data):
@@ -233,7 +232,7 @@ def debate(debate_id: str, job: StaticJob | None, snapshot: Snapshot | None) -> 
 
 def stopped(debate_id: str, job: StaticJob, snapshot: Snapshot) -> None:
     """A debate this server ran that failed or was cancelled: why, Retry or Resume, and what finished."""
-    cancelled = snapshot.state == "cancelled"
+    cancelled = snapshot.status == "cancelled"
     scroll.anchor("cs-stopped")
     scroll.into_view("cs-stopped", once=f"stopped:{job.id}")
     if cancelled:

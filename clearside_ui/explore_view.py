@@ -7,7 +7,7 @@ stances, below the debate on the Debate page.
   ordered by the same rule; nothing is totalled, scored or charted per side.
 - **Stances**: accept, reject or unsure for each listed assumption (P1.. of the case FOR, C1.. of AGAINST).
 - **Re-map with these priorities** reruns only the moderator under them (:func:`clearside.remap.remap`) on the
-  durable runtime (:class:`clearside.static_job.RemapJob`, workflow ``clearside.remap``), which saves the result
+  durable runtime (:class:`clearside.static.job.RemapJob`, workflow ``clearside.remap``), which saves the result
   as the debate's next version: a page rerun finds the job again (its id is in the session, the job in the
   process-wide registry), and a re-map interrupted by a crash or a restart is finished by the next host. Only a
   saved debate can be re-mapped. The result is shown as a diff against the original synthesis, and the debate's
@@ -23,9 +23,10 @@ from typing import Any
 import streamlit as st
 
 from clearside.errors import ClearSideError
+from clearside.runtime import FINISHED
 from clearside.schema import CATEGORY_VALUES, AssumptionStance, Document, Weights
 from clearside.static import remap
-from clearside.static.job import RemapJob
+from clearside.static.job import OneShotSnapshot, RemapJob
 from clearside_ui import jobs, rate, settings
 from clearside_ui.format import esc
 from clearside_ui.state import Explore
@@ -120,19 +121,20 @@ def start(document: Document, scope: str, debate_id: str | None, store: Any) -> 
 
 
 def cancel() -> None:
-    job = jobs.registry().get(st.session_state.get(Explore.JOB) or "")
-    if isinstance(job, RemapJob):
+    job = jobs.registry().get(st.session_state.get(Explore.JOB) or "", "remap")
+    if job is not None:
         job.cancel()  # the fragment sees it cancelled and says so
 
 
 @st.fragment(run_every=1.0)
 def _running(job_id: str) -> None:
-    job = jobs.registry().get(job_id)
+    job = jobs.registry().get(job_id, "remap")
     try:
-        state, _, error = job.result() if isinstance(job, RemapJob) else ("failed", None, LOST)
+        snap = job.snapshot() if job is not None else OneShotSnapshot("failed", error=LOST)
+        state, error = snap.status, snap.error
     except ClearSideError as exc:  # the runtime's database is unreachable: say so, the job goes on elsewhere
         state, error = "failed", exc.for_dashboard()
-    if state == "running":
+    if state not in FINISHED:
         st.info("Re-mapping with your priorities: the moderator rewrites the disagreements and the decision hinges "
                 "under them; the rest of the synthesis is kept…", icon=":material/sync:")
         return

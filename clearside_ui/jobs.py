@@ -14,7 +14,7 @@ from clearside.runtime.jobs import JobRegistry
 from clearside.runtime.progress import Follower
 from clearside.static import workflow as workflows
 from clearside.static.engine import DebateRun
-from clearside.static.job import ChallengeJob, RemapJob, Snapshot, StaticJob, new_job
+from clearside.static.job import Snapshot, StaticJob, new_job
 from clearside.store import Store, open_store
 from clearside_ui.state import App
 
@@ -68,18 +68,16 @@ def start_static(run: DebateRun, provider: Provider, *, temperature: float, stra
 
 
 def start_job(job):
-    """Start (or resume) a job: a static debate, a challenge or a re-map goes on the runtime, which this process
-    hosts."""
-    if isinstance(job, StaticJob | ChallengeJob | RemapJob):
-        host()
+    """Start (or resume) a job of any kind on the runtime, which this process hosts, and keep it by its id."""
+    host()
     return registry().add(job.start())
 
 
 def running(debate_id: str | None) -> bool:
     """Whether that debate is being generated now: by this server, or on the runtime by any host."""
-    job = registry().get(debate_id)
+    job = registry().get(debate_id, ("static", "live", "perspectives"))
     if job is not None:
-        return job.snapshot().status in ("running", "pausing", "waiting")
+        return job.snapshot().status in (*runtime.UNDER_WAY, "pausing", "waiting")
     if not debate_id:
         return False
     try:
@@ -111,8 +109,8 @@ def followed(job_id: str) -> tuple[runtime.JobState, Snapshot]:
     state = runtime.state(job_id)
     shown = {name: agents.get(name, AgentProgress()) for name in AGENT_ORDER}
     shown.update((name, agents[name]) for name in sorted(agents) if name.startswith("persona-"))
-    return state, Snapshot(id=job_id, state="running" if not state.finished else state.status,
-                           agents=shown, document=None, error=state.error, exit_code=0)
+    return state, Snapshot(id=job_id, status=state.status, agents=shown, document=None, error=state.error,
+                           exit_code=0)
 
 
 

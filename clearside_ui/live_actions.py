@@ -60,8 +60,7 @@ def current() -> tuple[str | None, LiveJob | None]:
     elif st.session_state.get(Live.JOB):
         st.query_params["live"] = st.session_state[Live.JOB]  # back from another page: the URL re-attaches on reload
     job_id = st.session_state.get(Live.JOB)
-    job = jobs.registry().get(job_id) or running_elsewhere(job_id)
-    return job_id, job if isinstance(job, LiveJob) else None
+    return job_id, jobs.registry().get(job_id, "live") or running_elsewhere(job_id)
 
 
 def start_live(from_document: bool = False) -> None:
@@ -103,8 +102,8 @@ def resume_saved(transcript_id: str) -> None:
     if not steerable(transcript_id):
         st.session_state[Live.ERROR] = READ_ONLY
         return
-    job = jobs.registry().get(transcript_id)
-    if not isinstance(job, LiveJob):
+    job = jobs.registry().get(transcript_id, "live")
+    if job is None:
         try:
             job = resume_job(jobs.store(), transcript_id, settings.build_provider(),
                              step_mode=bool(st.session_state.get(Live.STEP_START)))
@@ -166,7 +165,7 @@ def toggle_step(job: LiveJob) -> None:
 
 def active(snap) -> bool:
     """Still worth polling: not finished, or a question or clarification is still being answered."""
-    if snap.status == "failed":
+    if snap.status in ("failed", "cancelled"):
         return False
     return snap.status != "done" or any(i.status == "queued" and i.type != "inject_evidence"
                                         for i in snap.transcript.interventions)

@@ -48,7 +48,7 @@ FILE_LIMITS = (f"One file at a time: text, Markdown, HTML, PDF or CSV, at most {
 # or waiting debate), each redraw costing every following tab (view.follow). The finished turns are drawn below
 # this panel by the page, once per turn, not every second.
 def live_panel(job_id: str, shown: tuple) -> None:
-    snap = jobs.registry().get(job_id).snapshot()
+    snap = jobs.registry().get(job_id, "live").snapshot()
     if structure(snap) != shown:
         st.rerun()  # a turn finished, an intervention moved, the status changed: the page around this panel did
     view.poll_changed("live", (snap.speaker, snap.activity, len(snap.speech), len(snap.raw)))
@@ -77,7 +77,7 @@ def controls(job: LiveJob, snap) -> None:
     st.markdown("**Controls**")
     pause, resume = st.columns(2)
     pause.button("Pause", key=Live.PAUSE, on_click=job.pause, icon=":material/pause:", width="stretch",
-                 disabled=status not in ("running", "waiting"))
+                 disabled=status not in ("queued", "running", "interrupted", "waiting"))
     resume.button("Resume", key=Live.RESUME, on_click=job.resume, icon=":material/play_arrow:", width="stretch",
                   disabled=status not in ("paused", "pausing"), type="primary")
     step_key = Live.step_mode(job.id)
@@ -132,7 +132,8 @@ def job_view(job: LiveJob) -> None:
     snap = job.snapshot()
     mine = steerable(job.id)
     live_view.header(snap.transcript)
-    if snap.status == "failed":
+    stopped = snap.status in ("failed", "cancelled")
+    if stopped:
         st.error(esc(snap.error or "The live debate stopped."))
         if mine:
             st.caption("Every finished turn is saved; Retry continues from the turn that failed.")
@@ -147,9 +148,9 @@ def job_view(job: LiveJob) -> None:
             finished_links(snap.transcript)
         elif not mine:
             st.caption(READ_ONLY)
-        elif snap.status != "failed":
+        elif not stopped:
             controls(job, snap)
-        if mine and snap.status != "failed":  # an intervention would restart the worker: that is what Retry is for
+        if mine and not stopped:  # an intervention would restart the worker: that is what Retry is for
             intervention_controls(job, snap)
         st.divider()
         st.button("New live debate", key=Live.NEW, on_click=detach, icon=":material/add:")
@@ -218,7 +219,7 @@ def start_view() -> None:
         st.markdown("## Unfinished live debates")
         for summary in unfinished:
             text, button = st.columns([5, 1], vertical_alignment="center")
-            running = isinstance(jobs.registry().get(summary.id), LiveJob)
+            running = jobs.registry().get(summary.id, "live") is not None
             text.markdown(f"{esc(live_view.summary_label(summary))}"
                           + (" :blue-badge[on this server]" if running else ""))
             button.button("Resume", key=Live.resume_one(summary.id), on_click=resume_saved,

@@ -27,12 +27,15 @@ from clearside_ui.format import esc, file_stem, short, when
 from clearside_ui.state import Live
 from clearside_ui.view import poll_cached
 
-STATUS_BADGES = {"running": ":blue-badge[:material/play_arrow: Running]",
+STATUS_BADGES = {"queued": ":blue-badge[:material/schedule: Queued]",
+                 "running": ":blue-badge[:material/play_arrow: Running]",
+                 "interrupted": ":orange-badge[:material/sync: Interrupted: the next host takes it over]",
                  "pausing": ":orange-badge[:material/pause: Pausing after this chunk]",
                  "paused": ":orange-badge[:material/pause: Paused]",
                  "waiting": ":violet-badge[:material/skip_next: Step mode: waiting for Next turn]",
                  "done": ":green-badge[:material/check: Finished]",
-                 "failed": ":red-badge[:material/error: Failed]"}
+                 "failed": ":red-badge[:material/error: Failed]",
+                 "cancelled": ":red-badge[:material/stop_circle: Cancelled]"}
 STATE_LABELS = {"running": "unfinished", "paused": "paused", "failed": "failed", "done": "finished"}
 SPEAKER_COLOURS = {"pro": "green", "con": "red", "moderator": "gray", "orchestrator": "gray"}
 TOTAL = len(PLAN)

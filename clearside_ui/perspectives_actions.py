@@ -101,8 +101,8 @@ def submit_answers(session_id: str, count: int) -> None:
     state[Perspectives.gate_blank(session_id)] = blank_answers(answers)
     try:
         jobs.host()
-        job = jobs.registry().get(session_id)
-        if isinstance(job, PerspectivesJob):
+        job = jobs.registry().get(session_id, "perspectives")
+        if job is not None:
             job.answer(answers)
         else:  # a saved session that waits for answers (opened from a link or after a restart)
             job = resumed_job(session_id)
@@ -142,8 +142,8 @@ def retry(session_id: str) -> None:
     """Continue a failed session from its last saved step, with the model it was running with."""
     if not steerable(session_id):
         return
-    job = jobs.registry().get(session_id)
-    if isinstance(job, PerspectivesJob):
+    job = jobs.registry().get(session_id, "perspectives")
+    if job is not None:
         _continue(job)
     else:
         resume_saved(session_id)
@@ -153,8 +153,8 @@ def cancel(session_id: str) -> None:
     """Stop the step in flight at its next token; finished steps and the answers stay saved."""
     if not steerable(session_id):
         return
-    job = jobs.registry().get(session_id)
-    if isinstance(job, PerspectivesJob):
+    job = jobs.registry().get(session_id, "perspectives")
+    if job is not None:
         job.cancel()
 
 
@@ -164,8 +164,8 @@ def resume_saved(session_id: str) -> None:
         st.session_state[Perspectives.SAVED_ERROR] = READ_ONLY
         return
     st.session_state[Perspectives.SAVED_ERROR] = ""
-    job = jobs.registry().get(session_id)
-    if not isinstance(job, PerspectivesJob):
+    job = jobs.registry().get(session_id, "perspectives")
+    if job is None:
         try:
             job = resumed_job(session_id)
         except ClearSideError as exc:

@@ -163,8 +163,8 @@ def running_body(snap: PerspectivesSnapshot) -> None:
 
 
 def running_panel(job_id: str) -> None:
-    job = jobs.registry().get(job_id)
-    if not isinstance(job, PerspectivesJob):
+    job = jobs.registry().get(job_id, "perspectives")
+    if job is None:
         st.rerun()
     snap = job.snapshot()
     if not snap.busy:
@@ -299,10 +299,10 @@ def page() -> None:
     elif state.get(Perspectives.JOB):
         st.query_params[PARAM] = state[Perspectives.JOB]  # back from another page: the URL re-attaches on reload
     session_id = state.get(Perspectives.JOB)
-    job = jobs.registry().get(session_id)
-    if not isinstance(job, PerspectivesJob):
+    job = jobs.registry().get(session_id, "perspectives")
+    if job is None:
         job = followed_job(session_id)
-    if isinstance(job, PerspectivesJob):
+    if job is not None:
         job_view(job)
     elif not session_id or not saved_view(session_id):
         start_view()

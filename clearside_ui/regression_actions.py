@@ -33,8 +33,7 @@ MAX_RUNS = 10
 
 def job_here(batch_id: str) -> RegressionJob | None:
     """The job of this server running that batch, if any."""
-    job = jobs.registry().get(batch_id)
-    return job if isinstance(job, RegressionJob) else None
+    return jobs.registry().get(batch_id, "regression")
 
 
 def running_here(batch_id: str) -> set[str]:
@@ -42,7 +41,7 @@ def running_here(batch_id: str) -> set[str]:
     (for the core's status rules: a run left running by no job was interrupted)."""
     job = job_here(batch_id)
     if job is not None:
-        return {batch_id} if job.state == "running" else set()
+        return set() if job.snapshot().finished else {batch_id}
     try:
         return set() if runtime.state(batch_id, jobs.store().url).finished else {batch_id}
     except ClearSideError:  # a batch the runtime never ran (``regress`` on the command line): the rows say

@@ -42,8 +42,8 @@ def suite_picker() -> str:
 
 # each redraw costs every following tab (bench/ui_load.py): drawn by follow(), slower while nothing moves
 def job_panel(job_id: str) -> None:
-    job = jobs.registry().get(job_id)
-    if job.state != "running":
+    job = jobs.registry().get(job_id, "regression")
+    if job.snapshot().finished:
         st.rerun()  # the result, the batches table and the buttons beside this panel change
     poll_changed("regression", rv.progress_fingerprint(job))
     rv.progress_view(job)
@@ -53,7 +53,7 @@ def run_controls(suite: str) -> None:
     st.header("Run the suite")
     provider, why = ra.provider_or_error()
     job = ra.job_here(st.session_state.get(Regression.JOB) or "")
-    busy = job is not None and job.state == "running"
+    busy = job is not None and not job.snapshot().finished
     if provider is None:
         st.error(esc(f"The sidebar's model cannot be used: {why}"))
     else:

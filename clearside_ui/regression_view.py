@@ -100,9 +100,10 @@ def verdict_view(report: dict[str, Any]) -> None:
 
 def result_view(job: RegressionJob) -> None:
     done, count = job.progress()
-    if job.state == "failed":
-        st.error(esc(f"The run stopped: {job.error}"))
-    elif job.state == "cancelled":
+    snap = job.snapshot()
+    if snap.status == "failed":
+        st.error(esc(f"The run stopped: {snap.error}"))
+    elif snap.status == "cancelled":
         st.warning(f"Cancelled: {done} of {count} runs finished; they are kept as batch {job.id[:8]}.")
     if (report := job.report) is not None:
         verdict_view(report)

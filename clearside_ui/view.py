@@ -332,7 +332,7 @@ def progress_fingerprint(snap: Snapshot) -> tuple:
                   for a, p in snap.agents.items())
     points = tuple((a, tuple(tuple(shown) for shown in streamed_points(a, p.text, keys).values()))
                    for a, p in snap.agents.items() if (keys := points_keys(a)))
-    return (snap.state, lines, points)
+    return (snap.status, lines, points)
 
 
 def streamed_points(agent: str, text: str, keys: tuple[str, ...] = ADVOCATE_POINTS) -> dict[str, list[str]]:

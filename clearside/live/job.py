@@ -37,7 +37,8 @@ CANCELLED = "Cancelled: every finished turn is kept; Retry continues from the ne
 @dataclass
 class LiveSnapshot:
     transcript: Transcript
-    status: str  # running, pausing, paused, waiting (step mode), done, failed
+    status: str  # clearside.runtime.STATUSES: queued, running, interrupted, pausing, paused, waiting (step mode),
+    # done, failed, cancelled
     activity: str  # what is happening now, in words
     speaker: str  # who is speaking now ("" when nobody)
     speech: str  # the speech streamed so far in the turn in flight
@@ -47,7 +48,7 @@ class LiveSnapshot:
 
     @property
     def finished(self) -> bool:
-        return self.status in ("done", "failed")
+        return self.status in runtime.FINISHED
 
 
 class _Follower:
@@ -213,26 +214,12 @@ class LiveJob:
             view = view or self._follower.view
         view = view or LiveView()
         requested = self._follower.pause if self._follower is not None else False
-        error = ""
-        if now is not None and now.status == "cancelled":
-            status, error = "failed", CANCELLED
-        elif (now is not None and now.status == "failed") or transcript.state == "failed":
-            status, error = "failed", transcript.error or (now.error if now else "")
-        elif now is not None and now.finished:
-            status = "done"
-        elif now is None:
-            status = "done" if transcript.state == "done" else "paused" if transcript.state == "paused" else "running"
-        elif requested:
-            status = "paused" if transcript.state == "paused" or control.get("activity") == "Paused" else "pausing"
-        elif control.get("waiting") and control.get("activity") == "Waiting for the next step":
-            status = "waiting"
-        else:
-            status = "running"
+        status, error = _status(now, transcript, control, requested)
         activity = view.activity
         if now is None or now.finished or control.get("waiting"):
             activity = control.get("activity") or ("Finished" if status == "done" else activity)
-        if status == "failed":
-            activity = "Failed"
+        if status in ("failed", "cancelled"):
+            activity = "Failed" if status == "failed" else "Cancelled"
         return LiveSnapshot(transcript=transcript, status=status, activity=activity,
                             speaker=view.speaker if status in ("running", "pausing") else "",
                             speech=view.speech, raw=view.raw,
@@ -245,6 +232,26 @@ class LiveJob:
         while self.alive() and (deadline is None or time.monotonic() < deadline):
             time.sleep(0.05)
         return self.snapshot()
+
+
+def _status(now: runtime.JobState | None, transcript: Transcript, control: dict[str, Any],
+            requested: bool) -> tuple[str, str]:
+    """The live debate's status in the one vocabulary (:data:`clearside.runtime.STATUSES`), and its error: from its
+    job (``now``; None: the runtime never ran it), the saved transcript, the control state the workflow published and
+    whether a pause was requested."""
+    if now is not None and now.status == "cancelled":
+        return "cancelled", CANCELLED
+    if (now is not None and now.status == "failed") or transcript.state == "failed":
+        return "failed", transcript.error or (now.error if now else "")
+    if now is None:
+        return ({"done": "done", "paused": "paused"}.get(transcript.state, "interrupted")), ""
+    if now.finished:
+        return "done", ""
+    if requested:
+        return ("paused" if transcript.state == "paused" or control.get("activity") == "Paused" else "pausing"), ""
+    if control.get("waiting") and control.get("activity") == "Waiting for the next step":
+        return "waiting", ""
+    return now.status, ""  # queued, running or interrupted
 
 
 # -- the mode registry's resume and re-run (clearside.modes) ------------------------------------------------------

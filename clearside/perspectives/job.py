@@ -30,16 +30,21 @@ ANSWER_WAIT_SECONDS = 10  # the clarifier's leg ends just after it saves the que
 @dataclass
 class PerspectivesSnapshot:
     session: Session
-    busy: bool  # a leg is queued or running
+    status: str  # clearside.runtime.STATUSES: a leg under way (queued, running, interrupted), waiting for the
+    # answers to the clarifying questions, paused (not started), cancelled, failed or done
     step: str  # the state whose step is running ("" when idle)
     streaming: str  # text streamed so far by the call in flight
     error: str
     notice: str = ""  # a provider retry of the call in flight: "retrying (2/3)… cause"
 
     @property
-    def status(self) -> str:
-        """running while a leg runs; otherwise the session's (paused, failed, done, running)."""
-        return "running" if self.busy else self.session.status()
+    def busy(self) -> bool:
+        """A leg is under way (queued, running, or interrupted and about to be taken over)."""
+        return self.status in runtime.UNDER_WAY
+
+    @property
+    def finished(self) -> bool:
+        return self.status in runtime.FINISHED
 
 
 class PerspectivesJob:
@@ -131,8 +136,9 @@ class PerspectivesJob:
         session = load(self.store, self.id)
         error = now.error if now is not None and now.status == "failed" and not session.finished else ""
         view = self._view() if busy else workflow.StreamView()
-        return PerspectivesSnapshot(session=session, busy=busy, step=session.state if busy else "",
-                                    streaming=view.text, error=error or session.error, notice=view.notice)
+        return PerspectivesSnapshot(session=session, status=_status(now, busy, session),
+                                    step=session.state if busy else "", streaming=view.text,
+                                    error=error or session.error, notice=view.notice)
 
     def _view(self) -> workflow.StreamView:
         """The call in flight: from this process's memory while a step runs here (no query), else from the rows."""
@@ -142,6 +148,22 @@ class PerspectivesJob:
         if self._follower is None and self.job_id:
             self._follower = Follower(self.job_id, self.store.url, workflow.StreamView())
         return self._follower.update() if self._follower is not None else workflow.StreamView()
+
+
+def _status(now: runtime.JobState | None, busy: bool, session: Session) -> str:
+    """The session's status in the one vocabulary: its leg's while one is under way (a cancelled step still running
+    here is running until it stops), else the saved session's."""
+    if busy:
+        return now.status if now is not None and now.status in runtime.UNDER_WAY else "running"
+    if session.finished:
+        return "done"
+    if session.error:
+        return "failed"
+    if session.cancelled:
+        return "cancelled"
+    if session.state == "CLARIFICATION_PENDING":
+        return "waiting"
+    return "paused" if session.state == "INIT" else "interrupted"  # not started yet; stopped with no leg to go on
 
 
 # -- the mode registry's resume and re-run (clearside.modes) ------------------------------------------------------

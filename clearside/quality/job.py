@@ -23,10 +23,6 @@ from ..store import Store
 from . import compare, regress
 from . import workflow as batches
 
-# a page's words: a batch queued or running is on its way; a finished one is done, failed or cancelled
-_STATES = {"queued": "running", "running": "running", "paused": "running", "done": "done", "failed": "failed",
-           "cancelled": "cancelled"}
-
 
 @dataclass(frozen=True)
 class BatchSnapshot:
@@ -56,15 +52,6 @@ class _BatchJob(ABC):
 
     def _state(self) -> runtime.JobState:
         return runtime.state(self.id, self.store.url)
-
-    @property
-    def state(self) -> str:
-        """running (queued or running), done, failed or cancelled."""
-        return _STATES.get(self._state().status, "running")
-
-    @property
-    def error(self) -> str:
-        return self._state().error
 
     def rows(self) -> list[dict[str, Any]]:
         """The batch's ``runs`` rows (one per item that started), in item order where the item is known."""
@@ -186,11 +173,6 @@ class CompareJob(_BatchJob):
         self._documents: dict[str, dict[str, Any]] = {}
         self._agreement: list[dict[str, Any]] | None = None
 
-    @property
-    def state(self) -> str:
-        """running, or done once every debate is over (done, failed or cancelled: the report says which)."""
-        return "running" if super().state == "running" else "done"
-
     def start(self, *, here: bool = False) -> CompareJob:
         """Queue the comparison for any host (``here``: run it in this process, on its host)."""
         self.id = batches.enqueue_compare(self.question, self.providers, self.settings, here=here,
@@ -208,7 +190,8 @@ class CompareJob(_BatchJob):
     def report(self) -> dict[str, Any]:
         """Each model's status (waiting until its debate starts) and result, in the models' order, and, once every
         debate is over, the arguments the models share (:func:`compare.agreement`)."""
-        running = self.state == "running"  # read first: once over, every row is final
+        now = self.snapshot()  # read first: once over, every row is final
+        running = not now.finished
         # a model whose debate never started: waiting, or cancelled once the comparison is over
         results: dict[str, dict[str, Any]] = {label: {"status": "waiting" if running else "cancelled"}
                                               for label in self.labels}
@@ -221,7 +204,7 @@ class CompareJob(_BatchJob):
             documents = self.documents()
             self._agreement = compare.agreement(documents) if len(documents) >= 2 else []
         return {"question": self.question, "batch": self.id, "models": list(results), "results": results,
-                "agreement": self._agreement, "error": self.error or None,
+                "agreement": self._agreement, "error": now.error or None,
                 "state": "running" if running else "done"}
 
     def documents(self) -> dict[str, dict[str, Any]]:

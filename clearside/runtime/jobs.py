@@ -76,8 +76,8 @@ class JobRegistry:
             self._jobs[job.id] = job
         return job
 
-    def get(self, job_id: str | None, kind: str | tuple[str, ...] | None = None) -> Any:
+    def get(self, job_id: str | None, kind: str | tuple[str, ...]) -> Any:
         kinds = (kind,) if isinstance(kind, str) else kind
         with self._lock:
             job = self._jobs.get(job_id) if job_id else None
-        return job if job is not None and (kinds is None or job.kind in kinds) else None
+        return job if job is not None and job.kind in kinds else None

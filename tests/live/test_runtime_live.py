@@ -95,7 +95,7 @@ def test_cancel_halts_the_turn_in_flight_and_retry_continues(db):
     job = scripted_job(delay=0.004).start()
     wait_for(job, lambda s: len(s.transcript.turns) >= 1 and len(s.speech) > 20)
     job.cancel()
-    snap = wait_for(job, lambda s: s.status == "failed")
+    snap = wait_for(job, lambda s: s.status == "cancelled")
     assert "Cancelled" in snap.error and runtime.state(job.job_id).status == "cancelled"
     until(lambda: job.job_id not in steps.RUNNING, 10, "the step never stopped")
     kept = load_live(open_store(), job.id)
@@ -110,7 +110,7 @@ def test_a_waiting_live_debate_is_cancelled(db):
     job = scripted_job(step_mode=True).start()
     wait_for(job, lambda s: s.status == "waiting")
     job.cancel()
-    assert wait_for(job, lambda s: s.status == "failed").error.startswith("Cancelled")
+    assert wait_for(job, lambda s: s.status == "cancelled").error.startswith("Cancelled")
     assert load_live(open_store(), job.id).turns == []
 
 
@@ -179,7 +179,7 @@ def test_a_pause_from_another_process_halts_the_workers_turn_mid_stream_and_canc
             assert wait_for(page, lambda s: s.status == "paused" and s.activity == "Paused", 10)
             page.cancel()
             until(lambda: runtime.state(job_id).status == "cancelled", 10, "never cancelled", worker)
-            assert wait_for(page, lambda s: s.status == "failed").error.startswith("Cancelled")
+            assert wait_for(page, lambda s: s.status == "cancelled").error.startswith("Cancelled")
         finally:
             worker.stop()
         assert len(load_live(open_store(), debate.transcript.id).turns) == 1

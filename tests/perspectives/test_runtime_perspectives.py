@@ -49,7 +49,7 @@ def test_the_answers_reach_the_workflow_and_every_model_call_is_a_checkpointed_s
     assert job.job_id is None and not job.busy
     snap = job.ask().wait(30)
     assert job.job_id == job.id and runtime.state(job.id).status == "done"
-    assert snap.session.state == "CLARIFICATION_PENDING" and not snap.busy and snap.status == "paused"
+    assert snap.session.state == "CLARIFICATION_PENDING" and not snap.busy and snap.status == "waiting"
     assert steps(job.id) == ["clearside.perspectives.step"]  # the clarifier; the leg ends at the gate
 
     with pytest.raises(InputError, match="no answer"):
@@ -115,7 +115,7 @@ def test_the_text_in_flight_is_in_the_progress_rows_for_any_process_and_cancel_t
     job.cancel()
     provider.release.set()
     snap = job.wait(30)
-    assert not snap.busy and snap.status == "paused" and snap.session.cancelled and snap.error == ""
+    assert not snap.busy and snap.status == "cancelled" and snap.session.cancelled and snap.error == ""
     assert runtime.state(leg).status == "cancelled" and snap.session.state == "ROUND_1_B"
     assert [(o.round, o.agent) for o in snap.session.round_outputs] == [(1, "A")]
 
@@ -134,7 +134,7 @@ def test_a_leg_cancelled_before_any_host_ran_it_is_paused_and_retry_runs_it():
     assert job.busy and runtime.state(job.id).status == "queued"
     job.cancel()
     snap = job.snapshot()
-    assert not snap.busy and snap.status == "paused" and snap.session.cancelled and snap.session.state == "INIT"
+    assert not snap.busy and snap.status == "cancelled" and snap.session.cancelled and snap.session.state == "INIT"
     modes.host(role="test")
     snap = job.retry().wait(30)
     assert snap.session.state == "CLARIFICATION_PENDING" and not snap.session.cancelled

@@ -220,4 +220,4 @@ def test_the_cancel_command_stops_a_live_debate_and_a_perspectives_session(db, c
     code, _, err = run_cli(capsys, "cancel", session.id)
     assert code == 0 and f"Cancelled {session.id}" in err
     snap = session.snapshot()
-    assert not snap.busy and snap.status == "paused" and snap.session.cancelled
+    assert not snap.busy and snap.status == "cancelled" and snap.session.cancelled

@@ -218,13 +218,13 @@ def test_a_debate_with_sources_runs_on_the_runtime_keeps_them_and_a_rerun_quotes
     run = DebateRun.from_input(QUESTION, sources=library_files())
     job = new_job(db, run, provider, temperature=0.4).start()
     snap = job.wait(60)
-    assert snap.state == "done", snap.error
+    assert snap.status == "done", snap.error
     assert [f["name"] for f in db.sources(job.id)] == ["scaling report.txt", "incidents.md", "notes.html"]
     assert snap.document.pro.arguments[0].citations[0].quote == GOOD
     assert load_run(db, job.id).sources[0].text == SCALING
     again = rerun_job(db, job.id, provider, temperature=0.4)
     rerun = again.wait(60)
-    assert rerun.state == "done", rerun.error
+    assert rerun.status == "done", rerun.error
     assert rerun.document.pro.arguments[0].support == "cited" and len(db.sources(again.id)) == 3
 
 

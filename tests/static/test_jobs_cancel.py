@@ -53,7 +53,8 @@ def test_a_cancelled_challenge_adds_nothing_and_can_be_asked_again():
     asked, release = threading.Event(), threading.Event()
     provider.enqueue(gated(challenge_reply(), asked, release), agent="challenge")
     job = ChallengeJob(store, debate_id, "question_assumption", target, provider).start()
-    state, result, error = cancel_mid_reply(job, asked, release)
+    snap = cancel_mid_reply(job, asked, release)
+    state, result, error = snap.status, snap.document, snap.error
     assert (state, result, error) == ("cancelled", None, "")
     assert len(provider.requests_for("challenge")) == 1, "a cancel is not retried as a failure would be"
     assert store.challenges(debate_id) == [] and store.get(debate_id).document["challenges"]["responses"] == []
@@ -61,10 +62,11 @@ def test_a_cancelled_challenge_adds_nothing_and_can_be_asked_again():
 
     provider.enqueue(challenge_reply(), agent="challenge")
     again = ChallengeJob(store, debate_id, "question_assumption", target, provider)
-    state, result, error = again.start().wait(30)
+    snap = again.start().wait(30)
+    state, result, error = snap.status, snap.document, snap.error
     assert state == "done" and error == "" and [r.target for r in result.challenges.responses] == [target]
     again.cancel()  # too late: what finished stays
-    assert again.result()[0] == "done" and len(store.challenges(debate_id)) == 1
+    assert again.snapshot().status == "done" and len(store.challenges(debate_id)) == 1
 
 
 AGENTS = ("clarifier", "A", "B", "synthesis")
@@ -92,7 +94,7 @@ def test_a_cancelled_perspectives_step_keeps_what_finished_and_retry_completes_i
 
     snap = cancel_mid_reply(job, asked, release)
     session = snap.session
-    assert not snap.busy and snap.status == "paused" and snap.error == ""
+    assert not snap.busy and snap.status == "cancelled" and snap.error == ""
     assert session.cancelled and session.state == state and session.error == ""
     assert [(o.round, o.agent) for o in session.round_outputs] == kept and session.synthesis is None
     saved = load(store, session.session_id)

@@ -330,7 +330,7 @@ def test_the_runtime_runs_a_persona_debate_and_a_rerun_keeps_its_personas():
     provider.enqueue(persona_moderator_reply(), agent="moderator")
     provider.enqueue(orchestrator_reply(), agent="orchestrator")
     again = static_job.rerun_job(store, first.id, provider, temperature=0.4).wait(30)
-    assert again.state == "done", again.error
+    assert again.status == "done", again.error
     assert [(c.persona.name, c.stance) for c in again.document.personas] == [("economist", "mixed"),
                                                                             ("ethicist", "mixed")]
 
@@ -515,7 +515,7 @@ def test_page_streams_each_personas_arguments_in_its_column_before_it_finishes_e
             return provider.held.is_set() and any(esc(claim) in m.value for m in a.markdown)
 
         settle(at, streamed, timeout=60)
-        snap = ui_jobs.registry().get(at.session_state["debate_id"]).snapshot()
+        snap = ui_jobs.registry().get(at.session_state["debate_id"], "static").snapshot()
         assert snap.agents["persona-1"].status == "running", "shown before the persona finished"
         [column] = [m.value for m in at.markdown if esc(claim) in m.value]
         assert column.startswith("**For (streaming)**"), column

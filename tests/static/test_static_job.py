@@ -37,7 +37,7 @@ def job_for(provider, question=QUESTION) -> StaticJob:
 def test_a_job_runs_to_a_valid_document_and_streams_each_agent(provider):
     replies = scripted_debate(provider)
     snap = job_for(provider).start().wait(30)
-    assert snap.state == "done" and snap.finished and snap.error == ""
+    assert snap.status == "done" and snap.finished and snap.error == ""
     assert jsonschema_errors(snap.document.dump()) == []
     for agent in AGENT_ORDER:
         progress = snap.agents[agent]
@@ -55,7 +55,7 @@ def test_a_mended_field_streams_on_its_own_after_the_reply_that_was_sent_back(pr
     scripted_debate(provider, moderator=bad)
     provider.enqueue(part, agent="moderator")
     snap = job_for(provider).start().wait(30)
-    assert snap.state == "done", snap.error
+    assert snap.status == "done", snap.error
     moderator = snap.agents["moderator"]
     assert moderator.status == "done" and moderator.attempts == 2
     assert json.loads(moderator.text) == part
@@ -86,14 +86,14 @@ def test_a_running_job_can_be_cancelled_and_retry_completes_it():
         __import__("time").sleep(0.01)
     job.cancel()
     snap = job.wait(30)
-    assert snap.state == "cancelled" and snap.finished and snap.exit_code == 130
+    assert snap.status == "cancelled" and snap.finished and snap.exit_code == 130
     assert steps.wait_stopped(job.job_id), "the cancelled step stops at its next token"
     assert job.run.proposition is not None and job.run.moderator is None, "what finished is kept"
     assert open_store().get(job.id).status == "paused"
     provider.chunk_delay = 0.0
     scripted_debate(provider, orchestrator=replies["orchestrator"])
     snap = job.retry().wait(30)
-    assert snap.state == "done" and len(provider.requests_for("orchestrator")) == 1
+    assert snap.status == "done" and len(provider.requests_for("orchestrator")) == 1
     assert snap.agents["orchestrator"].status == "done"
 
 
@@ -103,7 +103,7 @@ def test_a_failed_agent_keeps_the_other_sections_and_retry_reruns_only_it(provid
     provider.enqueue(broken, broken, agent="moderator")
     job = job_for(provider)
     snap = job.start().wait(30)
-    assert snap.state == "failed" and snap.exit_code == 4
+    assert snap.status == "failed" and snap.exit_code == 4
     assert "moderator" in snap.error and open_store().get(job.id).status == "failed"
     assert snap.agents["moderator"].status == "failed" and snap.agents["moderator"].attempts == 3
     assert [snap.agents[a].status for a in ("orchestrator", "pro", "con")] == ["done"] * 3
@@ -112,7 +112,7 @@ def test_a_failed_agent_keeps_the_other_sections_and_retry_reruns_only_it(provid
     before = {agent: len(provider.requests_for(agent)) for agent in AGENT_ORDER}
     provider.enqueue(moderator_reply(), agent="moderator")
     snap = job.retry().wait(30)
-    assert snap.state == "done" and snap.document is not None
+    assert snap.status == "done" and snap.document is not None
     after = {agent: len(provider.requests_for(agent)) for agent in AGENT_ORDER}
     assert {a: after[a] - before[a] for a in AGENT_ORDER} == {"orchestrator": 0, "pro": 0, "con": 0, "moderator": 1}
     assert snap.agents["pro"].status == "done", "finished agents keep their progress across a retry"
@@ -122,7 +122,7 @@ def test_an_unreachable_provider_fails_with_exit_code_3(provider):
     provider.enqueue({"__error__": "unreachable", "message": "Ollama is not reachable — start it"},
                      agent="orchestrator")
     snap = job_for(provider).start().wait(30)
-    assert snap.state == "failed" and snap.exit_code == 3
+    assert snap.status == "failed" and snap.exit_code == 3
     assert "start it" in snap.error
     assert snap.document is None
 
@@ -140,10 +140,10 @@ def test_resume_and_rerun_from_the_mode_registry(provider):
     store = open_store()
     scripted_debate(provider)
     job = job_for(provider).start()
-    assert job.wait(30).state == "done"
+    assert job.wait(30).status == "done"
     scripted_debate(provider)
     again = rerun_job(store, job.id, provider, temperature=0.4, owner="tok")
-    assert again.id != job.id and again.wait(30).state == "done"
+    assert again.id != job.id and again.wait(30).status == "done"
     assert store.get(again.id).parent_id == job.id and store.get(again.id).data["owner"] == "tok"
     resumed = resume_job(store, job.id, provider, temperature=0.4)
     assert resumed.id == job.id and load_run(store, job.id).moderator is not None
@@ -160,7 +160,7 @@ def test_registry_finds_jobs_by_id(provider):
 def finished_debate(provider) -> tuple[str, object]:
     scripted_debate(provider)
     snap = job_for(provider).start().wait(30)
-    assert snap.state == "done", snap.error
+    assert snap.status == "done", snap.error
     return snap.id, snap.document
 
 
@@ -172,7 +172,8 @@ def test_a_challenge_is_answered_on_the_runtime_and_saved_once(provider):
     target = document.pro.assumptions[0]
     provider.enqueue(challenge_reply(), agent="challenge")
     job = ChallengeJob(store, debate_id, "question_assumption", target, provider).start()
-    state, result, error = job.wait(30)
+    snap = job.wait(30)
+    state, result, error = snap.status, snap.document, snap.error
     assert (state, error) == ("done", "") and [r.target for r in result.challenges.responses] == [target]
     saved = store.challenges(debate_id)
     # the save step rerun after a crash (its checkpoint lost) finds the answer there and adds nothing
@@ -185,8 +186,9 @@ def test_a_failed_challenge_says_why_and_bad_input_is_refused_at_once(provider):
     debate_id, document = finished_debate(provider)
     store = open_store()
     provider.enqueue({"__error__": "unreachable", "message": "Ollama is not reachable — start it"}, agent="challenge")
-    state, result, error = ChallengeJob(store, debate_id, "question_assumption", document.pro.assumptions[0],
+    snap = ChallengeJob(store, debate_id, "question_assumption", document.pro.assumptions[0],
                                         provider).start().wait(30)
+    state, result, error = snap.status, snap.document, snap.error
     assert state == "failed" and result is None and "start it" in error
     assert store.challenges(debate_id) == []
     with pytest.raises(InputError, match="Unknown challenge action"):
@@ -208,7 +210,8 @@ def test_a_remap_runs_on_the_runtime_and_is_saved_once_as_a_version(provider):
     stance = AssumptionStance(side="con", index=0, assumption=document.con.assumptions[0], stance="reject")
     job = RemapJob(store, debate_id, Weights(economic=3), [stance], provider).start()
     assert job.id.startswith(f"{debate_id}:remap:")
-    state, remapped, error = job.wait(30)
+    snap = job.wait(30)
+    state, remapped, error = snap.status, snap.document, snap.error
     assert (state, error) == ("done", "") and job.version == 1
     assert runtime.state(job.id).name == workflows.REMAP
     assert remapped.moderator.decision_hinges == reply["decision_hinges"]
@@ -229,7 +232,8 @@ def test_a_failed_remap_says_why_saves_nothing_and_bad_input_is_refused_at_once(
     debate_id, document = finished_debate(provider)
     store = open_store()
     provider.enqueue({"__error__": "unreachable", "message": "Ollama is not reachable — start it"}, agent="moderator")
-    state, result, error = RemapJob(store, debate_id, Weights(ethical=0), [], provider).start().wait(30)
+    snap = RemapJob(store, debate_id, Weights(ethical=0), [], provider).start().wait(30)
+    state, result, error = snap.status, snap.document, snap.error
     assert state == "failed" and result is None and "start it" in error
     assert store.versions(debate_id) == [] and store.get(debate_id).document == document.dump()
     with pytest.raises(InputError, match="Set a weight other than 1"):

@@ -189,7 +189,7 @@ def test_a_running_debate_can_be_cancelled_and_resumed_keeping_what_finished():
 def run_of(at: AppTest):
     from clearside_ui import jobs as ui_jobs
 
-    return ui_jobs.registry().get(at.session_state["debate_id"]).run
+    return ui_jobs.registry().get(at.session_state["debate_id"], "static").run
 
 
 def test_hostile_text_is_escaped_not_rendered(app):
