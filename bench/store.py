@@ -49,7 +49,7 @@ from sqlalchemy import text  # noqa: E402
 from clearside.live.exchange import load_live  # noqa: E402
 from clearside.live.protocol import PLAN  # noqa: E402
 from clearside.live.transcript import Transcript, Turn  # noqa: E402
-from clearside.runtime.status import debate_status  # noqa: E402
+from clearside.runtime.status import debate_statuses  # noqa: E402
 from clearside.static.engine import DebateRun  # noqa: E402
 from clearside.static.recorder import start_static  # noqa: E402
 from clearside.store import LiveWriter, NewDebate, Store, new_id  # noqa: E402
@@ -194,16 +194,14 @@ def library_page(store: Store, search: str = "") -> int:
     counts: dict[str, int] = {}  # the unfinished notice (library_view.unfinished)
     for status in UNFINISHED:
         page = store.list(status=status, origin="own", limit=500)
-        for item in page.items:
-            label = debate_status(item.status, item.id, item.updated_at)
+        for label in debate_statuses(store, page.items).values():
             counts[label] = counts.get(label, 0) + 1
     store.facets()  # the filter bar
     page = store.list(search, origin="own", limit=PAGE_SIZE, offset=0)  # library_view.results
     ids = [item.id for item in page.items]
     store.version_counts(ids)
     store.source_counts(ids)
-    for item in page.items:  # the table's status column
-        debate_status(item.status, item.id, item.updated_at)
+    debate_statuses(store, page.items)  # the table's status column
     return page.total
 
 

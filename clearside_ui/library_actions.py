@@ -12,8 +12,7 @@ import streamlit as st
 
 from clearside.errors import ClearSideError
 from clearside.modes import MODES, mode
-from clearside.runtime.status import ELSEWHERE_SECONDS as CORE_ELSEWHERE_SECONDS
-from clearside.runtime.status import debate_status
+from clearside.runtime.status import debate_statuses
 from clearside.store import Page, Summary
 from clearside_ui import jobs, owner, page_path, rate, settings
 from clearside_ui.format import cut, plural, when
@@ -40,21 +39,22 @@ def running(debate_id: str) -> bool:
     return jobs.running(debate_id)
 
 
-# A debate saved as running that no worker here runs, but whose store row changed this recently, is taken to be
-# running in another process (another dashboard, the command line): each finished section touches the row.
-ELSEWHERE_SECONDS = CORE_ELSEWHERE_SECONDS
+def statuses(items: list[Summary]) -> dict[str, str]:
+    """The status to show for each of these debates, by id: the runtime says which unfinished ones still run, for
+    all of them at once (the core's rule: :mod:`clearside.runtime.status`); the stored one when it cannot be asked."""
+    try:
+        return debate_statuses(jobs.store(), items)
+    except ClearSideError:  # the runtime's database is unreachable: the store's word, and the page goes on
+        return {item.id: item.status for item in items}
 
 
 def status_label(item: Summary) -> str:
-    """The stored status; a debate saved as running that no worker here runs is running elsewhere (its row
-    changed in the last ELSEWHERE_SECONDS) or was interrupted (the core's rule: :mod:`clearside.status`)."""
-    here = {item.id} if item.status in ("running", "paused") and running(item.id) else set()
-    return debate_status(item.status, item.id, item.updated_at, here, elsewhere_seconds=ELSEWHERE_SECONDS)
+    return statuses([item])[item.id]
 
 
 def resumable(item: Summary) -> bool:
-    """Not done, and not running here or elsewhere (two workers must not write the same debate)."""
-    return item.status != "done" and status_label(item) not in ("queued", "running", "running elsewhere")
+    """Not done, and not queued or running on any host (two hosts must not write the same debate)."""
+    return item.status != "done" and status_label(item) not in ("queued", "running")
 
 
 def remaps(count: int) -> str:
@@ -83,7 +83,8 @@ def table(items: list[Summary], versions: dict[str, int] | None = None,
     re-maps") is shown only when a debate on the page has one; so is the "Sources" column ("2 files")."""
     versions, sources = versions or {}, sources or {}
     shown, attached = any(versions.get(i.id) for i in items), any(sources.get(i.id) for i in items)
-    return [{"Title": i.title, "Kind": i.kind, "Status": status_label(i),
+    status = statuses(items)
+    return [{"Title": i.title, "Kind": i.kind, "Status": status[i.id],
              **({"Versions": remaps(versions.get(i.id, 0))} if shown else {}),
              **({"Sources": files(sources.get(i.id, 0))} if attached else {}), "Provider": i.provider,
              "Model": i.model, "Created": when(i.created_at), "Link": link(i)} for i in items]
@@ -130,8 +131,8 @@ def unfinished() -> dict[str, int]:
     store = jobs.store()
     for status in UNFINISHED:
         page = store.list(status=status, origin="own", limit=500)
-        for item in page.items:
-            counts[status_label(item)] = counts.get(status_label(item), 0) + 1
+        for label in statuses(page.items).values():
+            counts[label] = counts.get(label, 0) + 1
         if page.total > len(page.items):
             counts[status] = counts.get(status, 0) + page.total - len(page.items)
     return counts

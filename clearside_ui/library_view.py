@@ -113,10 +113,9 @@ def actions(item, versions: int = 0) -> None:
                       icon=entry.icon)
         elif item.status == "queued":
             st.caption("Queued for a worker (`python -m clearside worker`): Open follows it as it is generated.")
-        elif lib.status_label(item) == "running elsewhere":
-            st.caption(f"Running in another process (another dashboard or the command line): it was saved at "
-                       f"{esc(lib.when(item.updated_at))}. Resume is offered once it has not changed for "
-                       f"{lib.ELSEWHERE_SECONDS // 60} minutes, so two workers never write the same debate.")
+        elif lib.status_label(item) == "running":
+            st.caption("Running on another host (a worker, another dashboard or the command line): Open follows it "
+                       "as it is generated. Resume is offered if it stops.")
         st.text_input("Title", key=Library.TITLE)
         length_note(Library.TITLE, MAX_TITLE, "The title")
         st.button("Save title", key=Library.RENAME, on_click=lib.rename, args=(item,), icon=":material/edit:")

@@ -36,16 +36,13 @@ def job_here(batch_id: str) -> RegressionJob | None:
     return jobs.registry().get(batch_id, "regression")
 
 
-def running_here(batch_id: str) -> set[str]:
-    """``{batch_id}`` while the batch runs (a job of this server, or the runtime on any host), else nothing
-    (for the core's status rules: a run left running by no job was interrupted)."""
-    job = job_here(batch_id)
-    if job is not None:
-        return set() if job.snapshot().finished else {batch_id}
+def batch_job(batch_id: str) -> runtime.JobState | None:
+    """The batch's job as the runtime has it (on any host); None for a batch it never ran (an older release's
+    ``regress``) or when it cannot be asked: the rows say then (the core's rules: :mod:`clearside.runtime.status`)."""
     try:
-        return set() if runtime.state(batch_id, jobs.store().url).finished else {batch_id}
-    except ClearSideError:  # a batch the runtime never ran (``regress`` on the command line): the rows say
-        return set()
+        return runtime.state(batch_id, jobs.store().url)
+    except ClearSideError:
+        return None
 
 
 def finished(batch: Batch) -> int:
@@ -57,8 +54,9 @@ def total(batch: Batch) -> int:
 
 
 def state(batch: Batch) -> str:
-    """running (on this server), interrupted (runs a stopped server left unfinished) or done."""
-    return batch.state(running_here(batch.id))
+    """Its job's status while under way (queued, running, interrupted), else interrupted (runs a stopped process
+    left unfinished) or done."""
+    return batch.state(batch_job(batch.id))
 
 
 def label(batch: Batch, baseline_id: str | None) -> str:
@@ -219,8 +217,9 @@ def compare_choices(batches: list[Batch], baseline_id: str | None) -> tuple[list
 
 
 def run_status(row: dict[str, Any]) -> str:
-    """The stored status, except that a run saved as running which no job here runs was interrupted."""
-    return stored_run_status(row, running_here((row.get("data") or {}).get("batch", "")))
+    """The stored status, except that a run saved as running whose batch is not under way was interrupted."""
+    return stored_run_status(row, batch_job((row.get("data") or {}).get("batch", "")) if row["status"] == "running"
+                             else None)
 
 
 def runs_of(batch: Batch) -> dict[str, dict[str, Any]]:

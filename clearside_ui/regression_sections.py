@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from clearside import runtime
 from clearside.errors import ClearSideError
 from clearside.inputs import shown
 from clearside.quality import metrics, regress
@@ -90,7 +91,7 @@ def bless_controls(batch, base) -> None:
         st.caption(f"Baseline now: {esc(ra.baseline_line(base))}")
     if batch.id == (base.id if base else None):
         return
-    unfinished = ra.state(batch) == "running" or ra.finished(batch) == 0
+    unfinished = ra.state(batch) in runtime.UNDER_WAY or ra.finished(batch) == 0
     if st.session_state.get(Regression.CONFIRM) != batch.id:
         st.button("Bless as baseline…", key=Regression.BLESS, on_click=ra.ask_bless, args=(batch.id,),
                   disabled=unfinished, icon=":material/verified:",

@@ -223,17 +223,20 @@ def enqueue_regress(args: argparse.Namespace, provider: Any, thresholds: dict | 
 
 def cmd_runs(args: argparse.Namespace) -> int:
     from ..quality import regress
+    from ..runtime import status
     from ..store import open_store
 
     store = open_store()
     suites = [args.suite] if args.suite else regress.suite_names(store)
+    found = [b for suite in suites for b in regress.batches(store, suite)]
+    jobs = status.jobs_of((b.id for b in found if b.state() == "interrupted"), store.url)  # running rows: ask
     listed = [{"batch": b.id, "kind": _batch_mode(b.suite).kind,
                "link": _batch_mode(b.suite).share_link(b.id), "suite": b.suite, "provider": b.spec,
                "created_at": b.created_at, "age": regress.age(b.created_at),
                "runs": len(b.rows), "done": sum(r["status"] == "done" for r in b.rows), "baseline": b.baseline,
-               "state": b.state(), "versions": regress.batch_versions(b),
+               "state": b.state(jobs.get(b.id)), "versions": regress.batch_versions(b),
                "means": {k: v.get("mean") for k, v in b.aggregate().items()}}
-              for suite in suites for b in regress.batches(store, suite)]
+              for b in found]
     if args.format == "json":
         sys.stdout.write(_json(listed))
     elif not listed:

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..inputs import clean
-from ..runtime.status import debate_status
 
 if TYPE_CHECKING:
     from ..store import Summary
@@ -21,12 +20,11 @@ if TYPE_CHECKING:
 LIST_FIELDS = ("id", "kind", "status", "created_at", "provider", "model", "title")
 
 
-def _table(items: list[Summary]) -> str:
+def _table(items: list[Summary], shown: dict[str, str]) -> str:
     if not items:
         return "No saved debates match."
     rows = [("ID", "CREATED", "KIND", "STATUS", "PROVIDER:MODEL", "TITLE")]
-    rows += [(s.id, s.created_at.replace("T", " ").rstrip("Z")[:16], s.kind,
-              debate_status(s.status, s.id, s.updated_at),
+    rows += [(s.id, s.created_at.replace("T", " ").rstrip("Z")[:16], s.kind, shown[s.id],
               clean(f"{s.provider}:{s.model}")[:40], clean(s.title)[:60]) for s in items]  # no terminal escapes
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
     return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)) + "  " + row[-1]
@@ -34,15 +32,17 @@ def _table(items: list[Summary]) -> str:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    from ..runtime.status import debate_statuses
     from ..store import open_store
 
-    page = open_store().list(args.search or "", kind=args.kind, provider=args.provider_filter, model=args.model,
+    store = open_store()
+    page = store.list(args.search or "", kind=args.kind, provider=args.provider_filter, model=args.model,
                              status=args.status, limit=args.limit)
+    shown = debate_statuses(store, page.items)  # the runtime says which unfinished ones still run
     if args.format == "json":
-        print(json.dumps([{**s.as_dict(), "state": debate_status(s.status, s.id, s.updated_at)} for s in page.items],
-                         indent=2, ensure_ascii=False))
+        print(json.dumps([{**s.as_dict(), "state": shown[s.id]} for s in page.items], indent=2, ensure_ascii=False))
     else:
-        print(_table(page.items))
+        print(_table(page.items, shown))
         if page.total > len(page.items):
             print(f"({len(page.items)} of {page.total}; raise --limit or narrow with --search)", file=sys.stderr)
     return 0

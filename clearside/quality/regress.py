@@ -26,7 +26,7 @@ import threading
 import time
 import tomllib
 import uuid
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -178,9 +178,10 @@ class Batch:
         """How many runs the batch was started with (older batches: how many it saved)."""
         return int((self.rows[0].get("data") or {}).get("planned") or len(self.rows))
 
-    def state(self, running_ids: Collection[str] = ()) -> str:
-        """running (a job in ``running_ids`` runs it), interrupted or done: see :mod:`clearside.status`."""
-        return status.batch_state(self.id, self.rows, running_ids)
+    def state(self, job: Any = None) -> str:
+        """Its job's status while the runtime has it under way (``job``: the batch's
+        :class:`clearside.runtime.JobState`), else interrupted or done: see :mod:`clearside.runtime.status`."""
+        return status.batch_state(self.rows, job)
 
     def aggregate(self) -> dict[str, dict[str, Any]]:
         return aggregate([r for r in self.rows if r["status"] in ("done", "failed")])

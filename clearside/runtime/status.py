@@ -1,52 +1,57 @@
-"""The status to show for a saved debate, run or batch: what the store says, corrected for work that stopped.
+"""The status to show for a saved debate, run or batch, read from the runtime.
 
-The store keeps ``running`` for a debate or run whose process died half-way, so
-"running" is only true where a worker is known to run it: ``running_ids`` (the
-ids this process runs), or, for a debate, a row touched recently (each finished
-section touches it: another dashboard or the command line is writing it).
-Everything else saved as running was interrupted.
+The store keeps what a job last wrote (``running`` while it worked); the runtime knows whether the job is still under
+way. So a saved row shows its job's status while the runtime has that job queued, running or interrupted (its host
+stopped, and the next host will take it over); a row saved as running or queued that no job has under way was
+interrupted for good (its process stopped before the runtime ran ClearSide's work, or its job is gone) and is
+resumed by hand; anything else shows as the store saved it. Nothing is guessed from how old a row is.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
-from datetime import UTC, datetime
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-ELSEWHERE_SECONDS = 120  # a running debate whose row changed this recently is taken to run in another process
+from .jobs import UNDER_WAY
+
+UNFINISHED = ("running", "queued")  # what a row says while its job works
 
 
-def recent(stamp: str, seconds: float = ELSEWHERE_SECONDS, *, now: datetime | None = None) -> bool:
-    """Whether the ISO time ``stamp`` (``2026-11-24T08:00:00Z``) is less than ``seconds`` old."""
-    try:
-        changed = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except (AttributeError, ValueError):
-        return False
-    changed = changed if changed.tzinfo else changed.replace(tzinfo=UTC)
-    return ((now or datetime.now(UTC)) - changed).total_seconds() < seconds
+def shown(stored: str, job: Any = None) -> str:
+    """The status to show for a row the store saved as ``stored``, whose latest job is ``job`` (a
+    :class:`clearside.runtime.JobState`, or None when the runtime never ran it or does not know it)."""
+    if job is not None and job.status in UNDER_WAY:
+        return job.status
+    return "interrupted" if stored in UNFINISHED else stored
 
 
-def debate_status(status: str, debate_id: str, updated_at: str, running_ids: Collection[str] = (), *,
-                  elsewhere_seconds: float = ELSEWHERE_SECONDS) -> str:
-    """running (a worker here runs it), running elsewhere (saved as running, touched lately), interrupted
-    (saved as running, untouched for ``elsewhere_seconds``) or the stored status."""
-    if status in ("running", "paused") and debate_id in running_ids:
-        return "running"
-    if status == "running":
-        return "running elsewhere" if recent(updated_at, elsewhere_seconds) else "interrupted"
-    return status
+def jobs_of(job_ids: Iterable[str], store_url: str | None = None) -> dict[str, Any]:
+    """The runtime's states of ``job_ids`` (two queries, and none at all, nor the runtime imported, for no id)."""
+    wanted = [job_id for job_id in job_ids if job_id]
+    if not wanted:
+        return {}
+    from .client import states
+
+    return states(wanted, store_url)
 
 
-def run_status(row: dict[str, Any], running_ids: Collection[str] = ()) -> str:
-    """A ``runs`` row's stored status, except that one saved as running whose batch no job in ``running_ids``
-    runs was interrupted."""
-    if row["status"] != "running":
-        return row["status"]
-    return "running" if (row.get("data") or {}).get("batch", "") in running_ids else "interrupted"
+def debate_statuses(store: Any, items: Iterable[Any]) -> dict[str, str]:
+    """The status to show for each saved debate in ``items`` (a page of summaries), by id: only those the store has
+    as running or queued ask the runtime, all at once."""
+    items = list(items)
+    unfinished = store.jobs(item.id for item in items if item.status in UNFINISHED)
+    found = jobs_of(unfinished.values(), store.url)
+    return {item.id: shown(item.status, found.get(unfinished.get(item.id, ""))) for item in items}
 
 
-def batch_state(batch_id: str, rows: Iterable[dict[str, Any]], running_ids: Collection[str] = ()) -> str:
-    """running (a job in ``running_ids`` runs it), interrupted (runs a stopped process left unfinished) or done."""
-    if batch_id in running_ids:
-        return "running"
-    return "interrupted" if any(r["status"] == "running" for r in rows) else "done"
+def run_status(row: Mapping[str, Any], batch: Any = None) -> str:
+    """A ``runs`` row's status to show, its batch's job being ``batch``: one saved as running is running while its
+    batch is under way, interrupted otherwise."""
+    return shown(row["status"], batch)
+
+
+def batch_state(rows: Iterable[Mapping[str, Any]], batch: Any = None) -> str:
+    """A batch's state to show: its job's while under way; interrupted when it left runs running; else done."""
+    if batch is not None and batch.status in UNDER_WAY:
+        return batch.status
+    return "interrupted" if any(row["status"] in UNFINISHED for row in rows) else "done"

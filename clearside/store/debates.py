@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from collections.abc import Iterable
 from dataclasses import asdict
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
@@ -154,6 +155,16 @@ class Debates(Database):
                 document.setdefault("challenges", {})["responses"] = list(responses)
             return Record(**asdict(Summary.of(row)), prompt_versions=row.prompt_versions,
                           schema_version=row.schema_version, data=row.data, document=document)
+
+    def jobs(self, debate_ids: Iterable[str]) -> dict[str, str]:
+        """The runtime job each of these debates last had (``data["job"]``), in one query; a debate the runtime
+        never ran is left out."""
+        ids = list(dict.fromkeys(check_id(i) for i in debate_ids))
+        if not ids:
+            return {}
+        with self.read() as session:
+            rows = session.execute(select(Debate.id, Debate.data).where(Debate.id.in_(ids))).all()
+        return {row.id: row.data["job"] for row in rows if isinstance(row.data, dict) and row.data.get("job")}
 
     def exists(self, debate_id: str) -> bool:
         try:

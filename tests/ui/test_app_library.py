@@ -36,30 +36,19 @@ def finished(store, question: str = QUESTION, *, provider: str = "openai", model
 
 
 def killed(store, question: str = QUESTION) -> str:
-    """A static debate whose app died after the orchestrator and the FOR side finished: saved as running."""
+    """A static debate whose process died after the orchestrator and the FOR side finished: saved as running, with
+    no job the runtime could finish it with."""
     run = DebateRun.from_input(question, geography="Global", domain="Software")
     debate_id = start_static(store, run, provider="scripted", model="script")
     proposition = Proposition.model_validate({**orchestrator_reply(), "raw_input": run.raw_input})
     store.save_section(debate_id, "proposition", proposition.dump())
     store.save_section(debate_id, "pro", Side.model_validate(side_reply("pro")).dump())
-    stale(store, debate_id)
     return debate_id
-
-
-def stale(store, debate_id: str, minutes: int = 10) -> None:
-    """Its last write was ``minutes`` ago: no process is still writing it."""
-    from datetime import timedelta
-
-    from clearside.store.tables import Debate
-
-    with store.write() as session:
-        session.get(Debate, debate_id).updated_at = datetime.now(UTC) - timedelta(minutes=minutes)
 
 
 def live(store, question: str = "Should cities ban private cars?") -> str:
     debate = LiveDebate.create(question, ScriptedProvider(), config=LiveConfig(words_per_minute=40),
                                context_fields={"geography": "Europe"}, store=store)
-    stale(store, debate.transcript.id)  # created, then its app stopped
     return debate.transcript.id
 
 
@@ -273,18 +262,32 @@ def test_rerun_of_a_live_debate_starts_a_new_live_debate_on_the_live_page(store)
     assert len(transcript.turns) >= 21
 
 
-def test_a_debate_another_process_is_writing_is_not_offered_for_resume(store):
-    debate_id = killed(store)
-    store.save_section(debate_id, "con", Side.model_validate(side_reply("con")).dump())  # written just now
+def test_a_debate_another_host_is_generating_is_not_offered_for_resume(store):
+    """The runtime says a saved debate is running (here started by the runtime beside the page, as another host
+    would: the page holds no job for it), so the Library offers no Resume; once it is over it says so."""
+    from clearside import runtime
+    from clearside.static import workflow
+
+    gate, asked = threading.Event(), threading.Event()
+    provider = ScriptedProvider()
+    provider.enqueue(lambda request: (asked.set(), gate.wait(60), orchestrator_reply())[2], agent="orchestrator")
+    for agent, reply in (("pro", side_reply("pro")), ("con", side_reply("con")), ("moderator", moderator_reply())):
+        provider.enqueue(reply, agent=agent)
+    at = library()  # the dashboard hosts the runtime from its first page view
+    debate_id = StaticRecorder(store, DebateRun.from_input(QUESTION), provider).id
+    job_id = workflow.enqueue_static(debate_id, provider, store=store, here=True)
+    try:
+        assert asked.wait(60), "the debate never started"
+        at = library()
+        assert at.dataframe[0].value["Status"][0] == "running"
+        pick(at, debate_id)
+        assert not [b for b in at.button if b.key == "lib_resume"], "a second host would write the same debate"
+        assert "Running on another host" in plain(at)
+    finally:
+        gate.set()
+    assert runtime.wait(job_id, 60, store.url).status == "done"
     at = library()
-    assert at.dataframe[0].value["Status"][0] == "running elsewhere"
-    pick(at, debate_id)
-    assert not [b for b in at.button if b.key == "lib_resume"], "a second worker would write the same debate"
-    assert "Running in another process" in plain(at)
-    stale(store, debate_id)
-    at = library()
-    assert at.dataframe[0].value["Status"][0] == "interrupted"
-    assert [b for b in pick(at, debate_id).button if b.key == "lib_resume"]
+    assert at.dataframe[0].value["Status"][0] == "done"
 
 
 def test_an_interrupted_static_debate_is_announced_and_resume_generates_only_the_missing_sections(store):
@@ -310,7 +313,6 @@ def test_an_interrupted_static_debate_is_announced_and_resume_generates_only_the
 def test_another_browsers_interrupted_debate_is_read_only_and_rerun_is_still_offered(store):
     debate_id = killed(store)
     store.update(debate_id, data={"owner": "f" * 32})  # started in another browser
-    stale(store, debate_id)
     at = pick(library(), debate_id)
     assert not has(at, "lib_resume") and "only that browser can resume it" in plain(at)
     assert has(at, "lib_rerun"), "a re-run makes the user's own debate"
