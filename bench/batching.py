@@ -26,7 +26,8 @@ sys.path.insert(0, str(ROOT))
 
 from clearside.providers.embedded import BATCH_ENV, EmbeddedProvider, load_batcher  # noqa: E402
 from clearside.schema import Proposition  # noqa: E402
-from clearside.static.engine import DebateRun, Engine  # noqa: E402
+from clearside.static.engine import Engine  # noqa: E402
+from clearside.static.run import DebateRun  # noqa: E402
 
 QUESTION = "Should our city ban cars from its historic centre?"
 GOAL = 0.6

@@ -28,7 +28,8 @@ from clearside import embed, sources  # noqa: E402
 from clearside.errors import DebateFailed  # noqa: E402
 from clearside.providers import get_provider  # noqa: E402
 from clearside.schema import Proposition  # noqa: E402
-from clearside.static.engine import DebateRun, Engine  # noqa: E402
+from clearside.static.engine import Engine  # noqa: E402
+from clearside.static.run import DebateRun  # noqa: E402
 
 QUESTION = "Should cities ban cars from their historic centres?"
 REPORTS = {

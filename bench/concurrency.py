@@ -53,7 +53,8 @@ from clearside import agents  # noqa: E402
 from clearside.errors import ClearSideError  # noqa: E402
 from clearside.providers.embedded import default_model_path  # noqa: E402
 from clearside.providers.openai_compat import OpenAIProvider  # noqa: E402
-from clearside.static.engine import DebateRun, Engine  # noqa: E402
+from clearside.static.engine import Engine  # noqa: E402
+from clearside.static.run import DebateRun  # noqa: E402
 
 QUESTION = "Build or buy our feature-flag service?"
 RATIO_GOAL = 0.6

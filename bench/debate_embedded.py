@@ -47,7 +47,8 @@ from clearside.errors import ClearSideError  # noqa: E402
 from clearside.providers.base import ChatRequest, Completion  # noqa: E402
 from clearside.providers.embedded import EmbeddedProvider, load_llama, on_llama_thread  # noqa: E402
 from clearside.providers.small_schema import compact  # noqa: E402
-from clearside.static.engine import DebateRun, Engine  # noqa: E402
+from clearside.static.engine import Engine  # noqa: E402
+from clearside.static.run import DebateRun  # noqa: E402
 
 QUESTIONS = [
     "Should the United States impose a temporary moratorium on new large-scale AI data centers?",

@@ -30,7 +30,8 @@ from clearside.errors import DebateFailed  # noqa: E402
 from clearside.providers.ollama import OllamaProvider  # noqa: E402
 from clearside.providers.openai_compat import OpenAIProvider  # noqa: E402
 from clearside.quality.references import flagship  # noqa: E402
-from clearside.static.engine import DebateRun, Engine  # noqa: E402
+from clearside.static.engine import Engine  # noqa: E402
+from clearside.static.run import DebateRun  # noqa: E402
 
 TIMEOUT, ATTEMPTS = 0.5, 3
 FAULTS = {

@@ -81,8 +81,8 @@ from clearside import runtime  # noqa: E402
 from clearside.providers.openai_compat import OpenAIProvider  # noqa: E402
 from clearside.quality.references import flagship  # noqa: E402
 from clearside.static import workflow as workflows  # noqa: E402
-from clearside.static.engine import DebateRun  # noqa: E402
 from clearside.static.recorder import StaticRecorder  # noqa: E402
+from clearside.static.run import DebateRun  # noqa: E402
 from clearside.store import open_store  # noqa: E402
 
 AGENTS = ("orchestrator", "pro", "con", "moderator")

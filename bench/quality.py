@@ -48,7 +48,8 @@ from clearside.checks import record as quality_record  # noqa: E402
 from clearside.errors import DebateFailed  # noqa: E402
 from clearside.providers import get_provider  # noqa: E402
 from clearside.quality.references import argkp_dev, flagship  # noqa: E402
-from clearside.static.engine import DebateRun, Engine  # noqa: E402
+from clearside.static.engine import Engine  # noqa: E402
+from clearside.static.run import DebateRun  # noqa: E402
 
 OURS = [
     "Should a mid-sized city ban private cars from its historic center?",

@@ -35,8 +35,9 @@ from clearside.providers.openai_compat import OpenAIProvider  # noqa: E402
 from clearside.quality import workflow as batches  # noqa: E402
 from clearside.quality.references import flagship  # noqa: E402
 from clearside.static import workflow as workflows  # noqa: E402
-from clearside.static.engine import DebateRun, Engine  # noqa: E402
+from clearside.static.engine import Engine  # noqa: E402
 from clearside.static.recorder import StaticRecorder  # noqa: E402
+from clearside.static.run import DebateRun  # noqa: E402
 from clearside.store import open_store  # noqa: E402
 
 STEPS = 4  # per static debate: orchestrator, advocates, moderator, finish

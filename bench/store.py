@@ -50,8 +50,8 @@ from clearside.live.exchange import load_live  # noqa: E402
 from clearside.live.protocol import PLAN  # noqa: E402
 from clearside.live.transcript import Transcript, Turn  # noqa: E402
 from clearside.runtime.status import debate_statuses  # noqa: E402
-from clearside.static.engine import DebateRun  # noqa: E402
 from clearside.static.recorder import start_static  # noqa: E402
+from clearside.static.run import DebateRun  # noqa: E402
 from clearside.store import LiveWriter, NewDebate, Store, new_id  # noqa: E402
 from clearside.store.store import search_text  # noqa: E402
 from clearside.store.tables import Debate  # noqa: E402

@@ -29,7 +29,8 @@ from clearside.errors import ClearSideError  # noqa: E402
 from clearside.providers import get_provider  # noqa: E402
 from clearside.quality import references
 from clearside.static import swap  # noqa: E402
-from clearside.static.engine import DebateRun, Engine  # noqa: E402
+from clearside.static.engine import Engine  # noqa: E402
+from clearside.static.run import DebateRun  # noqa: E402
 from clearside.store import open_store  # noqa: E402
 
 GOAL_S = 10.0

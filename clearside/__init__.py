@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     from .contract import validate_document
     from .runtime.events import Event
     from .schema import SCHEMA_VERSION, Document
-    from .static.engine import DebateRun, Engine, run_debate
+    from .static.engine import Engine, run_debate
+    from .static.run import DebateRun
 
 logging.getLogger("clearside").addHandler(logging.NullHandler())
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import streamlit as st
 
 from clearside.errors import ClearSideError, InputError
-from clearside.static.engine import DebateRun
 from clearside.static.job import ChallengeJob, Snapshot, StaticJob, resume_job
+from clearside.static.run import DebateRun
 from clearside_ui import jobs, owner, personas_view, rate, settings, sources_view
 from clearside_ui.state import Challenge, Debate, Sources
 

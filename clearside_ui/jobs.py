@@ -13,8 +13,8 @@ from clearside.runtime.events import AgentProgress
 from clearside.runtime.jobs import JobRegistry
 from clearside.runtime.progress import Follower
 from clearside.static import workflow as workflows
-from clearside.static.engine import DebateRun
 from clearside.static.job import Snapshot, StaticJob, new_job
+from clearside.static.run import DebateRun
 from clearside.store import Store, open_store
 from clearside_ui.state import App
 

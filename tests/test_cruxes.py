@@ -277,7 +277,8 @@ def test_every_generated_debate_and_every_remap_carries_cruxes(monkeypatch):
 
     from clearside.providers.scripted import ScriptedProvider
     from clearside.static import remap
-    from clearside.static.engine import DebateRun, Engine
+    from clearside.static.engine import Engine
+    from clearside.static.run import DebateRun
     monkeypatch.setenv("CLEARSIDE_SEMANTIC_CHECKS", "0")  # the lexical path: no MiniLM needed here
     provider = ScriptedProvider()
     scripted_debate(provider)

@@ -26,11 +26,11 @@ if TYPE_CHECKING:
 
 # What the parsers show from modules that are slow to import (tests/cli/test_startup.py checks each against its source)
 FORMATS = ("json", "md", "quick", "script")  # clearside.render.FORMATS
-STRATEGIES = ("whole", "focused")  # clearside.engine.STRATEGIES
+STRATEGIES = ("whole", "focused")  # clearside.static.run.STRATEGIES
 ALL_ACTIONS = ("question_assumption", "stronger_counterargument", "evidence_that_changes_outcome",
                "question_source")  # clearside.schema.ALL_ACTIONS
 PERSONAS = ("economist", "ethicist", "environmentalist", "technologist", "public-health expert",
-            "local resident")  # clearside.personas.BUILTINS
+            "local resident")  # clearside.static.personas.BUILTINS
 SOURCE_LIMITS = {"files": 10, "mb": 5, "pages": 100}  # clearside.sources.MAX_FILES, MAX_BYTES // 2**20, MAX_PAGES
 SUITES = ("flagship", "argkp-dev")  # clearside.regress.SUITES
 COMPARE_SUITE = "compare"  # clearside.compare.SUITE

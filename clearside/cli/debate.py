@@ -29,12 +29,12 @@ from .common import (
 if TYPE_CHECKING:  # the rest is imported by the command that runs (see common.py)
     from .. import sources
     from ..schema import Document
-    from ..static.engine import DebateRun
+    from ..static.run import DebateRun
 
 
 def _save_partial(run: DebateRun, out: str | None) -> None:
     """Keep the sections that did succeed, so a failure loses nothing the models already wrote."""
-    from ..static.engine import SECTIONS
+    from ..static.run import SECTIONS
 
     if not out:
         return
@@ -64,8 +64,8 @@ def _sources(paths: list[str] | None) -> list[sources.Source] | None:
 def cmd_debate(args: argparse.Namespace) -> int:
     from ..render import render
     from ..static import personas, remap
-    from ..static.engine import DebateRun
     from ..static.recorder import load_run
+    from ..static.run import DebateRun
     from ..store import open_store
 
     if args.no_citations and not args.sources:

@@ -69,7 +69,7 @@ def report(item_id: str) -> dict[str, Any]:
     from ..quality import regress
     from ..quality import workflow as batches
     from ..static import workflow as workflows
-    from ..static.engine import SECTIONS
+    from ..static.run import SECTIONS
     from ..store import open_store
 
     store = open_store()

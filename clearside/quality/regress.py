@@ -39,8 +39,8 @@ from ..providers import Provider
 from ..runtime import status
 from ..runtime.events import Event
 from ..static import swap
-from ..static.engine import DebateRun
 from ..static.recorder import PROMPTS, start_static
+from ..static.run import DebateRun
 from ..store import Store
 from . import metrics, paired, references, suites
 from .references import Reference

@@ -25,8 +25,9 @@ from ..providers import Provider
 from ..runtime.events import Event
 from ..schema import Document
 from ..static import swap
-from ..static.engine import DebateRun, Engine
+from ..static.engine import Engine
 from ..static.recorder import PROMPTS, StaticRecorder, load_run, start_static, usage_summary
+from ..static.run import DebateRun
 from ..store import Store
 from . import metrics
 from .references import Reference

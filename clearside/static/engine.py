@@ -1,13 +1,12 @@
 """The debate pipeline: orchestrator, then pro and con in parallel, then moderator; and challenges.
 
-A persona debate (``DebateRun.personas``, :mod:`clearside.personas`) runs the same stages: its advocates stage
+A persona debate (``DebateRun.personas``, :mod:`clearside.static.personas`) runs the same stages: its advocates stage
 runs the personas in parallel instead, then composes ``pro`` and ``con`` from their cases, and its moderator
 also fills ``lens_divergence``.
 
-A :class:`DebateRun` holds every section produced so far. Running it again
-fills only the missing sections, so a retry after a failure reruns only the
-agent that failed. Progress is reported through ``on_event`` callbacks, which
-may arrive from worker threads.
+The engine fills a :class:`clearside.static.run.DebateRun`: given one again, it generates only the missing sections,
+so a retry after a failure reruns only the agent that failed. Progress is reported through ``on_event`` callbacks,
+which may arrive from worker threads.
 """
 
 from __future__ import annotations
@@ -17,7 +16,6 @@ import dataclasses
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any
 
 from .. import agents, checks, cruxes, inputs, prompts
@@ -34,69 +32,16 @@ from ..schema import (
     SOURCE_ACTION,
     AgentQuality,
     ChallengeResponse,
-    Context,
     Document,
     Moderator,
-    Persona,
     Proposition,
     Quality,
-    Side,
 )
-from ..sources import Source, citations
+from ..sources import citations
 from . import focused, personas
+from .run import STAGES, STRATEGIES, DebateRun, default_strategy, merge_quality
 
-OnSection = Callable[["DebateRun", str], None]
-SECTIONS = ("proposition", "pro", "con", "moderator")
-STAGES = ("orchestrator", "advocates", "moderator")  # the order of a debate; pro and con run side by side
-
-
-@dataclass
-class DebateRun:
-    """Everything about one debate, finished or not."""
-
-    raw_input: str
-    context: Context | None = None
-    proposition: Proposition | None = None
-    pro: Side | None = None
-    con: Side | None = None
-    moderator: Moderator | None = None
-    usage: dict[str, Usage] = field(default_factory=dict)
-    violations: list[dict[str, Any]] = field(default_factory=list)
-    quality: dict[str, AgentQuality] = field(default_factory=dict)  # per agent: what the substance checks caught
-    # a persona debate: its personas and their cases (saved as the section "personas"); None: pro and con advocates
-    personas: personas.Panel | None = None
-    # the user's own sources (issue 17): shown to the advocates; with ``citations``, quoted and verified
-    sources: list[Source] | None = None
-    citations: bool = True
-    library: citations.Library | None = field(default=None, repr=False)  # built once per run, on first use
-    source_names: list[str] | None = None  # a finished debate's sources by name (a re-run moderator's note)
-
-    @classmethod
-    def from_input(cls, question: str, *, geography: str | None = None, timeframe: str | None = None,
-                   domain: str | None = None, personas: list[Persona] | None = None,
-                   sources: list[Source] | None = None, cite: bool = True) -> DebateRun:
-        """Apply the input rules; raises InputError with a message the user can act on. ``personas``: 2 to 4
-        (see :func:`clearside.personas.choose`) make it a persona debate; ``sources``: the user's own files
-        (:func:`clearside.sources.read_sources`), which the advocates draw on, and with ``cite`` quote."""
-        context = inputs.context_fields({"geography": geography, "timeframe": timeframe, "domain": domain})
-        panel = _panel(personas) if personas else None
-        if panel is not None and sources:
-            raise InputError("Sources are used by pro/con debates, not yet by persona debates: drop the sources or "
-                             "the personas.")
-        return cls(raw_input=inputs.question(question), context=Context(**context) if context else None,
-                   personas=panel, sources=list(sources) if sources else None, citations=cite)
-
-    @property
-    def missing(self) -> list[str]:
-        return [name for name in SECTIONS if getattr(self, name) is None]
-
-    def missing_agents(self) -> list[str]:
-        """The agents still to run: the orchestrator writes ``proposition``, the others their namesakes."""
-        return ["orchestrator" if name == "proposition" else name for name in self.missing]
-
-
-def _panel(chosen: list[Persona]) -> personas.Panel:
-    return personas.Panel(personas.checked(list(chosen)))
+OnSection = Callable[[DebateRun, str], None]
 
 
 def _notes(names: tuple[str, ...], run: DebateRun | None = None) -> str:
@@ -170,7 +115,7 @@ class Engine:
                               usage=run.usage.setdefault(agent, Usage()), violations=run.violations,
                               review=self._review(run, call, fresh, reask), listeners=listeners)
 
-    def _agent(self, run: DebateRun, spec: agents.AgentSpec, messages: list[dict[str, str]] | None = None,
+    def agent(self, run: DebateRun, spec: agents.AgentSpec, messages: list[dict[str, str]] | None = None,
                focused=None, **fields):
         """Run one agent between its start and done events: one call (``fields``: of its :class:`CallSpec`), or
         ``focused(self, run)``'s parts."""
@@ -185,7 +130,7 @@ class Engine:
                                                      "tokens": usage.completion_tokens}))
         return result
 
-    def _section(self, run: DebateRun, name: str, value: Any) -> None:
+    def keep(self, run: DebateRun, name: str, value: Any) -> None:
         """Keep a finished section on the run and hand it to ``on_section`` at once (before the others finish)."""
         setattr(run, name, value)
         self.on_section(run, name)
@@ -204,13 +149,13 @@ class Engine:
             threading.Thread(target=self.embeddings.warm, name="clearside-embed-warm", daemon=True).start()
         try:
             if stage == "orchestrator" and run.proposition is None:
-                self._section(run, "proposition", self._orchestrator(run))
+                self.keep(run, "proposition", self._orchestrator(run))
             elif stage == "advocates" and run.personas is not None:
-                self._personas(run)
+                personas.stage(self, run)
             elif stage == "advocates":
                 self._advocates(run)
             elif stage == "moderator" and run.moderator is None:
-                self._section(run, "moderator", self._moderator(run))
+                self.keep(run, "moderator", self._moderator(run))
             elif stage not in STAGES:
                 raise InputError(f"Unknown stage {stage!r}: use one of {', '.join(STAGES)}.")
         except ClearSideError as exc:
@@ -226,7 +171,7 @@ class Engine:
             return checks.proposition.check(data, raw_input=run.raw_input, user_context=self._user_context(run),
                                             year_now=year, embeddings=self.embeddings)
 
-        return self._agent(run, agents.ORCHESTRATOR, agents.orchestrator_messages(run.raw_input, run.context),
+        return self.agent(run, agents.ORCHESTRATOR, agents.orchestrator_messages(run.raw_input, run.context),
                            prepare=agents.proposition_from_reply(run.raw_input, run.context), check=check)
 
     def _moderator_frame(self, run: DebateRun) -> focused.Frame:
@@ -258,10 +203,10 @@ class Engine:
     def _moderator(self, run: DebateRun) -> Moderator:
         frame = self._moderator_frame(run)
         if run.personas is None and self.strategy == "focused":
-            return self._agent(run, agents.MODERATOR, focused=lambda engine, r: focused.moderator(engine, r, frame))
+            return self.agent(run, agents.MODERATOR, focused=lambda engine, r: focused.moderator(engine, r, frame))
         # a persona debate's moderator is one call whatever the strategy: lens_divergence needs the whole picture
         schema, decode = frame.wire
-        return self._agent(run, agents.MODERATOR, frame.messages, prepare=agents.conflicts_from_ids(run.pro, run.con),
+        return self.agent(run, agents.MODERATOR, frame.messages, prepare=agents.conflicts_from_ids(run.pro, run.con),
                            check=frame.check, floors=frame.floors, schema=schema, decode=decode,
                            mend=lambda review: focused.mend_moderator(self, run, frame, review))
 
@@ -275,17 +220,17 @@ class Engine:
         offered = self._offered(run, spec)
         messages = self.advocate_messages(run, spec)
         if self.strategy == "focused" and not offered:
-            side = self._agent(run, spec, focused=lambda engine, r: focused.side(engine, r, spec, check))
+            side = self.agent(run, spec, focused=lambda engine, r: focused.side(engine, r, spec, check))
         else:  # with sources, one call whatever the strategy: its arguments cite the passages it was shown
             wire: dict[str, Any] = {}
             if offered and run.citations:  # the arguments cite the passages: the side's wire with citations
                 schema, decode = citations.side_wire(agents.SIDE_WIRE, offered)
                 wire = {"schema": schema, "decode": decode, "prepare": citations.prepare}
-            side = self._agent(run, spec, messages, check=check, floors=checks.sides.FLOORS, **wire,
+            side = self.agent(run, spec, messages, check=check, floors=checks.sides.FLOORS, **wire,
                                mend=lambda review: focused.mend_side(self, run, spec, check, review))
         if offered and run.citations:
             side = citations.settle(self, run, spec, side, run.library, offered, messages)
-        self._section(run, spec.name, side)
+        self.keep(run, spec.name, side)
 
     def _offered(self, run: DebateRun, spec: agents.AgentSpec) -> list:
         """The passages of the user's sources this advocate is shown, the same for both advocates so they sit in
@@ -314,44 +259,12 @@ class Engine:
     def _advocates(self, run: DebateRun) -> None:
         """Pro and con run concurrently, each blind to the other; a success is kept even if the other fails."""
         todo = [spec for spec in (agents.PRO, agents.CON) if getattr(run, spec.name) is None]
-        self._together([lambda spec=spec: self._advocate(run, spec) for spec in todo])
+        self.together([lambda spec=spec: self._advocate(run, spec) for spec in todo])
 
-    def _persona(self, run: DebateRun, index: int, lock: threading.Lock) -> None:
-        """One persona's case, blind to the others; saved (the whole panel) as soon as it lands."""
-        panel, proposition = run.personas, run.proposition
-        persona = panel.personas[index]
-        check = personas.case_check(proposition.normalized_question, proposition.raw_input, self.embeddings)
-        reply = self._agent(run, personas.spec(index),
-                            personas.messages(persona, proposition, run.context, inferred=not self.provider.small),
-                            prepare=personas.labelled(persona), floors=personas.FLOORS, check=check,
-                            mend=lambda review: personas.mend(self, run, index, check, review))
-        with lock:
-            panel.keep(index, reply)
-            self.on_section(run, "personas")
-
-    def _personas(self, run: DebateRun) -> None:
-        """The personas run concurrently, each blind to the others; then pro and con are composed from them."""
-        lock = threading.Lock()
-        sides = [name for name in ("pro", "con") if getattr(run, name) is None]
-        for name in sides:  # the progress of the two cases the personas' arguments make up
-            self.on_event(Event("start", name))
-        try:
-            self._together([lambda i=i: self._persona(run, i, lock) for i in run.personas.missing()])
-        except ClearSideError as exc:
-            for name in sides:
-                self.on_event(Event("error", name, str(exc)))
-            raise
-        if sides:
-            pro, con = personas.sides(run.personas)
-            used = [run.usage[agent] for agent in run.personas.finished_agents() if agent in run.usage]
-            took = {"seconds": round(max((u.seconds for u in used), default=0.0), 2),
-                    "tokens": sum(u.completion_tokens for u in used)}
-            for name, side in (("pro", pro), ("con", con)):
-                self._section(run, name, side)
-                self.on_event(Event("done", name, data=took))
-
-    def _together(self, tasks: list[Callable[[], None]]) -> None:
-        """Run ``tasks`` concurrently; every success is kept even if another fails (the first failure is raised)."""
+    @staticmethod
+    def together(tasks: list[Callable[[], None]]) -> None:
+        """Run ``tasks`` concurrently (a stage's agents, side by side); every success is kept even if another fails
+        (the first failure is raised)."""
         if not tasks:
             return
         with ThreadPoolExecutor(max_workers=len(tasks), thread_name_prefix="advocate") as pool:
@@ -422,7 +335,7 @@ class Engine:
         def check(body: dict[str, Any]) -> list[checks.Finding]:
             return checks.challenge.check(body, target=about, embeddings=self.embeddings)
 
-        body = self._agent(run, agents.CHALLENGE, messages, check=check, floors={"analysis": 1}, **options)
+        body = self.agent(run, agents.CHALLENGE, messages, check=check, floors={"analysis": 1}, **options)
         if cited:
             body, items = citations.settle_answer(body, cited)
             if "challenge" in run.quality:
@@ -458,7 +371,7 @@ class Engine:
             if unknown:
                 raise InputError(f"Unknown synthesis section {unknown[0]!r}: use one of {', '.join(frame.fields)}.")
             kept = {k: v for k, v in doc.moderator.dump().items() if k in frame.fields and k not in fields}
-            moderator = self._agent(run, agents.MODERATOR, focused=lambda engine, r: focused.rewrite_moderator(
+            moderator = self.agent(run, agents.MODERATOR, focused=lambda engine, r: focused.rewrite_moderator(
                 engine, r, frame, kept, fields))
         else:
             moderator = self._moderator(run)
@@ -468,31 +381,9 @@ class Engine:
         return moderator
 
 
-STRATEGIES = ("whole", "focused")
 # Provider.check() ("Test connection") makes the first call of a debate: the orchestrator's, on its schema
 register_health_probe(lambda provider: health_check(provider, agents.ORCHESTRATOR, agents.orchestrator_messages(
     HEALTH_QUESTION, None), agents.proposition_from_reply(HEALTH_QUESTION, None)))
-
-
-# bench/quality.py on SmolLM2-135M, 6 dev propositions: both strategies leave no garbage in what completes;
-# "focused" completed 5/6 at a mean 62 s, "whole" 4/6 at 46 s (3/4 held out at 33 s). Too close on completion
-# to pay 36% more time, so small models keep one call per agent.
-SMALL_MODEL_STRATEGY = "whole"
-
-
-def default_strategy(provider: Provider) -> str:
-    """The strategy for this provider: the one measured best for small models when it declares itself small,
-    otherwise one call per agent (larger models follow a whole-section instruction well)."""
-    return SMALL_MODEL_STRATEGY if provider.small else "whole"
-
-
-def merge_quality(earlier: dict[str, Any] | None, later: AgentQuality) -> AgentQuality:
-    """One agent's record over several runs (e.g. each challenge): calls, re-asks and items add up."""
-    if not earlier:
-        return later
-    before = AgentQuality.model_validate(earlier)
-    return AgentQuality(attempts=before.attempts + later.attempts, reasks=before.reasks + later.reasks,
-                        items=[*before.items, *later.items])
 
 
 def run_debate(question: str, *, geography: str | None = None, timeframe: str | None = None,

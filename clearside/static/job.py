@@ -29,8 +29,8 @@ from ..schema import ALL_ACTIONS, AssumptionStance, Document, Weights
 from ..store import Store
 from . import remap
 from . import workflow as workflows
-from .engine import DebateRun
 from .recorder import StaticRecorder, load_run
+from .run import DebateRun
 
 
 @dataclass

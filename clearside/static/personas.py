@@ -18,6 +18,7 @@ its first claim on that side. The moderator (the regular prompt with this file's
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -27,7 +28,8 @@ from pydantic import ConfigDict, create_model
 from .. import agents, checks, inputs, prompts
 from ..checks.text import statement_problem
 from ..enforce import with_fixes
-from ..errors import InputError
+from ..errors import ClearSideError, InputError
+from ..runtime.events import Event
 from ..schema import Argument, Persona, PersonaCase, Proposition, Side, Stance, Strict, TextList
 from ..wire import array, obj, one_of, string
 
@@ -296,3 +298,39 @@ def sides(panel: Panel) -> tuple[Side, Side]:
                           uncertainties=list(dict.fromkeys(u for case in chosen for u in case.uncertainties))))
     return built[0], built[1]
 
+
+def _case(engine: Any, run: Any, index: int, lock: threading.Lock) -> None:
+    """One persona's case, blind to the others; saved (the whole panel) as soon as it lands."""
+    panel, proposition = run.personas, run.proposition
+    persona = panel.personas[index]
+    check = case_check(proposition.normalized_question, proposition.raw_input, engine.embeddings)
+    reply = engine.agent(run, spec(index), messages(persona, proposition, run.context,
+                                                    inferred=not engine.provider.small),
+                         prepare=labelled(persona), floors=FLOORS, check=check,
+                         mend=lambda review: mend(engine, run, index, check, review))
+    with lock:
+        panel.keep(index, reply)
+        engine.on_section(run, "personas")
+
+
+def stage(engine: Any, run: Any) -> None:
+    """A persona debate's advocates stage on ``engine``: the personas run concurrently, each blind to the others;
+    then pro and con are composed from them."""
+    lock = threading.Lock()
+    sides_left = [name for name in ("pro", "con") if getattr(run, name) is None]
+    for name in sides_left:  # the progress of the two cases the personas' arguments make up
+        engine.on_event(Event("start", name))
+    try:
+        engine.together([lambda i=i: _case(engine, run, i, lock) for i in run.personas.missing()])
+    except ClearSideError as exc:
+        for name in sides_left:
+            engine.on_event(Event("error", name, str(exc)))
+        raise
+    if sides_left:
+        pro, con = sides(run.personas)
+        used = [run.usage[agent] for agent in run.personas.finished_agents() if agent in run.usage]
+        took = {"seconds": round(max((u.seconds for u in used), default=0.0), 2),
+                "tokens": sum(u.completion_tokens for u in used)}
+        for name, side in (("pro", pro), ("con", con)):
+            engine.keep(run, name, side)
+            engine.on_event(Event("done", name, data=took))

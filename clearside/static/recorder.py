@@ -17,8 +17,8 @@ from ..providers import Provider, Usage
 from ..schema import AgentQuality, Context, Document, Moderator, Proposition, Side
 from ..sources import Source
 from ..store import NewDebate, Store
-from .engine import SECTIONS, DebateRun
 from .personas import Panel
+from .run import SECTIONS, DebateRun
 
 PROMPTS = ("orchestrator", "advocate", "moderator")
 

@@ -1,6 +1,6 @@
 """ClearSide's long work as durable workflows: one workflow per job, one step per model call.
 
-A static debate is the workflow ``clearside.static``: one step per stage of :data:`engine.STAGES`
+A static debate is the workflow ``clearside.static``: one step per stage of :data:`clearside.static.run.STAGES`
 (orchestrator, the two advocates side by side, moderator), then one that assembles and saves the document.
 Every step saves its sections in the store as they land, so a step the runtime reruns after a crash finds
 them there and generates only what is missing: recovery regenerates the interrupted step, nothing before it.
@@ -28,8 +28,9 @@ from ..schema import AssumptionStance, Document, Weights
 from ..store import open_store
 from ..store.privacy import scrub
 from . import remap
-from .engine import STAGES, Engine
+from .engine import Engine
 from .recorder import StaticRecorder, load_run
+from .run import STAGES
 
 log = logging.getLogger("clearside.jobs")
 

@@ -40,8 +40,9 @@ from clearside.quality import metrics
 from clearside.quality.references import flagship
 from clearside.render import structured_report
 from clearside.schema import Document, Moderator, Proposition, Quality, Side
-from clearside.static.engine import DebateRun, Engine
+from clearside.static.engine import Engine
 from clearside.static.recorder import StaticRecorder, load_run
+from clearside.static.run import DebateRun
 
 # One embedding model per process: every test and every Engine here shares it.
 EMB = checks.Embeddings(enabled=True)

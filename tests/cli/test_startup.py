@@ -122,9 +122,9 @@ def test_the_values_the_parsers_show_are_the_cores():
     from clearside.cli import common
     from clearside.perspectives import DEFAULT_ROUNDS
     from clearside.quality import compare, regress
-    from clearside.static import engine, personas
+    from clearside.static import personas, run
 
-    core = {"FORMATS": render.FORMATS, "STRATEGIES": engine.STRATEGIES, "ALL_ACTIONS": schema.ALL_ACTIONS,
+    core = {"FORMATS": render.FORMATS, "STRATEGIES": run.STRATEGIES, "ALL_ACTIONS": schema.ALL_ACTIONS,
             "PERSONAS": tuple(personas.BUILTINS), "SUITES": tuple(regress.SUITES), "COMPARE_SUITE": compare.SUITE,
             "SOURCE_LIMITS": {"files": sources.MAX_FILES, "mb": sources.MAX_BYTES // 2**20, "pages": sources.MAX_PAGES},
             "SERVER_CONCURRENCY": runtime.SERVER_CONCURRENCY, "DEFAULT_ROUNDS": DEFAULT_ROUNDS}

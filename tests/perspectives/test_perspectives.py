@@ -21,8 +21,8 @@ from clearside.modes import export_data
 from clearside.perspectives import InvalidTransition, PerspectivesRun, Session, allowed_next, load
 from clearside.perspectives.runner import estimate_tokens
 from clearside.providers.scripted import ScriptedProvider
-from clearside.static.engine import DebateRun
 from clearside.static.recorder import start_static
+from clearside.static.run import DebateRun
 from clearside.store import open_store
 
 ROOT = Path(__file__).resolve().parents[2]

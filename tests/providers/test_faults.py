@@ -36,7 +36,8 @@ from clearside.providers.openai_compat import OpenAIProvider
 from clearside.quality.references import flagship
 from clearside.runtime.events import AgentProgress, Event, apply_event
 from clearside.schema import Proposition
-from clearside.static.engine import DebateRun, Engine
+from clearside.static.engine import Engine
+from clearside.static.run import DebateRun
 
 TIMEOUT = 0.4
 ORCHESTRATOR_CALL = ChatRequest(messages=[{"role": "user", "content": "Normalise: build or buy?"}],

@@ -24,7 +24,8 @@ from clearside.providers.batched import DEFAULT_WIDTH
 from clearside.providers.ollama import OllamaProvider
 from clearside.providers.openai_compat import OpenAIProvider
 from clearside.quality.references import flagship
-from clearside.static.engine import DebateRun, Engine
+from clearside.static.engine import Engine
+from clearside.static.run import DebateRun
 
 ORCHESTRATOR_CALL = ChatRequest(messages=[{"role": "user", "content": "Normalise: build or buy?"}],
                                 schema=agents.ORCHESTRATOR_WIRE, agent="orchestrator", max_tokens=200)

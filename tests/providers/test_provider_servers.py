@@ -29,7 +29,8 @@ from clearside.providers import ChatRequest
 from clearside.providers.embedded import default_model_path
 from clearside.runtime.events import Event
 from clearside.schema import Document
-from clearside.static.engine import DebateRun, Engine
+from clearside.static.engine import Engine
+from clearside.static.run import DebateRun
 
 pytestmark = pytest.mark.model
 

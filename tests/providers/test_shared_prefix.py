@@ -24,7 +24,8 @@ from clearside import checks, prompts, sources
 from clearside.perspectives import PerspectivesRun
 from clearside.providers.scripted import ScriptedProvider
 from clearside.sources import citations
-from clearside.static.engine import DebateRun, Engine
+from clearside.static.engine import Engine
+from clearside.static.run import DebateRun
 from clearside.store import open_store
 
 LEX = checks.Embeddings(enabled=False)

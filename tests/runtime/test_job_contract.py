@@ -19,8 +19,8 @@ from clearside.quality.job import CompareJob, RegressionJob
 from clearside.quality.references import flagship
 from clearside.schema import Weights
 from clearside.static import remap
-from clearside.static.engine import DebateRun
 from clearside.static.job import ChallengeJob, RemapJob, new_job
+from clearside.static.run import DebateRun
 from clearside.store import open_store
 
 

@@ -28,8 +28,8 @@ from clearside.providers.scripted import ScriptedProvider
 from clearside.quality import workflow as batches
 from clearside.runtime.progress import Follower
 from clearside.static import workflow as workflows
-from clearside.static.engine import DebateRun
 from clearside.static.recorder import StaticRecorder
+from clearside.static.run import DebateRun
 from clearside.store import open_store
 
 

@@ -22,8 +22,8 @@ from clearside import runtime
 from clearside.providers.openai_compat import OpenAIProvider
 from clearside.quality.references import flagship
 from clearside.static import workflow as workflows
-from clearside.static.engine import DebateRun
 from clearside.static.recorder import StaticRecorder
+from clearside.static.run import DebateRun
 from clearside.store import open_store
 
 REPO = Path(__file__).resolve().parents[2]

@@ -16,8 +16,8 @@ from clearside.providers.scripted import ScriptedProvider
 from clearside.quality import regress
 from clearside.runtime import status
 from clearside.static import workflow
-from clearside.static.engine import DebateRun
 from clearside.static.recorder import StaticRecorder, start_static
+from clearside.static.run import DebateRun
 
 
 def job(status: str) -> runtime.JobState:

@@ -17,7 +17,8 @@ from clearside.contract import jsonschema_errors
 from clearside.errors import InputError
 from clearside.providers.scripted import ScriptedProvider
 from clearside.sources import citations
-from clearside.static.engine import DebateRun, Engine
+from clearside.static.engine import Engine
+from clearside.static.run import DebateRun
 
 LEX = checks.Embeddings(enabled=False)
 SCALING = ("Our platform team measured the move in 2025. Scaling each service on its own halved the monthly "

@@ -21,7 +21,8 @@ from clearside.providers.scripted import ScriptedProvider
 from clearside.render import render
 from clearside.schema import ACTIONS, SOURCE_ACTION, Document
 from clearside.sources import citations
-from clearside.static.engine import DebateRun, Engine
+from clearside.static.engine import Engine
+from clearside.static.run import DebateRun
 
 LEX = checks.Embeddings(enabled=False)
 PEAKS = "The checkout service alone handles the holiday peaks now."

@@ -15,7 +15,8 @@ from clearside.errors import DebateFailed, SchemaViolationError
 from clearside.providers import get_provider
 from clearside.providers.embedded import batch_width
 from clearside.schema import ACTIONS, Document
-from clearside.static.engine import DebateRun, Engine
+from clearside.static.engine import Engine
+from clearside.static.run import DebateRun
 
 pytestmark = pytest.mark.model
 ROOT = Path(__file__).resolve().parents[2]

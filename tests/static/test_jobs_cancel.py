@@ -17,9 +17,10 @@ from clearside.perspectives import PerspectivesRun, load
 from clearside.perspectives.job import PerspectivesJob
 from clearside.providers.scripted import ScriptedProvider
 from clearside.quality.scored import run_recorded
-from clearside.static.engine import DebateRun, Engine
+from clearside.static.engine import Engine
 from clearside.static.job import ChallengeJob
 from clearside.static.recorder import StaticRecorder
+from clearside.static.run import DebateRun
 from clearside.store import open_store
 
 

@@ -18,9 +18,9 @@ from clearside.runtime import steps
 from clearside.runtime.events import AgentProgress, Event, apply_event
 from clearside.runtime.jobs import JobRegistry
 from clearside.static import workflow as workflows
-from clearside.static.engine import DebateRun
 from clearside.static.job import ChallengeJob, RemapJob, StaticJob, new_job, rerun_job, resume_job
 from clearside.static.recorder import load_run
+from clearside.static.run import DebateRun
 from clearside.store import NewDebate, open_store
 
 

@@ -11,7 +11,8 @@ from helpers import QUESTION, focused_answers, settle
 from clearside.errors import InputError
 from clearside.providers import get_provider
 from clearside.providers.scripted import ScriptedProvider
-from clearside.static.engine import DebateRun, Engine, default_strategy
+from clearside.static.engine import Engine
+from clearside.static.run import DebateRun, default_strategy
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 

@@ -18,8 +18,8 @@ from clearside.errors import InputError, NotFound, StoreError
 from clearside.live.exchange import load_live
 from clearside.live.transcript import Intervention, Transcript, Turn
 from clearside.schema import Moderator, Proposition, Side
-from clearside.static.engine import DebateRun
 from clearside.static.recorder import load_run, start_static
+from clearside.static.run import DebateRun
 from clearside.store import LiveWriter, NewDebate, Store
 from clearside.store.db import current, head
 from clearside.store.tables import Base, Debate, LiveTurn

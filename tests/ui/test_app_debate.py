@@ -273,7 +273,7 @@ def test_an_unfinished_saved_debate_offers_resume_which_runs_only_what_is_missin
     from helpers import orchestrator_reply
 
     from clearside.schema import Proposition, Side
-    from clearside.static.engine import DebateRun
+    from clearside.static.run import DebateRun
     from clearside.store import open_store
 
     store = open_store()
@@ -309,7 +309,7 @@ def test_a_link_to_nothing_says_so():
 
 
 def test_the_debate_page_points_at_debates_that_stopped_part_way():
-    from clearside.static.engine import DebateRun
+    from clearside.static.run import DebateRun
     from clearside.store import open_store
 
     at = open_page()

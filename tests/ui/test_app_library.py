@@ -21,8 +21,8 @@ from clearside.live import LiveConfig, LiveDebate
 from clearside.live.exchange import load_live
 from clearside.providers.scripted import ScriptedProvider
 from clearside.schema import Proposition, Side
-from clearside.static.engine import DebateRun
 from clearside.static.recorder import StaticRecorder, start_static
+from clearside.static.run import DebateRun
 from clearside.store import NewDebate, Store
 from clearside_ui import jobs
 

@@ -26,7 +26,7 @@ def progress_script() -> None:
     agents = {agent: AgentProgress() for agent in AGENT_ORDER}
     agents["orchestrator"] = AgentProgress(status="done", attempts=1, seconds=1.0)
     agents["pro"] = AgentProgress(status="running", attempts=1, text=st.session_state.get("streamed", ""))
-    view.progress_view(Snapshot(id="x", state="running", agents=agents, document=None, error="", exit_code=0))
+    view.progress_view(Snapshot(id="x", status="running", agents=agents, document=None, error="", exit_code=0))
 
 
 def test_unchanged_streamed_text_is_not_parsed_again_and_stays_on_the_page(monkeypatch):
@@ -124,7 +124,7 @@ def fingerprint_script() -> None:
     agents = {agent: AgentProgress(status="done", attempts=1, seconds=1.0) for agent in AGENT_ORDER}
     for agent, text in st.session_state["texts"].items():
         agents[agent] = AgentProgress(status="running", attempts=1, seconds=st.session_state["seconds"], text=text)
-    snap = Snapshot(id="x", state="running", agents=agents, document=None, error="", exit_code=0)
+    snap = Snapshot(id="x", status="running", agents=agents, document=None, error="", exit_code=0)
     st.session_state.setdefault("seen", []).append(view.progress_fingerprint(snap))
 
 

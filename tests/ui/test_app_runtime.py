@@ -17,8 +17,8 @@ from clearside import modes, runtime
 from clearside.providers.scripted import ScriptedProvider
 from clearside.runtime import steps
 from clearside.static import workflow as workflows
-from clearside.static.engine import DebateRun
 from clearside.static.recorder import StaticRecorder
+from clearside.static.run import DebateRun
 from clearside.store import open_store
 
 

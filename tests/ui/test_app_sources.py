@@ -16,8 +16,9 @@ from clearside import sources
 from clearside.modes import import_data
 from clearside.providers.scripted import ScriptedProvider
 from clearside.sources import MAX_BYTES
-from clearside.static.engine import DebateRun, Engine
+from clearside.static.engine import Engine
 from clearside.static.exchange import SOURCES_FILES
+from clearside.static.run import DebateRun
 from clearside_ui import jobs
 from clearside_ui.view import esc
 
