@@ -112,8 +112,8 @@ def start(document: Document, scope: str, debate_id: str | None, store: Any) -> 
     weights, stances = current_weights(), current_stances(document, scope)
     try:
         with rate.challenge(st.session_state):  # one moderator call on a finished debate, as a challenge is
-            job = jobs.start_job(RemapJob(store, debate_id, weights, stances, settings.build_provider(),
-                                          temperature=settings.temperature()))
+            job = jobs.start_job(RemapJob(store, debate_id, remap.Conditions(weights, tuple(stances)),
+                                          settings.build_provider(), temperature=settings.temperature()))
     except ClearSideError as exc:
         st.session_state[Explore.ERROR] = exc.for_dashboard()
         return

@@ -156,9 +156,9 @@ def _follow(job_id: str, debate_id: str, store: Any) -> Any:
 def _remapped(store: Any, debate_id: str, weights: Any, provider: Any, options: dict[str, Any]) -> Document:
     """The finished debate re-mapped under ``weights`` on the runtime here, saved as its next version."""
     from ..schema import Document
-    from ..static import workflow
+    from ..static import remap, workflow
 
-    job = workflow.remap_job(debate_id, weights, [], provider, temperature=options["temperature"],
+    job = workflow.remap_job(debate_id, remap.Conditions(weights), provider, temperature=options["temperature"],
                              retries=options["retries"])
     job_id = workflow.enqueue_remap(job, provider, store_url=store.url, here=True)
     state = _follow(job_id, debate_id, store)

@@ -48,10 +48,11 @@ def enqueue_remap(debate_id: str, weights: Any, stances: list[Any], provider: An
     """``remap ID --enqueue``: queue the re-map of the saved debate (its conditions checked first), print the
     job's id, exit at once; the host that runs it saves it as the debate's next version."""
     from ..static.job import RemapJob
+    from ..static.remap import Conditions
     from ..store import open_store
 
-    job = RemapJob(open_store(), debate_id, weights, stances, provider, temperature=temperature, retries=retries,
-                   lend=False, whole=whole).start()
+    job = RemapJob(open_store(), debate_id, Conditions(weights, tuple(stances), whole), provider,
+                   temperature=temperature, retries=retries, lend=False).start()
     return queued(job.id, f"a re-map of debate {debate_id} (saved as its next version once done)")
 
 

@@ -108,14 +108,14 @@ def _remap_here(debate_id: str, weights: Any, stances: list[Any], args: argparse
     Ctrl+C cancels it): the re-mapped document and the version it was saved as."""
     from ..runtime.events import Event
     from ..schema import Document
-    from ..static import workflow
+    from ..static import remap, workflow
     from ..store import open_store
 
     store = open_store()
     provider = provider_from_args(args)
     log_violations(args.violations_log)
-    job = workflow.remap_job(debate_id, weights, stances, provider, temperature=args.temperature,
-                             retries=args.retries, whole=args.whole)
+    job = workflow.remap_job(debate_id, remap.Conditions(weights, tuple(stances), args.whole), provider,
+                             temperature=args.temperature, retries=args.retries)
     printer = progress()
     with here.hosting(store.url):
         job_id = workflow.enqueue_remap(job, provider, here=True, store_url=store.url)

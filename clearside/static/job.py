@@ -15,7 +15,7 @@ The mode registry (:mod:`clearside.modes`) resumes and re-runs static debates th
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Self
 
 from .. import inputs, runtime
@@ -25,7 +25,7 @@ from ..providers import Provider
 from ..runtime import steps
 from ..runtime.events import AgentProgress
 from ..runtime.progress import Follower
-from ..schema import ALL_ACTIONS, AssumptionStance, Document, Weights
+from ..schema import ALL_ACTIONS, Document
 from ..store import Store
 from . import remap
 from . import workflow as workflows
@@ -235,30 +235,29 @@ class RemapJob(OneShotJob):
     """One re-map of a saved debate under the user's weights and stances, run on the runtime (workflow
     ``clearside.remap``) and saved as the debate's next version once it is complete; the debate itself is never
     changed. Done, its document is the re-mapped one and ``version`` the number it was saved under. ``lend=False``
-    (``remap --enqueue``): every host builds the provider from the job's recipe; ``whole``: rewrite every section
-    of the synthesis (see :func:`clearside.remap.remap`)."""
+    (``remap --enqueue``): every host builds the provider from the job's recipe; ``conditions``: the user's weights
+    and stances, and whether to rewrite every section of the synthesis (see :func:`clearside.static.remap.remap`)."""
 
     kind = "remap"
 
-    def __init__(self, store: Store, debate_id: str | None, weights: Weights | None,
-                 stances: list[AssumptionStance], provider: Provider, *, temperature: float = 0.4, retries: int = 2,
-                 lend: bool = True, whole: bool = False) -> None:
+    def __init__(self, store: Store, debate_id: str | None, conditions: remap.Conditions, provider: Provider, *,
+                 temperature: float = 0.4, retries: int = 2, lend: bool = True) -> None:
         if not debate_id:
             raise InputError("Only a saved debate can be re-mapped: its re-maps are saved as its versions.")
         record = store.get(debate_id)  # an unknown id is refused here, with its message
         if record.document is None:
             raise InputError("Only a finished debate can be re-mapped: resume it first.")
-        weights = weights if weights is not None and weights.dump() else None
-        stances = list(stances)
-        if not remap.conditions(Document.model_validate(record.document), weights, stances):
+        weights = conditions.weights if conditions.weights is not None and conditions.weights.dump() else None
+        self.conditions = replace(conditions, weights=weights, stances=tuple(conditions.stances))
+        if not remap.conditions(Document.model_validate(record.document), weights, self.conditions.stances):
             raise InputError("Set a weight other than 1 or a stance on an assumption first.")
         super().__init__(store, debate_id, provider, temperature=temperature)
-        self.weights, self.stances, self.retries, self.lend, self.whole = weights, stances, retries, lend, whole
+        self.retries, self.lend = retries, lend
         self.version: int | None = None
 
     def _enqueue(self) -> str:
-        job = workflows.remap_job(self.debate_id, self.weights, self.stances, self.provider,
-                                  temperature=self.temperature, retries=self.retries, whole=self.whole)
+        job = workflows.remap_job(self.debate_id, self.conditions, self.provider, temperature=self.temperature,
+                                  retries=self.retries)
         return workflows.enqueue_remap(job, self.provider, lend=self.lend, store_url=self.store.url)
 
     def _document(self, result: dict[str, Any]) -> Document:

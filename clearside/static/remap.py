@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .. import checks, cruxes, prompts
@@ -108,6 +108,16 @@ def stances_for(document: Document, *, accept: Iterable[str] = (), reject: Itera
                                  "keep one.")
             out[side, index] = AssumptionStance(side=side, index=index, assumption=listed, stance=stance)
     return list(out.values())
+
+
+@dataclass(frozen=True)
+class Conditions:
+    """What a re-map is asked under: the user's value weights and assumption stances; ``whole``: rewrite every
+    section of the synthesis rather than those the conditions change (see :func:`remap`)."""
+
+    weights: Weights | None = None
+    stances: tuple[AssumptionStance, ...] = ()
+    whole: bool = False
 
 
 def conditions(document: Document, weights: Weights | None, stances: Sequence[AssumptionStance]) -> str:

@@ -245,11 +245,13 @@ def remap_debate(job: dict[str, Any]) -> dict[str, Any]:
     return outcome
 
 
-def remap_job(debate_id: str, weights: Weights | None, stances: list[AssumptionStance], provider: Provider, *,
-              temperature: float = 0.4, retries: int = 2, whole: bool = False) -> dict[str, Any]:
+def remap_job(debate_id: str, conditions: remap.Conditions, provider: Provider, *, temperature: float = 0.4,
+              retries: int = 2) -> dict[str, Any]:
+    """The re-map workflow's input: the debate, the user's conditions and the provider's recipe."""
+    weights = conditions.weights
     return {"debate_id": debate_id, "weights": weights.dump() if weights is not None else None,
-            "stances": [s.dump() for s in stances], "provider": steps.recipe(provider), "temperature": temperature,
-            "retries": retries, "whole": whole}
+            "stances": [s.dump() for s in conditions.stances], "provider": steps.recipe(provider),
+            "temperature": temperature, "retries": retries, "whole": conditions.whole}
 
 
 def enqueue_remap(job: dict[str, Any], provider: Provider, *, lend: bool = True, here: bool = False,

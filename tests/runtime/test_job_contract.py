@@ -49,7 +49,7 @@ def remap_job():
     debate_id, provider = finished_debate()
     reply = moderator_reply()
     provider.enqueue(*({name: reply[name]} for name in remap.REMAPPED), agent="moderator")
-    return RemapJob(open_store(), debate_id, Weights(economic=3), [], provider)
+    return RemapJob(open_store(), debate_id, remap.Conditions(Weights(economic=3)), provider)
 
 
 def live_job():

@@ -17,6 +17,7 @@ from clearside.providers.scripted import ScriptedProvider
 from clearside.runtime import steps
 from clearside.runtime.events import AgentProgress, Event, apply_event
 from clearside.runtime.jobs import JobRegistry
+from clearside.static import remap
 from clearside.static import workflow as workflows
 from clearside.static.job import ChallengeJob, RemapJob, StaticJob, new_job, rerun_job, resume_job
 from clearside.static.recorder import load_run
@@ -200,7 +201,6 @@ def test_a_failed_challenge_says_why_and_bad_input_is_refused_at_once(provider):
 def test_a_remap_runs_on_the_runtime_and_is_saved_once_as_a_version(provider):
     from clearside import runtime
     from clearside.schema import AssumptionStance, Weights
-    from clearside.static import remap
 
     debate_id, document = finished_debate(provider)
     store = open_store()
@@ -208,7 +208,7 @@ def test_a_remap_runs_on_the_runtime_and_is_saved_once_as_a_version(provider):
     reply["decision_hinges"] = list(reversed(reply["decision_hinges"]))
     provider.enqueue(*({name: reply[name]} for name in remap.REMAPPED), agent="moderator")  # one call each
     stance = AssumptionStance(side="con", index=0, assumption=document.con.assumptions[0], stance="reject")
-    job = RemapJob(store, debate_id, Weights(economic=3), [stance], provider).start()
+    job = RemapJob(store, debate_id, remap.Conditions(Weights(economic=3), (stance,)), provider).start()
     assert job.id.startswith(f"{debate_id}:remap:")
     snap = job.wait(30)
     state, remapped, error = snap.status, snap.document, snap.error
@@ -232,14 +232,14 @@ def test_a_failed_remap_says_why_saves_nothing_and_bad_input_is_refused_at_once(
     debate_id, document = finished_debate(provider)
     store = open_store()
     provider.enqueue({"__error__": "unreachable", "message": "Ollama is not reachable — start it"}, agent="moderator")
-    snap = RemapJob(store, debate_id, Weights(ethical=0), [], provider).start().wait(30)
+    snap = RemapJob(store, debate_id, remap.Conditions(Weights(ethical=0)), provider).start().wait(30)
     state, result, error = snap.status, snap.document, snap.error
     assert state == "failed" and result is None and "start it" in error
     assert store.versions(debate_id) == [] and store.get(debate_id).document == document.dump()
     with pytest.raises(InputError, match="Set a weight other than 1"):
-        RemapJob(store, debate_id, Weights(), [], provider)
+        RemapJob(store, debate_id, remap.Conditions(Weights()), provider)
     with pytest.raises(InputError, match="Only a saved debate"):
-        RemapJob(store, None, Weights(ethical=0), [], provider)
+        RemapJob(store, None, remap.Conditions(Weights(ethical=0)), provider)
     unfinished = store.create(NewDebate("static", "Q?", provider="scripted", model="script", status="failed"))
     with pytest.raises(InputError, match="Only a finished debate"):
-        RemapJob(store, unfinished, Weights(ethical=0), [], provider)
+        RemapJob(store, unfinished, remap.Conditions(Weights(ethical=0)), provider)
