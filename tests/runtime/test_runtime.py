@@ -213,7 +213,7 @@ def test_the_cancel_command_stops_a_live_debate_and_a_perspectives_session(db, c
     wait_for(live, lambda s: s.status == "waiting")
     code, _, err = run_cli(capsys, "cancel", live.id)
     assert code == 0 and f"Cancelled {live.id}" in err
-    assert wait_for(live, lambda s: s.status == "failed").error.startswith("Cancelled")
+    assert wait_for(live, lambda s: s.status == "cancelled").error.startswith("Cancelled")
     runtime.reset()  # no host: the session's first leg waits on its queue
     session = new_session(ScriptedProvider(script=perspectives_kit.script(1)), rounds=1)
     session.ask()

@@ -153,8 +153,9 @@ def test_resume_and_rerun_from_the_mode_registry(provider):
 def test_registry_finds_jobs_by_id(provider):
     registry = JobRegistry()
     job = registry.add(job_for(provider))
-    assert registry.get(job.id) is job
-    assert registry.get("unknown") is None and registry.get(None) is None
+    assert registry.get(job.id, "static") is job and registry.get(job.id, ("live", "static")) is job
+    assert registry.get(job.id, "live") is None, "a page of another kind never gets it"
+    assert registry.get("unknown", "static") is None and registry.get(None, "static") is None
     assert job.id != job_for(provider).id
 
 
