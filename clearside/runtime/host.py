@@ -238,6 +238,8 @@ class Host:
 
     def stop(self) -> None:
         self._stop.set()
+        # a beat in flight would write the row back after it is deleted, and the host would look alive for DEAD_AFTER
+        self._thread.join(timeout=2 * HEARTBEAT_SECONDS)
         try:
             with self._engine.begin() as conn:
                 conn.execute(self._table.delete().where(self._table.c.executor_id == self.executor_id))
