@@ -29,11 +29,12 @@ from ..runtime.events import Event, OnEvent
 from ..schema import Context, Document
 from ..sources import Source
 from ..store import LiveWriter, Store
-from . import ahead, context, guardrails
+from . import ahead, context, conversation, guardrails
 from . import evidence as files
 from .assemble import side_from_turns, to_document
+from .conversation import next_step_of, recipient_now
 from .exchange import load_live
-from .protocol import PLAN, SPEAKER_LABELS, SPEAKERS, LiveConfig, Step, phase_break_after, visible_steps
+from .protocol import PLAN, SPEAKER_LABELS, SPEAKERS, LiveConfig, Step, phase_break_after
 from .transcript import INTERVENTION_TYPES, Intervention, Partial, Transcript, Turn, now
 from .wire import ANSWER_WIRE, CLARIFICATION_WIRE, Answer, Clarification, TurnFields, turn_schema
 
@@ -83,17 +84,6 @@ def _evidence_line(item: Intervention) -> str:
 
 def _join(prefix: str, rest: str) -> str:
     return f"{prefix.rstrip()} {rest.lstrip()}".strip() if prefix else rest.strip()
-
-
-def next_step_of(transcript: Transcript) -> Step | None:
-    return PLAN[transcript.cursor] if transcript.cursor < len(PLAN) else None
-
-
-def recipient_now(transcript: Transcript) -> str:
-    """Who answers a clarification asked now: whoever spoke last (before any turn: the next speaker)."""
-    spoken = [t for t in transcript.turns if t.step is not None]
-    upcoming = next_step_of(transcript)
-    return spoken[-1].speaker if spoken else (upcoming.speaker if upcoming else "moderator")
 
 
 def intervention_for(transcript: Transcript, kind: str, text: str, to: str | None = None,
@@ -241,11 +231,7 @@ class LiveDebate:
         return recipient_now(self.transcript)
 
     def _seen_by(self, speaker: str) -> list[Turn]:
-        """What an agent may see right now: the moderator everything, an advocate what its next turn sees."""
-        upcoming = next((s for s in PLAN[self.transcript.cursor:] if s.speaker == speaker), None)
-        if speaker == "moderator" or upcoming is None:
-            return list(self.transcript.turns)
-        return self.visible_to(upcoming)
+        return conversation.seen_by(self.transcript, speaker)
 
     def _reply(self, item: Intervention, task: str, schema: dict, model: type, key: str) -> None:
         self._ensure_proposition()
@@ -285,16 +271,12 @@ class LiveDebate:
         self.on_event(Event("answered", speaker, text=text, data={"id": item.id, "type": item.type}))
 
     def _evidence_for(self, step: Step) -> list[Intervention]:
-        items = [i for i in self.transcript.interventions if i.type == "inject_evidence" and i.status == "queued"]
-        if step.speaker == "moderator":
-            return items
-        speakers = {n: self.transcript.turn(n).speaker for i in items for n in i.delivered_to}
-        return [i for i in items if step.speaker not in {speakers[n] for n in i.delivered_to}]
+        return conversation.evidence_for(self.transcript, step)
 
     # -- the protocol -------------------------------------------------------------------------
 
     def proposition_now(self):
-        return context.proposition_of(self.transcript.proposition)
+        return conversation.proposition_now(self.transcript)
 
     def _ensure_proposition(self) -> None:
         """The orchestrator normalizes the question once, before the first turn."""
@@ -319,23 +301,13 @@ class LiveDebate:
         return lambda data: self.on_event(Event("retrying", agent, data=dict(data)))
 
     def has_spoken(self, speaker: str) -> bool:
-        return any(t.speaker == speaker and t.prompt for t in self.transcript.turns)
+        return conversation.has_spoken(self.transcript, speaker)
 
     def shown_to(self, speaker: str) -> set[int]:
-        """Turn numbers already in this agent's conversation: its own turns and what they were shown."""
-        shown: set[int] = set()
-        for turn in self.transcript.turns:
-            if turn.speaker == speaker and turn.prompt:
-                if turn.fresh:
-                    shown = set()
-                shown.update(turn.sees)
-                shown.add(turn.turn)
-        return shown
+        return conversation.shown_to(self.transcript, speaker)
 
     def visible_to(self, step: Step) -> list[Turn]:
-        if step.kind in ("closing", "synthesis"):
-            return list(self.transcript.turns)
-        return [t for i in visible_steps(step) if (t := self.transcript.planned(i)) is not None]
+        return conversation.visible_to(self.transcript, step)
 
     def advance(self, should_stop: Callable[[], bool] | None = None) -> Turn | None:
         """Answer pending questions, then run the next planned turn. None when paused or finished."""
@@ -619,7 +591,8 @@ class LiveDebate:
         self.on_event(Event("turn_done", step.speaker, text,
                             data={"turn": turn.turn, "step": step.index, "flags": flags, "truncated": truncated,
                                   **({"quote": fields["evidence_quote"]} if "evidence_quote" in fields else {})}))
-        ahead.warm(self)  # the agents who speak later start reading this turn while the next one is written
+        # the agents who speak later start reading this turn while the next one is written
+        ahead.warm(self.transcript, self.provider, self.config.context_chars)
         return turn
 
     def _claims(self, speaker: str) -> list[str]:
