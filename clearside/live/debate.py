@@ -414,11 +414,12 @@ class LiveDebate:
         first, fresh = not self.has_spoken(step.speaker), False
         told = [_evidence_line(i) for i in evidence]
         passages = quoting.block() if quoting else ""
+        brief = context.TurnBrief(evidence=tuple(told), prefix=prefix, questions=max(len(questions), 1),
+                                  assumptions=listed, passages=passages)
 
         def message(turns: list[Any], first: bool, digest_chars: int | None = None) -> str:
-            return context.turn_message(step, self.proposition_now(), turns, config, first=first, evidence=told,
-                                        prefix=prefix, questions=max(len(questions), 1), assumptions=listed,
-                                        passages=passages, digest_chars=digest_chars)
+            return context.turn_message(step, self.proposition_now(), turns, config, brief, first=first,
+                                        digest_chars=digest_chars)
 
         prompt = message(unseen, first)
         seen = [t for t in transcript.turns if t.turn in shown or t in visible]
