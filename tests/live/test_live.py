@@ -10,8 +10,8 @@ from helpers import QUESTION, LiveResponder, request_text, stored
 from clearside.contract import jsonschema_errors
 from clearside.errors import InputError, ProviderUnreachable
 from clearside.live import PLAN, LiveConfig, LiveDebate
-from clearside.live.debate import close_cut_reply, cut_words, speech_of
 from clearside.live.export import to_markdown
+from clearside.live.turn import close_cut_reply, cut_words, speech_of
 from clearside.providers.scripted import ScriptedProvider
 from clearside.store import open_store
 
