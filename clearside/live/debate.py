@@ -16,6 +16,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from .. import inputs, prompts
 from ..errors import ClearSideError, InputError
@@ -35,6 +36,18 @@ from .transcript import INTERVENTION_TYPES, Intervention, Transcript, Turn, now
 from .turn import TurnRunner
 
 QUESTIONS = ("pause_question", "direct_question")  # answered before the next turn; clarifications at a phase break
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a new live debate comes from: an existing v1 ``document`` (its proposition is reused) and that
+    debate's id (``source_debate``), the original of a re-run (``parent_id``), and the browser that started it
+    (``owner``: only that browser may steer it from the dashboard)."""
+
+    document: Document | None = None
+    source_debate: str | None = None
+    parent_id: str | None = None
+    owner: str | None = None
 
 
 def _done(transcript: Transcript) -> bool:
@@ -89,13 +102,13 @@ class LiveDebate(Session):
 
     @classmethod
     def create(cls, question: str, provider: Provider, *, store: Store, config: LiveConfig | None = None,
-               context_fields: dict[str, str | None] | None = None, document: Document | None = None,
-               source_debate: str | None = None, parent_id: str | None = None,
-               on_event: OnEvent | None = None, owner: str | None = None) -> LiveDebate:
-        """A new live debate from a question (input rules apply) or from an existing v1 document, saved in
-        ``store``; ``owner``: the starting browser's token (only that browser may steer it from the dashboard)."""
-        config = config or LiveConfig()
+               context_fields: dict[str, str | None] | None = None, origin: Origin | None = None,
+               on_event: OnEvent | None = None) -> LiveDebate:
+        """A new live debate from a question (input rules apply) or from an existing v1 document
+        (``origin.document``), saved in ``store``."""
+        config, origin = config or LiveConfig(), origin or Origin()
         config.check()
+        document = origin.document
         if document is not None:
             question = question or document.proposition.raw_input
         question = inputs.question(question)
@@ -105,10 +118,9 @@ class LiveDebate(Session):
             id=uuid.uuid4().hex, created_at=stamp, updated_at=stamp, question=question,
             context=Context(**fields).dump() if fields else {},
             proposition=document.proposition.dump() if document is not None else None,
-            source_debate=source_debate, provider=provider.name, model=provider.model, config=config.as_dict(),
-            prompt_versions=prompts.versions("live", "orchestrator"))
-        writer = LiveWriter(store, transcript.id, parent_id=parent_id,  # parent: a re-run's original
-                            owner=owner)
+            source_debate=origin.source_debate, provider=provider.name, model=provider.model,
+            config=config.as_dict(), prompt_versions=prompts.versions("live", "orchestrator"))
+        writer = LiveWriter(store, transcript.id, parent_id=origin.parent_id, owner=origin.owner)
         debate = cls(transcript, provider, config=config, writer=writer, on_event=on_event)
         debate.save()
         return debate
