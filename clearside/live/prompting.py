@@ -165,22 +165,27 @@ class Messages:
         return view.history, self._message(view.unseen, view.first, digest_chars)
 
     def shorten(self, asked: list[dict[str, str]], rejected: list[dict[str, str]]) -> bool:
-        """Restart the conversation from digests of all the agent has seen, as a long one does, then from digests
-        cut shorter each time, until it is shorter than ``asked``; False when nothing is left to cut."""
-        def smaller(restarted: tuple[list[dict[str, str]], str]) -> bool:
-            head, new = restarted
-            return context.size([*head, {"role": "user", "content": new}, *rejected]) < context.size(asked)
-
-        restarted: tuple[list[dict[str, str]], str] | None = None
-        if not self.fresh and smaller(candidate := self._restart(self.digest_chars)):
-            restarted = candidate
-        else:
-            self.digest_chars = len(context.visible_block(self.plan.view.seen, self.digest_chars))
-            while restarted is None and self.digest_chars > 0:
-                self.digest_chars = int(self.digest_chars * OVERFLOW_SHRINK)
-                if smaller(candidate := self._restart(self.digest_chars)):
-                    restarted = candidate
+        """Restart the conversation shorter than ``asked`` (which the model refused as too many tokens), followed
+        by ``rejected`` as before; False when nothing is left to cut."""
+        restarted = self._shorter(asked, rejected)
         if restarted is None:
             return False
         self.fresh, (self.history, self.prompt) = True, restarted
         return True
+
+    def _shorter(self, asked: list[dict[str, str]],
+                 rejected: list[dict[str, str]]) -> tuple[list[dict[str, str]], str] | None:
+        """The conversation restarted from digests of all the agent has seen, as a long one does, then from digests
+        cut shorter each time, until it is shorter than ``asked``; None when nothing is left to cut."""
+        def smaller(restarted: tuple[list[dict[str, str]], str]) -> bool:
+            head, new = restarted
+            return context.size([*head, {"role": "user", "content": new}, *rejected]) < context.size(asked)
+
+        if not self.fresh and smaller(restarted := self._restart(self.digest_chars)):
+            return restarted
+        self.digest_chars = len(context.visible_block(self.plan.view.seen, self.digest_chars))
+        while self.digest_chars > 0:
+            self.digest_chars = int(self.digest_chars * OVERFLOW_SHRINK)
+            if smaller(restarted := self._restart(self.digest_chars)):
+                return restarted
+        return None
