@@ -10,7 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from clearside.errors import ClearSideError, InputError
-from clearside.live.debate import LiveDebate
+from clearside.live.debate import LiveDebate, Origin
 from clearside.live.job import LiveJob, resume_job
 from clearside.live.protocol import LiveConfig
 from clearside.schema import Document
@@ -74,11 +74,12 @@ def start_live(from_document: bool = False) -> None:
                 raise InputError("There is no debate on the Debate page to run live; generate one there first.")
         with rate.debate_start(state):  # a question create() refuses gives the start back
             if from_document:
-                debate = LiveDebate.create("", provider, config=config, document=document, store=jobs.store(),
-                                           source_debate=state.get(Debate.ID), owner=owner.token())
+                debate = LiveDebate.create("", provider, config=config, store=jobs.store(),
+                                           origin=Origin(document=document, source_debate=state.get(Debate.ID),
+                                                         owner=owner.token()))
             else:
                 debate = LiveDebate.create(state.get(Live.QUESTION, ""), provider, config=config,
-                                           store=jobs.store(), owner=owner.token(),
+                                           store=jobs.store(), origin=Origin(owner=owner.token()),
                                            context_fields={name: state.get(f"{Live.CONTEXT}{name}")
                                                            for name in ("geography", "timeframe", "domain")})
     except ClearSideError as exc:

@@ -134,7 +134,7 @@ class Rows:
         self.printer, self.raw, self.spoken = printer, "", ""
 
     def __call__(self, entry: dict[str, Any]) -> None:
-        from ..live.debate import speech_of
+        from ..live.turn import speech_of
         from ..runtime.events import Event
 
         kind, speaker, text = entry["kind"], entry.get("agent") or "", entry.get("text") or ""

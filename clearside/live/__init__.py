@@ -1,8 +1,9 @@
-"""The live six-phase debate (spec 004): protocol, guardrails, interventions, transcript and worker."""
+"""The live six-phase debate (spec 004): protocol, conversation rules, turns, interventions, transcript, job."""
 
-from .debate import Interrupted, LiveDebate
+from .debate import LiveDebate, Origin
 from .protocol import PHASES, PLAN, LiveConfig, Step
 from .transcript import INTERVENTION_TYPES, Intervention, Transcript, Turn
+from .turn import Interrupted
 
 __all__ = ["INTERVENTION_TYPES", "PHASES", "PLAN", "Interrupted", "Intervention", "LiveConfig", "LiveDebate",
-           "Step", "Transcript", "Turn"]
+           "Origin", "Step", "Transcript", "Turn"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from .. import prompts
@@ -132,26 +133,40 @@ def _task(step: Step, questions: int, assumptions: str = "") -> str:
     return prompts.render(live.tasks[step.kind], **variables)
 
 
-def turn_message(step: Step, proposition: Proposition, new_turns: list[Turn], config: LiveConfig, *,
-                 first: bool, evidence: list[str], prefix: str = "", questions: int = 2,
-                 assumptions: str = "", passages: str = "", digest_chars: int | None = None) -> str:
+@dataclass(frozen=True)
+class TurnBrief:
+    """What a planned turn's message carries besides the turns: the user's evidence as the agent is told it, the
+    speech kept from before a pause (``prefix``), how many questions an answer takes, for the synthesis the
+    sides' listed assumptions with their ids (``assumptions``), and the offered passages of the user's source
+    files, to quote (``passages``: ``Quoting.block``)."""
+
+    evidence: tuple[str, ...] = ()
+    prefix: str = ""
+    questions: int = 2
+    assumptions: str = ""
+    passages: str = ""
+
+
+def turn_message(step: Step, proposition: Proposition, new_turns: list[Turn], config: LiveConfig,
+                 brief: TurnBrief, *, first: bool, digest_chars: int | None = None) -> str:
     """The user message for one planned turn: the turns this agent has not seen yet and its task.
 
-    ``assumptions``: for the synthesis, the sides' listed assumptions with their ids; ``passages``: the offered
-    passages of the user's source files, to quote (``Quoting.block``); ``digest_chars``: the characters the
-    turns' digests may fill (``visible_block``), for a prompt the model's context could not hold."""
+    ``digest_chars``: the characters the turns' digests may fill (``visible_block``), for a prompt the model's
+    context could not hold."""
     live = prompts.load("live")
     words = config.budget_words(step)
-    if prefix:
-        words = max(words - len(prefix.split()), 10)
-    evidence_text = (prompts.render(live.tasks["evidence"], items=" | ".join(prompts.quote(e) for e in evidence))
-                     if evidence else "") + passages
-    continuation = prompts.render(live.tasks["continuation"], prefix=prompts.quote(prefix)) if prefix else ""
+    if brief.prefix:
+        words = max(words - len(brief.prefix.split()), 10)
+    evidence_text = (prompts.render(live.tasks["evidence"],
+                                    items=" | ".join(prompts.quote(e) for e in brief.evidence))
+                     if brief.evidence else "") + brief.passages
+    continuation = (prompts.render(live.tasks["continuation"], prefix=prompts.quote(brief.prefix))
+                    if brief.prefix else "")
     return prompts.render(
         live.user, header=header(step.speaker, proposition, first), phase=PHASE_LABELS[step.phase],
         label=step.label, visible=visible_block(new_turns, digest_chars), evidence=evidence_text,
         continuation=continuation,
-        task=_task(step, questions, assumptions), words=str(words),
+        task=_task(step, brief.questions, brief.assumptions), words=str(words),
         tokens=str(math.ceil(words * config.tokens_per_word)), soft_words=str(round(words * config.soft_limit)),
         hard_words=str(round(words * config.hard_limit)))
 

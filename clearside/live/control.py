@@ -13,7 +13,7 @@ from typing import Any
 
 from ..providers.retry import retrying_text
 from ..runtime.events import Event
-from .debate import speech_of
+from .turn import speech_of
 
 
 @dataclass

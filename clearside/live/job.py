@@ -25,7 +25,7 @@ from ..store import Store, open_store
 from ..store.live import add_intervention
 from . import workflow as flow
 from .control import LiveView, requested_pause
-from .debate import LiveDebate, intervention_for
+from .debate import LiveDebate, Origin, intervention_for
 from .evidence import sync_store
 from .exchange import load_live
 from .protocol import LiveConfig
@@ -276,7 +276,7 @@ def rerun_job(store: Store, debate_id: str, provider: Provider, *, temperature: 
     saved = load_live(store, debate_id)
     config = LiveConfig.from_saved(saved.config, temperature=temperature)
     debate = LiveDebate.create(saved.question, provider, config=config, context_fields=saved.context, store=store,
-                               parent_id=debate_id, owner=owner)
+                               origin=Origin(parent_id=debate_id, owner=owner))
     return LiveJob(debate, store=store).start()
 
 

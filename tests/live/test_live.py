@@ -9,9 +9,9 @@ from helpers import QUESTION, LiveResponder, request_text, stored
 
 from clearside.contract import jsonschema_errors
 from clearside.errors import InputError, ProviderUnreachable
-from clearside.live import PLAN, LiveConfig, LiveDebate
-from clearside.live.debate import close_cut_reply, cut_words, speech_of
+from clearside.live import PLAN, LiveConfig, LiveDebate, Origin
 from clearside.live.export import to_markdown
+from clearside.live.turn import close_cut_reply, cut_words, speech_of
 from clearside.providers.scripted import ScriptedProvider
 from clearside.store import open_store
 
@@ -299,7 +299,7 @@ def test_start_from_an_existing_debate_reuses_its_proposition(tmp_path):
 
     document = Document.model_validate(fixture_dict())
     provider = ScriptedProvider(fallback=LiveResponder())
-    debate = LiveDebate.create("", provider, config=SLOW, document=document, store=open_store())
+    debate = LiveDebate.create("", provider, config=SLOW, origin=Origin(document=document), store=open_store())
     debate.run()
     assert provider.requests[0].agent == "pro"  # no orchestrator call
     assert debate.transcript.proposition == document.proposition.dump()

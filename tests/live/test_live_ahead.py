@@ -33,8 +33,8 @@ def warmed_debate():
     warmed = []
     original = ahead.opening
 
-    def recording(debate, step):
-        messages = original(debate, step)
+    def recording(transcript, step, context_chars):
+        messages = original(transcript, step, context_chars)
         if messages is not None:
             warmed.append((step, messages[-1]["content"]))
         return messages

@@ -353,7 +353,7 @@ def test_live_a_dropped_turn_is_retried_the_user_sees_it_and_no_speech_is_double
     from clearside.cli.live import Printer
     from clearside.live import LiveConfig, LiveDebate
     from clearside.live.control import LiveView
-    from clearside.live.debate import speech_of
+    from clearside.live.turn import speech_of
     from clearside.store import open_store
 
     fresh.plan("ok", agent="orchestrator")

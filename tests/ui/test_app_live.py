@@ -10,7 +10,7 @@ import pytest
 from app_kit import LIVE, AppTest, texts
 from helpers import NORMALIZED, LiveResponder, fixture_dict, stored
 
-from clearside.live import LiveDebate
+from clearside.live import LiveDebate, Origin
 from clearside.live.protocol import PLAN
 from clearside.live.transcript import Transcript
 from clearside.providers.scripted import ScriptedProvider
@@ -366,7 +366,7 @@ def test_a_live_debate_is_steered_only_from_the_browser_that_started_it():
     assert stored_row(job_id).data.get("owner") == token_of(first), "later saves keep the owner"
 
     # another browser's, not running on this server
-    saved = LiveDebate.create(QUESTION, fast(), owner="f" * 32, store=open_store())
+    saved = LiveDebate.create(QUESTION, fast(), origin=Origin(owner="f" * 32), store=open_store())
     page = open_live(fast(), live=saved.transcript.id)
     assert "Read-only" in plain(page) and not [b for b in page.button if b.key == "live_resume_saved"]
     # made by the command line: nobody's, so anyone may resume it
