@@ -315,7 +315,7 @@ def continue_static(debate_id: str, provider: Provider, *, store: Any = None, he
             store.update(debate_id, status="queued", data={"error": ""})
             runtime.resume(job_id, queue=steps.queue_for(provider), store_url=store.url)
             return job_id
-    return enqueue_static(debate_id, provider, store=store, **options)
+    return enqueue_static(debate_id, provider, store=store, here=here, **options)
 
 
 def cancel_static(debate_id: str, *, store: Any = None) -> None:
