@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 import threading
 from pathlib import Path
@@ -26,7 +27,9 @@ if TYPE_CHECKING:  # the rest is imported by the command that runs (see common.p
     from ..quality.suites import Suite
     from ..quality.workflow import RegressSettings
 
-POLL_SECONDS = 0.25  # how often a batch run here is asked which of its runs finished
+log = logging.getLogger("clearside.cli")
+
+POLL_SECONDS = 0.5  # how often a batch run here is asked which of its runs finished
 
 
 def _json(data: Any) -> str:
@@ -66,7 +69,10 @@ class FinishedRuns:
     def __enter__(self) -> FinishedRuns:
         def watch() -> None:
             while not self._stop.wait(POLL_SECONDS):
-                self.poll()
+                try:
+                    self.poll()
+                except Exception as exc:  # a database that did not answer this time: asked again at the next tick
+                    log.debug("could not read the batch's runs: %s", exc)
 
         self._thread = threading.Thread(target=watch, name="regress-runs", daemon=True)
         self._thread.start()

@@ -5,9 +5,14 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import re
+import signal
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from helpers import argkp_debate, flagship_replies, flagship_script, request_text, run_regression, script_file
@@ -17,6 +22,8 @@ from clearside.providers.scripted import ScriptedProvider
 from clearside.quality import compare
 from clearside.quality.batch import baseline, batches, check
 from clearside.store import open_store
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def winner_moderator() -> dict:
@@ -47,6 +54,9 @@ def test_regress_passes_stores_every_run_and_writes_json_and_markdown(db, tmp_pa
     assert {"mean", "stdev", "min", "max", "values"} <= set(report["metrics"]["stance_margin"])
     assert (tmp_path / "report.md").read_text(encoding="utf-8").startswith("# Regression: flagship")
     assert "— PASS" in stdout and err.count("[") >= 3
+    printed = re.findall(r"^\[(\d)/3\] flagship #\d in [\d.]+ s: valid, 0 neutrality violations, coverage [\d.]+ "
+                         r"\(debate [0-9a-f]{32}\)$", err, re.MULTILINE)
+    assert printed == ["1", "2", "3"], err  # each run as it finished, counted
     rows = db.runs("flagship")
     assert len(rows) == 3 and {r["status"] for r in rows} == {"done"}
     assert {r["data"]["batch"] for r in rows} == {report["batch"]}
@@ -122,6 +132,31 @@ def test_each_run_is_stored_the_moment_it_finishes():
     report = run_regression("flagship", provider, store, runs=3, window=1)
     assert seen == [["running"], ["done", "running"], ["done", "done", "running"]] and report["passed"]
     assert [r["status"] for r in store.runs("flagship")] == ["done", "done", "done"]
+
+
+def test_ctrl_c_cancels_the_batch_and_its_debate_under_way_stops():
+    """regress runs its batch in its own process: Ctrl+C cancels the batch (the debate under way stops at its next
+    token and is kept, resumable; the runs not yet started never start) and the command exits 130."""
+    from bench.latency_server import MODEL, start
+    from clearside import runtime
+
+    with start(0, ttft=0.2, tps=40) as server:
+        env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "not-needed"}
+        command = subprocess.Popen([sys.executable, "-m", "clearside", "regress", "--provider", f"openai:{MODEL}",
+                                    "--runs", "3", "--concurrency", "1", "--retries", "1"], cwd=REPO, env=env,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120
+        while not server.stats()["agents"].get("pro") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        command.send_signal(signal.SIGINT)
+        out, err = command.communicate(timeout=90)
+        asked = server.stats()["agents"]
+    assert command.returncode == 130 and "interrupted" in err and out == "", err
+    assert asked["orchestrator"] == 1 and "moderator" not in asked, "the runs not yet started never start"
+    [batch] = batches(open_store(), "flagship")
+    assert runtime.state(batch.id).status == "cancelled"
+    [row] = batch.rows
+    assert row["status"] == "cancelled" and open_store().get(row["debate_id"]).status == "paused"
 
 
 def test_concurrency_runs_debates_at_once_and_1_runs_them_in_turn(tmp_path):
