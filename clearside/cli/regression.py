@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # the rest is imported by the command that runs (see common.p
     from ..providers import Provider
     from ..quality.suites import Suite
     from ..quality.workflow import RegressSettings
+    from ..store import Store
 
 log = logging.getLogger("clearside.cli")
 
@@ -135,7 +136,7 @@ def cmd_regress(args: argparse.Namespace) -> int:
 
 
 def run_here(args: argparse.Namespace, suite: Suite, provider: Provider, settings: RegressSettings,
-             store: Any) -> dict[str, Any]:
+             store: Store) -> dict[str, Any]:
     """The batch's workflow run in this process to its end (its debates too), each run printed as it finishes;
     its report. Against a baseline scored by another metric suite or embedding model it is refused first, unless
     ``--allow-version-change``. Ctrl+C cancels the batch: the debates under way stop at their next token."""
