@@ -8,7 +8,7 @@ and B are two flagship-like batches of the same cases; B is worse on coverage an
 neutrality gate, so the comparison has a regression and flips, and each of A's and B's runs has its debate saved (the
 report reads the flipped ones). Then, ``--reps`` times, it times:
 
-1. ``regress.compare_runs(store, A, B)``: both batches found, paired statistics per metric (bootstrap, sign-flip
+1. ``compare_runs(store, A, B)``: both batches found, paired statistics per metric (bootstrap, sign-flip
    test, Holm), flips;
 2. the report: ``reports.attach_debates`` (the flipped runs' debates read), ``reports.render_html`` and
    ``reports.junit_xml``.
@@ -41,7 +41,9 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 import pg_kit  # noqa: E402
 from sqlalchemy import event, text  # noqa: E402
 
-from clearside.quality import metrics, references, regress, reports  # noqa: E402
+from clearside.quality import metrics, references, reports  # noqa: E402
+from clearside.quality.batch import find_batch  # noqa: E402
+from clearside.quality.compare_runs import compare_runs  # noqa: E402
 from clearside.store import NewDebate, Store  # noqa: E402
 from clearside.store.tables import Run  # noqa: E402
 
@@ -125,9 +127,9 @@ class Statements:
 def once(store: Store, a: str, b: str) -> dict[str, float]:
     tf = time.perf_counter()
     for batch in (a, b):  # the store's part of compare_runs, timed on its own (not in the total)
-        regress.find_batch(store, batch)
+        find_batch(store, batch)
     t0 = time.perf_counter()
-    report = regress.compare_runs(store, a, b)
+    report = compare_runs(store, a, b)
     t1 = time.perf_counter()
     shared = reports.attach_debates(report, store)
     t2 = time.perf_counter()

@@ -1,7 +1,7 @@
 """A 3-run flagship regression on the embedded model: wall time, and the speed-up from concurrent runs.
 
-Three modes, each a real ``regress.run_batch`` (debates saved and scored as they
-finish) into a throwaway store:
+Three modes, each a real regression batch run as ``regress`` runs it (its workflow in
+this process; debates saved and scored as they finish) into a throwaway store:
 
 1. ``in-process``: the embedded provider (SmolLM2-135M in this process), runs one
    at a time; the in-process model serialises calls anyway.
@@ -34,8 +34,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.concurrency import ENDPOINTS, concurrent_endpoint, machine  # noqa: E402
 from clearside import embed
+from clearside.cli import here  # noqa: E402
 from clearside.providers import get_provider  # noqa: E402
-from clearside.quality import regress  # noqa: E402
+from clearside.quality import workflow as batches  # noqa: E402
 from clearside.store import Store  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -45,10 +46,13 @@ def batch(name: str, provider, runs: int, concurrency: int) -> dict:
     with tempfile.TemporaryDirectory() as folder:
         store = Store(f"sqlite:///{folder}/bench.db")
         started = time.perf_counter()
-        report = regress.run_batch("flagship", provider, store, runs=runs, concurrency=concurrency,
-                                   on_run=lambda r: print(f"    {name}: run {r['index'] + 1} {r['status']} in "
-                                                          f"{r['wall_seconds']} s", flush=True))
+        with here.hosting(store.url):  # this process runs the batch's workflow and its debates
+            settings = batches.RegressSettings(runs=runs, window=concurrency)
+            batch_id = batches.enqueue_regress("flagship", provider, settings, here=True, store_url=store.url)
+            report = here.follow(batch_id, None, store_url=store.url).result["report"]
         wall = time.perf_counter() - started
+        for r in report["debates"]:
+            print(f"    {name}: run {r['index'] + 1} {r['status']} in {r['wall_seconds']} s", flush=True)
         store.close()
     means = {k: v.get("mean") for k, v in report["metrics"].items()}
     result = {"mode": name, "concurrency": concurrency, "runs": runs, "wall_seconds": round(wall, 1),

@@ -35,7 +35,8 @@ from .perspectives import exchange as perspectives_exchange
 from .perspectives import job as perspectives_job
 from .perspectives import load as load_perspectives
 from .perspectives import workflow as perspectives_workflow
-from .quality import compare, regress
+from .quality import batch as quality_batch
+from .quality import compare
 from .quality import job as quality_job
 from .quality import workflow as batches
 from .static import exchange as static_exchange
@@ -143,7 +144,7 @@ def _comparison(store: Store, batch_id: str) -> dict[str, Any]:
 
 
 def _regression(store: Store, batch_id: str) -> dict[str, Any]:
-    batch = regress.find_batch(store, batch_id)
+    batch = quality_batch.find_batch(store, batch_id)
     if batch is None or batch.suite == compare.SUITE:
         raise NotFound(f"No regression batch has the id {batch_id}: `python -m clearside runs` lists them.")
     runs = [{k: row.get(k) for k in ("id", "debate_id", "status", "metrics", "provider", "model")}
@@ -182,7 +183,7 @@ class BatchMode:
 BATCH_MODES: dict[str, BatchMode] = {entry.kind: entry for entry in (
     BatchMode("comparison", "Model comparison", batches.COMPARE, (compare.SUITE,), page="app_pages/compare.py",
               page_title="Compare", link="compare?compare={}", load=_comparison, export=_comparison),
-    BatchMode("regression", "Regression batch", batches.REGRESS, tuple(regress.SUITES),
+    BatchMode("regression", "Regression batch", batches.REGRESS, tuple(quality_batch.SUITES),
               page="app_pages/regression.py", page_title="Regression", link="regression?batch={}",
               load=_regression, export=_with_documents(_regression)),
 )}
@@ -190,7 +191,7 @@ BATCH_MODES: dict[str, BatchMode] = {entry.kind: entry for entry in (
 
 def batch_mode(store: Store, batch_id: str) -> BatchMode:
     """The kind of the batch ``batch_id`` (NotFound when no saved run belongs to it)."""
-    batch = regress.find_batch(store, batch_id)
+    batch = quality_batch.find_batch(store, batch_id)
     if batch is None:
         raise NotFound(f"No debate or batch has the id {batch_id}: `python -m clearside list` shows saved debates "
                        "and `python -m clearside runs` batches.")
@@ -234,7 +235,7 @@ def mode(kind: str) -> Mode:
 
 def export_data(store: Store, debate_id: str) -> dict[str, Any]:
     """The debate as its file (its mode decides the format), secrets scrubbed; a batch's id: the batch whole."""
-    if not store.exists(debate_id) and regress.find_batch(store, debate_id) is not None:
+    if not store.exists(debate_id) and quality_batch.find_batch(store, debate_id) is not None:
         return batch_mode(store, debate_id).export(store, debate_id)
     return mode(store.get(debate_id).kind).export(store, debate_id)  # an unknown id: the store's NotFound
 

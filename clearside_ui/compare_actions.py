@@ -16,7 +16,8 @@ import streamlit as st
 from clearside import inputs
 from clearside.errors import ClearSideError, ConfigError, InputError
 from clearside.providers import Provider, build, parse_spec, provider_class
-from clearside.quality import compare, regress
+from clearside.quality import compare
+from clearside.quality.batch import batches
 from clearside.quality.job import CompareJob
 from clearside_ui import jobs, rate, settings
 from clearside_ui.format import cut, when
@@ -202,7 +203,7 @@ def statuses(batch: str) -> list[dict[str, Any]]:
 def earlier() -> list[dict[str, Any]]:
     """Every saved comparison, newest first."""
     items = []
-    for batch in reversed(regress.batches(jobs.store(), compare.SUITE)):
+    for batch in reversed(batches(jobs.store(), compare.SUITE)):
         counts: dict[str, int] = {}
         for row in batch.rows:
             counts[row["status"]] = counts.get(row["status"], 0) + 1

@@ -13,10 +13,11 @@ import streamlit as st
 
 from clearside import runtime
 from clearside.errors import ClearSideError
-from clearside.quality import compare, references, regress
+from clearside.quality import baseline, compare, references, versions
+from clearside.quality import batch as quality_batch
+from clearside.quality.batch import Batch
 from clearside.quality.job import RegressionJob
 from clearside.quality.references import Reference
-from clearside.quality.regress import Batch
 from clearside.runtime.status import run_status as stored_run_status
 from clearside_ui import jobs, rate, settings
 from clearside_ui.format import short, short_spec, when
@@ -68,7 +69,7 @@ def label(batch: Batch, baseline_id: str | None) -> str:
 
 def find(batch_id: str) -> Batch | None:
     """A regression batch of any suite (a built-in or the user's own) by its id; not a comparison's."""
-    batch = regress.find_batch(jobs.store(), (batch_id or "").strip().lower())
+    batch = quality_batch.find_batch(jobs.store(), (batch_id or "").strip().lower())
     return batch if batch is not None and batch.suite != compare.SUITE else None
 
 
@@ -78,7 +79,7 @@ def suite_label(name: str) -> str:
 
 def suite_file(store: Any, suite: str) -> str:
     """The file a suite of the user's own was run from, as its newest batch recorded it ("" if it did not)."""
-    found = regress.batches(store, suite)
+    found = quality_batch.batches(store, suite)
     rows = found[-1].rows if found else []
     return next((data["suite_file"] for r in rows if (data := r.get("data") or {}).get("suite_file")), "")
 
@@ -176,7 +177,7 @@ def bless(batch_id: str) -> None:
     """Bless with the note typed in "Why this baseline"; a refusal (no note on flagship) keeps the form open, and
     the warnings recorded with the blessing are shown once."""
     try:
-        blessed = regress.bless(jobs.store(), batch_id, note=st.session_state.get(Regression.BLESS_NOTE) or "")
+        blessed = baseline.bless(jobs.store(), batch_id, note=st.session_state.get(Regression.BLESS_NOTE) or "")
     except ClearSideError as exc:
         st.session_state[Regression.ERROR] = exc.for_dashboard()
         return
@@ -190,22 +191,22 @@ def bless(batch_id: str) -> None:
 
 def baseline_line(base: Batch) -> str:
     """The baseline with its age and the versions it was made with (plain text: escape it to show)."""
-    return (f"batch {base.id[:8]} ({base.spec}), made {regress.age(base.created_at)} ago "
-            f"({when(base.created_at)}) with {regress.versions_text(regress.batch_versions(base))}")
+    return (f"batch {base.id[:8]} ({base.spec}), made {quality_batch.age(base.created_at)} ago "
+            f"({when(base.created_at)}) with {versions.versions_text(versions.batch_versions(base))}")
 
 
 def version_check(batch: Batch, base: Batch | None) -> tuple[list[str], list[str]]:
     """``(changes, notes)`` between the baseline's versions and the batch's (nothing without a baseline)."""
     if base is None or base.id == batch.id:
         return [], []
-    return regress.version_differences(regress.batch_versions(base), regress.batch_versions(batch),
+    return versions.version_differences(versions.batch_versions(base), versions.batch_versions(batch),
                                        ("the baseline", "this batch"))
 
 
 def checks_for(batch: Batch, base: Batch | None) -> list[dict[str, Any]]:
     """The batch's checks against the baseline (absolute gates only without one, or when it is the baseline)."""
     against = base.aggregate() if base is not None and base.id != batch.id else None
-    return regress.check(batch.aggregate(), against)
+    return quality_batch.check(batch.aggregate(), against)
 
 
 def compare_choices(batches: list[Batch], baseline_id: str | None) -> tuple[list[str], str, str]:

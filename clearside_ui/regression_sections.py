@@ -11,7 +11,10 @@ import streamlit as st
 from clearside import runtime
 from clearside.errors import ClearSideError
 from clearside.inputs import shown
-from clearside.quality import metrics, regress
+from clearside.quality import baseline, metrics
+from clearside.quality import batch as quality_batch
+from clearside.quality.compare_runs import compare_runs
+from clearside.quality.versions import VersionChange
 from clearside_ui import jobs, page_path, settings
 from clearside_ui import regression_actions as ra
 from clearside_ui import regression_run_view as run_view
@@ -24,18 +27,18 @@ from clearside_ui.view import POLL_SECONDS, follow, poll_changed
 def suite_picker() -> str:
     """The built-in suites and every suite of the user's own the store has runs of (reviewed here, run from the
     command line, where the suite file is read)."""
-    names = [name for name in regress.suite_names(jobs.store()) if name != "compare"]
+    names = [name for name in quality_batch.suite_names(jobs.store()) if name != "compare"]
     if st.session_state.get(Regression.SUITE) not in names:
         st.session_state[Regression.SUITE] = names[0]
     st.selectbox("Suite", names, key=Regression.SUITE, format_func=ra.suite_label, on_change=ra.suite_changed)
     suite = st.session_state[Regression.SUITE]
-    if suite not in regress.SUITES:
+    if suite not in quality_batch.SUITES:
         path = ra.suite_file(jobs.store(), suite)
         st.caption(f"Your own suite{f', from {esc(path)}' if path else ''}. Its batches are reviewed, compared and "
                    "blessed here; run it from the command line, where its file is read: "
                    f"`python -m clearside regress --suite {esc(path or 'FILE')}`.")
         return suite
-    items = regress.suite_items(suite)
+    items = quality_batch.suite_items(suite)
     st.caption(ra.SUITE_NOTES[suite])
     st.markdown("\n".join(f"- **{esc(item.name)}**: {esc(item.proposition)}" for item in items))
     return suite
@@ -101,7 +104,7 @@ def bless_controls(batch, base) -> None:
     st.warning(f"Make batch {batch.id[:8]} ({esc(batch.spec)}, {when(batch.created_at)}) the {batch.suite} "
                "baseline? Every later run of this suite is judged against it"
                + (f", instead of batch {base.id[:8]}." if base else "."))
-    required = batch.suite in regress.NOTE_REQUIRED
+    required = batch.suite in baseline.NOTE_REQUIRED
     st.text_area("Why this baseline" + (" (required)" if required else " (optional)"), key=Regression.BLESS_NOTE,
                  max_chars=2000, help="Kept in the bless history. "
                  + ("Spec 000: the flagship baseline changes only if reasoning quality improves; say how."
@@ -219,8 +222,8 @@ def compare_two(batches, baseline_id: str | None) -> None:
                         format_func=labels.get)
     allow = bool(st.session_state.get(Regression.COMPARE_ALLOW))
     try:
-        report = regress.compare_runs(jobs.store(), a, b, allow_version_change=allow)
-    except regress.VersionChange as exc:  # another metric suite or embedding model: refused unless asked for
+        report = compare_runs(jobs.store(), a, b, allow_version_change=allow)
+    except VersionChange as exc:  # another metric suite or embedding model: refused unless asked for
         st.warning(esc(exc.for_dashboard()))
         st.checkbox("Compare across the version change", key=Regression.COMPARE_ALLOW)
         return
@@ -265,7 +268,7 @@ def compare_two(batches, baseline_id: str | None) -> None:
 
 def bless_history(suite: str) -> None:
     st.header("Bless history")
-    rows = regress.history(jobs.store(), suite)
+    rows = baseline.history(jobs.store(), suite)
     if not rows:
         st.caption(f"No batch of the {suite} suite has been blessed yet.")
         return
@@ -291,17 +294,17 @@ def page() -> None:
         st.error(esc(f"This link does not open a regression batch: no batch of any suite has the id {shown(wrong)}. "
                      "The newest batch is shown instead."))
     suite = suite_picker()
-    if suite in regress.SUITES:
+    if suite in quality_batch.SUITES:
         run_controls(suite)
     st.divider()
     store = jobs.store()
-    batches = regress.batches(store, suite)
+    batches = quality_batch.batches(store, suite)
     st.header("Batches")
     if not batches:
         st.info(f"No runs of the {suite} suite yet: run it above, or with `python -m clearside regress --suite "
                 f"{suite}`.")
         return
-    base = regress.baseline(store, suite)
+    base = quality_batch.baseline(store, suite)
     baseline_id = base.id if base else None
     batch = ra.picked(batches)
     st.dataframe(rv.batches_table(batches, baseline_id), hide_index=True, key=Regression.BATCHES, width="stretch",

@@ -15,9 +15,10 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from clearside.agents import AGENT_ORDER
-from clearside.quality import metrics, regress, reports
+from clearside.quality import batch as quality_batch
+from clearside.quality import metrics, reports
+from clearside.quality.batch import Batch
 from clearside.quality.job import RegressionJob
-from clearside.quality.regress import Batch
 from clearside_ui import compare_view as cv
 from clearside_ui import jobs
 from clearside_ui.format import esc, short_spec, when
@@ -130,7 +131,7 @@ def headline_table(headline: dict[str, float]) -> pd.DataFrame:
 
 def rule(name: str) -> str:
     """A metric's gate and tolerance in words (``reported`` when it is never gated)."""
-    parts = regress.THRESHOLDS.get(name, {})
+    parts = quality_batch.THRESHOLDS.get(name, {})
     words = []
     if "min" in parts:
         words.append(f"≥ {parts['min']:g}")

@@ -1,4 +1,4 @@
-"""Valid agent replies for the scripted provider, and a helper that enqueues a whole debate.
+"""Valid agent replies for the scripted provider, and helpers that run a whole debate or regression batch.
 
 Every builder returns a fresh dict that satisfies the agent's wire schema in
 ``clearside.agents`` (item counts, 8+ characters per string, within maxLength),
@@ -290,6 +290,23 @@ def run_cli(capsys: Any, *args: str) -> tuple[int, str, str]:
     code = main(list(args))
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def run_regression(suite: Any, provider: Any, store: Any = None, **settings: Any) -> dict[str, Any]:
+    """A regression batch run to its end in this process on the runtime, as ``regress`` runs it (its debates too):
+    its report. ``suite``: a built-in's name or a loaded suite; ``settings``: the fields of
+    :class:`clearside.quality.workflow.RegressSettings` (runs, retries, window...)."""
+    from clearside import modes, runtime
+    from clearside.quality import workflow as batches
+    from clearside.store import open_store
+
+    store = store or open_store()
+    modes.host(store.url, role="test", serve=False)  # a host already serving here is used as it is
+    batch_id = batches.enqueue_regress(suite, provider, batches.RegressSettings(**settings), here=True,
+                                       store_url=store.url)
+    state = runtime.wait(batch_id, 300, store.url)
+    assert state.finished and state.result, state
+    return state.result["report"]
 
 
 def argkp_debate(topic: str) -> dict[str, dict[str, Any]]:

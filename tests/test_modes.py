@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import fixture_dict, flagship_replies
+from helpers import fixture_dict, flagship_replies, run_regression
 
 from clearside import modes
 from clearside.errors import InputError, NotFound
@@ -22,8 +22,9 @@ from clearside.modes import (
     mode,
 )
 from clearside.providers.scripted import ScriptedProvider
-from clearside.quality import compare, regress
+from clearside.quality import compare
 from clearside.quality import workflow as batches
+from clearside.quality.batch import SUITES
 from clearside.quality.job import CompareJob
 from clearside.quality.references import flagship
 from clearside.store import KINDS, Store
@@ -84,7 +85,7 @@ def test_a_file_of_no_mode_is_refused_naming_both_formats_and_nothing_is_saved(s
 def test_every_batch_kind_names_its_workflow_its_suites_and_a_page_that_exists():
     assert {entry.workflow for entry in BATCH_MODES.values()} == set(batches.KINDS)
     suites = [suite for entry in BATCH_MODES.values() for suite in entry.suites]
-    assert sorted(suites) == sorted([*regress.SUITES, compare.SUITE]), "every suite belongs to one batch kind"
+    assert sorted(suites) == sorted([*SUITES, compare.SUITE]), "every suite belongs to one batch kind"
     for kind, entry in BATCH_MODES.items():
         assert entry.kind == kind and entry.label and entry.page_title.lower() == Path(entry.page).stem
         assert (ROOT / "clearside_ui" / entry.page).is_file(), f"{kind}: {entry.page} is not a page"
@@ -100,7 +101,7 @@ def flagship_script(n: int) -> ScriptedProvider:
 
 
 def test_a_batch_is_exported_whole_by_its_id_and_its_export_is_refused_on_import(store, tmp_path):
-    regression = regress.run_batch("flagship", flagship_script(2), store, runs=2)
+    regression = run_regression("flagship", flagship_script(2), store, runs=2)
     exported = export_data(store, regression["batch"])
     assert (exported["kind"], exported["suite"], exported["planned"]) == ("regression", "flagship", 2)
     assert [run["status"] for run in exported["runs"]] == ["done", "done"]

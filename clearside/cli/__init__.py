@@ -2,9 +2,9 @@
 
 One module per command group: ``debate`` (debate, challenge, render, schema), ``live``, ``store`` (list, export,
 import, delete, rename, duplicate), ``jobs`` (worker, status, cancel, the ``--enqueue`` of ``debate`` and
-``remap``), ``evaluate`` (metrics, regress, runs, bless, compare), ``review`` (suite validate, compare-runs),
-``perspectives``, ``remap``, ``check`` (a provider's health check), ``dashboard`` (ui);
-``common`` holds what they share.
+``remap``), ``evaluate`` (metrics, compare), ``regression`` (regress, runs, bless), ``review`` (suite validate,
+compare-runs), ``perspectives``, ``remap``, ``check`` (a provider's health check), ``dashboard`` (ui);
+``common`` holds what they share, ``here`` a command's work run on the runtime in its own process.
 
 Exit codes: 0 ok, 2 bad input (an unknown debate id or a refused import
 included), 3 provider unreachable or failing, 4 schema failure after retries,
@@ -18,7 +18,7 @@ import sys
 
 from ..errors import ClearSideError
 from ..paths import legacy_live_files
-from . import check, cruxes, dashboard, debate, evaluate, jobs, live, perspectives, remap, review, store
+from . import check, cruxes, dashboard, debate, evaluate, jobs, live, perspectives, regression, remap, review, store
 from .common import model_options
 
 
@@ -30,7 +30,9 @@ def build_parser() -> argparse.ArgumentParser:
     live.add_parser(sub, model_options)
     store.add_parsers(sub)
     jobs.add_parsers(sub)
-    evaluate.add_parsers(sub, model_options)
+    evaluate.add_parsers(sub)
+    regression.add_parsers(sub, model_options)
+    evaluate.add_compare_parser(sub)
     review.add_parsers(sub)
     perspectives.add_parser(sub, model_options)
     remap.add_parser(sub)

@@ -32,7 +32,7 @@ ALL_ACTIONS = ("question_assumption", "stronger_counterargument", "evidence_that
 PERSONAS = ("economist", "ethicist", "environmentalist", "technologist", "public-health expert",
             "local resident")  # clearside.static.personas.BUILTINS
 SOURCE_LIMITS = {"files": 10, "mb": 5, "pages": 100}  # clearside.sources.MAX_FILES, MAX_BYTES // 2**20, MAX_PAGES
-SUITES = ("flagship", "argkp-dev")  # clearside.regress.SUITES
+SUITES = ("flagship", "argkp-dev")  # clearside.quality.batch.SUITES
 COMPARE_SUITE = "compare"  # clearside.compare.SUITE
 SERVER_CONCURRENCY = 4  # clearside.runtime.SERVER_CONCURRENCY
 DEFAULT_ROUNDS = 4  # clearside.perspectives.DEFAULT_ROUNDS

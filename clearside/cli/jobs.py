@@ -67,8 +67,8 @@ def queued(item_id: str, what: str) -> int:
 def report(item_id: str) -> dict[str, Any]:
     """The state of a saved debate's latest job (or of a job by its own id) and what it has finished."""
     from .. import modes, runtime
-    from ..quality import regress
     from ..quality import workflow as batches
+    from ..quality.batch import find_batch
     from ..static import workflow as workflows
     from ..static.run import SECTIONS
     from ..store import open_store
@@ -91,7 +91,7 @@ def report(item_id: str) -> dict[str, Any]:
                "kind": job.name}
         if (batch_mode := modes.batch_mode_of_workflow(job.name)) is not None:  # how many of its debates finished
             out.update(kind=batch_mode.kind, link=batch_mode.share_link(item_id))
-            batch = regress.find_batch(store, item_id)
+            batch = find_batch(store, item_id)
             rows = batch.rows if batch is not None else []
             out["runs_finished"] = sum(r["status"] in ("done", "failed") for r in rows)
             out["runs_planned"] = batch.planned if batch is not None else None

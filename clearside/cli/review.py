@@ -35,7 +35,7 @@ def suite_text(suite: suites.Suite) -> str:
 
 
 def cmd_suite_validate(args: argparse.Namespace) -> int:
-    from ..quality import suites  # what regress.load_suite reads, without the regression machinery (and the store)
+    from ..quality import suites  # what batch.load_suite reads, without the regression machinery (and the store)
 
     suite = suites.resolve(args.file)
     sys.stdout.write(_json(suite.summary()) if args.json else suite_text(suite))
@@ -43,18 +43,17 @@ def cmd_suite_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_compare_runs(args: argparse.Namespace) -> int:
-    from ..quality import regress
+    from ..quality.compare_runs import compare_runs, paired_markdown
     from ..store import open_store
 
     thresholds = read_json(args.thresholds, "thresholds") if args.thresholds else None
     if thresholds is not None and not isinstance(thresholds, dict):
         raise InputError(f"{args.thresholds} must hold an object such as {{\"coverage\": {{\"tolerance\": 0.2}}}}.")
     store = open_store()
-    report = regress.compare_runs(store, args.batch_a, args.batch_b, thresholds,
-                                  allow_version_change=args.allow_version_change)
+    report = compare_runs(store, args.batch_a, args.batch_b, thresholds, allow_version_change=args.allow_version_change)
     for warning in report["warnings"]:
         print(f"warning: {warning}", file=sys.stderr)
-    write(_json(report) if args.json else regress.paired_markdown(report), args.out)
+    write(_json(report) if args.json else paired_markdown(report), args.out)
     share(report, store, args)
     return 1 if report["regression"] else 0
 

@@ -20,14 +20,17 @@ from ..runtime import steps
 from ..runtime.events import AgentProgress
 from ..runtime.progress import Follower
 from ..store import Store
-from . import compare, regress
+from . import compare
 from . import workflow as batches
+from .batch import builtin_suite
+from .suites import Suite
 
 
 @dataclass(frozen=True)
 class BatchSnapshot:
     """Where a batch stands (``status``: :data:`clearside.runtime.STATUSES`), and once it ended whether it passed
-    and its report (a regression's :func:`regress.batch_report`, a comparison's :func:`compare.load` report)."""
+    and its report (a regression's :func:`clearside.quality.regress.batch_report`, a comparison's
+    :func:`clearside.quality.compare.load` report)."""
 
     status: str
     error: str = ""
@@ -105,13 +108,14 @@ class RegressionJob(_BatchJob):
 
     kind = "regression"
 
-    def __init__(self, suite: str, provider: Provider, store: Store, *, runs: int = 3,
+    def __init__(self, suite: str | Suite, provider: Provider, store: Store, *, runs: int = 3,
                  concurrency: int | None = None, temperature: float = 0.4, swap_check: bool = False) -> None:
-        """``concurrency``: debates under way at once (across every host), and requests sent to the provider's
-        endpoint at once. ``swap_check``: each debate also gets the swap check (one more moderator call)."""
-        items = regress.suite_items(suite)  # an unknown suite is refused here
-        super().__init__(store, [f"{item.name} #{i + 1}" for i in range(max(runs, 0)) for item in items])
-        self.suite, self.provider, self.runs, self.temperature = suite, provider, runs, temperature
+        """``suite``: a built-in's name or a loaded suite (a suite file's). ``concurrency``: debates under way at once
+        (across every host), and requests sent to the provider's endpoint at once. ``swap_check``: each debate
+        also gets the swap check (one more moderator call)."""
+        self.loaded = suite if isinstance(suite, Suite) else builtin_suite(suite)  # an unknown name is refused here
+        super().__init__(store, [f"{case.name} #{i + 1}" for i in range(max(runs, 0)) for case in self.loaded.cases])
+        self.suite, self.provider, self.runs, self.temperature = self.loaded.name, provider, runs, temperature
         self.concurrency = concurrency
         self.swap_check = swap_check
         if concurrency:
@@ -121,7 +125,7 @@ class RegressionJob(_BatchJob):
     def start(self, *, here: bool = False) -> RegressionJob:
         settings = batches.RegressSettings(runs=self.runs, temperature=self.temperature, window=self.concurrency,
                                            swap_check=self.swap_check)
-        self.id = batches.enqueue_regress(self.suite, self.provider, settings, here=here, store_url=self.store.url)
+        self.id = batches.enqueue_regress(self.loaded, self.provider, settings, here=here, store_url=self.store.url)
         return self
 
     def _label(self, row: dict[str, Any]) -> str:
@@ -150,7 +154,7 @@ class RegressionJob(_BatchJob):
 
     @property
     def report(self) -> dict[str, Any] | None:
-        """The batch's report once it is done (``regress.batch_report``)."""
+        """The batch's report once it is done (:func:`clearside.quality.regress.batch_report`)."""
         result = self._state().result or {}
         return result.get("report")
 

@@ -70,39 +70,58 @@ class Scored:
     document: dict[str, Any] | None = None
 
 
-def _bind(store: Store, question: str, provider: Provider, debate_id: str | None) -> tuple[DebateRun, StaticRecorder]:
-    """The run and its recorder: a new debate, that id's saved debate resumed, or a new debate under that id."""
+@dataclass(frozen=True)
+class RunOptions:
+    """How one scored debate runs and is saved: its ``runs`` row is filed under ``suite`` and keeps ``data`` (the
+    batch id, the item...); ``retries`` re-asks and ``temperature`` per agent; scored against ``reference`` where
+    given; ``context``: the debate's context fields (geography, timeframe, domain), saved with it before its agents
+    run. ``debate_id`` makes the run idempotent for one batch item: the run row then takes the same id unless
+    ``run_id`` names another. ``swap_check``: also rerun the moderator with the cases exchanged
+    (:mod:`clearside.static.swap`, one more moderator call) and keep its ``flip_rate``."""
+
+    suite: str
+    data: dict[str, Any]
+    retries: int = 2
+    temperature: float = 0.4
+    reference: Reference | None = None
+    context: dict[str, str] = field(default_factory=dict)
+    debate_id: str | None = None
+    run_id: str | None = None
+    swap_check: bool = False
+
+
+def _bind(store: Store, question: str, provider: Provider, options: RunOptions) -> tuple[DebateRun, StaticRecorder]:
+    """The run and its recorder: a new debate, that id's saved debate resumed, or a new debate under that id (saved
+    first, with its context)."""
+    debate_id = options.debate_id
     if debate_id is not None and store.exists(debate_id):
         run = load_run(store, debate_id)
         return run, StaticRecorder(store, run, provider, debate_id=debate_id)
-    run = DebateRun.from_input(question)
+    run = DebateRun.from_input(question, **options.context)
     if debate_id is not None:
         start_static(store, run, provider=provider.name, model=provider.model, debate_id=debate_id,
                            prompt_versions=prompts.versions(*PROMPTS))
     return run, StaticRecorder(store, run, provider, debate_id=debate_id)
 
 
-def run_scored(question: str, provider: Provider, store: Store, *, suite: str, data: dict[str, Any],
-               retries: int = 2, temperature: float = 0.4, reference: Reference | None = None,
+def run_scored(question: str, provider: Provider, store: Store, options: RunOptions, *,
                on_event: Callable[[Event], None] | None = None,
-               on_start: Callable[[str, str], None] | None = None,
-               debate_id: str | None = None, run_id: str | None = None, swap_check: bool = False) -> Scored:
-    """Debate ``question`` on ``provider``, saving it in ``store`` with a ``runs`` row of ``suite`` that keeps
-    ``data`` (the batch id, the item...), then score it (against ``reference`` where given).
+               on_start: Callable[[str, str], None] | None = None) -> Scored:
+    """Debate ``question`` on ``provider``, saving it in ``store`` with a ``runs`` row as ``options`` say, then
+    score it (against ``options.reference`` where given).
 
     ``on_event``: the agents' events (raise ``Cancelled`` from it to stop: the debate is paused, the run
-    cancelled). ``on_start(debate_id, run_id)``: once both rows exist. ``debate_id``: make the call idempotent
-    for one batch item; the run row then takes the same id unless ``run_id`` names another. ``swap_check``: also
-    rerun the moderator with the cases exchanged (:mod:`clearside.swap`, one more moderator call) and keep its
-    ``flip_rate``; a swap check that fails is recorded as unavailable, the debate stays done."""
-    run, recorder = _bind(store, question, provider, debate_id)
-    run_id = store.add_run(suite, provider=provider.name, model=provider.model, debate_id=recorder.id,
+    cancelled). ``on_start(debate_id, run_id)``: once both rows exist. A swap check that fails is recorded as
+    unavailable, the debate stays done."""
+    run, recorder = _bind(store, question, provider, options)
+    data = options.data
+    run_id = store.add_run(options.suite, provider=provider.name, model=provider.model, debate_id=recorder.id,
                            prompt_versions=prompts.versions(*PROMPTS), data=data,
-                           run_id=run_id or debate_id)
+                           run_id=options.run_id or options.debate_id)
     if on_start is not None:
         on_start(recorder.id, run_id)
-    engine = Engine(provider, retries=retries, temperature=temperature, on_section=recorder.on_section,
-                    on_event=on_event)
+    engine = Engine(provider, retries=options.retries, temperature=options.temperature,
+                    on_section=recorder.on_section, on_event=on_event)
     t0 = time.perf_counter()
     try:
         document = run_recorded(engine, run, recorder)
@@ -115,9 +134,9 @@ def run_scored(question: str, provider: Provider, store: Store, *, suite: str, d
         store.update_run(run_id, status="failed", metrics=failed,
                          data={**data, "wall_seconds": seconds, "error": str(exc.cause)})
         return Scored(recorder.id, run_id, "failed", metrics=failed, error=str(exc.cause), wall_seconds=seconds)
-    detail = metrics.compute(document.dump(), reference=reference, usage=usage_summary(run.usage))
-    if swap_check:
-        detail["swap_check"] = _swap(document, provider, retries, temperature, engine.embeddings)
+    detail = metrics.compute(document.dump(), reference=options.reference, usage=usage_summary(run.usage))
+    if options.swap_check:
+        detail["swap_check"] = _swap(document, provider, options.retries, options.temperature, engine.embeddings)
     seconds = round(time.perf_counter() - t0, 2)
     summary = metrics.summary(detail)
     store.update_run(run_id, status="done", metrics=summary, data={**data, "wall_seconds": seconds, "detail": detail})

@@ -3,16 +3,20 @@
 A batch is a parent workflow on the batch queue (``clearside.regress`` or ``clearside.compare``): it queues one
 child workflow per item on that item's provider queue (``clearside.batch.item``, child ids ``<batch>:<n>``),
 waits for them all and returns the batch's report. Each child is one step that debates and scores its item with
-:func:`clearside.scored.run_scored` under the item's own debate id: a child rerun after a crash completes that
+:func:`clearside.quality.scored.run_scored` under the item's own debate id: a child rerun after a crash completes that
 debate (only its missing sections), and an item already done is never run again. Any number of hosts
 (``python -m clearside worker``, dashboards) share the items; each runs as many as its queues allow.
 
-- A regression item is one (proposition, run) of a suite on one provider; the runs are saved as
-  :func:`clearside.regress.run_batch` saves them, so the Regression page, ``runs``, ``bless`` and
-  ``regress --compare`` read an enqueued batch like any other; the report is :func:`regress.batch_report`.
-- A comparison item is the question on one provider:model at its temperature, saved as
-  :class:`clearside.compare.Comparison` saves it (suite ``compare``), so ``?compare=<batch>`` and
-  :func:`clearside.compare.load` reopen it; the report is ``compare.load``'s.
+- A regression item is one (case, repeat) of a suite on one provider. The batch's job carries the suite's cases (a
+  built-in's or a suite file's, so any host runs a suite file it cannot read); a case with context fields is
+  debated with them, and scored against its own reference. The runs are filed under the suite's name, so the
+  Regression page, ``runs``, ``bless`` and ``compare-runs`` read every batch alike; the report is
+  :func:`clearside.quality.regress.batch_report`.
+- A comparison item is the question on one provider:model at its temperature (suite ``compare``), so
+  ``?compare=<batch>`` and :func:`clearside.quality.compare.load` reopen it; the report is ``compare.load``'s.
+
+The ``regress`` and ``compare`` commands without ``--enqueue`` run the same workflows in their own process
+(``here``: the batch and its items start on this process's host, not on the queues).
 """
 
 from __future__ import annotations
@@ -32,8 +36,13 @@ from ..errors import ClearSideError, InputError
 from ..providers import Provider
 from ..runtime import steps
 from ..static import workflow as static_workflow
-from . import compare, regress
-from .scored import PROMPTS, run_scored
+from ..store import Store
+from . import compare
+from .batch import baseline, builtin_suite, find_batch
+from .regress import BatchRun, batch_report, item_result
+from .scored import PROMPTS, RunOptions, run_scored
+from .suites import Case, Suite
+from .versions import batch_versions, pinned_versions, refuse_against_baseline
 
 log = logging.getLogger("clearside.jobs")
 
@@ -50,22 +59,40 @@ def _scored(job: dict[str, Any], task: dict[str, Any], provider: Provider, sink:
         data = {"batch": job["batch"], "question": job["question"], "label": task["label"],
                 "spec": task["provider"]["spec"], "temperature": task["temperature"],
                 "started_at": job["started_at"], "planned": len(job["tasks"])}
-        scored = run_scored(job["question"], provider, steps.store(), suite=compare.SUITE, data=data,
-                            retries=job["retries"], temperature=task["temperature"],
-                            debate_id=task["debate_id"], on_event=sink)
+        options = RunOptions(suite=compare.SUITE, data=data, retries=job["retries"], temperature=task["temperature"],
+                             debate_id=task["debate_id"])
+        scored = run_scored(job["question"], provider, steps.store(), options, on_event=sink)
     else:
-        item = next(i for i in regress.suite_items(job["suite"]) if i.name == task["item"])
-        data = {"batch": job["batch"], "item": item.name, "index": task["index"], "question": item.proposition,
+        case = _case(job, task)
+        context = case.context_fields()
+        data = {"batch": job["batch"], "item": case.name, "index": task["index"], "question": case.proposition,
                 "started_at": job["started_at"], "planned": len(job["tasks"]),
-                "versions": regress.pinned_versions(provider, temperature=job["temperature"], retries=job["retries"],
-                                                    concurrency=job["concurrency"],
-                                                    swap_check=bool(job.get("swap_check")))}
-        scored = run_scored(item.proposition, provider, steps.store(), suite=job["suite"], data=data,
-                            retries=job["retries"], temperature=job["temperature"], reference=item,
-                            debate_id=task["debate_id"], on_event=sink, swap_check=bool(job.get("swap_check")))
-    result = regress.item_result(scored, data)
+                "versions": pinned_versions(provider, temperature=job["temperature"], retries=job["retries"],
+                                            concurrency=job["concurrency"], swap_check=bool(job.get("swap_check"))),
+                **({"suite_file": job["suite_file"]} if job.get("suite_file") else {}),
+                **({"context": context} if context else {})}
+        options = RunOptions(suite=job["suite"], data=data, retries=job["retries"], temperature=job["temperature"],
+                             reference=case.scoring_reference(), context=context, debate_id=task["debate_id"],
+                             swap_check=bool(job.get("swap_check")))
+        scored = run_scored(case.proposition, provider, steps.store(), options, on_event=sink)
+    result = item_result(scored, data)
     result.pop("detail", None)  # the metrics' detail stays in the store's run row, not in the checkpoint
     return result
+
+
+def _cases(job: dict[str, Any]) -> list[Case]:
+    """A regression batch's cases: those its job carries (a batch queued before jobs carried them: its built-in
+    suite's)."""
+    if "cases" in job:
+        return [Case.model_validate(case) for case in job["cases"]]
+    return list(builtin_suite(job["suite"]).cases)
+
+
+def _case(job: dict[str, Any], task: dict[str, Any]) -> Case:
+    """The case a regression item debates: the one its task carries, else its job's case of that id."""
+    if "case" in task:
+        return Case.model_validate(task["case"])
+    return next(case for case in _cases(job) if case.name == task["item"])
 
 
 @DBOS.step(name=f"{ITEM}.run")
@@ -102,14 +129,14 @@ def report_step(job: dict[str, Any], results: list[dict[str, Any]]) -> dict[str,
     if job["kind"] == COMPARE:
         report, _ = compare.load(store, job["batch"])
         return {**report, "passed": all(r["status"] == "done" for r in report["results"].values())}
-    items = regress.suite_items(job["suite"])
-    base = regress.baseline(store, job["suite"])
     seconds = round(time.time() - job["queued_at"], 2)
-    made = regress.find_batch(store, job["batch"])  # the versions its runs recorded
-    pinned = {**regress.batch_versions(made), "prompts": job["prompt_versions"]} if made else None
-    return regress.batch_report(job["suite"], job["tasks"][0]["provider"]["spec"], items, job["runs"],
-                                job["batch"], job["concurrency"], job["prompt_versions"], job["started_at"], seconds,
-                                results, base, job.get("thresholds"), pinned=pinned)
+    made = find_batch(store, job["batch"])  # the versions its runs recorded
+    pinned = {**batch_versions(made), "prompts": job["prompt_versions"]} if made else None
+    batch = BatchRun(suite=job["suite"], spec=job["tasks"][0]["provider"]["spec"],
+                     items=tuple(case.name for case in _cases(job)), runs=job["runs"], batch_id=job["batch"],
+                     concurrency=job["concurrency"], prompt_versions=job["prompt_versions"],
+                     started_at=job["started_at"], thresholds=job.get("thresholds"))
+    return batch_report(batch, results, baseline(store, job["suite"]), wall_seconds=seconds, pinned=pinned)
 
 
 def _fan_out(job: dict[str, Any]) -> dict[str, Any]:
@@ -125,9 +152,10 @@ def _fan_out(job: dict[str, Any]) -> dict[str, Any]:
                 results.append(_result(handles[n - window], tasks[n - window]))
             if (stop := DBOS.recv(CANCEL_TOPIC, timeout_seconds=0)) is not None:
                 break  # cancelled: queue no more
+            item_job, item_task = _for_item(job, task)
             with SetWorkflowID(item_id(job["batch"], n)):  # a batch run here (a command) runs its items here too
-                handles.append(DBOS.start_workflow(batch_item, job, task) if job.get("here") else
-                               DBOS.retrieve_queue(task["queue"]).enqueue(batch_item, job, task))
+                handles.append(DBOS.start_workflow(batch_item, item_job, item_task) if job.get("here") else
+                               DBOS.retrieve_queue(task["queue"]).enqueue(batch_item, item_job, item_task))
         if stop is None and (stop := DBOS.recv(CANCEL_TOPIC, timeout_seconds=0)) is not None:
             cancel_step(job["batch"], bool(stop["in_flight"]))  # cancelled while the last items were queued
         results += [_result(handle, task) for handle, task in zip(handles[len(results):], tasks[len(results):],
@@ -140,6 +168,15 @@ def _fan_out(job: dict[str, Any]) -> dict[str, Any]:
              else "done", "passed" if report["passed"] else "; ".join(failures))
     cancelled = any(r["status"] == "cancelled" for r in results)  # cancel_batch stopped some of its items
     return {"status": "cancelled" if cancelled else "done", "passed": report["passed"], "report": report}
+
+
+def _for_item(job: dict[str, Any], task: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What one item's workflow is given: the batch's job without its cases, and the task with its own case (each
+    item's inputs hold one case, not the suite)."""
+    if "cases" not in job:
+        return job, task
+    case = next(c for c in job["cases"] if c["id"] == task["item"])
+    return {k: v for k, v in job.items() if k != "cases"}, {**task, "case": case}
 
 
 def _result(handle: Any, task: dict[str, Any]) -> dict[str, Any]:
@@ -184,7 +221,8 @@ def _job(kind: str, batch_id: str, tasks: list[dict[str, Any]], **fields: Any) -
 class RegressSettings:
     """How a regression batch runs: ``runs`` debates per case, re-asks, the temperature, gates of the user's own
     over the built-in ``THRESHOLDS``, at most ``window`` debates under way at once across every host (None: as many
-    as the hosts' queues take), and the swap check on each finished debate (one more moderator call)."""
+    as the hosts' queues take; a batch run here: the provider's concurrency), and the swap check on each finished
+    debate (one more moderator call). ``InputError`` for fewer than one run or a window under 1."""
 
     runs: int = 3
     retries: int = 2
@@ -193,27 +231,46 @@ class RegressSettings:
     window: int | None = None
     swap_check: bool = False
 
+    def __post_init__(self) -> None:
+        if self.window is not None and self.window < 1:
+            raise InputError(f"Concurrency must be at least 1 (got {self.window}).")
+        if self.runs < 1:
+            raise InputError(f"--runs must be at least 1 (got {self.runs}).")
 
-def enqueue_regress(suite: str, provider: Provider, settings: RegressSettings = RegressSettings(), *,
+
+def _suite(suite: str | Suite) -> Suite:
+    return suite if isinstance(suite, Suite) else builtin_suite(suite)  # an unknown name is refused here
+
+
+def enqueue_regress(suite: str | Suite, provider: Provider, settings: RegressSettings = RegressSettings(), *,
                     lend: bool = True, here: bool = False, store_url: str | None = None) -> str:
-    """Queue a regression batch of the built-in ``suite`` for any host; its id (the batch's), at once. With
-    ``lend`` a host in this process runs its items with ``provider`` itself; other hosts build it from its recipe;
-    ``here``: run it in this process now, its debates too."""
-    if settings.window is not None and settings.window < 1:
-        raise InputError(f"Concurrency must be at least 1 (got {settings.window}).")
-    if settings.runs < 1:
-        raise InputError(f"--runs must be at least 1 (got {settings.runs}).")
-    items = regress.suite_items(suite)
+    """Queue a regression batch of ``suite`` (a built-in's name, or a loaded suite: a suite file's cases travel in
+    the batch's job) for any host; its id (the batch's), at once. With ``lend`` a host in this process runs its
+    items with ``provider`` itself; other hosts build it from its recipe; ``here``: run it in this process now, its
+    debates too, at most ``settings.window`` (default: the provider's concurrency) at once."""
+    loaded = _suite(suite)
     batch_id = uuid.uuid4().hex
-    pairs = [(item, i) for i in range(settings.runs) for item in items]
-    tasks = [_task(provider, lend or here, batch_id, n, item=item.name, index=i) for n, (item, i) in enumerate(pairs)]
-    job = _job(REGRESS, batch_id, tasks, suite=suite, runs=settings.runs, retries=settings.retries,
+    pairs = [(case, i) for i in range(settings.runs) for case in loaded.cases]
+    tasks = [_task(provider, lend or here, batch_id, n, item=case.name, index=i) for n, (case, i) in enumerate(pairs)]
+    window = settings.window or (max(1, provider.concurrency) if here else None)
+    job = _job(REGRESS, batch_id, tasks, suite=loaded.name, runs=settings.runs, retries=settings.retries,
                temperature=settings.temperature, thresholds=settings.thresholds,
-               concurrency=settings.window or provider.concurrency, window=settings.window,
-               swap_check=settings.swap_check, here=here)
+               concurrency=settings.window or provider.concurrency, window=window,
+               swap_check=settings.swap_check, here=here,
+               cases=[case.model_dump(mode="json") for case in loaded.cases],
+               **({} if loaded.builtin else {"suite_file": loaded.source}))
     if here:
         return runtime.start(regress_batch, job, job_id=batch_id)
     return runtime.enqueue(REGRESS, job, job_id=batch_id, queue=runtime.BATCH_QUEUE, store_url=store_url)
+
+
+def check_versions(store: Store, suite: str | Suite, provider: Provider, settings: RegressSettings) -> None:
+    """Refuse (:class:`clearside.quality.versions.VersionChange`) a batch that would be judged against a baseline
+    scored by another metric suite or embedding model, before anything is queued (``regress`` does, unless
+    ``--allow-version-change``)."""
+    pinned = pinned_versions(provider, temperature=settings.temperature, retries=settings.retries,
+                             concurrency=settings.window or provider.concurrency, swap_check=settings.swap_check)
+    refuse_against_baseline(store, _suite(suite).name, {**pinned, "prompts": prompts.versions(*PROMPTS)})
 
 
 def enqueue_compare(question: str, providers: list[Provider], settings: compare.Settings, *, lend: bool = True,

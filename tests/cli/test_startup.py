@@ -121,11 +121,11 @@ def test_the_values_the_parsers_show_are_the_cores():
     from clearside import render, runtime, schema, sources
     from clearside.cli import common
     from clearside.perspectives import DEFAULT_ROUNDS
-    from clearside.quality import compare, regress
+    from clearside.quality import batch, compare
     from clearside.static import personas, run
 
     core = {"FORMATS": render.FORMATS, "STRATEGIES": run.STRATEGIES, "ALL_ACTIONS": schema.ALL_ACTIONS,
-            "PERSONAS": tuple(personas.BUILTINS), "SUITES": tuple(regress.SUITES), "COMPARE_SUITE": compare.SUITE,
+            "PERSONAS": tuple(personas.BUILTINS), "SUITES": tuple(batch.SUITES), "COMPARE_SUITE": compare.SUITE,
             "SOURCE_LIMITS": {"files": sources.MAX_FILES, "mb": sources.MAX_BYTES // 2**20, "pages": sources.MAX_PAGES},
             "SERVER_CONCURRENCY": runtime.SERVER_CONCURRENCY, "DEFAULT_ROUNDS": DEFAULT_ROUNDS}
     assert {name: getattr(common, name) for name in core} == core

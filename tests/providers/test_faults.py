@@ -439,13 +439,14 @@ def test_compare_a_503_is_retried_and_both_debates_finish(fresh) -> None:
 
 
 def test_regress_a_hung_moderator_is_retried_and_the_batch_passes_its_run(fresh) -> None:
-    from clearside.quality import regress
-    from clearside.store import open_store
+    from helpers import run_regression
+
+    from clearside.quality.workflow import item_id
+    from clearside.runtime import progress
 
     fresh.plan(Step("hang", seconds=2), agent="moderator")
-    events: list[Event] = []
-    report = regress.run_batch("flagship", provider(fresh), open_store(), runs=1, retries=1,
-                               on_event=lambda run_id, event: events.append(event))
+    report = run_regression("flagship", provider(fresh), runs=1, retries=1)  # as the regress command runs it
+    events = [Event.of(entry) for entry in progress.read(item_id(report["batch"], 0))[0]]
     assert [debate["status"] for debate in report["debates"]] == ["done"]
     assert [kind for agent, kind in fresh.served if agent == "moderator"] == ["hang", "ok"]
     assert any(e.kind == "retry" and "timed out" in e.data.get("cause", "") for e in events)

@@ -263,7 +263,8 @@ def test_openai_regress_on_the_real_server(llama_server, no_substance_checks, mo
     ``no_substance_checks``)."""
     from helpers import run_cli
 
-    from clearside.quality import regress
+    from clearside.quality.batch import batches
+    from clearside.quality.versions import batch_versions
 
     suite = tmp_path / "server-smoke.jsonl"
     suite.write_text(json.dumps({"id": "feature-flags", "proposition": QUESTION}) + "\n", encoding="utf-8")
@@ -281,7 +282,7 @@ def test_openai_regress_on_the_real_server(llama_server, no_substance_checks, mo
     [debate] = report["debates"]
     assert debate["status"] == "done", debate.get("error")
 
-    [batch] = regress.batches(store, "server-smoke")
+    [batch] = batches(store, "server-smoke")
     assert batch.id == report["batch"] and batch.spec == "openai:local" and not batch.baseline
     [row] = batch.rows
     assert row["status"] == "done" and row["data"]["item"] == "feature-flags" and row["data"]["suite_file"]
@@ -289,7 +290,7 @@ def test_openai_regress_on_the_real_server(llama_server, no_substance_checks, mo
         row["metrics"])
     assert row["metrics"]["schema_valid"] == 1.0 and row["metrics"]["completion_tokens"] > 0
     assert report["metrics"]["schema_valid"]["mean"] == 1.0 and report["metrics"]["completion_tokens"]["n"] == 1
-    pinned = regress.batch_versions(batch)
+    pinned = batch_versions(batch)
     assert pinned["metric_suite"] and pinned["embedding_model"] and pinned["clearside"] and pinned["prompts"]
     assert pinned["provider"] == {"spec": "openai:local", "temperature": 0.4, "retries": 1, "concurrency": 4,
                                   "swap_check": False, "base_url": llama_server}

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 from helpers import run_cli as run
 
-from clearside.quality import paired, regress
+from clearside.quality import paired
+from clearside.quality.compare_runs import run_failures
 
 # -- the statistics -------------------------------------------------------------------------------------------------
 
@@ -180,10 +181,10 @@ def test_compare_runs_refuses_bad_input_with_exit_2(db, capsys):
 
 
 def test_run_failures_apply_the_absolute_gates_to_one_run():
-    assert regress.run_failures({"status": "done", "metrics": GOOD}) == []
-    assert regress.run_failures({"status": "done", "metrics": {**GOOD, "schema_valid": 0.0}}) == [
+    assert run_failures({"status": "done", "metrics": GOOD}) == []
+    assert run_failures({"status": "done", "metrics": {**GOOD, "schema_valid": 0.0}}) == [
         "schema_valid 0 is below the gate 1"]
-    assert regress.run_failures({"status": "failed", "metrics": {}, "data": {"error": "boom"}}) == [
+    assert run_failures({"status": "failed", "metrics": {}, "data": {"error": "boom"}}) == [
         "the debate failed: boom"]
-    assert regress.run_failures({"status": "done", "metrics": {**GOOD, "garbage_left": 2.0}},
+    assert run_failures({"status": "done", "metrics": {**GOOD, "garbage_left": 2.0}},
                                 {"garbage_left": {"max": 3.0}}) == []

@@ -5,18 +5,25 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import re
+import signal
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
-from helpers import argkp_debate, flagship_replies, flagship_script, request_text, script_file
+from helpers import argkp_debate, flagship_replies, flagship_script, request_text, run_regression, script_file
 from helpers import run_cli as run
 
-from clearside.providers import get_provider
 from clearside.providers.scripted import ScriptedProvider
-from clearside.quality import compare, regress
+from clearside.quality import compare
+from clearside.quality.batch import baseline, batches, check
 from clearside.store import open_store
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def winner_moderator() -> dict:
@@ -47,6 +54,9 @@ def test_regress_passes_stores_every_run_and_writes_json_and_markdown(db, tmp_pa
     assert {"mean", "stdev", "min", "max", "values"} <= set(report["metrics"]["stance_margin"])
     assert (tmp_path / "report.md").read_text(encoding="utf-8").startswith("# Regression: flagship")
     assert "— PASS" in stdout and err.count("[") >= 3
+    printed = re.findall(r"^\[(\d)/3\] flagship #\d in [\d.]+ s: valid, 0 neutrality violations, coverage [\d.]+ "
+                         r"\(debate [0-9a-f]{32}\)$", err, re.MULTILINE)
+    assert printed == ["1", "2", "3"], err  # each run as it finished, counted
     rows = db.runs("flagship")
     assert len(rows) == 3 and {r["status"] for r in rows} == {"done"}
     assert {r["data"]["batch"] for r in rows} == {report["batch"]}
@@ -59,7 +69,7 @@ def test_forced_regression_exits_1_and_the_baseline_stays_put(db, tmp_path, caps
     good = flagship_script(tmp_path, 2, name="good.json")
     code, _, _ = run(capsys, "regress", "--provider", good, "--runs", "2", "--bless", "--note", "first baseline")
     assert code == 0
-    blessed = regress.baseline(db, "flagship")
+    blessed = baseline(db, "flagship")
     assert blessed is not None and len(blessed.rows) == 2
 
     bad = flagship_script(tmp_path, 2, name="bad.json", moderator=winner_moderator(), con=repetitive_con())
@@ -76,8 +86,8 @@ def test_forced_regression_exits_1_and_the_baseline_stays_put(db, tmp_path, caps
     assert failed["checks_caught"]["mean"] >= 2  # the verdict item and a repeated claim, in every run
     assert "count_ratio" in failed and failed["count_ratio"]["delta"] < 0  # repeats were dropped: 4 against 2
     assert any(f.startswith("checks_caught") for f in report["failures"])
-    assert regress.baseline(db, "flagship").id == blessed.id  # a failing batch never becomes the baseline
-    assert len(regress.batches(db, "flagship")) == 2
+    assert baseline(db, "flagship").id == blessed.id  # a failing batch never becomes the baseline
+    assert len(batches(db, "flagship")) == 2
 
 
 def test_failed_debates_count_as_invalid_and_keep_their_error(db, tmp_path, capsys):
@@ -104,20 +114,49 @@ def test_an_unreachable_server_exits_3_before_any_run_is_saved(db, tmp_path, cap
     code, out, err = run(capsys, "regress", "--provider", "openai:local", "--runs", "1")
     assert code == 3, err
     assert "127.0.0.1" in err and out == ""
-    assert db.runs("flagship") == [] and regress.batches(db, "flagship") == []
+    assert db.runs("flagship") == [] and batches(db, "flagship") == []
 
 
-def test_each_run_is_stored_the_moment_it_finishes(tmp_path):
+def test_each_run_is_stored_the_moment_it_finishes():
+    """One run at a time: when each moderator is asked, the runs before it are already stored done."""
     store = open_store()
-    provider = get_provider(flagship_script(tmp_path, 3))
+    replies = flagship_replies()
     seen = []
 
-    def on_run(result):
-        rows = {r["id"]: r for r in store.runs("flagship")}
-        seen.append(rows[result["id"]]["status"])
+    def moderator(request):
+        seen.append(sorted(r["status"] for r in store.runs("flagship")))
+        return copy.deepcopy(replies["moderator"])
 
-    report = regress.run_batch("flagship", provider, store, runs=3, concurrency=1, on_run=on_run)
-    assert seen == ["done", "done", "done"] and report["passed"]
+    provider = ScriptedProvider(script={**{agent: [replies[agent]] * 3 for agent in ("orchestrator", "pro", "con")},
+                                        "moderator": [moderator] * 3})
+    report = run_regression("flagship", provider, store, runs=3, window=1)
+    assert seen == [["running"], ["done", "running"], ["done", "done", "running"]] and report["passed"]
+    assert [r["status"] for r in store.runs("flagship")] == ["done", "done", "done"]
+
+
+def test_ctrl_c_cancels_the_batch_and_its_debate_under_way_stops():
+    """regress runs its batch in its own process: Ctrl+C cancels the batch (the debate under way stops at its next
+    token and is kept, resumable; the runs not yet started never start) and the command exits 130."""
+    from bench.latency_server import MODEL, start
+    from clearside import runtime
+
+    with start(0, ttft=0.2, tps=40) as server:
+        env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "not-needed"}
+        command = subprocess.Popen([sys.executable, "-m", "clearside", "regress", "--provider", f"openai:{MODEL}",
+                                    "--runs", "3", "--concurrency", "1", "--retries", "1"], cwd=REPO, env=env,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120
+        while not server.stats()["agents"].get("pro") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        command.send_signal(signal.SIGINT)
+        out, err = command.communicate(timeout=90)
+        asked = server.stats()["agents"]
+    assert command.returncode == 130 and "interrupted" in err and out == "", err
+    assert asked["orchestrator"] == 1 and "moderator" not in asked, "the runs not yet started never start"
+    [batch] = batches(open_store(), "flagship")
+    assert runtime.state(batch.id).status == "cancelled"
+    [row] = batch.rows
+    assert row["status"] == "cancelled" and open_store().get(row["debate_id"]).status == "paused"
 
 
 def test_concurrency_runs_debates_at_once_and_1_runs_them_in_turn(tmp_path):
@@ -146,7 +185,7 @@ def test_concurrency_runs_debates_at_once_and_1_runs_them_in_turn(tmp_path):
         provider = ScriptedProvider(script={"orchestrator": [replies["orchestrator"]] * 3,
                                             "pro": [replies["pro"]] * 3, "con": [replies["con"]] * 3,
                                             "moderator": [moderator] * 3})
-        report = regress.run_batch("flagship", provider, open_store(), runs=3, concurrency=concurrency)
+        report = run_regression("flagship", provider, runs=3, window=concurrency)
         assert report["concurrency"] == concurrency and report["passed"]
         assert state["peak"] == peak
 
@@ -159,7 +198,7 @@ def argkp_reply(request) -> dict:
 
 def test_argkp_dev_suite_runs_every_proposition(tmp_path):
     provider = ScriptedProvider(fallback=argkp_reply)
-    report = regress.run_batch("argkp-dev", provider, open_store(), runs=1)
+    report = run_regression("argkp-dev", provider, runs=1)
     assert report["items"] == ["argkp-dev:1", "argkp-dev:2", "argkp-dev:3", "argkp-dev:4"]
     assert len(report["debates"]) == 4 and {d["status"] for d in report["debates"]} == {"done"}
     assert report["metrics"]["coverage"]["n"] == 4  # scored against each proposition's own key points
@@ -170,15 +209,15 @@ def test_check_applies_gates_tolerance_and_spread():
     now = {"coverage": {"n": 3, "mean": 0.5, "stdev": 0.05}, "seconds": {"n": 3, "mean": 99.0, "stdev": 1.0},
            "neutrality_violations": {"n": 3, "mean": 0.0, "stdev": 0.0}}
     base = {"coverage": {"n": 3, "mean": 0.7, "stdev": 0.02}, "seconds": {"n": 3, "mean": 10.0, "stdev": 1.0}}
-    rows = {r["metric"]: r for r in regress.check(now, base)}
+    rows = {r["metric"]: r for r in check(now, base)}
     assert rows["coverage"]["status"] == "fail" and rows["coverage"]["allowed"] == pytest.approx(0.15)
     assert rows["seconds"]["status"] == "info"  # time is reported, never gated
     assert rows["neutrality_violations"]["status"] == "pass"
-    within = regress.check({"coverage": {"n": 3, "mean": 0.62, "stdev": 0.05}}, base)
+    within = check({"coverage": {"n": 3, "mean": 0.62, "stdev": 0.05}}, base)
     assert within[0]["status"] == "pass"  # 0.08 worse, allowed 0.1 + 0.05
-    loose = regress.check(now, base, {"coverage": {"tolerance": 0.3}})
+    loose = check(now, base, {"coverage": {"tolerance": 0.3}})
     assert {r["metric"]: r["status"] for r in loose}["coverage"] == "pass"
-    assert regress.check({"schema_valid": {"n": 2, "mean": 0.5, "stdev": 0.7}}, None)[0]["status"] == "fail"
+    assert check({"schema_valid": {"n": 2, "mean": 0.5, "stdev": 0.7}}, None)[0]["status"] == "fail"
 
 
 def test_thresholds_file_overrides_and_bad_ones_are_refused(db, tmp_path, capsys):
@@ -208,7 +247,7 @@ def test_runs_and_bless_commands(db, tmp_path, capsys):
     code, out, _ = run(capsys, "runs")
     assert f"{first['batch']}" in out and "(baseline)" in out
     assert run(capsys, "bless", listed[1]["batch"], "--note", "the second")[0] == 0
-    assert regress.baseline(db, "flagship").id == listed[1]["batch"]
+    assert baseline(db, "flagship").id == listed[1]["batch"]
     assert sum(r["baseline"] for r in db.runs("flagship")) == 1
     code, _, err = run(capsys, "bless", "f" * 32)
     assert code == 2 and "runs" in err

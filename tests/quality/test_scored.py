@@ -11,7 +11,7 @@ from helpers import flagship_replies
 from clearside.errors import Cancelled
 from clearside.providers.scripted import ScriptedProvider
 from clearside.quality.references import flagship
-from clearside.quality.scored import run_scored
+from clearside.quality.scored import RunOptions, run_scored
 
 QUESTION = flagship().proposition
 
@@ -29,8 +29,9 @@ def broken_moderator(request):
 
 def test_success_saves_the_debate_and_a_done_run_with_its_metrics(db):
     started = []
-    scored = run_scored(QUESTION, provider(), db, suite="flagship", data={"batch": "b1", "item": "x"},
-                        reference=flagship(), on_start=lambda d, r: started.append((d, r)))
+    scored = run_scored(QUESTION, provider(), db, RunOptions(suite="flagship", data={"batch": "b1", "item": "x"},
+                                                             reference=flagship()),
+                        on_start=lambda d, r: started.append((d, r)))
     assert scored.status == "done" and scored.error == "" and scored.document["moderator"]
     assert started == [(scored.debate_id, scored.run_id)]
     [row] = db.runs("flagship")
@@ -41,8 +42,8 @@ def test_success_saves_the_debate_and_a_done_run_with_its_metrics(db):
 
 
 def test_a_failed_debate_saves_a_failed_run_with_schema_valid_0(db):
-    scored = run_scored(QUESTION, provider(broken_moderator), db, suite="flagship", data={"batch": "b2"},
-                        retries=0)
+    scored = run_scored(QUESTION, provider(broken_moderator), db, RunOptions(suite="flagship", data={"batch": "b2"},
+                                                                             retries=0))
     assert scored.status == "failed" and scored.error and scored.metrics == {"schema_valid": 0.0}
     [row] = db.runs("flagship")
     assert row["status"] == "failed" and row["metrics"] == {"schema_valid": 0.0}
@@ -57,19 +58,19 @@ def test_a_cancel_pauses_the_debate_and_cancels_the_run(db):
         if event.agent == "moderator":
             raise Cancelled("Cancelled by the user.")
 
-    scored = run_scored(QUESTION, provider(), db, suite="compare", data={}, on_event=cancel)
+    scored = run_scored(QUESTION, provider(), db, RunOptions(suite="compare", data={}), on_event=cancel)
     assert scored.status == "cancelled"
     assert db.runs("compare")[0]["status"] == "cancelled" and db.get(scored.debate_id).status == "paused"
 
 
 def test_a_rerun_with_the_same_debate_id_finishes_that_debate_and_adds_no_run(db):
     debate_id = uuid.uuid4().hex
-    first = run_scored(QUESTION, provider(broken_moderator), db, suite="flagship", data={"batch": "b3"},
-                       retries=0, debate_id=debate_id)
+    first = run_scored(QUESTION, provider(broken_moderator), db, RunOptions(suite="flagship", data={"batch": "b3"},
+                                                                            retries=0, debate_id=debate_id))
     assert first.status == "failed" and first.debate_id == debate_id and first.run_id == debate_id
     again = provider()
     again.script = {"moderator": [copy.deepcopy(flagship_replies()["moderator"])]}  # only the missing agent runs
-    second = run_scored(QUESTION, again, db, suite="flagship", data={"batch": "b3"}, debate_id=debate_id)
+    second = run_scored(QUESTION, again, db, RunOptions(suite="flagship", data={"batch": "b3"}, debate_id=debate_id))
     assert second.status == "done" and (second.debate_id, second.run_id) == (debate_id, debate_id)
     rows = db.runs("flagship")
     assert [(r["id"], r["debate_id"], r["status"]) for r in rows] == [(debate_id, debate_id, "done")]
@@ -79,6 +80,6 @@ def test_a_rerun_with_the_same_debate_id_finishes_that_debate_and_adds_no_run(db
 
 def test_a_new_debate_id_is_used_for_both_rows(db):
     debate_id = uuid.uuid4().hex
-    scored = run_scored(QUESTION, provider(), db, suite="flagship", data={}, debate_id=debate_id)
+    scored = run_scored(QUESTION, provider(), db, RunOptions(suite="flagship", data={}, debate_id=debate_id))
     assert (scored.debate_id, scored.run_id, scored.status) == (debate_id, debate_id, "done")
     assert db.get(debate_id).status == "done"

@@ -11,8 +11,10 @@ import pytest
 from helpers import flagship_script
 from helpers import run_cli as run
 
+from clearside import modes, runtime
 from clearside.errors import InputError
-from clearside.quality import references, regress, suites
+from clearside.quality import references, suites
+from clearside.quality.batch import load_suite
 from clearside.store import open_store
 
 FLAGSHIP_Q = references.flagship().proposition
@@ -77,12 +79,12 @@ def test_a_jsonl_suite_and_a_reference_debate_inline_or_by_path(tmp_path):
 
 
 def test_the_built_ins_are_suites_whose_references_are_unchanged():
-    flagship = regress.load_suite("flagship")
+    flagship = load_suite("flagship")
     assert flagship.builtin and flagship.cases[0].scoring_reference() == references.flagship()
-    argkp = regress.load_suite("argkp-dev")
+    argkp = load_suite("argkp-dev")
     assert [c.scoring_reference() for c in argkp.cases] == list(references.argkp_dev())
     with pytest.raises(InputError, match="Unknown suite 'nope': use one of flagship, argkp-dev or a suite file"):
-        regress.load_suite("nope")
+        load_suite("nope")
 
 
 @pytest.mark.parametrize(("name", "text", "where", "reason"), [
@@ -149,13 +151,42 @@ def test_suite_validate_prints_a_summary_or_the_refusal(tmp_path, capsys):
     assert code == 2 and out == "" and f"{bad} line 4: case 'a': colour: unknown field" in err
 
 
-def test_regress_refuses_a_malformed_suite_before_any_model_call_and_its_enqueue(tmp_path, capsys):
+def test_regress_refuses_a_malformed_suite_before_any_model_call_and_enqueues_a_good_one(tmp_path, capsys):
+    """--enqueue takes a suite file: its cases travel in the batch's job, so a worker runs them without the file
+    (here a host in this process, started once the file is gone), each with its context and its key points."""
     bad = write(tmp_path, "bad.yaml", "cases:\n  - id: a\n")
     code, _, err = run(capsys, "regress", "--suite", str(bad), "--provider", "scripted:/nonexistent.json")
     assert code == 2 and f"{bad} line 2: case 'a': proposition: missing" in err
-    good = write(tmp_path, "mine.yaml", GOOD_YAML)
-    code, _, err = run(capsys, "regress", "--suite", str(good), "--enqueue")
-    assert code == 2 and "--enqueue takes a built-in suite" in err
+    points = references.flagship().key_points
+    good = write(tmp_path, "travel.yaml", f"""\
+        name: travel
+        cases:
+          - id: with-context
+            proposition: {json.dumps(FLAGSHIP_Q)}
+            context: {{geography: United States, timeframe: Next five years}}
+            key_points: {json.dumps(points)}
+          - id: plain
+            proposition: {json.dumps(FLAGSHIP_Q)}
+        """)
+    code, out, err = run(capsys, "regress", "--suite", str(good), "--runs", "1", "--enqueue", "--provider",
+                         flagship_script(tmp_path, 2))
+    assert code == 0, err
+    batch_id = out.strip()
+    assert f"Queued 2 debate(s) of {good}" in err and batch_id in err
+    good.unlink()
+    modes.host(role="test")  # this process serves the queues, as a worker
+    state = runtime.wait(batch_id, 300)
+    assert state.status == "done" and state.result["passed"], state
+    report = state.result["report"]
+    assert report["suite"] == "travel" and report["items"] == ["with-context", "plain"]
+    assert report["metrics"]["coverage"]["n"] == 1  # only the case with key points is scored against them
+    db = open_store()
+    rows = {r["data"]["item"]: r for r in db.runs("travel")}
+    assert set(rows) == {"with-context", "plain"} and {r["status"] for r in rows.values()} == {"done"}
+    assert all(r["data"]["suite_file"] == str(good) for r in rows.values())
+    assert rows["with-context"]["data"]["context"] == {"geography": "United States", "timeframe": "Next five years"}
+    assert db.get(rows["with-context"]["debate_id"]).data["context"]["geography"] == "United States"
+    assert "context" not in rows["plain"]["data"]
 
 
 def test_a_suite_file_runs_end_to_end_and_two_of_its_batches_compare_run_by_run(tmp_path, capsys):

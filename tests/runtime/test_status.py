@@ -13,7 +13,7 @@ from helpers import run_cli as run
 
 from clearside import modes, runtime
 from clearside.providers.scripted import ScriptedProvider
-from clearside.quality import regress
+from clearside.quality.batch import Batch
 from clearside.runtime import status
 from clearside.static import workflow
 from clearside.static.recorder import StaticRecorder, start_static
@@ -39,7 +39,7 @@ def test_run_and_batch_state():
     rows = [{"status": "done", "data": {"batch": "b"}}, {"status": "running", "data": {"batch": "b"}}]
     assert status.run_status(rows[1]) == "interrupted" and status.run_status(rows[1], job("running")) == "running"
     assert status.run_status(rows[1], job("done")) == "interrupted" and status.run_status(rows[0]) == "done"
-    batch = regress.Batch(id="b", suite="flagship", provider="scripted", model="", created_at="", rows=rows)
+    batch = Batch(id="b", suite="flagship", provider="scripted", model="", created_at="", rows=rows)
     assert batch.state() == "interrupted" and batch.state(job("running")) == "running"
     assert batch.state(job("queued")) == "queued" and batch.state(job("cancelled")) == "interrupted"
     rows[1]["status"] = "failed"

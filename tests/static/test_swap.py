@@ -254,8 +254,8 @@ def test_the_regress_workflow_carries_the_swap_check_to_each_item(monkeypatch):
     queued = []
     monkeypatch.setattr(runtime, "enqueue", lambda name, job, **options: queued.append(job) or job["batch"])
     asked = []
-    monkeypatch.setattr(batches, "run_scored", lambda *a, **options: asked.append(options["swap_check"]) or Scored(
-        "d", "r", "failed", metrics={"schema_valid": 0.0}, error="not run"))
+    monkeypatch.setattr(batches, "run_scored", lambda question, provider, store, options, **_: asked.append(
+        options.swap_check) or Scored("d", "r", "failed", metrics={"schema_valid": 0.0}, error="not run"))
     for swap_check in (True, False):
         batches.enqueue_regress("flagship", ScriptedProvider(), batches.RegressSettings(runs=1, swap_check=swap_check),
                                 lend=False)

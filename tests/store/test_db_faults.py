@@ -37,8 +37,8 @@ from test_runtime_workers import AGENTS, REPO, Worker, until
 from bench.latency_server import MODEL, start
 from clearside import runtime
 from clearside.providers.openai_compat import OpenAIProvider
-from clearside.quality import regress
 from clearside.quality import workflow as batches
+from clearside.quality.batch import find_batch
 from clearside.runtime import steps
 
 ROOT = os.geteuid() == 0
@@ -102,7 +102,7 @@ def test_a_postgresql_restart_mid_batch_loses_nothing_and_runs_nothing_twice(db,
     started = [sum(f"of batch {batch_id}" in line and "started" in line for line in log.splitlines())
                for log in logs]
     assert sum(started) == items, f"each item started once (no takeover of a live worker's item): {started}"
-    rows = regress.find_batch(db, batch_id).rows  # the store: one run row per item, each its own debate, done
+    rows = find_batch(db, batch_id).rows  # the store: one run row per item, each its own debate, done
     assert len(rows) == items and {r["status"] for r in rows} == {"done"}
     assert len({r["debate_id"] for r in rows}) == items
     assert all(db.get(r["debate_id"]).status == "done" for r in rows)

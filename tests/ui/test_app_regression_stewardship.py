@@ -10,7 +10,10 @@ from app_kit import REGRESSION, AppTest, run
 from app_kit import of_kind as texts
 
 from clearside.providers.scripted import ScriptedProvider
-from clearside.quality import metrics, regress
+from clearside.quality import metrics
+from clearside.quality.baseline import bless
+from clearside.quality.batch import baseline
+from clearside.quality.versions import pinned_versions
 
 GOOD = {"schema_valid": 1.0, "neutrality_violations": 0.0, "coverage": 0.6, "diversity": 0.4}
 
@@ -20,7 +23,7 @@ class _Provider:
 
 
 def pinned(**changes) -> dict:
-    return {**regress.pinned_versions(_Provider(), temperature=0.4, retries=2, concurrency=1), **changes}
+    return {**pinned_versions(_Provider(), temperature=0.4, retries=2, concurrency=1), **changes}
 
 
 def save(store, batch: str, shift: float, versions: dict, repeats: int = 8) -> None:
@@ -52,10 +55,10 @@ def test_blessing_needs_a_note_warns_when_not_better_and_the_history_is_shown(st
     assert at.text_area(key="rg_bless_note").label == "Why this baseline (required)"
     run(at.button(key="rg_bless_confirm").click())
     assert "needs a note of why" in texts(at, "error") and "Why this baseline" in texts(at, "error")
-    assert regress.baseline(store, "flagship") is None
+    assert baseline(store, "flagship") is None
     run(at.text_area(key="rg_bless_note").input("The first batch on llama3.2."))
     run(at.button(key="rg_bless_confirm").click())
-    assert regress.baseline(store, "flagship").id == "a" * 32 and not at.warning
+    assert baseline(store, "flagship").id == "a" * 32 and not at.warning
     assert history(at)["Note"].tolist() == ["The first batch on llama3.2."]
 
     at.selectbox(key="rg_batch").set_value("b" * 32)
@@ -66,7 +69,7 @@ def test_blessing_needs_a_note_warns_when_not_better_and_the_history_is_shown(st
     run(at.button(key="rg_bless").click())
     run(at.text_area(key="rg_bless_note").input("A second run, same model."))
     run(at.button(key="rg_bless_confirm").click())
-    assert regress.baseline(store, "flagship").id == "b" * 32, "still blessed"
+    assert baseline(store, "flagship").id == "b" * 32, "still blessed"
     assert "Recorded with the blessing: Batch bbbbbbbb is not significantly better than the baseline aaaaaaaa" \
         in texts(at, "warning")
     table = history(at)
@@ -78,7 +81,7 @@ def test_blessing_needs_a_note_warns_when_not_better_and_the_history_is_shown(st
 def test_a_version_change_is_refused_until_ticked_and_other_differences_are_notes(store):
     save(store, "a" * 32, 0.0, pinned())
     save(store, "b" * 32, 0.0, pinned(metric_suite="2.0.0 (checks 1.2.0)", clearside="0.2.0"))
-    regress.bless(store, "a" * 32, note="first")
+    bless(store, "a" * 32, note="first")
     at = page()
     assert at.selectbox(key="rg_batch").value == "b" * 32
     warnings = texts(at, "warning")

@@ -193,7 +193,8 @@ def test_a_third_comparison_in_a_minute_is_refused_with_the_seconds_and_the_ques
                                                                                            tmp_path):
     from playwright.sync_api import expect
 
-    from clearside.quality import compare, regress
+    from clearside.quality import compare
+    from clearside.quality.batch import batches
     from clearside.store import Store
 
     dashboard, data = dashboard
@@ -232,7 +233,7 @@ def test_a_third_comparison_in_a_minute_is_refused_with_the_seconds_and_the_ques
     try:  # the two allowed comparisons run to the end on their scripted models; there is no third
         deadline = time.monotonic() + 60
         while True:
-            reports = [compare.load(store, batch.id)[0] for batch in regress.batches(store, compare.SUITE)]
+            reports = [compare.load(store, batch.id)[0] for batch in batches(store, compare.SUITE)]
             if len(reports) == 2 and all(report["state"] == "done" for report in reports):
                 break
             assert time.monotonic() < deadline, reports

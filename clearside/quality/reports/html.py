@@ -1,5 +1,5 @@
-"""A self-contained HTML report of a paired comparison (``regress.compare_runs``) or of a regression batch
-(``regress.run_batch``'s report), to send to someone.
+"""A self-contained HTML report of a paired comparison (``compare_runs.compare_runs``) or of a regression batch
+(``regress.batch_report``), to send to someone.
 
 One file: the styles inline, the charts inline SVG (:mod:`.svg`), no script at all, no font, image, stylesheet or
 link fetched, and a Content-Security-Policy that forbids the browser to fetch anything should a text try. Every
@@ -287,7 +287,7 @@ def batch_html(report: Mapping[str, Any]) -> str:
 # -- either -------------------------------------------------------------------------------------------------------
 
 def kind(report: Mapping[str, Any]) -> str:
-    """``paired`` (``compare_runs``), ``batch`` (``run_batch``); ``ValueError`` for anything else."""
+    """``paired`` (``compare_runs``), ``batch`` (``batch_report``); ``ValueError`` for anything else."""
     if {"a", "b", "pairs", "metrics"} <= set(report):
         return "paired"
     if {"suite", "batch", "checks", "passed"} <= set(report):

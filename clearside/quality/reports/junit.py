@@ -1,7 +1,7 @@
 """JUnit XML for CI systems: one test case per gate, a failure carrying the message.
 
 The common (Ant/Jenkins) format: ``<testsuites>`` holding one ``<testsuite>`` whose ``<testcase>`` elements are
-the gates. A regression batch: one case per metric with a gate or a tolerance (``regress.check``'s rows; a metric
+the gates. A regression batch: one case per metric with a gate or a tolerance (``batch.check``'s rows; a metric
 only reported is a skipped case), plus ``runs completed`` (every planned run finished). A paired comparison: one
 case per metric, failing on a regression (significantly worse by more than its tolerance); a metric never gated is
 skipped. Text that XML 1.0 cannot hold (control characters) is dropped; ElementTree escapes the rest.
