@@ -160,3 +160,47 @@ def test_the_checker_sees_each_kind_of_crossing(tmp_path):
     assert [text for _, text in crossings(package / "a.py", trees, tmp_path)] == [
         "from clearside.b import _helper", "b._other", "store._row"]  # json's privates are json's business
     assert crossings(package / "b.py", trees, tmp_path) == []
+
+
+def architecture_map(text: str) -> dict[str, set[str]]:
+    """ARCHITECTURE.md's module map: each ``### `folder/` `` heading of its "## Modules" section and the module
+    names of the ``- `name`:`` items under it."""
+    section = text.split("\n## Modules\n", 1)[1].split("\n## ", 1)[0]
+    found: dict[str, set[str]] = {}
+    folder = None
+    for line in section.splitlines():
+        if line.startswith("### `") and line.rstrip().endswith("/`"):
+            folder = line.strip()[5:-2]
+            found[folder] = set()
+        elif line.startswith("- `") and folder is not None:
+            found[folder].add(line[3:].split("`", 1)[0])
+    return found
+
+
+def package_map(root: Path) -> dict[str, set[str]]:
+    """Every module of the two packages by folder (Alembic's migration scripts aside)."""
+    found: dict[str, set[str]] = {}
+    for package in PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            if "migrations" in path.parts:
+                continue
+            found.setdefault(path.parent.relative_to(root).as_posix(), set()).add(path.stem)
+    return found
+
+
+def test_the_architecture_page_names_every_module_and_no_other():
+    documented = architecture_map((ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8"))
+    actual = package_map(ROOT)
+    missing = {f"{folder}/{name}" for folder, names in actual.items() for name in names - documented.get(folder, set())}
+    stale = {f"{folder}/{name}" for folder, names in documented.items() for name in names - actual.get(folder, set())}
+    assert not missing, f"ARCHITECTURE.md's module map does not name: {sorted(missing)}"
+    assert not stale, f"ARCHITECTURE.md's module map names modules that do not exist: {sorted(stale)}"
+
+
+def test_the_module_map_check_sees_a_missing_and_a_stale_module(tmp_path):
+    page = "# A\n\n## Modules\n\n### `pkg/`\n- `one`: the first\n- `gone`: removed\n\n## Next\n- `two`: elsewhere\n"
+    assert architecture_map(page) == {"pkg": {"one", "gone"}}
+    (tmp_path / "clearside").mkdir()
+    for name in ("__init__", "one", "two"):
+        (tmp_path / "clearside" / f"{name}.py").write_text("")
+    assert package_map(tmp_path) == {"clearside": {"__init__", "one", "two"}}
