@@ -38,10 +38,10 @@ from .perspectives import workflow as perspectives_workflow
 from .quality import batch as quality_batch
 from .quality import compare
 from .quality import job as quality_job
-from .quality import workflow as batches
+from .quality import workflow as quality_workflow
 from .static import exchange as static_exchange
 from .static import job as static_job
-from .static import workflow as workflows
+from .static import workflow as static_workflow
 from .static.recorder import load_run
 from .store import KINDS, Store
 from .store.exchange import Imported
@@ -85,7 +85,7 @@ class Mode:
 
 
 def _job_of(store: Store, debate_id: str) -> str:
-    job_id = workflows.job_of(debate_id, store)
+    job_id = static_workflow.job_of(debate_id, store)
     if not job_id:
         raise InputError(f"{debate_id} was never run on the job runtime (it ran in a process of its own): there is "
                          "no job to cancel.")
@@ -102,7 +102,7 @@ def _cancel_perspectives(store: Store, session_id: str) -> None:
 
 def _cancel_static(store: Store, debate_id: str) -> None:
     _job_of(store, debate_id)
-    workflows.cancel_static(debate_id, store=store)
+    static_workflow.cancel_static(debate_id, store=store)
 
 
 MODES: dict[str, Mode] = {mode.kind: mode for mode in (
@@ -181,9 +181,9 @@ class BatchMode:
 
 
 BATCH_MODES: dict[str, BatchMode] = {entry.kind: entry for entry in (
-    BatchMode("comparison", "Model comparison", batches.COMPARE, (compare.SUITE,), page="app_pages/compare.py",
+    BatchMode("comparison", "Model comparison", quality_workflow.COMPARE, (compare.SUITE,), page="app_pages/compare.py",
               page_title="Compare", link="compare?compare={}", load=_comparison, export=_comparison),
-    BatchMode("regression", "Regression batch", batches.REGRESS, tuple(quality_batch.SUITES),
+    BatchMode("regression", "Regression batch", quality_workflow.REGRESS, tuple(quality_batch.SUITES),
               page="app_pages/regression.py", page_title="Regression", link="regression?batch={}",
               load=_regression, export=_with_documents(_regression)),
 )}
@@ -216,7 +216,7 @@ JOB_KINDS: dict[str, type] = {job.kind: job for job in (
 
 # The modules that define every mode's workflows: DBOS runs only workflows defined before it launches, so every
 # host (the dashboard, ``python -m clearside worker``, a command that runs its work here) starts through host().
-WORKFLOW_MODULES = (workflows, live_workflow, perspectives_workflow, batches)
+WORKFLOW_MODULES = (static_workflow, live_workflow, perspectives_workflow, quality_workflow)
 
 
 def host(store_url: str | None = None, *, role: str = "host", concurrency: int | None = None,

@@ -1,6 +1,6 @@
 """A live debate on the durable runtime, held the way a page holds a job: pause, resume, step mode, interventions.
 
-:class:`LiveJob` queues the workflow ``clearside.live`` (:mod:`clearside.live_workflow`) and steers it with
+:class:`LiveJob` queues the workflow ``clearside.live`` (:mod:`clearside.live.workflow`) and steers it with
 messages; any host runs it (this dashboard, another replica, a worker), and a host that dies mid-debate is
 taken over by the next one, which generates only the turn in flight. The snapshot a page polls is built from
 the store (the transcript), the runtime (the job's state, the control state the workflow publishes) and the

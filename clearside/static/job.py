@@ -1,7 +1,7 @@
 """A static debate on the durable runtime, held the way a page holds a job.
 
-:class:`StaticJob` queues a saved debate as the workflow ``clearside.static`` (:mod:`clearside.workflows`) and
-reads it back as a :class:`~clearside.jobs.Snapshot`: its state from the runtime, the agents' progress from this
+:class:`StaticJob` queues a saved debate as the workflow ``clearside.static`` (:mod:`clearside.static.workflow`) and
+reads it back as a :class:`Snapshot`: its state from the runtime, the agents' progress from this
 process's memory while a step runs here, otherwise from the job's progress rows (another host runs it), and the
 finished document from the store. Nothing lives only in the page's process: a crash or a restart leaves the job
 on its queue, and the next host (the dashboard, ``python -m clearside worker``) finishes it without a click.

@@ -1,6 +1,6 @@
 """Re-map a debate under the user's value weights and assumption stances (issue 16 items 3 and 4, US-011).
 
-:func:`remap` reruns only the moderator (:meth:`clearside.engine.Engine.moderate`: the same prompt, substance
+:func:`remap` reruns only the moderator (:meth:`clearside.static.engine.Engine.moderate`: the same prompt, substance
 and neutrality checks, repairs and re-asks) with the user's conditions stated in its request: which argument
 categories they care most or least about, and which listed assumptions (P1.. of the case FOR, C1.. of the case
 AGAINST) they accept, reject or are unsure of. The result is a new document: the same cases, a new synthesis,

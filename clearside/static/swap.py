@@ -1,6 +1,6 @@
 """The swap check: does the moderator's synthesis depend on which case is presented as FOR?
 
-The moderator is rerun (only the moderator, :meth:`clearside.engine.Engine.moderate`) on the same proposition
+The moderator is rerun (only the moderator, :meth:`clearside.static.engine.Engine.moderate`) on the same proposition
 with the two cases exchanged, labels and order: the AGAINST case is shown first as the CASE FOR and its
 assumptions are P1, P2 ...; the FOR case is shown second as the CASE AGAINST with C1, C2 .... A synthesis that
 maps the disagreement rather than favouring a position should come back the same once read in the original
