@@ -176,22 +176,8 @@ def continue_session(session_id: str, provider: Provider, *, store: Store, here:
     finished step; otherwise a new leg starts from the saved state. ``here`` (a command, whose host serves no
     queue): only a leg a live host runs is left to it; anything else runs as a new leg in this process, a leg still
     queued or interrupted cancelled first."""
-    job_id = latest_job(store, session_id)
-    if job_id:
-        try:
-            current = runtime.state(job_id, store.url)
-        except ClearSideError:
-            current = None
-        if current is not None and current.status in runtime.UNDER_WAY:
-            if not here or current.status == "running":
-                return job_id
-            runtime.cancel(job_id, store.url)
-        elif current is not None and current.status == "cancelled" and not here:
-            steps.wait_stopped(job_id)  # never two executions of one job in this process
-            steps.lend(job_id, provider)
-            runtime.resume(job_id, queue=steps.queue_for(provider), store_url=store.url)
-            return job_id
-    return enqueue_session(session_id, provider, store=store, here=here, **options)
+    carried = steps.carry_on(latest_job(store, session_id), provider, here=here, store_url=store.url)
+    return carried or enqueue_session(session_id, provider, store=store, here=here, **options)
 
 
 def cancel_session(session_id: str, job_id: str, *, store: Store) -> None:

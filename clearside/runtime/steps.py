@@ -25,6 +25,7 @@ from ..providers import Provider, get_provider
 from ..store import Store, open_store
 from . import client, host
 from .events import Event, View
+from .jobs import UNDER_WAY
 from .progress import ProgressWriter
 
 CANCEL_CHECK_SECONDS = 0.5
@@ -184,3 +185,29 @@ def wait_stopped(job_id: str, timeout: float = 30) -> bool:
             return False
         time.sleep(0.05)
     return True
+
+
+def carry_on(job_id: str | None, provider: Provider, *, here: bool, store_url: str | None,
+             before_resume: Any = None) -> str | None:
+    """Carry on a saved piece of work's latest job ``job_id``: its id when it is left to a host (under way there)
+    or resumed from its last finished step (cancelled: ``before_resume()`` runs first); None when a new job must
+    run it. ``here`` (a command, whose host serves no queue): only a job a live host runs is left to it, one still
+    queued or interrupted is cancelled, and a cancelled one is not resumed (a new job runs in this process)."""
+    if not job_id:
+        return None
+    try:
+        current = client.state(job_id, store_url)
+    except ClearSideError:
+        return None
+    if current.status in UNDER_WAY:
+        if not here or current.status == "running":
+            return job_id
+        client.cancel(job_id, store_url)
+    elif current.status == "cancelled" and not here:
+        wait_stopped(job_id)  # never two executions of one job in this process
+        lend(job_id, provider)
+        if before_resume is not None:
+            before_resume()
+        client.resume(job_id, queue=queue_for(provider), store_url=store_url)
+        return job_id
+    return None

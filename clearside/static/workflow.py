@@ -299,23 +299,9 @@ def continue_static(debate_id: str, provider: Provider, *, store: Any = None, he
     ``--enqueue``, whose host serves no queue): only a job a live host runs is left to it; anything else runs as a
     new job in this process, a job still queued or interrupted cancelled first."""
     store = store or open_store()
-    job_id = (store.get(debate_id).data or {}).get("job")
-    if job_id:
-        try:
-            current = runtime.state(job_id, store.url)
-        except ClearSideError:
-            current = None
-        if current is not None and current.status in runtime.UNDER_WAY:
-            if not here or current.status == "running":
-                return job_id
-            runtime.cancel(job_id, store.url)
-        elif current is not None and current.status == "cancelled" and not here:
-            steps.wait_stopped(job_id)  # never two executions of one job in this process
-            steps.lend(job_id, provider)
-            store.update(debate_id, status="queued", data={"error": ""})
-            runtime.resume(job_id, queue=steps.queue_for(provider), store_url=store.url)
-            return job_id
-    return enqueue_static(debate_id, provider, store=store, here=here, **options)
+    carried = steps.carry_on(job_of(debate_id, store), provider, here=here, store_url=store.url,
+                             before_resume=lambda: store.update(debate_id, status="queued", data={"error": ""}))
+    return carried or enqueue_static(debate_id, provider, store=store, here=here, **options)
 
 
 def cancel_static(debate_id: str, *, store: Any = None) -> None:
