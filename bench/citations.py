@@ -1,4 +1,4 @@
-"""Debate time with citations on, against citations off (issue 17's benchmark), on one provider.
+"""Debate time with citations on, against citations off, on one provider.
 
 The same proposition is debated ``--runs`` times in each of three configurations, alternating so that a change
 in the machine's load falls on all of them alike: **off** (no sources), **shown** (two sources shown to the

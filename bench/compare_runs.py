@@ -1,4 +1,4 @@
-"""compare-runs at scale: two batches of 200 runs each compared in a store of 10,000 runs (issue 18's benchmark).
+"""compare-runs at scale: two batches of 200 runs each compared in a store of 10,000 runs.
 
 For each database (a SQLite file in a temporary folder, and a throwaway PostgreSQL server started here from Debian's
 binaries by ``tests/pg_kit.py`` with fsync=off; ``--database-url`` points at an existing one instead) it fills the

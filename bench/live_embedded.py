@@ -6,11 +6,11 @@ run: wall time, turns, completion tokens, guardrail regenerations, truncations,
 and per turn the time to first token (request sent until the first streamed
 text: prompt evaluation plus grammar set-up) with its median and 90th percentile,
 and the synthesis turn's (the last and longest prompt: every turn is in its context).
-Goal: time to first token under 1 s per turn on the embedded model; issue 19's
+Goal: time to first token under 1 s per turn on the embedded model; the benchmarks'
 report asks median <= 1 s and 90th percentile <= 2 s. The protocol is not
 shortened in ``report(quick=True)`` (``python -m bench``): shorter speeches would
 shorten every later prompt and flatter the time to first token, so quick mode runs
-one debate at the spec's pace and full mode three.
+one debate at the design's pace (docs/design/live-protocol.md#budgets) and full mode three.
 
 Run from the repository root:  python bench/live_embedded.py [--runs 1] [--wpm 150]
 Writes bench/results/live_embedded.json. Results depend on machine load, which is printed.
@@ -170,7 +170,7 @@ def report(quick: bool = True) -> list[dict]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=1)
-    parser.add_argument("--wpm", type=int, default=150, help="pace: words per minute (default 150, the spec's)")
+    parser.add_argument("--wpm", type=int, default=150, help="pace: words per minute (default 150, the design's)")
     parser.add_argument("--provider", default="embedded")
     parser.add_argument("--prefill", nargs="+", choices=("on", "off"), default=["on", "off"],
                         help="debate each question with the agents' prefill ahead on, off, or both (default)")

@@ -1,4 +1,4 @@
-"""Load on the durable runtime (issue 20, item 3): concurrent debates, a queue of debates drained by workers, and
+"""Load on the durable runtime: concurrent debates, a queue of debates drained by workers, and
 dashboard sessions in Chromium while the concurrent debates run.
 
 Three stages, each on a fresh database of one throwaway PostgreSQL server (tests/pg_kit.py, Debian's binaries;

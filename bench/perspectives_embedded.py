@@ -1,11 +1,11 @@
 """A 4-round perspectives session on the embedded model: wall time and tokens per call.
 
-Spec 003 expects 45-90 s for a 4-round run with a 7B model on a laptop GPU (RTX 4060); this is
-SmolLM2-135M on the CPU. Runs the clarifier, answers with fixed text, then 4 rounds of A and B
-and the synthesis into a throwaway store, and reports per call: step, attempts, prompt and
-completion tokens, seconds and tokens/s. Machine load is printed. ``report(quick=True)``
-(``python -m bench``) runs one 2-round session, ``quick=False`` one of 4 rounds; neither has a goal
-of its own (spec 003's range is for another model on another machine).
+The design (docs/design/perspectives.md#cost) expects 45-90 s for a 4-round run with a 7B model on a laptop GPU (RTX
+4060); this is SmolLM2-135M on the CPU. Runs the clarifier, answers with fixed text, then 4 rounds of A and B and the
+synthesis into a throwaway store, and reports per call: step, attempts, prompt and completion tokens, seconds and
+tokens/s. Machine load is printed. ``report(quick=True)`` (``python -m bench``) runs one 2-round session,
+``quick=False`` one of 4 rounds; neither has a goal of its own (the design's range is for another model on another
+machine).
 
 Run from the repository root:  python bench/perspectives_embedded.py [--rounds 4] [--runs 1]
 Writes bench/results/perspectives_embedded.json.
@@ -83,7 +83,7 @@ def report(quick: bool = True) -> list[dict]:
     return [{"figure": f"Perspectives session wall, {out['rounds']} rounds, embedded model",
              "value": result["wall_seconds"], "unit": "s", "goal": None, "met": None,
              "note": f"{result['state']}; clarifier, {out['rounds']} rounds of A and B and the synthesis: "
-                     f"{result['attempts']} model calls, {result['completion_tokens']} tokens written; spec 003 "
+                     f"{result['attempts']} model calls, {result['completion_tokens']} tokens written; the design "
                      "expects 45-90 s for 4 rounds of a 7B model on a laptop GPU"}]
 
 

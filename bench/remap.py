@@ -1,8 +1,8 @@
 """Re-map on the embedded model: the time of one re-map (the moderator rerun under the user's weights and stances).
 
-The debate is the flagship reference document (spec 000's hand-structured debate), so no debate is generated
+The debate is the flagship reference document (docs/design/requirements.md#flagship), so no debate is generated
 first: each run is exactly the code path of ``python -m clearside remap DEBATE.json --weights ... --reject ...``
-(``clearside.remap.remap``, then ``remap.diff`` against the original synthesis). The goal (issue 16) is under
+(``clearside.remap.remap``, then ``remap.diff`` against the original synthesis). The goal is under
 10 s: a re-map reruns the moderator only. Each run is timed from the call to the diff (wall) and by the model's
 own seconds; a run whose moderator fails its checks after its re-asks is reported with its typed error. Prints a
 table with the machine's load before and after and writes bench/results/remap.json.

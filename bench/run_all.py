@@ -1,4 +1,4 @@
-"""The benchmark report (issue 19): every benchmark below, one after the other, and bench/REPORT.md.
+"""The benchmark report: every benchmark below, one after the other, and bench/REPORT.md.
 
 Each bench module has ``report(quick: bool = True) -> list[dict]``, rows of ``{"figure", "value", "unit", "goal",
 "met", "note"}`` (``value`` a number or None, ``goal`` text or None, ``met`` True, False or None). Quick mode (the

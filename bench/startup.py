@@ -1,4 +1,4 @@
-"""Start-up time of the command line: ``--help`` of every command, and a few cheap commands (issue 19, item 6).
+"""Start-up time of the command line: ``--help`` of every command, and a few cheap commands.
 
 Each figure is the wall time of a fresh ``python -m clearside ...`` process, from spawn to exit, the median of
 ``--runs`` runs (default 5; ``--quick``: 3), after one unmeasured warm-up run (so the OS file cache and Python's

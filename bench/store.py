@@ -14,7 +14,7 @@ fsync=off) it measures, as p50/p95 in milliseconds:
 4. the Library page on those debates as the dashboard opens it (``clearside_ui/app_pages/library.py``): every
    store query the page makes, in its order (any debate at all, the unfinished ones by status, the facets, the
    first page of 25, their versions and sources), without a search and with one ("scaling", a common word).
-   Goal: under 1 s (issue 19). Measured right after the filling and ANALYZE, before 3.; the first load of each
+   Goal: under 1 s. Measured right after the filling and ANALYZE, before 3.; the first load of each
    is reported apart.
 
 ``report(quick=True)`` (``python -m bench``) saves and loads fewer debates (``--reps 20 --live-reps 3

@@ -5,7 +5,7 @@ For each topic: the debate to check, then one swap check (``clearside.swap.swap_
 original synthesis is first rerun on the model (a hand-written synthesis is not the model's; see swap.py). An
 ArgKP dev topic has key points, not a debate: its newest debate saved by ``regress --suite argkp-dev`` is used,
 else one is generated here on the same model (its time is printed apart and not part of the swap check). The
-swap check's goal (issue 16) is under 10 s: it reruns the moderator only. Prints a table with the machine's load
+swap check's goal is under 10 s: it reruns the moderator only. Prints a table with the machine's load
 before and after, and writes bench/results/swap_check.json; LLM judges' published flip rate (13.6%, "The Coin
 Flip Judge", 2026) is printed as context, not as a like-for-like comparison.
 

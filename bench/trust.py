@@ -1,4 +1,4 @@
-"""The trust report (issue 20): what ClearSide promises under faults, load, hostile input, and for accessibility, each
+"""The trust report: what ClearSide promises under faults, load, hostile input, and for accessibility, each
 figure measured now, in one file.
 
 It runs, one after the other (never two at once):

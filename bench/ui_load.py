@@ -1,4 +1,4 @@
-"""What following a running debate in browser tabs costs the model (issue 14, item 12; goal: 5 tabs add <= 10%).
+"""What following a running debate in browser tabs costs the model (goal: 5 tabs add <= 10%).
 
 For each tab count (``--tabs``, default 0,1,3,5) a fresh `streamlit run app.py` on the embedded default first runs
 one unmeasured debate (it loads the GGUF and the embedding model). Then a second debate is generated from a

@@ -1,6 +1,6 @@
 """The five agents: what each is shown, the wire schema it fills, and how its reply becomes a section.
 
-Information flow (spec 000 "Interaction Flow"): the orchestrator sees the raw
+Information flow (docs/design/agents.md#blindness): the orchestrator sees the raw
 input and context; each advocate sees only the proposition; the moderator sees
 the proposition and both cases; the challenge agent sees the proposition and
 the one element under challenge.

@@ -120,7 +120,8 @@ def encode(texts: Sequence[str]) -> np.ndarray:
 
 
 def centred(vectors: np.ndarray, mean: np.ndarray) -> np.ndarray:
-    """Subtract a topic mean and re-normalise (evaluation guide §3: removes the shared topic direction)."""
+    """Subtract a topic mean and re-normalise (docs/design/requirements.md#calibration: removes the shared topic
+    direction)."""
     shifted = vectors - mean
     norms = np.linalg.norm(shifted, axis=1, keepdims=True)
     return shifted / np.where(norms == 0, 1, norms)

@@ -1,4 +1,4 @@
-"""Structured output enforcement (spec 000 "Enforcement Strategy").
+"""Structured output enforcement (docs/design/agents.md#enforcement).
 
 Each call is constrained by the agent's wire schema where the provider can do
 that, then parsed and validated twice: against the wire schema (shape and item

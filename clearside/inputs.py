@@ -1,4 +1,5 @@
-"""Input rules for user text (FR-105/106, NFR-402)."""
+"""Input rules for user text: FR-105, FR-106 (docs/design/requirements.md#fr-100), NFR-402
+(docs/design/requirements.md#nfr-400)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Neutrality lexicon (evaluation guide M9): verdict and recommendation language in moderator text.
+"""Neutrality lexicon (docs/design/requirements.md#m9): verdict and recommendation language in moderator text.
 
 *Hard* hits (a winner, a verdict, a recommendation) are violations; *soft* hits
 (certainty intensifiers, dismissive wording) are warnings. A hit inside speech

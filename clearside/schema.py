@@ -1,11 +1,11 @@
-"""The ClearSide schema v1.1.0 contract (spec 002) as pydantic v2 models.
+"""The ClearSide schema v1.1.0 contract (docs/design/schema.md) as pydantic v2 models.
 
-Rules carried by the models: every key the spec marks required is required,
+Rules carried by the models: every key the contract marks required is required,
 no extra keys anywhere, enums are closed, string arrays hold at least one
 element (except ``challenges.responses``), strings are never blank and
 ``meta.generated_at`` is an ISO-8601 datetime.
 
-1.1.0 adds optional fields only (spec 002's minor-version rule; a 1.0 reader drops them on
+1.1.0 adds optional fields only (docs/design/schema.md#versioning; a 1.0 reader drops them on
 import): ``quality``, the record of what the substance checks caught while the debate was
 generated; ``personas``, the cases of a persona debate, with ``Argument.persona`` naming whose
 argument it is and ``moderator.lens_divergence``; ``moderator.cruxes``, what depends on each

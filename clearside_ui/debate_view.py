@@ -43,7 +43,7 @@ def example_debate(name: str) -> None:
     if name != "flagship":
         st.error(esc(f"There is no example debate named '{shown(name)}'; the one example is the flagship."))
     else:
-        st.info("**Reference example:** spec 000's flagship debate, written by hand, not generated. "
+        st.info("**Reference example:** the flagship debate, written by hand, not generated. "
                 "Read-only: it is not saved and cannot be challenged.", icon=":material/menu_book:")
         st.caption(esc(flagship().title))
         view.document_view(Document.model_validate(flagship().document))

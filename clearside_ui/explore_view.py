@@ -1,5 +1,5 @@
-"""Explore a finished debate with the user's priorities (issue 16 items 3 and 4): value weights and assumption
-stances, below the debate on the Debate page.
+"""Explore a finished debate with the user's priorities (docs/design/requirements.md#us-011): value weights and
+assumption stances, below the debate on the Debate page.
 
 - **Weights**: a slider per argument category, 0 to 3 (1 is the default). Moving one re-orders both cases'
   arguments at once (:func:`clearside.remap.weighted_order`, no model call): heavier categories first, a weight

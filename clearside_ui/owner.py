@@ -3,9 +3,9 @@
 The first visit gives the browser a random key in a cookie (``clearside_owner``, one
 year, this site only). A debate started, resumed or copied here is stamped with a
 hash of that key (``data["owner"]`` in the store: a random token, no name, no address,
-NFR-404). A page then treats the debate as yours when your cookie's hash matches, so a
-reload, a new tab or opening it from the Library keeps the challenge panel, while the
-same link opened in another browser or on another machine stays read-only.
+NFR-404, docs/design/requirements.md#nfr-400). A page then treats the debate as yours when your cookie's hash matches,
+so a reload, a new tab or opening it from the Library keeps the challenge panel, while the same link opened in another
+browser or on another machine stays read-only.
 
 The cookie is written by a few lines of script of our own (no user or model text in it);
 a browser that refuses cookies still owns what it makes until the session ends.

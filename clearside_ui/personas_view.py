@@ -1,5 +1,5 @@
-"""Persona debates on the Debate page (issue 16 item 2): the picker in the input area, one column per persona
-in the finished debate with where the lenses diverge, and the personas' progress while they write: one column
+"""Persona debates on the Debate page (docs/design/agents.md#personas): the picker in the input area, one column per
+persona in the finished debate with where the lenses diverge, and the personas' progress while they write: one column
 each, its arguments for and against as the model writes them, then its case once it landed.
 
 Every name, lens and argument is user or model text: all of it goes through :func:`esc`.

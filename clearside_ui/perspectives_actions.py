@@ -1,5 +1,5 @@
-"""The Perspectives page's actions (spec 003): loading a session from its link, starting one, answering the
-clarifying questions, retrying, cancelling and resuming, and who may steer it.
+"""The Perspectives page's actions (docs/design/perspectives.md): loading a session from its link, starting one,
+answering the clarifying questions, retrying, cancelling and resuming, and who may steer it.
 
 A session runs in a :class:`PerspectivesJob` on the durable runtime (``jobs.registry()``, keyed by the session
 id, which is also its saved debate's id; any host runs its steps). Callbacks never raise: a ClearSideError is kept

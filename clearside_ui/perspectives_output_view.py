@@ -1,5 +1,5 @@
-"""What the models of a perspectives session wrote (spec 003), as the page shows it: perspective A's and B's
-outputs, the synthesis, the step streaming now and the rounds; and where a session is, in words.
+"""What the models of a perspectives session wrote (docs/design/perspectives.md), as the page shows it: perspective A's
+and B's outputs, the synthesis, the step streaming now and the rounds; and where a session is, in words.
 
 Every output is model text: it goes through ``esc`` (a partial reply, still streaming, too).
 """

@@ -1,5 +1,5 @@
-"""The Perspectives page's views (spec 003): the start form, the clarification gate, a running session followed
-in a fragment, and a session that is not running (its synthesis, rounds, details and export).
+"""The Perspectives page's views (docs/design/perspectives.md): the start form, the clarification gate, a running
+session followed in a fragment, and a session that is not running (its synthesis, rounds, details and export).
 
 The page polls the job's snapshot in a fragment while a step runs. A session from the address bar that this server
 has no job for is followed when the runtime runs it (its progress rows), otherwise loaded from the store and shown

@@ -23,9 +23,9 @@ from clearside_ui import jobs, rate, settings
 from clearside_ui.format import short, short_spec, when
 from clearside_ui.state import Regression
 
-SUITE_LABELS = {"flagship": "Flagship (spec 000)", "argkp-dev": "ArgKP dev (4 propositions)"}
+SUITE_LABELS = {"flagship": "Flagship (reference debate)", "argkp-dev": "ArgKP dev (4 propositions)"}
 SUITE_NOTES = {
-    "flagship": "The flagship benchmark of spec 000: the AI data-center moratorium debate, scored against its "
+    "flagship": "The flagship benchmark: the AI data-center moratorium debate, scored against its "
                 "hand-structured reference document, key points and decision hinges.",
     "argkp-dev": "The four ArgKP dev propositions, each scored against the expert key points of both sides.",
 }

@@ -107,7 +107,7 @@ def bless_controls(batch, base) -> None:
     required = batch.suite in baseline.NOTE_REQUIRED
     st.text_area("Why this baseline" + (" (required)" if required else " (optional)"), key=Regression.BLESS_NOTE,
                  max_chars=2000, help="Kept in the bless history. "
-                 + ("Spec 000: the flagship baseline changes only if reasoning quality improves; say how."
+                 + ("The flagship baseline changes only if reasoning quality improves; say how."
                     if required else ""))
     confirm, cancel = st.columns(2)
     confirm.button("Confirm bless", key=Regression.BLESS_CONFIRM, on_click=ra.bless, args=(batch.id,), type="primary",

@@ -1,6 +1,7 @@
-"""The user's own sources on the Debate page (issue 17): attaching them in the input area (an upload area, a paste
-box, the citations checkbox and the limits), each argument's citation markers, each opening the quoted passage with
-the quote highlighted, the "fact claimed, no source" badge, and the Sources panel under a finished debate.
+"""The user's own sources on the Debate page (docs/design/requirements.md#us-010): attaching them in the input area (an
+upload area, a paste box, the citations checkbox and the limits), each argument's citation markers, each opening the
+quoted passage with the quote highlighted, the "fact claimed, no source" badge, and the Sources panel under a finished
+debate.
 
 A source's name and text and every quote are the user's or the model's text: all of it goes through :func:`esc`.
 A highlight is Streamlit Markdown around text already escaped, never HTML.

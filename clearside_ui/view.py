@@ -40,7 +40,7 @@ POLL_SECONDS = _poll_seconds(os.environ.get("CLEARSIDE_POLL_SECONDS"))
 # -- Following a running job cheaply: poll slower while nothing changes, and rebuild only what changed.
 #
 # A page that follows a running job reruns a fragment on a timer (``st.fragment(run_every=...)``); every run costs
-# the server a script run and every following tab a redraw (issue 14, item 12). Two things keep that small:
+# the server a script run and every following tab a redraw. Two things keep that small:
 #
 # - **Back-off.** Each run hands :func:`poll_changed` a cheap fingerprint of what it shows (the status, the number of
 #   progress rows or turns, the streamed text's length). After ``IDLE_RUNS`` runs in a row with the same

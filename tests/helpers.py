@@ -22,7 +22,8 @@ NORMALIZED = "Should the organization adopt a microservices architecture for its
 
 
 def fixture_dict() -> dict[str, Any]:
-    """The spec's example document (a full valid v1.0.0 document)."""
+    """The contract's example document (docs/design/schema.md#example; a full valid v1.0.0
+    document)."""
     return json.loads(FIXTURE.read_text(encoding="utf-8"))
 
 

@@ -1,4 +1,4 @@
-"""Cruxes (issue 16 item 5): what rests on each decision hinge, its load on each side, if yes / if no; the
+"""Cruxes: what rests on each decision hinge, its load on each side, if yes / if no; the
 ``cruxes`` command, the Markdown report, the Quick View and the dashboard's hinges by load."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The v1.0.0 contract (spec 002): the models, the exported JSON Schema and the validation rules."""
+"""The v1.0.0 contract (docs/design/schema.md): the models, the exported JSON Schema and the validation rules."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def assert_accepted(data: dict[str, Any]) -> None:
     assert Document.model_validate(data).dump() == data
 
 
-# ---------------------------------------------------------------- the spec example
+# ---------------------------------------------------------------- the contract's example
 
 
 def test_spec_example_validates_with_pydantic_and_jsonschema():
@@ -265,7 +265,7 @@ def test_pydantic_and_jsonschema_agree(path, value):
 
 
 def with_additions() -> dict[str, Any]:
-    """The spec example using every 1.1 addition: personas, a persona label, lens divergence, cruxes, a re-map,
+    """The contract's example using every 1.1 addition: personas, a persona label, lens divergence, cruxes, a re-map,
     the user's sources with a verified citation and an unsupported argument."""
     data = fixture_dict()
     data["meta"]["schema_version"] = "1.1.0"
@@ -336,7 +336,8 @@ def test_five_personas_are_refused():
 
 
 def test_a_1_0_reader_takes_a_1_1_document_by_setting_the_additions_aside():
-    """What a 1.0 reader does on import (spec 002): drop the keys its schema does not know; the rest is valid 1.0."""
+    """What a 1.0 reader does on import (docs/design/schema.md#versioning): drop the keys its schema does not know; the
+    rest is valid 1.0."""
     from clearside.contract import base_validator
     from clearside.store.exchange import drop_unknown
     data = with_additions()

@@ -2,7 +2,7 @@
 assumptions and uncertainties that are statements, and a case that spans categories.
 
 Lexical overlap catches the copies; embeddings catch the paraphrases the words miss.
-Thresholds for the embeddings are the evaluation guide's, measured for this MiniLM:
+Thresholds for the embeddings are those of docs/design/requirements.md#calibration, measured for this MiniLM:
 0.76 and up is a paraphrase, below 0.30 of the proposition is off-topic.
 """
 
@@ -21,11 +21,11 @@ ECHO_WORDS = 0.85  # without embeddings: share of the item's words that are the 
 DUPLICATE = 0.76
 DUPLICATE_WORDS = 0.7
 # Below this cosine to the question (claim, or claim with explanation) an argument is dropped as off-topic.
-# The metric's flag is the guide's 0.30; dropping is destructive, so the check keeps everything the flagship's
+# The metric's flag is 0.30 (M4); dropping is destructive, so the check keeps everything the flagship's
 # most indirect arguments reach (0.22-0.26) and removes only what is clearly about something else.
 OFF_TOPIC = 0.20
 # A summary item sums up the case: below this cosine to the question and every claim it is about something else
-# (legitimate items in the flagship and spec 002's example reach 0.19 and up; "a man in a blue suit" -0.09).
+# (legitimate items in the flagship and the contract's example reach 0.19 and up; "a man in a blue suit" -0.09).
 SUMMARY_OFF_TOPIC = 0.10
 FLOORS = {"executive_summary": 1, "arguments": 1, "assumptions": 1, "uncertainties": 1}
 

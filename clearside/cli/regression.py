@@ -105,7 +105,7 @@ def cmd_regress(args: argparse.Namespace) -> int:
     suite = load_suite(args.suite)  # a malformed suite file is refused here, before any model call
     if args.bless and suite.name in NOTE_REQUIRED and not (args.note or "").strip():
         raise InputError(f"--bless on the {suite.name} suite needs --note \"why\": a new {suite.name} baseline is "
-                         "blessed only with a note of why (spec 000: only if reasoning quality improves).")
+                         "blessed only with a note of why (it changes only if reasoning quality improves).")
     if args.enqueue and (args.report or args.junit):
         raise InputError("--report and --junit write the finished batch's report, which --enqueue does not wait "
                          "for: run without --enqueue, or compare the batch when it is done with `compare-runs "
@@ -274,7 +274,7 @@ def add_parsers(sub: Any, model_options: Any) -> None:
                                          "--history lists every bless with its note and warnings")
     bless.add_argument("id", metavar="BATCH|RUN", nargs="?")
     bless.add_argument("--note", metavar="TEXT", help="why this batch is the new baseline: required on the flagship "
-                                                      "suite (spec 000), optional elsewhere; kept in the history")
+                                                      "suite, optional elsewhere; kept in the history")
     bless.add_argument("--history", action="store_true", help="list the bless history, newest first")
     bless.add_argument("--suite", metavar="NAME", help="with --history: one suite's history")
     bless.add_argument("--format", choices=("table", "json"), default="table", help="with --history")

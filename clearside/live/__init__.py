@@ -1,4 +1,5 @@
-"""The live six-phase debate (spec 004): protocol, conversation rules, turns, interventions, transcript, job."""
+"""The live six-phase debate (docs/design/live-protocol.md): protocol, conversation rules, turns, interventions,
+transcript, job."""
 
 from .debate import LiveDebate, Origin
 from .protocol import PHASES, PLAN, LiveConfig, Step

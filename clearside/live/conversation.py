@@ -1,4 +1,5 @@
-"""The rules of the live conversation, as pure functions over the transcript (spec 004 "Speaker Rules").
+"""The rules of the live conversation, as pure functions over the transcript
+(docs/design/live-protocol.md#speaker-rules).
 
 Each agent keeps one growing conversation (:func:`clearside.live.context.conversation`). What it may see at a
 step is fixed by the protocol (:func:`visible_to`); what it has already been shown is in its own saved turns

@@ -1,4 +1,4 @@
-"""Time and tokens per turn of a live debate (issue 18 item 4), as the Timeline page, the Markdown download and
+"""Time and tokens per turn of a live debate, as the Timeline page, the Markdown download and
 ``live`` (its closing line; the JSON transcript has every turn's figures) show them. No model, no store."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The live debate (spec 004) as one object: its saved transcript, and the work that moves it on.
+"""The live debate (docs/design/live-protocol.md) as one object: its saved transcript, and the work that moves it on.
 
 :class:`LiveDebate` coordinates; the rules and the calls live beside it: what each agent may see
 (:mod:`~clearside.live.conversation`), one planned turn (:class:`~clearside.live.turn.TurnRunner`), the
@@ -57,7 +57,7 @@ def _done(transcript: Transcript) -> bool:
 def intervention_for(transcript: Transcript, kind: str, text: str, to: str | None = None,
                      source: Source | None = None) -> Intervention:
     """A checked intervention on the transcript as it stands, numbered after its last one (not yet added);
-    InputError when it cannot be made (spec 004 "User Intervention Points"). ``source``: a file the user injects
+    InputError when it cannot be made (docs/design/live-protocol.md#interventions). ``source``: a file the user injects
     as evidence (read by :func:`clearside.sources.read_source`), labelled among the debate's injected files; the
     text may then be empty."""
     if kind not in INTERVENTION_TYPES:
@@ -145,7 +145,7 @@ class LiveDebate(Session):
         return _done(self.transcript)
 
     def submit(self, kind: str, text: str, to: str | None = None, source: Source | None = None) -> Intervention:
-        """Record an intervention (spec 004 "User Intervention Points"); it is handled at its point. ``source``:
+        """Record an intervention (docs/design/live-protocol.md#interventions); it is handled at its point. ``source``:
         a file injected as evidence, saved with the intervention and linked to the saved debate."""
         with self.lock:
             item = intervention_for(self.transcript, kind, text, to, source)

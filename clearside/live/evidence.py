@@ -1,4 +1,5 @@
-"""A source file injected as evidence in a live debate (issue 17, item 6): read, labelled, quoted, verified.
+"""A source file injected as evidence in a live debate (docs/design/live-protocol.md#interventions): read, labelled,
+quoted, verified.
 
 The user may inject a file (the Debate page's types and limits: :func:`clearside.sources.read_source`, whose
 refusals name the file and the reason) instead of, or beside, typed evidence. The intervention carries the file

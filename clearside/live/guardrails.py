@@ -1,4 +1,4 @@
-"""Quality guardrails checked before a live turn is accepted (spec 004 "Quality Guardrails").
+"""Quality guardrails checked before a live turn is accepted (docs/design/live-protocol.md#guardrails).
 
 Each check returns violations as ``{"rule", "detail", "text"}``. The checks are
 deliberately narrow and explainable: neutrality by lexicon (see

@@ -1,7 +1,7 @@
-"""The six-phase live protocol of spec 004: phases, turn order, time budgets and visibility.
+"""The six-phase live protocol (docs/design/live-protocol.md): phases, turn order, time budgets and visibility.
 
 Everything here is data and pure functions. A :class:`Step` is one planned turn;
-``PLAN`` lists them in the order spec 004 fixes. Time allocations become token
+``PLAN`` lists them in the order docs/design/live-protocol.md#phases fixes. Time allocations become token
 budgets through :class:`LiveConfig` (the words-per-minute assumption lives there).
 """
 
@@ -133,7 +133,7 @@ class LiveConfig:
 
 
 def visible_steps(step: Step) -> list[int]:
-    """Indices of earlier planned turns this step may see (spec 004 "Phase Structure").
+    """Indices of earlier planned turns this step may see (docs/design/live-protocol.md#visibility).
 
     Openings and constructive turns are parallel construction: each side sees only
     its own earlier turns, never the other side's. Cross-examination sees the

@@ -2,8 +2,8 @@
 
 Clarifier (Prompt 0): questions only. A (expansion) and B (compression) each report their
 "scanner" findings as structured flags (a pattern, where it appears, the words that show it),
-never as labels about people. Information flow is §6.2: A₁ sees the merged prompt, Bₙ sees
-Aₙ, Aₙ₊₁ sees Bₙ; the synthesis sees the whole exchange (or summaries where it would not fit).
+never as labels about people. Information flow (docs/design/perspectives.md#information-flow): A₁ sees the merged
+prompt, Bₙ sees Aₙ, Aₙ₊₁ sees Bₙ; the synthesis sees the whole exchange (or summaries where it would not fit).
 """
 
 from __future__ import annotations

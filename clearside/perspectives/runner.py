@@ -3,7 +3,7 @@
 Every step's output and every state change is saved in the store at once (kind
 ``perspectives``; the session id is the saved debate's id), so a crash loses at
 most the step in flight and ``resume`` continues from the saved state. Events
-(spec 003 §8.4) report each step: ``clarification_questions``, ``agent_output``
+(docs/design/perspectives.md#events) report each step: ``clarification_questions``, ``agent_output``
 (with round and agent), ``synthesis``, ``error``, plus ``state`` and ``delta``
 (streamed text) for the dashboard.
 

@@ -1,4 +1,4 @@
-"""The perspectives session and its state machine (spec 003 §7).
+"""The perspectives session and its state machine (docs/design/perspectives.md#states).
 
 INIT → CLARIFICATION_PENDING → CLARIFICATION_COMPLETE → ROUND_1_A → ROUND_1_B → … → ROUND_N_B →
 SYNTHESIS → COMPLETE. ``enter`` refuses any other move, so the clarification gate cannot be
@@ -39,7 +39,7 @@ def round_state(n: int, agent: str) -> str:
 
 
 def allowed_next(state: str, max_rounds: int) -> list[str]:
-    """The states ``state`` may move to (§7.2)."""
+    """The states ``state`` may move to (docs/design/perspectives.md#states)."""
     if state == "INIT":
         return ["CLARIFICATION_PENDING"]
     if state == "CLARIFICATION_PENDING":
@@ -78,7 +78,7 @@ class Summary(BaseModel):
 
 
 class Session(BaseModel):
-    """Spec 003 §7.3, plus the history, summaries and what ran it."""
+    """The session record (docs/design/perspectives.md#session), plus the history, summaries and what ran it."""
 
     session_id: str = Field(default_factory=lambda: uuid.uuid4().hex)
     original_user_prompt: str

@@ -18,7 +18,7 @@ from .compare_runs import compare_runs
 from .versions import batch_versions
 
 FLAGSHIP = "flagship"
-NOTE_REQUIRED = (FLAGSHIP,)  # suites whose baseline moves only with a note of why (spec 000)
+NOTE_REQUIRED = (FLAGSHIP,)  # baseline moves only with a note of why (docs/design/requirements.md#flagship)
 
 
 def quality_metrics(thresholds: dict[str, dict[str, float]] | None = None) -> list[str]:
@@ -64,7 +64,7 @@ def review_against(store: Store, current: Batch | None, batch: Batch) -> tuple[l
     improved = [m["metric"] for m in rows if m["verdict"] == "improvement"]
     worse = [m["metric"] for m in rows if m["significant"] and m["worse_by"] > 0]
     warnings = []
-    why = (" Spec 000: change the flagship baseline only if reasoning quality improves."
+    why = (" The flagship rule: change the flagship baseline only if reasoning quality improves."
            if batch.suite == FLAGSHIP else "")
     if not improved:
         warnings.append(f"Batch {new} is not significantly better than the baseline {old} it replaces on the quality "
@@ -89,11 +89,11 @@ def bless(store: Store, batch_or_run: str, note: str = "") -> Blessed:
     batch = _batch_named(store, batch_or_run)
     note = (note or "").strip()
     if batch.suite in NOTE_REQUIRED and not note:
-        raise InputError(f"Blessing a new {batch.suite} baseline needs a note of why (spec 000: the flagship changes "
-                         f"only if reasoning quality improves): `python -m clearside bless {batch.id} --note "
+        raise InputError(f"Blessing a new {batch.suite} baseline needs a note of why (the flagship changes only "
+                         f"if reasoning quality improves): `python -m clearside bless {batch.id} --note "
                          "\"what improved\"`.",
-                         dashboard=f"Blessing a new {batch.suite} baseline needs a note of why (spec 000: the flagship "
-                                   "changes only if reasoning quality improves): write it in “Why this baseline”.")
+                         dashboard=f"Blessing a new {batch.suite} baseline needs a note of why (the flagship changes "
+                                   "only if reasoning quality improves): write it in “Why this baseline”.")
     current = baseline(store, batch.suite)
     if current is not None and current.id == batch.id:
         raise InputError(f"Batch {batch.id} is already the {batch.suite} baseline.")

@@ -31,8 +31,8 @@ SUITES: dict[str, Callable[[], list[Reference]]] = {
     "argkp-dev": lambda: list(references.argkp_dev()),
 }
 # Absolute gates (min / max on the batch mean) and tolerances against the baseline's mean.
-# Spec 001 §8.3: schema validation and moderator neutrality are hard gates; the rest may not
-# get worse than the blessed baseline. Time and tokens are reported, never gated (machine load).
+# docs/design/requirements.md#regression-gates: schema validation and moderator neutrality are hard gates; the rest may
+# not get worse than the blessed baseline. Time and tokens are reported, never gated (machine load).
 THRESHOLDS: dict[str, dict[str, float]] = {
     "schema_valid": {"min": 1.0},
     "neutrality_violations": {"max": 0.0},

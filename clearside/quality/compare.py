@@ -21,7 +21,9 @@ from ..store import Store
 from . import metrics
 
 SUITE = "compare"
-SAME_POINT = 0.65  # raw cosine: ArgKP's best-F1 threshold for "this argument makes this key point" (guide §3.1)
+# raw cosine: ArgKP's best-F1 threshold for "this argument makes this key point"
+# (docs/design/requirements.md#calibration)
+SAME_POINT = 0.65
 MAX_MODELS = 4
 LABEL_CHARS = 40  # a label longer than this is shortened in the middle (charts and column heads stay readable)
 

@@ -1,6 +1,6 @@
 """Structured report: the full debate document as a Markdown essay.
 
-Layout follows spec 000 "Output Formats" (structured report) and the flagship
+Layout follows docs/design/schema.md#output-formats (structured report) and the flagship
 demo: proposition, FOR and AGAINST cases (arguments grouped by category), the
 moderator's synthesis with no verdict, then any challenge responses. Text from
 the document goes out as-is; only table cells are escaped. This module also

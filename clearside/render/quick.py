@@ -1,6 +1,6 @@
 """Quick view: short bullet lists for each side, with confidence and uncertainty flags.
 
-Spec 000 "Output Formats": concise bullets for pros and cons with confidence and
+docs/design/schema.md#output-formats: concise bullets for pros and cons with confidence and
 uncertainty flags. An argument is flagged when its confidence is low or its
 evidence is a projection or a value judgment, i.e. inference rather than fact.
 """

@@ -1,6 +1,6 @@
 """Debate script: the document replayed as a moderated debate.
 
-Spec 000 "Output Formats": opening statements, rebuttals, cross-examination and
+docs/design/schema.md#output-formats: opening statements, rebuttals, cross-examination and
 closing arguments. Every line is built from the document itself; nothing is
 invented. Cross-examination puts each side's conflicting assumption to it (no
 answers are made up), rebuttal points are the moderator's core disagreements,

@@ -1,4 +1,5 @@
-"""Sources a user attaches to a debate, and the checks that let a citation be trusted (issue 17's foundation).
+"""Sources a user attaches to a debate, and the checks that let a citation be trusted
+(docs/design/requirements.md#us-010).
 
 - :mod:`.ingest`: files (text, Markdown, HTML, PDF, CSV) read into :class:`Source` (text, content hash, S1 label),
   within the limits, or refused with the file's name, the reason and the fix;

@@ -1,4 +1,4 @@
-"""Citations from the user's own sources, in a debate (issue 17, spec 001 US-010).
+"""Citations from the user's own sources, in a debate (docs/design/requirements.md#us-010).
 
 ClearSide runs offline and never invents a source: an advocate may cite only passages of the files the user
 attached (:mod:`clearside.sources`), and every quote is checked against its passage.
@@ -7,7 +7,7 @@ attached (:mod:`clearside.sources`), and every quote is checked against its pass
   passages most relevant to the proposition and each side (:meth:`Library.offer`: MiniLM cosine, after a
   cheap word-overlap pre-ranking when there are many), as many as the prompt's budget holds: both sides the same
   ones (:func:`offer`: each side's ranking taken in turns), so the passages sit in the prompt prefix the two
-  advocates share (issue 19; :func:`clearside.agents.topic`).
+  advocates share (docs/design/agents.md#prompt-contracts; :func:`clearside.agents.topic`).
 - The offered passages go into the advocates' prompt as quoted data (:func:`prompt_block`, before their role; how to
   cite them, :func:`cite_block`, after their task), and the wire gains
   ``citations`` per argument (:func:`side_wire`): ``{"passage": "S1.3", "quote": "..."}``, at most two. Where the

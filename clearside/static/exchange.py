@@ -1,4 +1,5 @@
-"""A static debate as a file: its v1 document, exported as is and imported across 1.x versions (spec 002).
+"""A static debate as a file: its v1 document, exported as is and imported across 1.x versions
+(docs/design/schema.md#exchange).
 
 The file is the debate's v1 document. When the debate has versions (its re-maps, ``clearside/remap.py``), the
 file also has one optional top-level key beside the document's own, ``versions``: a list, oldest first, of
@@ -12,7 +13,7 @@ aside (:func:`document_of`); ``import`` restores the versions on the new debate,
 no versions exports exactly as before: the document alone. A ClearSide older than the key imports such a file as
 it does any newer minor version's: the key is set aside in the debate's import record.
 
-When the debate has sources (the files the user attached, issue 17), the file has a second optional top-level
+When the debate has sources (the files the user attached), the file has a second optional top-level
 key, ``sources_files`` (not ``sources``: that is the document's own list of the sources and the passages its
 arguments cite): a list, in the debate's order, of the store's sources (``clearside/store/sources.py``)
 

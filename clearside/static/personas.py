@@ -1,4 +1,4 @@
-"""Persona debates (spec 001 US-012): 2 to 4 personas, each writing its own case from its lens.
+"""Persona debates (docs/design/agents.md#personas): 2 to 4 personas, each writing its own case from its lens.
 
 A persona is a name and a one-line lens: a built-in one (:data:`BUILTINS`) or the user's own, checked like any
 user text and always quoted in prompts as data. Each persona is one agent (``persona-1`` ...), run concurrently

@@ -1,4 +1,4 @@
-"""Re-map a debate under the user's value weights and assumption stances (issue 16 items 3 and 4, US-011).
+"""Re-map a debate under the user's value weights and assumption stances (docs/design/requirements.md#us-011).
 
 :func:`remap` reruns only the moderator (:meth:`clearside.static.engine.Engine.moderate`: the same prompt, substance
 and neutrality checks, repairs and re-asks) with the user's conditions stated in its request: which argument

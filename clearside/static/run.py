@@ -33,7 +33,8 @@ class DebateRun:
     quality: dict[str, AgentQuality] = field(default_factory=dict)  # per agent: what the substance checks caught
     # a persona debate: its personas and their cases (saved as the section "personas"); None: pro and con advocates
     personas: personas.Panel | None = None
-    # the user's own sources (issue 17): shown to the advocates; with ``citations``, quoted and verified
+    # the user's own sources (docs/design/requirements.md#us-010): shown to the advocates; with ``citations``, quoted
+    # and verified
     sources: list[Source] | None = None
     citations: bool = True
     library: citations.Library | None = field(default=None, repr=False)  # built once per run, on first use

@@ -1,4 +1,5 @@
-"""The rules every import follows, whatever the kind of file (spec 002); each mode applies them to its own format.
+"""The rules every import follows, whatever the kind of file (docs/design/schema.md#exchange); each mode applies them to
+its own format.
 
 A static debate exports as its v1 document (the contract every other tool reads),
 a live debate as its transcript, a perspectives session as its session file; the

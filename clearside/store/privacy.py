@@ -1,4 +1,5 @@
-"""Keep secrets out of the store and out of exports (NFR-404: no user identifiers, no keys).
+"""Keep secrets out of the store and out of exports (NFR-404,
+docs/design/requirements.md#nfr-400: no user identifiers, no keys).
 
 Nothing in the store records who asked. API keys can still leak by accident: a
 model echoing a key from its prompt, a user pasting one into a question, a base

@@ -1,4 +1,5 @@
-"""The files a user attaches to a debate (issue 17): stored with it, in order, each distinct text once.
+"""The files a user attaches to a debate (docs/design/requirements.md#us-010): stored with it, in order, each distinct
+text once.
 
 Values are plain dicts (the store knows neither ``clearside.sources`` nor any mode), one per file, in the
 debate's order::

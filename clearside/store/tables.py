@@ -8,9 +8,9 @@ per challenge response), ``live_turns`` and ``interventions`` (a live transcript
 turn by turn), ``debate_versions`` (a static debate's re-maps under the user's weights and
 stances), ``debate_sources`` (the files the user attached, in order, each linking to its text in
 ``sources``, which holds each distinct text once: store/sources.py). ``runs`` records comparison and
-regression runs. No column holds a user identifier (NFR-404): nothing here knows who asked. A debate made in the
-dashboard carries ``data["owner"]``, the hash of a random key its browser keeps in a
-cookie (clearside_ui/owner.py): it tells that browser "yours" and names no one.
+regression runs. No column holds a user identifier (docs/design/requirements.md#nfr-400): nothing here knows who asked.
+A debate made in the dashboard carries ``data["owner"]``, the hash of a random key its browser keeps in a cookie
+(clearside_ui/owner.py): it tells that browser "yours" and names no one.
 """
 
 from __future__ import annotations

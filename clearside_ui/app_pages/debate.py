@@ -4,7 +4,7 @@ Every debate is saved as it is generated; ``?debate=<id>`` opens a saved one (th
 share link). Debates started, resumed or copied in this browser are editable
 (challenges), across reloads and tabs (clearside_ui/owner.py); the same link in another
 browser opens read-only, with a button to make an editable copy.
-``?example=flagship`` (the **Example debate** button) shows spec 000's hand-written
+``?example=flagship`` (the **Example debate** button) shows the hand-written
 flagship debate, read-only and never saved.
 """
 

@@ -1,5 +1,5 @@
 """The Perspectives page: a personal, ambiguous question → clarifying questions → rounds of two perspectives →
-a synthesis (spec 003). ``?perspectives=<id>`` (the share link) opens that session."""
+a synthesis (docs/design/perspectives.md). ``?perspectives=<id>`` (the share link) opens that session."""
 
 import streamlit as st
 

@@ -378,9 +378,9 @@ def test_a_repeated_conflict_pair_is_flagged():
     assert found(moderator_findings(data)) == [("duplicate_conflict", ("assumption_conflicts", 1))]
 
 
-@pytest.mark.parametrize("document", ["spec 002 example", "flagship reference"])
+@pytest.mark.parametrize("document", ["contract example", "flagship reference"])
 def test_reference_documents_pass_every_check(document):
-    doc = fixture_dict() if document == "spec 002 example" else flagship().document
+    doc = fixture_dict() if document == "contract example" else flagship().document
     assert jsonschema_errors(doc) == []
     assert checks.document_findings(doc, EMB) == []
 
@@ -1161,9 +1161,9 @@ def test_hyphenated_loaded_words_the_user_typed_are_not_flagged(raw):
     assert orchestrator_findings(question=raw, raw=raw) == []
 
 
-@pytest.mark.parametrize("document", ["spec 002 example", "flagship reference"])
+@pytest.mark.parametrize("document", ["contract example", "flagship reference"])
 def test_reference_documents_pass_the_lexical_checks(document):
-    doc = fixture_dict() if document == "spec 002 example" else flagship().document
+    doc = fixture_dict() if document == "contract example" else flagship().document
     assert checks.document_findings(doc, LEX) == []
 
 

@@ -1,4 +1,4 @@
-"""Hostile input through the command line (issue 20, item 5): every refusal exits 2 with a message that names the
+"""Hostile input through the command line: every refusal exits 2 with a message that names the
 file or the field and what is wrong, never a traceback; what is accepted is stored and printed as inert text; a
 refused import leaves what was saved exactly as it was.
 
@@ -39,7 +39,7 @@ ESCAPE = "\x1b[2J\x1b]0;pwned\x07"  # clear the screen, set the terminal's title
 
 @pytest.fixture
 def saved(capsys) -> tuple[str, str]:
-    """One saved debate (the spec's example, imported) and its export, to compare after each refusal."""
+    """One saved debate (the contract's example, imported) and its export, to compare after each refusal."""
     code, out, err = run(capsys, "import", str(ROOT / "tests" / "fixtures" / "microservices.json"))
     assert code == 0, err
     debate_id = out.strip()

@@ -1,4 +1,4 @@
-"""Start-up (issue 19, item 6): the command line's parser and ``--help`` import none of the heavy packages, the
+"""Start-up: the command line's parser and ``--help`` import none of the heavy packages, the
 validators still check formats once jsonschema is imported on first use, and the values the parsers show from slow
 modules (written out in ``clearside/cli/common.py``) are the core's. Each import check runs in a fresh interpreter.
 No timing here: bench/startup.py measures it."""

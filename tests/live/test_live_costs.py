@@ -1,4 +1,4 @@
-"""Time and tokens per turn of a live debate (issue 18 item 4; clearside/live/costs.py): the rows, the summary
+"""Time and tokens per turn of a live debate (clearside/live/costs.py): the rows, the summary
 with its time-to-first-token spread, the Markdown export's section, and the Timeline page's table and chart."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""A source file injected as evidence in a live debate (issue 17, item 6), on the scripted provider: the file is
-carried by the intervention and linked to the saved debate, the turns that acknowledge it are offered its passages
-and decode a quote among their own sentences, the quote is verified (asked for again once, else removed and
-flagged), and the transcript view and the Markdown export show it escaped. Refusals name the file and queue
+"""A source file injected as evidence in a live debate (docs/design/live-protocol.md#interventions), on the scripted
+provider: the file is carried by the intervention and linked to the saved debate, the turns that acknowledge it are
+offered its passages and decode a quote among their own sentences, the quote is verified (asked for again once, else
+removed and flagged), and the transcript view and the Markdown export show it escaped. Refusals name the file and queue
 nothing."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Live debates on the durable runtime (issue 15): the workflow ``clearside.live`` steered by messages, followed
+"""Live debates on the durable runtime: the workflow ``clearside.live`` steered by messages, followed
 and steered from a handle built from the debate's id alone (another page), cancelled, and taken over by another
 worker after a SIGKILL without generating a finished turn again (calls counted at bench/latency_server.py)."""
 

@@ -1,4 +1,4 @@
-"""Perspectives mode on the scripted provider: the clarification gate, every transition, the §6.2 information
+"""Perspectives mode on the scripted provider: the clarification gate, every transition, the information
 flow asserted on recorded requests, summarization when the context would overflow, resume after a failure and
 after a killed process, and the ``perspectives`` command."""
 
@@ -140,7 +140,7 @@ def test_rounds_are_configurable_within_1_to_5():
     assert run.run().state_history[3:] == ["ROUND_1_A", "ROUND_1_B", "SYNTHESIS", "COMPLETE"]
 
 
-# --- information flow (§6.2) ---------------------------------------------------------------------------------
+# --- information flow (docs/design/perspectives.md#information-flow) ------------------------------------------
 
 def test_each_step_sees_exactly_what_section_6_2_says():
     run, provider = session_run(3)

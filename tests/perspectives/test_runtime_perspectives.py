@@ -1,4 +1,4 @@
-"""Perspectives sessions on the durable runtime (issue 15): the workflow ``clearside.perspectives``.
+"""Perspectives sessions on the durable runtime: the workflow ``clearside.perspectives``.
 
 - The answers reach the workflow: ``answer`` merges them into the saved session and queues the leg that runs the
   rounds and the synthesis, one DBOS step per model call, each checkpointed.

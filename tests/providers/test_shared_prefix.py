@@ -1,4 +1,5 @@
-"""Shared prefixes first (issue 19): the agents that run together open their prompts with the same bytes.
+"""Shared prefixes first (docs/design/agents.md#prompt-contracts): the agents that run together open their prompts with
+the same bytes.
 
 A server that caches evaluated prompts by prefix (llama.cpp's cache_prompt, vLLM's prefix caching, SGLang's
 RadixAttention, the embedded provider) evaluates what agents share only once when it comes first: the global

@@ -1,4 +1,5 @@
-"""Versions pinned and flagship stewardship (issue 18 items 3 and 6), on a real store (SQLite and PostgreSQL):
+"""Versions pinned and flagship stewardship
+(docs/design/requirements.md#flagship), on a real store (SQLite and PostgreSQL):
 every run records the versions it was made with; a comparison across a metric-suite or embedding-model change is
 refused naming --allow-version-change, or shown with a warning under it; other differences are notes; the
 baseline's age and versions are shown; blessing the flagship needs a note, a batch not significantly better than
@@ -168,7 +169,7 @@ def test_a_batch_not_significantly_better_is_blessed_with_a_recorded_warning(db,
     assert code == 0 and f"replacing {'a' * 32}" in out, "still blessed"
     assert "warning (recorded in the bless history): Batch bbbbbbbb is not significantly better than the baseline " \
            "aaaaaaaa it replaces on the quality metrics: none improved significantly (Holm p < 0.05) over 8 pair(s)" \
-           in err and "Spec 000" in err
+           in err and "The flagship rule" in err
     code, _, err = run(capsys, "bless", "c" * 32, "--note", "coverage up")
     assert code == 0 and err == "", "significantly better: no warning"
     code, _, err = run(capsys, "bless", "d" * 32, "--note", "other cases")

@@ -1,4 +1,4 @@
-"""Reports to share (issue 18 item 5): the self-contained HTML of a paired comparison and of a regression batch,
+"""Reports to share: the self-contained HTML of a paired comparison and of a regression batch,
 every text escaped and nothing fetched (one pass in a real Chromium), and JUnit XML valid against the common schema
 (tests/data/junit.xsd), one test case per gate. Batches are saved straight into the store (no debate runs)."""
 

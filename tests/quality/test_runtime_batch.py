@@ -1,4 +1,4 @@
-"""Regression batches and comparisons on the durable runtime (issue 15): ``regress --enqueue`` and
+"""Regression batches and comparisons on the durable runtime: ``regress --enqueue`` and
 ``compare --enqueue`` queue a parent workflow whose items (one debate each) are shared among every host, each run
 exactly once, saved as the ``regress`` and ``compare`` commands save them.
 

@@ -51,7 +51,8 @@ def fixture_dict() -> dict:
 
 @pytest.fixture
 def doc() -> Document:
-    """The spec 002 example, enriched: more categories, a piped disagreement and one challenge response."""
+    """The contract's example (docs/design/schema.md#example), enriched: more categories, a piped disagreement and one
+    challenge response."""
     data = copy.deepcopy(fixture_dict())
     data["pro"]["arguments"] += EXTRA_PRO
     data["con"]["arguments"] += EXTRA_CON

@@ -1,4 +1,4 @@
-"""The durable runtime in one process (issue 15): queued debates run on a host, their progress can be followed
+"""The durable runtime in one process: queued debates run on a host, their progress can be followed
 from their rows, a cancel keeps what finished and a resume completes it, and ``status`` says so with its exit
 codes. Recovery after SIGKILL and several workers are in tests/test_runtime_workers.py."""
 

@@ -1,4 +1,4 @@
-"""The durable runtime across processes (issue 15): ``python -m clearside worker`` processes on one store, a
+"""The durable runtime across processes: ``python -m clearside worker`` processes on one store, a
 model server on 127.0.0.1 that counts every call by agent (bench/latency_server.py, the OpenAI-compatible wire).
 
 - Recovery without a click: SIGKILL the worker in the middle of the advocates; another worker takes the job

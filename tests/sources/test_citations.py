@@ -1,4 +1,5 @@
-"""Citations from the user's own sources in a debate (issue 17; clearside/citations.py) on the scripted provider.
+"""Citations from the user's own sources in a debate (docs/design/requirements.md#us-010;
+clearside/sources/citations.py) on the scripted provider.
 
 What the advocates are shown, what they may quote, what happens to a quote that is not in its passage (asked for
 again once, then removed), how each argument is marked, and what the document and its quality record keep.

@@ -1,4 +1,5 @@
-"""A challenge of a citation (issue 17 item 5; clearside/citations.py) on the scripted provider.
+"""A challenge of a citation (docs/design/requirements.md#us-010; clearside/sources/citations.py) on the scripted
+provider.
 
 "Is this source reliable for this claim?" and the other actions may target a citation: the challenge agent is
 shown the passage as quoted data, its answer quotes that passage, and only a verified quote is kept (else the

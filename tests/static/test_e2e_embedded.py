@@ -304,7 +304,7 @@ def test_persona_debate_on_the_embedded_model():
 
 
 def test_remap_on_the_embedded_model():
-    """A re-map of the spec's example debate on the real model (the moderator only, under weights and a rejected
+    """A re-map of the contract's example debate on the real model (the moderator only, under weights and a rejected
     assumption): every request carries the conditions and the result is a valid 1.1 document with the original
     synthesis kept, the same cases, the sections a re-map does not rewrite as they were, and no verdict; or the
     typed failure of the moderator's checks. (The example's

@@ -1,4 +1,4 @@
-"""Cancelling a challenge and a perspectives step mid-reply (issue 14: a Cancel for every running job).
+"""Cancelling a challenge and a perspectives step mid-reply (a Cancel for every running job).
 
 A gated reply blocks inside the scripted provider until the test releases it, so the cancel is certain to land
 while the job runs; its first streamed token then meets the cancel.

@@ -1,4 +1,4 @@
-"""Persona debates (issue 16 item 2, spec 001 US-012): choosing personas, blind concurrent cases, pro and con
+"""Persona debates (docs/design/agents.md#personas): choosing personas, blind concurrent cases, pro and con
 composed by stance with persona labels, the moderator's lens divergence, the runtime, the CLI and the page."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Database faults (issue 20, item 4): the store's database restarted under a batch, a read-only SQLite store, a
+"""Database faults: the store's database restarted under a batch, a read-only SQLite store, a
 full disk. After every SQLite fault ``PRAGMA integrity_check`` says ``ok`` and the debates saved before it are
 unchanged.
 

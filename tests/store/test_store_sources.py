@@ -1,6 +1,6 @@
-"""A debate's sources in the store (issue 17): stored in order, each distinct text once, copied with a duplicate,
-deleted with the debate, exported under ``sources_files`` and imported back, malformed entries refused by name
-and field, and migration 0004 on a database made at 0003. On SQLite and on a real PostgreSQL server.
+"""A debate's sources in the store (docs/design/requirements.md#us-010): stored in order, each distinct text once,
+copied with a duplicate, deleted with the debate, exported under ``sources_files`` and imported back, malformed entries
+refused by name and field, and migration 0004 on a database made at 0003. On SQLite and on a real PostgreSQL server.
 
 Sources are plain dicts here (the store knows no ``clearside.sources``), made from small texts whose ``sha256``
 stands for the file's bytes.

@@ -1,4 +1,4 @@
-"""AppTest: Cancel while a challenge or a perspectives step runs (issue 14: a Cancel for every running job).
+"""AppTest: Cancel while a challenge or a perspectives step runs (a Cancel for every running job).
 
 Each run waits at a gated reply inside the scripted provider, so Cancel is pressed while the job is certainly
 running; the reply's first token then meets the cancel.

@@ -1,4 +1,5 @@
-"""AppTest for the Perspectives page (spec 003) on the scripted provider, and its place in the Library.
+"""AppTest for the Perspectives page (docs/design/perspectives.md) on the scripted provider, and its place in the
+Library.
 
 The gate (questions answered before anything runs), the rounds shown or hidden by observability, the synthesis,
 a failure and Retry, saved sessions reopened from ``?perspectives=<id>`` (complete, pending, failed, unknown),

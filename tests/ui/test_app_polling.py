@@ -1,4 +1,4 @@
-"""Following a running job cheaply (issue 14, item 12): streamed text is parsed again only when it changed, and a
+"""Following a running job cheaply: streamed text is parsed again only when it changed, and a
 followed view polls slower while nothing changes and at the page's pace again as soon as something does."""
 
 from __future__ import annotations

@@ -92,7 +92,7 @@ def test_an_empty_suite_shows_its_propositions_and_the_run_controls(store):
     assert at.title[0].value == "Regression"
     assert at.selectbox(key="rg_suite").value == "flagship"
     assert "No runs of the flagship suite yet" in texts(at, "info")
-    assert "spec 000" in plain(at) and "AI data-center moratorium" in plain(at)
+    assert "The flagship benchmark" in plain(at) and "AI data-center moratorium" in plain(at)
     assert flagship().proposition in plain(at)
     assert at.number_input(key="rg_runs").value == 3
     assert at.number_input(key="rg_concurrency").value == ScriptedProvider.concurrency

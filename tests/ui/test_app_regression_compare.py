@@ -83,7 +83,7 @@ def test_a_suite_of_your_own_is_reviewed_on_the_page_and_run_from_the_command_li
                           data={"batch": batch, "item": "moratorium", "index": i, "suite_file": "/work/ours.yaml"})
     at = page()
     picker = at.selectbox(key="rg_suite")
-    assert picker.options[:2] == ["Flagship (spec 000)", "ArgKP dev (4 propositions)"]
+    assert picker.options[:2] == ["Flagship (reference debate)", "ArgKP dev (4 propositions)"]
     assert "ours (your suite)" in picker.options
     at = picker.set_value("ours").run()
     assert not at.exception, at.exception

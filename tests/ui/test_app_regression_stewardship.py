@@ -1,4 +1,5 @@
-"""AppTest for the Regression page's pinned versions and flagship stewardship (issue 18 items 3 and 6): the
+"""AppTest for the Regression page's pinned versions and flagship stewardship
+(docs/design/requirements.md#flagship): the
 baseline shown with its age and versions, a version change refused in "Compare two batches" until ticked (then a
 warning), version notes, blessing the flagship refused without a note, the not-significantly-better warning, and the
 bless history table. Batches are saved straight into the store (no debate runs)."""

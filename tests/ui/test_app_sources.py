@@ -1,7 +1,7 @@
-"""AppTest for the user's own sources on the Debate page (issue 17) on the scripted provider: attaching files and a
-pasted text, refusals under the uploader with nothing started, each citation's marker opening its passage with the
-quote highlighted and escaped, "fact claimed, no source", the Sources panel's counts per side, and the Library's
-Sources column."""
+"""AppTest for the user's own sources on the Debate page (docs/design/requirements.md#us-010) on the scripted provider:
+attaching files and a pasted text, refusals under the uploader with nothing started, each citation's marker opening its
+passage with the quote highlighted and escaped, "fact claimed, no source", the Sources panel's counts per side, and the
+Library's Sources column."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Hostile input in a real browser (issue 20, item 5): every page and its URL parameters (``?debate=``, ``?live=``,
+"""Hostile input in a real browser: every page and its URL parameters (``?debate=``, ``?live=``,
 ``?perspectives=``, ``?batch=``, ``?compare=``), with one dashboard and one Chromium for the module.
 
 The dashboard's store holds, made here on the scripted provider, a static debate, a live debate, a perspectives

@@ -1,7 +1,7 @@
-"""Rate limits and exposure (issue 20, item 6): the per-session limiter (clearside/rate.py) on an injected clock;
-challenges past the limit on the Debate page (AppTest, the scripted provider); comparisons started past the limit
-in Chromium on scripted models; and the dashboard's safe defaults as ``python -m clearside ui`` starts it: bound
-to 127.0.0.1 unless told otherwise, TLS from Streamlit's own settings with a throwaway certificate, and a page
+"""Rate limits and exposure (docs/design/requirements.md#nfr-400): the per-session limiter (clearside/rate.py) on an
+injected clock; challenges past the limit on the Debate page (AppTest, the scripted provider); comparisons started past
+the limit in Chromium on scripted models; and the dashboard's safe defaults as ``python -m clearside ui`` starts it:
+bound to 127.0.0.1 unless told otherwise, TLS from Streamlit's own settings with a throwaway certificate, and a page
 error shown without its details.
 """
 

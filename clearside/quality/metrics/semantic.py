@@ -1,12 +1,13 @@
-"""Embedding metrics (evaluation guide §3-4): relevance, diversity, assumptions, grounding, coverage, stance.
+"""Embedding metrics (docs/design/requirements.md#quality-measures): relevance, diversity, assumptions, grounding,
+coverage, stance.
 
-Thresholds are the guide's, measured for this exact model on ArgKP and PERSPECTRUM:
+Thresholds (docs/design/requirements.md#calibration) are measured for this exact model on ArgKP and PERSPECTRUM:
 raw cosine >= 0.76 is a paraphrase (near-duplicate), a claim below 0.30 of its
 proposition is off-topic, a key point is covered by an argument with centred
 cosine >= 0.105 *and* raw >= 0.5. ``LINK`` (0.35) for "this assumption belongs
 to these arguments" and ``HINGE`` (0.5) for "this hinge is among the
-reference's" are ours, set on the flagship reference and documented in the README.
-Per-debate coverage is noisy (guide §3.2): compare systems on means over runs.
+reference's" are ours, set on the flagship reference and documented on the same page.
+Per-debate coverage is noisy (docs/design/requirements.md#calibration): compare systems on means over runs.
 """
 
 from __future__ import annotations

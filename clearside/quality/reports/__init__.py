@@ -1,4 +1,4 @@
-"""Reports to share (issue 18 item 5): a regression batch or a paired comparison as a self-contained HTML file and
+"""Reports to share: a regression batch or a paired comparison as a self-contained HTML file and
 as JUnit XML for CI. Plain values in, text or files out; never imports streamlit (the page calls it, so does the CLI).
 
     report = compare_runs.compare_runs(store, a, b)     # or a batch's regress.batch_report(...)
