@@ -1,8 +1,8 @@
 """A live debate in and out of the store: load it from its rows, export and import its transcript file, and
 adopt the JSON files an earlier ClearSide kept instead of a database.
 
-Import follows docs/design/schema.md#exchange (``clearside.store.exchange``); a transcript's assembled document is
-migrated like a static one's.
+Import follows the contract's rules (docs/design/schema.md#exchange, ``clearside.store.exchange``); a
+transcript's assembled document is migrated like a static one's.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The six-phase live protocol (docs/design/live-protocol.md): phases, turn order, time budgets and visibility.
 
 Everything here is data and pure functions. A :class:`Step` is one planned turn;
-``PLAN`` lists them in the order docs/design/live-protocol.md#phases fixes. Time allocations become token
-budgets through :class:`LiveConfig` (the words-per-minute assumption lives there).
+``PLAN`` lists them in the order the protocol fixes (docs/design/live-protocol.md#phases). Time allocations
+become token budgets through :class:`LiveConfig` (the words-per-minute assumption lives there).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Quick view: short bullet lists for each side, with confidence and uncertainty flags.
 
-docs/design/schema.md#output-formats: concise bullets for pros and cons with confidence and
-uncertainty flags. An argument is flagged when its confidence is low or its
+As docs/design/schema.md#output-formats describes it: concise bullets for pros and cons with
+confidence and uncertainty flags. An argument is flagged when its confidence is low or its
 evidence is a projection or a value judgment, i.e. inference rather than fact.
 """
 

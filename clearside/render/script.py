@@ -1,7 +1,7 @@
 """Debate script: the document replayed as a moderated debate.
 
-docs/design/schema.md#output-formats: opening statements, rebuttals, cross-examination and
-closing arguments. Every line is built from the document itself; nothing is
+As docs/design/schema.md#output-formats describes it: opening statements, rebuttals,
+cross-examination and closing arguments. Every line is built from the document itself; nothing is
 invented. Cross-examination puts each side's conflicting assumption to it (no
 answers are made up), rebuttal points are the moderator's core disagreements,
 and the closing is each side's own list of what remains uncertain.
