@@ -155,6 +155,16 @@ def test_the_code_cites_no_document_outside_the_repository():
     assert problems == []
 
 
+def test_the_readme_architecture_and_user_docs_cite_no_document_outside_the_repository():
+    """The design pages name requirement ids themselves; every other page, the README and ARCHITECTURE.md cite
+    only what the repository holds."""
+    pages = [ROOT / name for name in DOCS] + [p for p in sorted((ROOT / "docs").rglob("*.md"))
+                                              if DESIGN not in p.parents]
+    problems = [f"{path.relative_to(ROOT)} {problem}" for path in pages
+                for problem in old_forms(path.read_text(encoding="utf-8"))]
+    assert len(pages) > 20 and problems == []
+
+
 def test_links_between_design_pages_resolve():
     link = re.compile(r"\]\(([A-Za-z0-9_-]+\.md)?(?:#([A-Za-z0-9_-]+))?\)")
     problems = []

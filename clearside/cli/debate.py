@@ -233,7 +233,7 @@ def add_parsers(sub: Any) -> None:
     debate.add_argument("--format", choices=FORMATS, default="json")
     debate.add_argument("--strategy", choices=STRATEGIES,
                         help="whole: one call per agent; focused: each agent in smaller calls (default: the "
-                             "provider's, see README 'Substance checks')")
+                             "provider's, see docs/tools/checks.md)")
     debate.add_argument("--small", action="store_true",
                         help="treat the provider's model as small (the embedded default already is)")
     model_options(debate)

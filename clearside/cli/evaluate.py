@@ -211,7 +211,7 @@ def add_parsers(sub: Any) -> None:
     m.add_argument("--out", metavar="FILE")
     m.add_argument("--swap-check", action="store_true",
                    help="rerun only the moderator with FOR and AGAINST exchanged and report the flip rate "
-                        "(one model call per run; see clearside/swap.py)")
+                        "(one model call per run; see docs/quality/metrics.md)")
     m.add_argument("--runs", type=int, default=1, help="swapped moderator runs per debate, averaged (default 1)")
     m.add_argument("--control", action="store_true",
                    help="with --swap-check: also rerun the moderator --runs times on the original order; its flip "

@@ -258,7 +258,7 @@ def test_openai_compare_on_the_real_server(llama_server, no_substance_checks, mo
 def test_openai_regress_on_the_real_server(llama_server, no_substance_checks, monkeypatch, capsys, store,
                                            tmp_path) -> None:
     """``regress`` over the server with a one-case suite file, one run: the batch and its run saved, scored, the
-    provider settings (the base URL among them) pinned, and the exit code the README gives: 0 when the batch
+    provider settings (the base URL among them) pinned, and the documented exit code: 0 when the batch
     passes, 1 otherwise; with no baseline yet only the absolute gates can fail it (substance checks off: see
     ``no_substance_checks``)."""
     from helpers import run_cli
@@ -277,7 +277,7 @@ def test_openai_regress_on_the_real_server(llama_server, no_substance_checks, mo
     gate_failures = [c for c in report["checks"] if c["status"] == "fail"]
     assert report["passed"] == (not gate_failures)
     assert all("gate" in reason and "baseline" not in reason for c in gate_failures for reason in c["reasons"])
-    assert code == (0 if report["passed"] else 1), err  # README: exit 0 on pass, 1 on a regression
+    assert code == (0 if report["passed"] else 1), err  # docs: exit 0 on pass, 1 on a regression
     assert out.startswith("# Regression: server-smoke")
     [debate] = report["debates"]
     assert debate["status"] == "done", debate.get("error")

@@ -106,7 +106,7 @@ def test_failed_debates_count_as_invalid_and_keep_their_error(db, tmp_path, caps
 
 
 def test_an_unreachable_server_exits_3_before_any_run_is_saved(db, tmp_path, capsys, monkeypatch):
-    """README: exit 3 when the provider is unreachable; regress says so before it starts, instead of saving a
+    """exit 3 when the provider is unreachable; regress says so before it starts, instead of saving a
     failed run per case and reporting a regression (exit 1)."""
     from helpers import free_port
 

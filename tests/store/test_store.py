@@ -318,7 +318,7 @@ def test_api_keys_never_reach_the_store(store, monkeypatch):
     assert secret not in dumped and "[redacted]" in dumped
 
 
-# every name SECRET_NAME marks (clearside/store/privacy.py; README: *_API_KEY, *_TOKEN, *_SECRET, *_PASSWORD), in
+# every name SECRET_NAME marks (clearside/store/privacy.py: *_API_KEY, *_TOKEN, *_SECRET, *_PASSWORD), in
 # either case; and names that only contain such a word, which are not secrets
 SECRET_NAMES = ("OPENAI_API_KEY", "SERVICE_APIKEY", "GITHUB_TOKEN", "APP_SECRET", "DB_PASSWORD", "DB_PASSWD",
                 "CLOUD_CREDENTIAL", "CLOUD_CREDENTIALS", "hf_token")

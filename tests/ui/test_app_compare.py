@@ -417,7 +417,7 @@ def test_labels_are_short_and_distinct():
 
 
 def test_the_same_point_in_other_words_is_grouped_across_models_and_a_different_point_is_not():
-    """README: two claims across models are "the same point" at cosine >= 0.65 of their embeddings (the MiniLM the
+    """two claims across models are "the same point" at cosine >= 0.65 of their embeddings (the MiniLM the
     checks use), so a paraphrase sharing few words is grouped, and another point on the same topic is not."""
     water = ("Data centers use large amounts of water to cool their servers",
              "Cooling the servers in these facilities consumes huge volumes of water")

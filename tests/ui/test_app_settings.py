@@ -79,7 +79,7 @@ def test_test_connection_succeeds_against_a_running_server(at, server, name, fie
 
 
 def test_an_openai_key_in_streamlit_secrets_reaches_the_server_and_is_scrubbed(server, store, monkeypatch):
-    """README: the OpenAI key is read from the environment or ``.streamlit/secrets.toml`` (here st.secrets) and
+    """the OpenAI key is read from the environment or ``.streamlit/secrets.toml`` (here st.secrets) and
     never stored: it is sent to the server, kept out of session state, and redacted from anything written."""
     key = "sk-from-streamlit-secrets-7f3a91c2"
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
