@@ -1,0 +1,164 @@
+"""MkDocs hooks of the documentation site (``hooks:`` in mkdocs.yml): the command-line reference, generated.
+
+``docs/reference/cli.md`` holds a short introduction and the marker ``<!-- cli-reference -->``; at build time the
+marker becomes the reference of every command and subcommand of ``python -m clearside``, read from the argument
+parser itself (``clearside.cli.build_parser``): its usage, its help, and each argument with its metavar, choices,
+default and help. Nothing in the page is written by hand, so it cannot drift from the code. Building the parser
+imports no model, no Streamlit and no database driver.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MARKER = "<!-- cli-reference -->"
+EXIT_CODES = "<!-- exit-codes -->"
+PAGE = "reference/cli.md"
+WIDTH = 100  # usage lines wrap here, whatever the terminal building the site is
+
+
+def on_page_markdown(markdown: str, page, config, files) -> str:
+    if page.file.src_uri != PAGE:
+        return markdown
+    if MARKER not in markdown:
+        raise ValueError(f"{PAGE} lost its marker {MARKER}: the command-line reference has nowhere to go")
+    if EXIT_CODES in markdown:
+        markdown = markdown.replace(EXIT_CODES, exit_codes())
+    return markdown.replace(MARKER, cli_reference())
+
+
+def build_parser() -> argparse.ArgumentParser:
+    if str(ROOT) not in sys.path:  # the checkout's package, wherever mkdocs was started from
+        sys.path.insert(0, str(ROOT))
+    from clearside.cli import build_parser as build
+
+    return build()
+
+
+def exit_codes() -> str:
+    """A command's exit codes, from the errors that carry them (``exit_code`` of ``clearside.errors``' classes)."""
+    build_parser()  # the checkout on sys.path
+    import inspect
+
+    from clearside import errors
+
+    rows = ["| Exit code | Error | Meaning |", "| ---: | --- | --- |", "| 0 | | The command did what it was asked. |"]
+    declared = [(cls.__dict__["exit_code"], name, cls) for name, cls in inspect.getmembers(errors, inspect.isclass)
+                if issubclass(cls, errors.ClearSideError) and isinstance(cls.__dict__.get("exit_code"), int)]
+    for code, name, cls in sorted(declared, key=lambda row: (row[0], row[1])):
+        kinds = [name] + sorted(sub.__name__ for sub in cls.__subclasses__() if "exit_code" not in sub.__dict__)
+        meaning = text((inspect.getdoc(cls) or "").split("\n\n")[0], table=True)
+        rows.append(f"| {code} | {', '.join(f'`{kind}`' for kind in kinds)} | {meaning} |")
+    return "\n".join(rows) + "\n"
+
+
+def commands(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()):
+    """(path, parser, help) of every command and subcommand, depth first, in the parser's own order."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {choice.dest: choice.help for choice in action._choices_actions}
+            for name, sub in action.choices.items():
+                yield (*path, name), sub, helps.get(name) or ""
+                yield from commands(sub, (*path, name))
+
+
+def anchor(path: tuple[str, ...]) -> str:
+    return "-".join(path)
+
+
+def cli_reference(parser: argparse.ArgumentParser | None = None) -> str:
+    parser = parser or build_parser()
+    found = list(commands(parser))
+    out = [f"Usage: `{parser.prog} COMMAND [OPTIONS]`. {text(parser.description or '')}", "",
+           "| Command | What it does |", "| --- | --- |"]
+    out += [f"| [`{' '.join(path)}`](#{anchor(path)}) | {text(help_, table=True)} |" for path, _, help_ in found]
+    for path, sub, help_ in found:
+        out += ["", f"### `{' '.join(path)}` {{#{anchor(path)}}}", ""]
+        if help_:
+            out += [sentence(text(help_)), ""]
+        if sub.description and sub.description != help_:
+            out += [text(sub.description), ""]
+        out += ["```text", usage(sub).rstrip(), "```"]
+        out += arguments(sub)
+        if sub.epilog:
+            out += ["", text(sub.epilog)]
+    return "\n".join(out) + "\n"
+
+
+def usage(parser: argparse.ArgumentParser) -> str:
+    formatter = parser.formatter_class(prog=parser.prog, width=WIDTH)
+    formatter.add_usage(parser.usage, parser._actions, parser._mutually_exclusive_groups)
+    return formatter.format_help()
+
+
+def arguments(parser: argparse.ArgumentParser) -> list[str]:
+    formatter = parser.formatter_class(prog=parser.prog, width=WIDTH)
+    positional = [a for a in parser._actions if not a.option_strings and a.help != argparse.SUPPRESS]
+    optional = [a for a in parser._actions if a.option_strings and a.help != argparse.SUPPRESS
+                and not isinstance(a, argparse._HelpAction)]
+    out: list[str] = []
+    for title, actions in (("Arguments", positional), ("Options", optional)):
+        if not actions:
+            continue
+        out += ["", f"**{title}**", ""]
+        for action in actions:
+            said = describe(formatter, action)
+            out.append(f"- {signature(action)}" + (f": {said}" if said else ""))
+    return out
+
+
+def signature(action: argparse.Action) -> str:
+    if isinstance(action, argparse._SubParsersAction):
+        return "`COMMAND`"
+    if not action.option_strings:
+        return f"`{action.metavar or action.dest}`"
+    if action.nargs == 0:
+        return ", ".join(f"`{option}`" for option in action.option_strings)
+    metavar = action.metavar or (f"{{{','.join(map(str, action.choices))}}}" if action.choices
+                                 else action.dest.upper())
+    metavar = " ".join(metavar) if isinstance(metavar, tuple) else metavar
+    return ", ".join(f"`{option} {metavar}`" for option in action.option_strings)
+
+
+def describe(formatter: argparse.HelpFormatter, action: argparse.Action) -> str:
+    parts = []
+    if action.help:
+        parts.append(text(formatter._expand_help(action)))
+    if isinstance(action, argparse._SubParsersAction):
+        parts.append("one of " + ", ".join(f"[`{name}`](#{anchor((*prefix(action), name))})"
+                                           for name in action.choices))
+    elif action.choices and not (action.metavar is None and action.option_strings):
+        parts.append("one of " + ", ".join(f"`{choice}`" for choice in action.choices))
+    if action.default not in (None, False, argparse.SUPPRESS, [], "") and action.nargs != 0 \
+            and "default" not in (action.help or ""):
+        parts.append(f"default `{action.default}`")
+    return "; ".join(parts)
+
+
+def prefix(action: argparse._SubParsersAction) -> tuple[str, ...]:
+    """The command path of the parser a subparsers action belongs to ("python -m clearside suite" -> suite)."""
+    sub = next(iter(action.choices.values()))
+    return tuple(sub.prog.split()[3:-1])
+
+
+def sentence(value: str) -> str:
+    value = value.strip()
+    return value[:1].upper() + value[1:] + ("" if value.endswith((".", "!", "?", ")")) else ".")
+
+
+def text(value: str, *, table: bool = False) -> str:
+    """Help text as Markdown: its `code spans` kept, everything else escaped (HTML, emphasis, a table's pipes)."""
+    pieces = re.split(r"(`[^`]*`)", " ".join(value.split()))
+    out = []
+    for piece in pieces:
+        if not piece.startswith("`"):
+            piece = piece.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            piece = re.sub(r"([\\*_\[\]])", r"\\\1", piece)
+        if table:
+            piece = piece.replace("|", "\\|")
+        out.append(piece)
+    return "".join(out)
