@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 MARKER = "<!-- cli-reference -->"
 EXIT_CODES = "<!-- exit-codes -->"
 PAGE = "reference/cli.md"
-WIDTH = 100  # usage lines wrap here, whatever the terminal building the site is
+WIDTH = 78  # usage lines wrap here (the width of a code block of the theme), whatever the terminal is
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
@@ -107,20 +107,19 @@ def arguments(parser: argparse.ArgumentParser) -> list[str]:
         out += ["", f"**{title}**", ""]
         for action in actions:
             said = describe(formatter, action)
-            out.append(f"- {signature(action)}" + (f": {said}" if said else ""))
+            out.append(f"- {signature(formatter, action)}" + (f": {said}" if said else ""))
     return out
 
 
-def signature(action: argparse.Action) -> str:
+def signature(formatter: argparse.HelpFormatter, action: argparse.Action) -> str:
+    """The argument as ``--help`` writes it: ``question``, ``--sources FILE [FILE ...]``, ``--format {json,md}``."""
     if isinstance(action, argparse._SubParsersAction):
         return "`COMMAND`"
     if not action.option_strings:
-        return f"`{action.metavar or action.dest}`"
+        return f"`{formatter._format_args(action, formatter._get_default_metavar_for_positional(action))}`"
     if action.nargs == 0:
         return ", ".join(f"`{option}`" for option in action.option_strings)
-    metavar = action.metavar or (f"{{{','.join(map(str, action.choices))}}}" if action.choices
-                                 else action.dest.upper())
-    metavar = " ".join(metavar) if isinstance(metavar, tuple) else metavar
+    metavar = formatter._format_args(action, formatter._get_default_metavar_for_optional(action))
     return ", ".join(f"`{option} {metavar}`" for option in action.option_strings)
 
 
@@ -147,7 +146,7 @@ def prefix(action: argparse._SubParsersAction) -> tuple[str, ...]:
 
 def sentence(value: str) -> str:
     value = value.strip()
-    return value[:1].upper() + value[1:] + ("" if value.endswith((".", "!", "?", ")")) else ".")
+    return value[:1].upper() + value[1:] + ("" if value.endswith((".", "!", "?")) else ".")
 
 
 def text(value: str, *, table: bool = False) -> str:
