@@ -5,6 +5,8 @@ marker becomes the reference of every command and subcommand of ``python -m clea
 parser itself (``clearside.cli.build_parser``): its usage, its help, and each argument with its metavar, choices,
 default and help. Nothing in the page is written by hand, so it cannot drift from the code. Building the parser
 imports no model, no Streamlit and no database driver.
+
+On the Python API reference (mkdocstrings), a Sphinx role some docstrings use (``:func:`x```) shows as its code.
 """
 
 from __future__ import annotations
@@ -29,6 +31,18 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
     if EXIT_CODES in markdown:
         markdown = markdown.replace(EXIT_CODES, exit_codes())
     return markdown.replace(MARKER, cli_reference())
+
+
+# A Sphinx role left in a docstring (":func:`registry`", ":mod:`~clearside.runtime.host`") as mkdocstrings renders
+# it: the code alone is kept (a "~" keeps its last part, as Sphinx shows it).
+SPHINX_ROLE = re.compile(r":(?:func|meth|class|mod|attr|data|exc|obj|const):<code>(~?)([^<]*)</code>")
+
+
+def on_page_content(html: str, page, config, files) -> str:
+    if page.file.src_uri != "reference/api.md":
+        return html
+    return SPHINX_ROLE.sub(lambda m: f"<code>{m.group(2).rsplit('.', 1)[-1] if m.group(1) else m.group(2)}</code>",
+                           html)
 
 
 def build_parser() -> argparse.ArgumentParser:

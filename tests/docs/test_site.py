@@ -87,6 +87,11 @@ def test_the_api_reference_documents_the_modes_registry():
         assert f'id="clearside.modes.{name}"' in raw, name
 
 
+def test_the_api_reference_shows_no_sphinx_role_as_text():
+    left = re.findall(r":[a-z]+:<code>[^<]*</code>", site_kit.page_html("reference/api.md"))
+    assert left == [], f"docs/hooks.py's SPHINX_ROLE misses {left}"
+
+
 def test_the_architecture_page_is_architecture_md():
     text = (site_kit.ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
     page = html.unescape(re.sub(r"<[^>]+>", "", site_kit.page_html("architecture.md")))
