@@ -1,4 +1,4 @@
-"""MkDocs hooks of the documentation site (``hooks:`` in mkdocs.yml): the command-line reference, generated.
+"""MkDocs hooks of the documentation site (``hooks:`` in mkdocs.yml): what its pages take from the code.
 
 ``docs/reference/cli.md`` holds a short introduction and the marker ``<!-- cli-reference -->``; at build time the
 marker becomes the reference of every command and subcommand of ``python -m clearside``, read from the argument
@@ -6,7 +6,8 @@ parser itself (``clearside.cli.build_parser``): its usage, its help, and each ar
 default and help. Nothing in the page is written by hand, so it cannot drift from the code. Building the parser
 imports no model, no Streamlit and no database driver.
 
-On the Python API reference (mkdocstrings), a Sphinx role some docstrings use (``:func:`x```) shows as its code.
+docs/architecture.md includes ARCHITECTURE.md, its links made the site's. On the Python API reference
+(mkdocstrings), a Sphinx role some docstrings use (``:func:`x```) shows as its code.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ WIDTH = 78  # usage lines wrap here (the width of a code block of the theme), wh
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
+    if page.file.src_uri == "architecture.md":
+        return architecture(markdown)
     if page.file.src_uri != PAGE:
         return markdown
     if MARKER not in markdown:
@@ -31,6 +34,30 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
     if EXIT_CODES in markdown:
         markdown = markdown.replace(EXIT_CODES, exit_codes())
     return markdown.replace(MARKER, cli_reference())
+
+
+# ``[text](target)``, not an image, not inside a code span (a Markdown link of ARCHITECTURE.md)
+LINK = re.compile(r"(?<![!`])\[([^\]]+)\]\(([^)\s]+)\)")
+INCLUDE = '--8<-- "ARCHITECTURE.md"'
+
+
+def architecture(markdown: str) -> str:
+    """docs/architecture.md is ARCHITECTURE.md, included (one source). Its links are written from the repository's
+    root: one to a page of the site (``docs/design/agents.md``) becomes that page's (``design/agents.md``), one to
+    another file of the repository (the site has no copy) its path as code."""
+    if INCLUDE not in markdown:
+        raise ValueError(f"docs/architecture.md lost its {INCLUDE}: the page would be a second copy")
+
+    def link(match: re.Match) -> str:
+        text, target = match.groups()
+        if re.match(r"[a-z]+:|#", target):  # another site's address, or an anchor of this page
+            return match.group(0)
+        path, _, anchor = target.partition("#")
+        if path.startswith("docs/") and path.endswith(".md"):
+            return f"[{text}]({path.removeprefix('docs/')}{'#' + anchor if anchor else ''})"
+        return text if text.strip("`") == path else f"{text} (`{path}`)"
+
+    return markdown.replace(INCLUDE, LINK.sub(link, (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")))
 
 
 # A Sphinx role left in a docstring (":func:`registry`", ":mod:`~clearside.runtime.host`") as mkdocstrings renders
