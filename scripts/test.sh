@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Install what the tests need (idempotent; the first run compiles llama-cpp-python, 10-15 minutes, and
 # installs Debian's chromium for the browser tests and postgresql for the store's tests, which start their
-# own throwaway server on 127.0.0.1), check the code with ruff and the import rules of .importlinter, and run
-# the whole suite; any failing step fails the command. Extra arguments go to pytest.
+# own throwaway server on 127.0.0.1), check the code with ruff and the import rules of .importlinter, build the
+# documentation site with --strict (any warning fails it), and run the whole suite; any failing step fails the
+# command. Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 missing=()
@@ -17,8 +18,10 @@ fi
 # report Intel AMX without enabling it the embedded model dies with a general protection fault at its first token.
 export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}"
 python3 -m pip install --disable-pip-version-check -q -r requirements.txt
-python3 -m ruff check clearside clearside_ui tests bench app.py
+python3 -m ruff check clearside clearside_ui tests bench app.py docs/hooks.py
 # lint-imports, run from the repository root (it puts the current directory on sys.path to find the packages);
 # no cache, so nothing is left in the work tree. Called through Python: pip may put console scripts off PATH.
 python3 -c 'from importlinter.cli import lint_imports_command; lint_imports_command()' --no-logo --no-cache
+# The documentation site, into the gitignored site/ (a broken link, a missing page or a stale reference fails it).
+NO_MKDOCS_2_WARNING=1 python3 -m mkdocs build --strict --site-dir site  # not --quiet: it hides the warnings strict counts
 python3 -m pytest "$@"
