@@ -112,7 +112,7 @@ def add_parsers(sub: Any) -> None:
     listing = sub.add_parser("list", help="list saved debates, newest first")
     listing.add_argument("--format", choices=("table", "json"), default="table")
     listing.add_argument("--search", help="words to find in questions, titles, claims and hinges")
-    listing.add_argument("--kind", choices=("static", "live"))
+    listing.add_argument("--kind", choices=("static", "live", "perspectives"))
     listing.add_argument("--provider", dest="provider_filter", metavar="PROVIDER")
     listing.add_argument("--model")
     listing.add_argument("--status", choices=("running", "paused", "failed", "done"))

@@ -59,6 +59,17 @@ def test_debate_save_list_export_import_delete(db, tmp_path, capsys):
     assert [i["id"] for i in listed(capsys)] == [copy_id]
 
 
+def test_list_filters_by_each_kind_the_store_keeps(db, capsys):
+    from clearside.store import NewDebate
+    from clearside.store.records import KINDS
+
+    ids = {kind: db.create(NewDebate(kind, f"A {kind} question?", provider="scripted", model="m")) for kind in KINDS}
+    for kind in KINDS:
+        code, out, err = run(capsys, "list", "--format", "json", "--kind", kind)
+        assert code == 0, err
+        assert [item["id"] for item in json.loads(out)] == [ids[kind]]
+
+
 def test_rename_and_duplicate_succeed_from_the_command_line(db, tmp_path, capsys):
     code, _, _ = run(capsys, "debate", QUESTION, "--save", "--provider", full_script(tmp_path))
     assert code == 0
