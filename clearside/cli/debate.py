@@ -125,12 +125,14 @@ def _run_here(args: argparse.Namespace, run: DebateRun, provider: Any, options: 
                 print(f"Saving as debate {debate_id} in {safe_url(store.url)}", file=sys.stderr)
             job_id = workflow.enqueue_static(debate_id, provider, store=store, here=True, **options)
         try:
-            state = _follow(job_id, debate_id, store)
+            try:
+                state = _follow(job_id, debate_id, store)
+            except KeyboardInterrupt:
+                _say_resume(debate_id, keep)
+                raise
             if state.status != "done":
                 _save_partial(load_run(store, debate_id), args.out)
-                if keep:
-                    print("The finished sections are saved. Resume with: python -m clearside debate --resume "
-                          f"{debate_id}", file=sys.stderr)
+                _say_resume(debate_id, keep)
             here.finished(state)
             if keep:
                 print(f"Saved debate {debate_id}", file=sys.stderr)
@@ -141,6 +143,12 @@ def _run_here(args: argparse.Namespace, run: DebateRun, provider: Any, options: 
             if not keep:
                 store.delete(debate_id)
     return document
+
+
+def _say_resume(debate_id: str, keep: bool) -> None:
+    if keep:
+        print(f"The finished sections are saved. Resume with: python -m clearside debate --resume {debate_id}",
+              file=sys.stderr)
 
 
 def _follow(job_id: str, debate_id: str, store: Any) -> Any:

@@ -10,7 +10,8 @@ cancels it, and what finished stays saved.
 
 from __future__ import annotations
 
-import time
+import signal
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -47,6 +48,7 @@ def follow(job_id: str, on_entry: OnEntry | None, *, store_url: str, cancel: Cal
 
     printers = {job_id: on_entry, **(also or {})}
     seen = dict.fromkeys(printers, 0)
+    now: Any = None
 
     def drain() -> None:
         for followed, printer in printers.items():
@@ -55,17 +57,35 @@ def follow(job_id: str, on_entry: OnEntry | None, *, store_url: str, cancel: Cal
                 printer(entry)
 
     try:
-        while not (now := runtime.state(job_id, store_url)).finished:
-            if now.status == "interrupted":  # the host that ran it stopped: this one takes it over now
-                runtime.recover(job_id, store_url)
-            drain()
-            time.sleep(POLL_SECONDS)
+        with interrupts() as interrupted:
+            while not (now := runtime.state(job_id, store_url)).finished:
+                if now.status == "interrupted":  # the host that ran it stopped: this one takes it over now
+                    runtime.recover(job_id, store_url)
+                drain()
+                if interrupted.wait(POLL_SECONDS):
+                    raise KeyboardInterrupt
     except KeyboardInterrupt:
         (cancel or (lambda: runtime.cancel(job_id, store_url)))()
         steps.wait_stopped(job_id)  # the step in flight stops at its next token, keeping what finished
         raise
     drain()
     return now
+
+
+@contextmanager
+def interrupts() -> Iterator[threading.Event]:
+    """Ctrl+C as an event the follow loop reads at its next tick, while the block runs in the main thread. Raised
+    as an exception, an interrupt that lands in a library's clean-up (a destructor, a connection's finaliser) is
+    printed and dropped by Python, and the command ran on to its end as if nobody had asked."""
+    asked = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield asked
+        return
+    previous = signal.signal(signal.SIGINT, lambda *_: asked.set())
+    try:
+        yield asked
+    finally:
+        signal.signal(signal.SIGINT, previous if previous is not None else signal.default_int_handler)
 
 
 def finished(state: Any) -> None:

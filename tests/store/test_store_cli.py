@@ -317,6 +317,38 @@ def test_a_debate_killed_mid_way_keeps_its_finished_sections_and_resumes(db, tmp
     assert record.document["pro"] == json.loads(out)["pro"]
 
 
+def test_ctrl_c_stops_a_saved_debate_keeps_its_finished_sections_and_resume_finishes_it(db, capsys):
+    """Ctrl+C on ``debate --save``: the step in flight stops at its next token, the command says how to resume and
+    exits 130, the finished sections stay saved; ``--resume`` finishes the debate."""
+    from bench.latency_server import MODEL, start
+
+    with start(0, ttft=0.2, tps=40) as server:
+        env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "not-needed"}
+        process = subprocess.Popen([sys.executable, "-m", "clearside", "debate", QUESTION, "--save", "--provider",
+                                    f"openai:{MODEL}", "--retries", "1"], cwd=ROOT, env=env,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            _wait_for(lambda: bool(server.stats()["agents"].get("pro")))
+            process.send_signal(signal.SIGINT)
+            out, err = process.communicate(timeout=90)
+        finally:
+            process.kill()
+        assert process.returncode == 130 and "interrupted" in err and out == "", err
+        assert "Resume with: python -m clearside debate --resume" in err
+        assert "moderator" not in server.stats()["agents"], "nothing after the step in flight was asked"
+        [item] = Store(db.url).list().items
+        assert item.status == "paused" and "proposition" in db.sections(item.id)
+
+        os.environ.update(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="not-needed")
+        try:
+            code, out, err = run(capsys, "debate", "--resume", item.id, "--provider", f"openai:{MODEL}")
+        finally:
+            for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY"):
+                os.environ.pop(name, None)
+    assert code == 0, err
+    assert db.get(item.id).status == "done" and json.loads(out)["con"] == db.get(item.id).document["con"]
+
+
 def test_debate_needs_a_question_or_resume(db, capsys):
     assert run(capsys, "debate")[0] == 2
     code, _, err = run(capsys, "debate", "Q?", "--resume", "0123456789abcdef0123456789abcdef")
