@@ -131,8 +131,8 @@ def code_files() -> list[Path]:
     files = [ROOT / "app.py"]
     for folder in CODE_DIRS:
         files += [p for p in sorted((ROOT / folder).rglob("*")) if p.suffix in CODE_SUFFIXES and p.is_file()
-                  and "__pycache__" not in p.parts]
-    return [p for p in files if p.resolve() != SELF]
+                  and not any(part == "__pycache__" or part.startswith(".") for part in p.relative_to(ROOT).parts)]
+    return [p for p in files if p.resolve() != SELF]  # not caches: bench/.cache holds llama.cpp's own sources
 
 
 # --- the repository ------------------------------------------------------------------------------------------------
