@@ -8,16 +8,25 @@ the listed text matched after folding case, articles and punctuation.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from .. import neutrality
 from . import text as t
 from .base import LEXICAL_ONLY, Embeddings, Finding
-from .sides import duplicates, echoes
+from .sides import duplicates, echoes, garbage
 
 FLOORS = {"areas_of_agreement": 1, "core_disagreements": 1, "assumption_conflicts": 1, "evidence_gaps": 1,
           "decision_hinges": 1}
 STATEMENTS = ("areas_of_agreement", "evidence_gaps")
+# Below this cosine to the question and to everything the two sides wrote (claims, assumptions, uncertainties), a
+# moderator statement (an agreement, a description, an evidence gap, a hinge) is about another topic. Measured
+# (docs/design/requirements.md#calibration): the flagship's statements reach 0.37 and up, the contract's example's
+# 0.30 and up; health-care statements in the synthesis of a debate on a software rule 0.16-0.18 ("Will hospitals
+# hire enough nurses to shorten waiting times?"). Short labels (a topic, a root cause) are not judged: one or two
+# words embed too loosely ("Cost", "Values"), and a disagreement's description carries its topic.
+OFF_TOPIC = 0.24
+_OPTIONAL = ("root_cause", "conflict_description")
 
 
 def listed(text: str, assumptions: list[str]) -> bool:
@@ -55,16 +64,7 @@ def check(data: dict[str, Any], *, pro: dict[str, Any], con: dict[str, Any], que
                                     f"assumption conflict {i + 1} repeats an earlier pair", conflict.get(
                                         "conflict_description")))
         pairs.add(pair)
-    for path, item, short in _items(data):
-        problem = t.label_problem(item) if short else t.statement_problem(item)
-        where = "/".join(map(str, path))
-        if problem:  # a bad root cause or conflict description goes alone; a bad topic or description takes its item
-            findings.append(Finding("junk", path, f"{where} {problem}", item,
-                                    optional=path[-1] in ("root_cause", "conflict_description")))
-        elif hits := neutrality.violations(item):
-            findings.append(Finding("verdict", path, f"{where} takes a side ({hits[0].phrase!r}): describe the "
-                                    "disagreement without a verdict or recommendation", item,
-                                    optional=path[-1] in ("root_cause", "conflict_description")))
+    findings += _strings(data, pro, con, question, embeddings)
     hinges = list(data.get("decision_hinges", []))
     sims = embeddings.similarities(hinges, [question]) if question else None
     for i, hinge in enumerate(hinges):
@@ -81,3 +81,33 @@ def check(data: dict[str, Any], *, pro: dict[str, Any], con: dict[str, Any], que
                                     data[field][b]))
     return findings
 
+
+
+def _strings(data: dict[str, Any], pro: dict[str, Any], con: dict[str, Any], question: str,
+             embeddings: Embeddings) -> list[Finding]:
+    """Every moderator string: no garbage (codes, number runs, a cut sentence, nothing said), no junk, no verdict,
+    and about the debate (with embeddings)."""
+    findings: list[Finding] = []
+    strings = list(_items(data))
+    anchors = [question, *(a.get("claim", "") for side in (pro, con) for a in side.get("arguments", [])),
+               *(item for side in (pro, con) for field in ("assumptions", "uncertainties")
+                 for item in side.get(field, []))]
+    sims = embeddings.similarities([item for _, item, _ in strings], [a for a in anchors if a])
+    for row, (path, item, short) in enumerate(strings):
+        where = "/".join(map(str, path))
+        optional = path[-1] in _OPTIONAL  # a bad root cause or conflict description goes alone
+        # a hinge stays a question: a cut one is not shortened; a label is judged as a label, not a sentence
+        found = garbage(path, where, item, whole=not short and path[0] != "decision_hinges")
+        problem = t.label_problem(item) if short else t.statement_problem(item)
+        if found:
+            findings.append(dataclasses.replace(found, optional=optional))
+        elif problem:  # a bad topic or description takes its item
+            findings.append(Finding("junk", path, f"{where} {problem}", item, optional=optional))
+        elif hits := neutrality.violations(item):
+            findings.append(Finding("verdict", path, f"{where} takes a side ({hits[0].phrase!r}): describe the "
+                                    "disagreement without a verdict or recommendation", item, optional=optional))
+        elif sims is not None and not short and path[-1] != "conflict_description" and float(
+                sims[row].max()) < OFF_TOPIC:  # a conflict description is tied to the debate by its pair
+            findings.append(Finding("off_topic", path, f"{where} is not about this debate's proposition or "
+                                    "either side's case", item, optional=optional))
+    return findings

@@ -4,7 +4,8 @@
 by the user's text or be a generic scope ("Global", "the next few years"). A past
 year is never a scope for a question about what to do. An inferred ``domain`` names a
 field of knowledge related to the question, never a year or a place the user's text lacks. ``normalized_question``
-must stay close to the user's question and add no loaded words.
+must stay close to the user's question, add no loaded words and keep its polarity (a negation added or removed
+puts the user's own question back).
 """
 
 from __future__ import annotations
@@ -130,6 +131,13 @@ def check(data: dict[str, Any], *, raw_input: str, user_context: dict[str, str],
             findings.append(Finding("junk", ("context", name), f"context {name} {value!r} {problem}", value))
     question = data.get("normalized_question") or ""
     fallback = raw_input.strip()
+    if question and t.negations(question) % 2 != t.negations(raw_input) % 2:
+        # "Should our team rewrite ...?" normalized to "We should not rewrite ...": the headline would say the
+        # opposite of what the user asked while FOR argues for it. The user's own question goes back.
+        findings.append(Finding("polarity_flip", ("normalized_question",),
+                                "normalized_question adds or removes a negation and so asks the opposite of the "
+                                "user's question: keep its polarity", question, "replace", fallback))
+        return findings
     loaded = t.loaded_words(question, raw_input)
     if loaded:
         findings.append(Finding("loaded_question", ("normalized_question",),

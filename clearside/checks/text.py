@@ -216,3 +216,137 @@ YEAR = re.compile(r"\b(1[5-9]\d{2}|20\d{2}|2100)s?\b")
 
 def years(text: str) -> list[int]:
     return [int(y) for y in YEAR.findall(text)]
+
+
+# ---------------------------------------------------------------- cut sentences (issue 36)
+# A string the decoder's length cap ended stops where the cap fell: on an article, a preposition, a conjunction,
+# a possessive or a comma. Without a final stop any of these ends a cut; with one ("protecting the.") only the
+# words no English sentence ends on.
+_CUT_OPEN = _DANGLING | frozenset([
+    "its", "their", "our", "your", "my", "whose", "whether", "into", "towards", "toward", "between", "including",
+    "nor", "for", "about", "against", "among", "across", "during", "without", "within", "through", "via", "per"
+])  # never "in", "on", "most", "is"...: "what matters most", "the rules it is built on" end a sentence
+_CUT_CLOSED = _NEVER_LAST | frozenset([
+    "its", "their", "our", "your", "my", "whose", "nor", "towards", "toward", "between", "including", "into",
+    "than", "because", "the", "with", "from", "which"
+])
+_STOPS = (".", "?", "!")
+# Subordinate openers: "Although costs rise," is no statement on its own.
+_SUBORDINATE = frozenset(["although", "though", "because", "if", "when", "while", "since", "unless", "whereas",
+                          "as", "after", "before", "once", "until", "whether", "even", "despite", "by", "with",
+                          "for", "to", "in", "from", "that", "which", "who", "and", "or", "but"])
+_BOUNDARY = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'“])|\s*[,;:]\s+|\s+[-–—]+\s+")
+
+
+@cache
+def _prefixes() -> frozenset[str]:
+    """Every proper prefix of 3+ letters of the vocabulary's words (a word the cap cut in two is one)."""
+    return frozenset(word[:k] for word in vocabulary() for k in range(3, len(word)))
+
+
+def cut_problem(text: str) -> str | None:
+    """Why ``text`` looks cut off mid-phrase (at a length limit), or None."""
+    stripped = text.rstrip()
+    tokens = words(stripped)
+    if not tokens:
+        return None
+    last = re.findall(r"[A-Za-z0-9'’]+", stripped)[-1]
+    if re.search(r"\w-\w+[.?!]?$", stripped):
+        return None  # a compound ("lock-in", "opt-out") ends on a particle by right
+    if stripped.endswith((",", ";", ":", "-", "–", "(", "/", "&")):
+        return "stops mid-sentence, at a comma or dash"
+    if stripped.endswith(_STOPS):
+        if tokens[-1] in _CUT_CLOSED and last != "A":
+            return f"stops mid-phrase, at {tokens[-1]!r}"
+        return None
+    if tokens[-1] in _CUT_OPEN and last != "A" or tokens[-2:] == ["such", "as"]:
+        return f"stops mid-phrase, at {tokens[-1]!r}"
+    vocab = vocabulary()
+    if (last.islower() and last.isalpha() and len(last) >= 3 and vocab and not known(last, vocab)
+            and last in _prefixes()):
+        return f"stops mid-word, at {last!r}"
+    return None
+
+
+def whole_part(text: str) -> str | None:
+    """``text`` ended at its last complete sentence or clause that is still a statement, or None."""
+    for match in reversed(list(_BOUNDARY.finditer(text))):
+        head = text[: match.start()].rstrip(" ,;:-–—")
+        sentence = head if head.endswith(_STOPS) else f"{head}."
+        tokens = words(head)
+        if (len(tokens) < 4 or tokens[0] in _SUBORDINATE or not has_verb(tokens) or cut_problem(sentence)
+                or statement_problem(sentence, verb=True)):
+            continue
+        return sentence
+    return None
+
+
+# ---------------------------------------------------------------- soups and empty statements (issue 36)
+_ALNUM = re.compile(r"[A-Za-z0-9]+")
+_RUNS = re.compile(r"[A-Za-z]+|[0-9]+")
+_NUMBERS = re.compile(r"\d+(?:[/.:,\-]\d+)*")
+CODE_RUNS = 5  # "D2A4B3E05": an identifier, never a word ("B2B", "H100", "IPv6" have 2-3 runs)
+CODE_SHARE = 0.5  # at least this share of the tokens letter-digit codes ("P1 C2 D3 E4"), and at least 3 of them
+NUMBER_GROUPS = 5  # digit groups joined by punctuation alone ("2019/3/7/48.56"; a date has 3, a range 2)
+
+
+def code_soup(text: str) -> str | None:
+    """Why ``text`` is letter-digit codes or identifiers instead of words, or None."""
+    tokens = _ALNUM.findall(text)
+    codes = [tok for tok in tokens if re.search(r"[A-Za-z]", tok) and re.search(r"\d", tok)]
+    if any(len(_RUNS.findall(tok)) >= CODE_RUNS for tok in codes):
+        return "is an identifier or code, not words"
+    if len(codes) >= 3 and len(codes) >= CODE_SHARE * len(tokens):
+        return f"is a run of codes ({' '.join(codes[:4])} ...), not words"
+    return None
+
+
+def number_soup(text: str) -> str | None:
+    """Why ``text`` is a run of dates and numbers instead of words, or None."""
+    clusters = _NUMBERS.findall(text)
+    groups = sum(len(re.findall(r"\d+", c)) for c in clusters)
+    longest = max((len(re.findall(r"\d+", c)) for c in clusters), default=0)
+    letters = [w for w in re.findall(r"[A-Za-z]{2,}", text)]
+    if longest >= NUMBER_GROUPS or (groups >= 6 and groups > 2 * len(letters)):
+        return "is a run of dates and numbers, not a statement"
+    return None
+
+
+# Words that say a point exists without saying it: "This is based on several key points. The first, the second."
+_VACUOUS = frozenset([
+    "based", "several", "key", "point", "main", "first", "second", "third", "fourth", "last", "following",
+    "reason", "various", "number", "important", "factor", "aspect", "thing", "way", "many", "consideration",
+    "also", "further", "argument", "case", "issue", "matter", "mentioned", "above", "below", "one", "two", "three",
+    "etc", "other", "another", "different", "certain", "lot", "lots", "list", "make", "made", "below", "include",
+    "includes", "including", "like", "follow", "follows", "next", "finally", "lastly", "firstly", "secondly",
+    "thirdly", "additionally", "furthermore", "moreover", "well", "just", "say", "said", "explain", "explained",
+    "reasons", "points", "factors", "aspects", "things", "ways", "considerations", "arguments", "cases", "issues"
+])
+
+
+def empty_statement(text: str) -> str | None:
+    """Why ``text`` says nothing (every content word only announces points), or None."""
+    found = [w for w in words(text) if w not in STOPWORDS]
+    if found and all(w in _VACUOUS or stem(w) in _VACUOUS for w in found):
+        return "says nothing: it announces points without making one"
+    return None
+
+
+# "The premise is that the city should ...": a claim that describes the proposition instead of arguing.
+_FRAMING = re.compile(r"(?i)^\s*(?:the|this|our|my)\s+(?:premise|proposition|question|proposal|motion|idea|"
+                      r"issue|debate|topic|case|claim|argument)\s+(?:here\s+)?(?:is|asks|concerns|states|says)"
+                      r"\s+(?:that|whether|about|if)?\s*")
+
+
+def framed_restatement(text: str, question: str) -> bool:
+    """``text`` opens by naming the proposition ("The premise is that ...") and then restates it."""
+    match = _FRAMING.match(text)
+    return bool(match) and containment(question, text[match.end():]) >= 0.6
+
+
+_NEGATIONS = frozenset({"not", "no", "never", "cannot", "nor", "neither"})
+
+
+def negations(text: str) -> int:
+    """How many negations ``text`` holds ("not", "never", "shouldn't" ...)."""
+    return sum(1 for w in words(text.replace("’", "'")) if w in _NEGATIONS or w.endswith("n't"))

@@ -290,10 +290,11 @@ SIDE_CASES = {
                           [("duplicate_claim", ("arguments", 3))], []),  # only the embeddings see it
     # without embeddings topic is not judged: shared words would drop real arguments ("scalability")
     "off-topic argument": (_off_topic, [("off_topic", ("arguments", 1))], []),
+    # "The impact of" stops mid-phrase: a cut sentence, which no clause of its own can end
     "labels and fragments": (_labels, [("not_a_statement", ("assumptions", 0)),
-                                       ("not_a_statement", ("assumptions", 1)),
+                                       ("cut_sentence", ("assumptions", 1)),
                                        ("not_a_statement", ("uncertainties", 0))],
-                             [("not_a_statement", ("assumptions", 0)), ("not_a_statement", ("assumptions", 1)),
+                             [("not_a_statement", ("assumptions", 0)), ("cut_sentence", ("assumptions", 1)),
                               ("not_a_statement", ("uncertainties", 0))]),
     "one category": (_one_category, [("one_category", ("arguments", 2))], [("one_category", ("arguments", 2))]),
 }
@@ -322,11 +323,11 @@ def test_not_a_statement_says_why():
     data["assumptions"] = ["Cost", "Teams will need more time to understand the impact of"]
     data["uncertainties"] = ["Team skills", "Whether the vendor survives the next decade is unclear"]
     findings = side_findings(data)
-    assert found(findings) == [("not_a_statement", ("assumptions", 0)), ("not_a_statement", ("assumptions", 1)),
+    assert found(findings) == [("not_a_statement", ("assumptions", 0)), ("cut_sentence", ("assumptions", 1)),
                                ("not_a_statement", ("uncertainties", 0))]
     messages = [f.message for f in findings]
     assert "bare label of 1 word" in messages[0] and "write a full sentence" in messages[0]
-    assert "fragment" in messages[1] and "'of'" in messages[1]
+    assert "stops mid-phrase" in messages[1] and "'of'" in messages[1] and "complete sentence" in messages[1]
     assert "bare label of 2 words" in messages[2]
 
 
@@ -654,9 +655,9 @@ def test_a_small_model_is_reasked_without_its_failed_reply(provider, small):
         assert not [claim for claim in off_claims if claim in added]
 
 
-def test_a_drop_that_exposes_a_new_finding_is_settled_before_the_reply_is_accepted(provider):
-    """A summary point about an off-topic claim passes beside that claim; once the claim is dropped, the point is
-    about nothing left, and the second look drops it too."""
+def test_a_summary_point_about_an_off_topic_claim_goes_with_that_claim(provider):
+    """A summary point about an off-topic claim is judged beside the on-topic claims only (an off-topic argument
+    vouches for nothing; before checks 1.3.0 it took a second look after the claim was dropped): both go."""
     pro = side_reply("pro", arguments=4)
     category, claim, explanation = OFF_TOPIC_ARGUMENTS[2]
     pro["arguments"][3] = {"category": category, "claim": claim, "explanation": explanation,
@@ -667,8 +668,9 @@ def test_a_drop_that_exposes_a_new_finding_is_settled_before_the_reply_is_accept
     assert calls(provider)["pro"] == 1
     assert document.pro.dump()["executive_summary"] == side_reply("pro")["executive_summary"]
     assert "Saturn" not in json.dumps(document.pro.dump())
-    assert items(document.dump()["quality"], "pro") == [("off_topic", "arguments/3", "dropped"),
-                                                        ("off_topic", "executive_summary/3", "dropped")]
+    # the summary is judged beside the on-topic arguments only, so both go in the first look
+    assert items(document.dump()["quality"], "pro") == [("off_topic", "executive_summary/3", "dropped"),
+                                                        ("off_topic", "arguments/3", "dropped")]
     assert not [f for f in checks.document_findings(document.dump(), EMB) if f[0] == "pro"]
 
 

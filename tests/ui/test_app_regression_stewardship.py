@@ -10,6 +10,7 @@ import app_kit
 from app_kit import REGRESSION, AppTest, run
 from app_kit import of_kind as texts
 
+from clearside.checks import CHECKS_VERSION
 from clearside.providers.scripted import ScriptedProvider
 from clearside.quality import metrics
 from clearside.quality.baseline import bless
@@ -81,13 +82,13 @@ def test_blessing_needs_a_note_warns_when_not_better_and_the_history_is_shown(st
 
 def test_a_version_change_is_refused_until_ticked_and_other_differences_are_notes(store):
     save(store, "a" * 32, 0.0, pinned())
-    save(store, "b" * 32, 0.0, pinned(metric_suite="2.0.0 (checks 1.2.0)", clearside="0.2.0"))
+    save(store, "b" * 32, 0.0, pinned(metric_suite=f"2.0.0 (checks {CHECKS_VERSION})", clearside="0.2.0"))
     bless(store, "a" * 32, note="first")
     at = page()
     assert at.selectbox(key="rg_batch").value == "b" * 32
     warnings = texts(at, "warning")
-    assert "Not comparable with the baseline: metric suite 1.0.0 (checks 1.2.0) in the baseline, 2.0.0 (checks " \
-           "1.2.0) in this batch" in warnings
+    assert (f"Not comparable with the baseline: metric suite 1.0.0 (checks {CHECKS_VERSION}) in the baseline, "
+            f"2.0.0 (checks {CHECKS_VERSION}) in this batch") in warnings
     assert "cannot be compared across a version change" in warnings and "tick" in warnings
     assert not [d for d in at.dataframe if "p (Holm)" in d.value.columns], "refused: no paired table"
     at.checkbox(key="rg_cmp_allow").check()

@@ -1,0 +1,300 @@
+"""Issue 36: what a reader calls garbage and the checks before 1.3.0 let through.
+
+Each check is tested on the wording the issue quotes from real debates (cut sentences, letter-digit codes, date
+soup, a claim that says nothing, a restated premise, a flipped question), and on an off-topic health-care case of
+our own in a debate on a software rule; each of these tests fails on the checks of 1.2.0. Controls show that
+ordinary wording (compounds, model names, years) is left alone.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+from helpers import QUESTION, fixture_dict, moderator_reply, orchestrator_reply, scripted_debate, side_reply
+
+from clearside import agents, checks, prompts
+from clearside.checks import moderator as moderator_checks
+from clearside.checks import proposition as proposition_checks
+from clearside.checks import sides as side_checks
+from clearside.checks import text as t
+from clearside.providers.scripted import ScriptedProvider
+from clearside.static.engine import Engine
+from clearside.static.run import DebateRun
+
+EMB = checks.Embeddings(enabled=True)
+LEX = checks.LEXICAL_ONLY
+CLEAN_ORCHESTRATOR = orchestrator_reply(timeframe="The next few years")
+CITY = "Should a mid-sized city ban private cars from its historic center?"
+# The issue's cut sentences (the tails are the model's words; the openings ours where the issue elides them).
+CUT_WITH_A_CLAUSE = ("Cloud providers must follow the same privacy rules as banks, which includes ensuring that "
+                     "all data,")
+CUT_PROTECTING = "The city must take a step towards protecting the."
+CUT_SAVING = "It's not just about saving a"
+CODES = "P1 C2 D3 E4 F5 G6 H7 I8 J9 KI"
+DATES = "SELF-CLAIMING - 2019/3/7/48.56:43.37.2019-3,15.45; SEPTEMBER 2019 / ..."
+SAYS_NOTHING = "This is based on several key points. The first, the second."
+
+
+def found(findings) -> list[tuple[str, tuple]]:
+    return [(f.check, f.path) for f in findings]
+
+
+def side_findings(data, embeddings=LEX, question=QUESTION):
+    return side_checks.check(data, question=question, raw_input=question, embeddings=embeddings)
+
+
+def moderator_findings(data, embeddings=LEX, pro=None, con=None, question=QUESTION):
+    return moderator_checks.check(data, pro=pro or side_reply("pro"), con=con or side_reply("con"),
+                                  question=question, embeddings=embeddings)
+
+
+# ---------------------------------------------------------------- cut sentences
+
+
+@pytest.mark.parametrize(("text", "ended"), [
+    (CUT_WITH_A_CLAUSE, "Cloud providers must follow the same privacy rules as banks."),
+    ("Costs fall for small teams. Each service can then be scaled on its own with the", "Costs fall for small teams."),
+    (CUT_PROTECTING, None),
+    (CUT_SAVING, None),
+    ("Although the migration costs money, the team and the", None),  # a subordinate clause alone is no statement
+])
+def test_a_cut_sentence_is_found_and_ended_at_its_last_whole_clause(text, ended):
+    assert t.cut_problem(text)
+    assert t.whole_part(text) == ended
+
+
+@pytest.mark.parametrize("text", [
+    "AI infrastructure is scaling faster than democratic governance.",
+    "Pro: independent scaling of each microservice lowers infrastructure cost",  # no final stop, ends on a noun
+    "Infrastructure build-out creates lock-in",  # a compound ends on a particle by right
+    "Teams can adopt Kotlin",
+    "Governance does not require a freeze; it requires iteration.",
+    "Vitamin A.",
+])
+def test_whole_sentences_are_not_cut(text):
+    assert t.cut_problem(text) is None
+
+
+def test_cut_claims_explanations_and_summary_items_are_caught_where_they_were_accepted():
+    data = side_reply("pro")
+    data["arguments"][0]["explanation"] = CUT_WITH_A_CLAUSE
+    data["arguments"][1]["claim"] = CUT_SAVING
+    data["executive_summary"][2] = CUT_PROTECTING
+    findings = {f.path: f for f in side_findings(data) if f.check == "cut_sentence"}
+    assert set(findings) == {("arguments", 0, "explanation"), ("arguments", 1, "claim"), ("executive_summary", 2)}
+    ended = findings[("arguments", 0, "explanation")]
+    assert (ended.repair, ended.replacement) == ("replace", "Cloud providers must follow the same privacy rules as "
+                                                           "banks.")
+    assert findings[("arguments", 1, "claim")].repair == "drop"
+    assert "complete sentence" in findings[("executive_summary", 2)].message
+
+
+def test_a_debate_stores_no_fragment_and_records_what_was_ended_early_or_dropped():
+    provider = ScriptedProvider()
+    pro = side_reply("pro")
+    pro["arguments"][0]["explanation"] = CUT_WITH_A_CLAUSE
+    pro["executive_summary"][2] = CUT_PROTECTING
+    moderator = moderator_reply()
+    moderator["areas_of_agreement"][1] = ("Moderator: both sides see that splitting a monolith into services "
+                                          "takes months, and the")
+    scripted_debate(provider, orchestrator=CLEAN_ORCHESTRATOR, pro=pro, moderator=moderator)
+    document = Engine(provider, embeddings=EMB, retries=2).run(DebateRun.from_input(QUESTION)).dump()
+    assert provider.requests_for("pro") and len(provider.requests_for("pro")) == 1  # repaired, not re-asked
+    shown = json.dumps({k: document[k] for k in ("pro", "con", "moderator")})
+    for fragment in (CUT_WITH_A_CLAUSE, CUT_PROTECTING, "and the"):
+        assert fragment not in shown
+    assert document["pro"]["arguments"][0]["explanation"] == ("Cloud providers must follow the same privacy rules "
+                                                              "as banks.")
+    record = document["quality"]["agents"]
+    assert [(i["check"], i["path"], i["action"]) for i in record["pro"]["items"]] == [
+        ("cut_sentence", "arguments/0/explanation", "replaced"), ("cut_sentence", "executive_summary/2", "dropped")]
+    assert [(i["check"], i["action"]) for i in record["moderator"]["items"]] == [("cut_sentence", "replaced")]
+
+
+def test_a_cut_list_at_its_floor_is_reasked():
+    provider = ScriptedProvider()
+    pro = side_reply("pro")
+    pro["assumptions"] = [CUT_PROTECTING, "Teams will need time to learn the impact of the"]
+    scripted_debate(provider, orchestrator=CLEAN_ORCHESTRATOR, pro=pro)
+    provider.enqueue(side_reply("pro"), agent="pro")
+    document = Engine(provider, embeddings=LEX, retries=2, mend=False).run(DebateRun.from_input(QUESTION)).dump()
+    assert len(provider.requests_for("pro")) == 2
+    assert "stops mid-phrase" in provider.requests_for("pro")[1].messages[-1]["content"]
+    assert document["pro"]["assumptions"] == side_reply("pro")["assumptions"]
+
+
+# ---------------------------------------------------------------- code and number soup
+
+
+def test_code_soup_in_a_synthesis_is_caught_in_descriptions_root_causes_and_topics():
+    data = moderator_reply()
+    data["core_disagreements"][0].update(description=CODES, root_cause="C1 C2 D3 E4")
+    data["core_disagreements"].append({"topic": "C1-D2A4B3E05", "description": "Moderator: the two sides weigh "
+                                       "the cost of running many services differently"})
+    findings = moderator_findings(data)
+    assert found(findings) == [("code_soup", ("core_disagreements", 0, "description")),
+                               ("code_soup", ("core_disagreements", 0, "root_cause")),
+                               ("code_soup", ("core_disagreements", 1, "topic"))]
+    assert [f.target for f in findings] == [("core_disagreements", 0), ("core_disagreements", 0, "root_cause"),
+                                            ("core_disagreements", 1)]
+
+
+def test_number_soup_is_caught_in_hinges_and_evidence_gaps():
+    data = moderator_reply()
+    data["decision_hinges"][0] = DATES
+    data["evidence_gaps"][1] = DATES
+    checked = found(moderator_findings(data))
+    assert ("number_soup", ("decision_hinges", 0)) in checked
+    assert ("number_soup", ("evidence_gaps", 1)) in checked
+
+
+@pytest.mark.parametrize("text", ["G7 and G20 leaders disagree on the rules", "CO2 and PM2.5 limits tighten",
+                                  "H100 and A100 GPUs cost more every year", "B2B sales grow in 2025 and 2026",
+                                  "Costs rose 12% from 2019 to 2023, 3.5 times the 2010-2015 rate"])
+def test_codes_and_numbers_in_ordinary_sentences_are_not_soup(text):
+    assert t.code_soup(text) is None and t.number_soup(text) is None
+
+
+def test_code_soup_in_an_argument_is_caught():
+    data = side_reply("pro")
+    data["arguments"][2]["claim"] = "C1 C2 D3 E4 improve the system"
+    assert ("code_soup", ("arguments", 2, "claim")) in found(side_findings(data))
+
+
+# ---------------------------------------------------------------- claims that say nothing, or restate the question
+
+
+def test_a_claim_that_says_nothing_is_caught():
+    data = side_reply("pro")
+    data["arguments"][1]["claim"] = SAYS_NOTHING
+    assert found(side_findings(data)) == [("empty_claim", ("arguments", 1, "claim"))]
+
+
+def test_a_claim_that_restates_the_premise_is_an_echo():
+    data = side_reply("pro")
+    data["arguments"][0]["claim"] = "The premise is that the city should ban private cars from its historic center."
+    # (the other arguments, about microservices, are off this question's topic)
+    assert [f.check for f in side_findings(data, EMB, question=CITY) if f.path[:2] == ("arguments", 0)] == [
+        "echoed_question"]
+
+
+def test_a_claim_that_names_the_premise_and_argues_is_no_echo():
+    data = side_reply("pro")
+    data["arguments"][0]["claim"] = "The premise is that fewer cars means cleaner air for the people who live there."
+    assert "echoed_question" not in {f.check for f in side_findings(data, EMB, question=CITY)}
+
+
+def test_an_assumption_that_repeats_a_claim_is_caught():
+    data = side_reply("pro")
+    data["assumptions"][0] = data["arguments"][1]["claim"]  # word for word
+    data["assumptions"][1] = data["arguments"][2]["claim"].replace("Pro: ", "") + "."
+    assert found(side_findings(data, EMB)) == [("assumption_repeats_claim", ("assumptions", 0)),
+                                               ("assumption_repeats_claim", ("assumptions", 1))]
+
+
+# ---------------------------------------------------------------- the question's polarity
+
+
+def test_a_normalized_question_that_flips_the_users_question_is_replaced():
+    raw = "Should our team rewrite the billing service in Rust?"
+    data = {"raw_input": raw, "normalized_question": "We should not rewrite the billing service in Rust"}
+    findings = proposition_checks.check(data, raw_input=raw, user_context={}, year_now=2026, embeddings=EMB)
+    assert [(f.check, f.repair, f.replacement) for f in findings] == [("polarity_flip", "replace", raw)]
+    outcome = checks.repair(data, findings, {}, last_attempt=False)
+    assert outcome.data["normalized_question"] == raw and outcome.done[0][1] == "replaced"
+
+
+@pytest.mark.parametrize(("raw", "normalized"), [
+    ("Should our team rewrite the billing service in Rust?", "Should our team rewrite its billing service in Rust?"),
+    ("Shouldn't we stop deploying on Fridays?", "Should the team not deploy on Fridays?"),
+])
+def test_a_rephrasing_that_keeps_the_polarity_stays(raw, normalized):
+    data = {"raw_input": raw, "normalized_question": normalized}
+    findings = proposition_checks.check(data, raw_input=raw, user_context={}, year_now=2026, embeddings=EMB)
+    assert "polarity_flip" not in {f.check for f in findings}
+
+
+# ---------------------------------------------------------------- off topic (MiniLM, calibrated)
+SBOM = "Should the EU require software vendors to publish a software bill of materials for every product they sell?"
+SBOM_ARGUMENTS = [
+    ("technical", "A published bill of materials lets buyers find vulnerable components within hours of a disclosure.",
+     "When a flaw like Log4Shell appears, customers can search the lists instead of waiting for each vendor."),
+    ("economic", "A common format lowers the cost of security audits for small public agencies.",
+     "Auditors can compare machine-readable lists instead of asking every supplier for the same information."),
+    ("social", "Universal health coverage lowers the cost of hospital care for low-income families.",
+     "Families without insurance delay treatment until an emergency, which costs hospitals and patients more."),
+]
+HEALTH_SUMMARY = "Universal health coverage would make hospital care affordable for every family."
+
+
+def sbom_side() -> dict:
+    return {"executive_summary": ["A published bill of materials shows buyers which components a product contains.",
+                                  "Vendors keep their dependencies up to date when the list is public.",
+                                  HEALTH_SUMMARY],
+            "arguments": [{"category": c, "claim": claim, "explanation": why, "evidence_type": "projection",
+                           "confidence": "medium"} for c, claim, why in SBOM_ARGUMENTS],
+            "assumptions": ["Buyers have the tools to read a machine-readable bill of materials.",
+                            "Vendors can generate the list automatically from their build systems."],
+            "uncertainties": ["Small vendors may struggle with the cost of keeping the lists current.",
+                              "Attackers might use the published lists to find targets."]}
+
+
+def test_a_health_care_argument_and_its_summary_point_are_off_topic_in_a_software_rule_debate():
+    findings = side_checks.check(sbom_side(), question=SBOM, raw_input=SBOM, embeddings=EMB)
+    # before 1.3.0 the summary point passed beside the health-care claim it sums up
+    assert found(findings) == [("off_topic", ("executive_summary", 2)), ("off_topic", ("arguments", 2))]
+
+
+def test_health_care_statements_in_the_synthesis_of_a_software_rule_debate_are_off_topic():
+    side = sbom_side()
+    del side["arguments"][2]
+    data = moderator_reply()
+    data["areas_of_agreement"] = ["Both sides agree that knowing a product's components helps to fix "
+                                  "vulnerabilities.",
+                                  "Both sides agree that patients deserve shorter waiting times in emergency rooms."]
+    data["evidence_gaps"] = ["Data on how often buyers actually read published component lists.",
+                             "Data on how many nurses leave hospitals each year because of burnout."]
+    data["decision_hinges"] = ["How many vendors can generate a bill of materials from their existing build tools?",
+                               "Will hospitals hire enough nurses to shorten waiting times?"]
+    data["core_disagreements"][0].update(topic="Transparency vs trade secrets",
+                                         description="They weigh public component lists against trade secrets.",
+                                         root_cause="Different views of what vendors owe their buyers.")
+    for conflict in data["assumption_conflicts"]:
+        conflict.update(pro_assumption=side["assumptions"][0], con_assumption=side["assumptions"][1])
+    findings = moderator_checks.check(data, pro=side, con=side, question=SBOM, embeddings=EMB)
+    assert found(findings) == [("off_topic", ("areas_of_agreement", 1)), ("off_topic", ("evidence_gaps", 1)),
+                               ("off_topic", ("decision_hinges", 1))]
+
+
+@pytest.mark.parametrize("document", ["contract example", "flagship reference"])
+def test_the_calibration_documents_lose_no_item(document):
+    from clearside.quality.references import flagship
+
+    doc = fixture_dict() if document == "contract example" else flagship().document
+    assert checks.document_findings(copy.deepcopy(doc), EMB) == []
+
+
+# ---------------------------------------------------------------- what a finished document reports
+
+
+def test_document_findings_report_the_new_kinds():
+    doc = fixture_dict()
+    doc["pro"]["arguments"][0]["explanation"] = CUT_WITH_A_CLAUSE
+    doc["con"]["arguments"][0]["claim"] = SAYS_NOTHING
+    doc["moderator"]["core_disagreements"][0]["description"] = CODES
+    doc["moderator"]["evidence_gaps"][0] = DATES
+    assert sorted((agent, f.check) for agent, f in checks.document_findings(doc, LEX)) == [
+        ("con", "empty_claim"), ("moderator", "code_soup"), ("moderator", "number_soup"), ("pro", "cut_sentence")]
+
+
+# ---------------------------------------------------------------- the prompts ask for sentences that fit
+
+
+def test_the_prompts_ask_for_sentences_shorter_than_their_caps():
+    advocate, moderator = prompts.load("advocate").user, prompts.load("moderator").user
+    claim = int(advocate.split("claim of at most ")[1].split()[0])
+    explanation = int(advocate.split("explanation of at most ")[1].split()[0])
+    sentence = int(moderator.split("at most ")[1].split()[0])
+    assert claim < agents.CLAIM and explanation < agents.LONG and sentence < agents.SENTENCE
