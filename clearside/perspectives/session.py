@@ -14,7 +14,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_serializer
 
 from ..errors import InputError
 from ..inputs import clean
@@ -106,6 +106,11 @@ class Session(BaseModel):
     error: str = ""
     cancelled: bool = False  # the user stopped the step in flight; resuming runs that step again
     created_at: str = Field(default_factory=_now)
+
+    @field_serializer("quality")
+    def _quality(self, quality: dict[str, AgentQuality]) -> dict[str, Any]:
+        """Saved as the debates' quality record is: an item without text has no ``text`` key (never null)."""
+        return {step: record.model_dump(mode="json", exclude_none=True) for step, record in quality.items()}
 
     def enter(self, state: str) -> None:
         allowed = allowed_next(self.state, self.max_rounds)
@@ -201,7 +206,8 @@ class Session(BaseModel):
         keys = ("session_id", "state", "state_history", "original_user_prompt", "clarification_questions",
                 "clarification_answers", "skipped_questions", "merged_user_prompt", "max_rounds", "round_outputs",
                 "summaries", "synthesis", "quality", "provider", "error")
-        return {key: data[key] for key in keys}
+        # skipped_questions and quality only where there are some: a session saved before them exports as it did
+        return {key: data[key] for key in keys if data[key] or key not in ("skipped_questions", "quality")}
 
 
 def check_rounds(rounds: int) -> int:

@@ -12,7 +12,7 @@ import json
 
 import pytest
 from helpers import run_cli, script_file
-from perspectives_kit import ANSWERS, QUESTION, clarifier_reply, script, synthesis_reply
+from perspectives_kit import ANSWERS, QUESTION, clarifier_reply, compression_reply, script, synthesis_reply
 
 from clearside.checks import LEXICAL_ONLY, Embeddings
 from clearside.errors import InputError
@@ -36,11 +36,12 @@ def prompt_of(request) -> str:
 
 
 def mortgage_run(questions: list[list[str]], *, semantic: bool = True, retries: int = 2, rounds: int = 1,
-                 synthesis: list | None = None):
+                 **replies: list):
+    """A session on the mortgage question whose clarifier writes ``questions`` (one list per attempt);
+    ``replies``: other agents' replies in place of the script's (``synthesis=[...]``, ``B=[...]``)."""
     queues = script(rounds)
     queues["perspectives-clarifier"] = [{"questions": q} for q in questions]
-    if synthesis is not None:
-        queues["perspectives-synthesis"] = synthesis
+    queues.update({f"perspectives-{agent}": items for agent, items in replies.items()})
     provider = ScriptedProvider(script=queues)
     run = PerspectivesRun.create(MORTGAGE, provider, rounds=rounds, store=open_store(), retries=retries)
     run.embeddings = Embeddings() if semantic else LEXICAL_ONLY
@@ -203,3 +204,13 @@ def test_a_label_in_place_of_a_sentence_is_asked_again():
                                   "Trust matters most to you both"])
 def test_plain_conclusions_pass(text):
     assert text_problem(text, "sentence") is None
+
+
+def test_a_record_item_without_text_saves_and_loads():
+    steps = compression_reply("B1")
+    steps["next_steps"].append(dict(steps["next_steps"][0]))  # an exact repeat of a step: dropped, with no text
+    run, _ = mortgage_run([SPECIFIC], B=[steps])
+    session = answered(run)
+    [item] = session.quality["ROUND_1_B"].items
+    assert item.check == "exact_repeat" and item.text is None
+    assert load(open_store(), session.session_id).quality == session.quality
