@@ -1,5 +1,5 @@
-"""The Perspectives page and issue 36 (AppTest, scripted provider): a question handed back or asking nothing is not
-shown at the gate, a question is skipped with its Skip control and the session goes on, a session whose checks
+"""The Perspectives page's checks and Skip (AppTest, scripted provider): a question handed back or asking nothing
+is not shown at the gate, a question is skipped with its Skip control and the session goes on, a session whose checks
 flagged what it shows is never under a green "Complete", and the tiny-model notice shows for a session run on the
 embedded demonstration model."""
 

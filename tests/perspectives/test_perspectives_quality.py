@@ -1,9 +1,9 @@
-"""Perspectives mode's substance checks and skipped questions (issue 36), on the scripted provider.
+"""Perspectives mode's substance checks and skipped questions, on the scripted provider.
 
 The clarifier's questions that hand the person's question back or ask nothing specific are dropped, or re-asked
 when none is left (with the MiniLM and on words alone); a question the person skips is merged as skipped, and the
 later agents are told so, on the API and on the command line; label-only text in the synthesis is dropped,
-re-asked, or at last kept and flagged. The wording is the issue's own, from real sessions on the embedded model.
+re-asked, or at last kept and flagged. The wording is real: what sessions on the embedded model wrote.
 """
 
 from __future__ import annotations
@@ -23,12 +23,12 @@ from clearside.providers.scripted import ScriptedProvider
 from clearside.store import open_store
 
 MORTGAGE = "Should I co-sign my sister's mortgage?"
-# what the clarifier asked on the embedded model (issue 36): the person's own question, and nothing specific
+# what the clarifier asked on the embedded model: the person's own question, and nothing specific
 ECHO, VAGUE = "Should I co-sign my sister's mortgage?", "What should I do?"
 SPECIFIC = ["Has your sister ever missed a loan or rent payment?",
             "How much of the payment could you cover if she stopped paying?"]
-LABEL = "DISCIPLINARY DEMOCRACY 2018-2023 (S.A.)"  # a synthesis conclusion on the embedded model (issue 36)
-SOUP = "SELF-CLAIMING - 2019/3/7/48.56:43.37.2019-3,15.45; SEPTEMBER 2019"  # a decision hinge there (issue 36)
+LABEL = "DISCIPLINARY DEMOCRACY 2018-2023 (S.A.)"  # a synthesis conclusion on the embedded model
+SOUP = "SELF-CLAIMING - 2019/3/7/48.56:43.37.2019-3,15.45; SEPTEMBER 2019"  # a decision hinge there
 
 
 def prompt_of(request) -> str:
