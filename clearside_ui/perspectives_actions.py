@@ -91,22 +91,24 @@ def steerable(session_id: str) -> bool:
 
 
 def submit_answers(session_id: str, count: int) -> None:
-    """Merge the answers (refused when empty: the gate cannot be skipped), then run the rounds and the synthesis."""
+    """Merge the answers (a question is answered or skipped, never left blank), then run the rounds and the
+    synthesis."""
     if not steerable(session_id):
         st.session_state[Perspectives.gate_error(session_id)] = READ_ONLY
         return
     state = st.session_state
     answers = [state.get(Perspectives.answer(session_id, n)) or "" for n in range(1, count + 1)]
+    skipped = [n for n in range(1, count + 1) if state.get(Perspectives.skip(session_id, n))]
     state[Perspectives.gate_error(session_id)] = ""
-    state[Perspectives.gate_blank(session_id)] = blank_answers(answers)
+    state[Perspectives.gate_blank(session_id)] = [n for n in blank_answers(answers) if n not in skipped]
     try:
         jobs.host()
         job = jobs.registry().get(session_id, "perspectives")
         if job is not None:
-            job.answer(answers)
+            job.answer(answers, skipped)
         else:  # a saved session that waits for answers (opened from a link or after a restart)
             job = resumed_job(session_id)
-            job.answer(answers)
+            job.answer(answers, skipped)
             jobs.registry().add(job)
     except ClearSideError as exc:
         state[Perspectives.gate_error(session_id)] = exc.for_dashboard()  # nothing runs; the answers are kept

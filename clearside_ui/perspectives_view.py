@@ -16,7 +16,8 @@ import streamlit as st
 from clearside.errors import ClearSideError
 from clearside.perspectives import DEFAULT_ROUNDS, MAX_ROUNDS, MAX_SITUATION, MIN_ROUNDS, Session
 from clearside.perspectives.job import PerspectivesJob, PerspectivesSnapshot
-from clearside_ui import jobs
+from clearside.providers import DEFAULT_PROVIDER
+from clearside_ui import jobs, settings
 from clearside_ui.format import esc, when
 from clearside_ui.inputs import question_box
 from clearside_ui.perspectives_actions import (
@@ -46,6 +47,9 @@ from clearside_ui.perspectives_output_view import (
 from clearside_ui.state import Perspectives
 from clearside_ui.view import follow, poll_changed
 
+# the clarifier's checks, as the gate names why a question was left out
+CHECK_WORDS = {"echoed_question": "it asked your own question back", "generic_question": "it asked nothing specific",
+               "duplicate_question": "it asked another question again", "junk": "it was not a question"}
 POLL_SECONDS = 1.0  # streamed rounds: each redraw costs every following tab (bench/ui_load.py); slower when idle
 
 
@@ -92,13 +96,62 @@ def export(session: Session) -> None:
 def header(session: Session, *, running: bool = False) -> None:
     """The question and the session's settings; a running session's step is shown by its live panel instead
     (a header drawn once would go stale)."""
+    demo_notice(session)
     st.markdown(f"## {esc(session.original_user_prompt)}")
     parts = [f"{session.max_rounds} round{'s' if session.max_rounds != 1 else ''}",
              f"observability {'on' if session.observability else 'off'}",
              f"Model: {esc(session.provider or 'not run yet')}", f"Started {when(session.created_at)}"]
     if not running:
-        parts.append(f"Status: {esc(state_label(session))}")
+        flagged = len(session.checked("flagged")) if session.finished else 0
+        parts.append(f"Status: {esc(state_label(session))}" + (f", {flagged} flagged" if flagged else ""))
     st.caption(" · ".join(parts))
+
+
+def dropped_questions(session: Session) -> None:
+    """The clarifier's questions its checks dropped (they handed the question back, or asked nothing specific)."""
+    dropped = [item for step, item in session.checked("dropped") if step == "INIT"]
+    if dropped:
+        st.caption(f"{len(dropped)} question{'s' if len(dropped) != 1 else ''} the model wrote "
+                   f"{'were' if len(dropped) != 1 else 'was'} left out: "
+                   + "; ".join(f"“{esc(item.text or '')}” ({esc(CHECK_WORDS.get(item.check, item.check))})"
+                               for item in dropped) + ".")
+
+
+def demo_notice(session: Session | None = None) -> None:
+    """The tiny-model notice (the Debate page's): for a session, when its own model is the embedded demonstration
+    one; before a session, when the sidebar's is (settings' rule)."""
+    if session is not None and session.provider:
+        if session.provider.split(":", 1)[0] == DEFAULT_PROVIDER:
+            st.info(settings.DEMO_NOTE, icon=":material/info:")
+        return
+    settings.demo_model_notice()
+
+
+def flagged_items(session: Session) -> list[str]:
+    """What the checks flagged and kept, in words: "the synthesis · conclusions item 1 is a heading ..."."""
+    return [f"{step_name(step)} · {item.message}" for step, item in session.checked("flagged")]
+
+
+def completion(session: Session, text: str) -> None:
+    """Green "Complete" only when the checks flagged nothing; otherwise a neutral status naming what was
+    flagged."""
+    flagged = flagged_items(session)
+    if not flagged:
+        st.success(text, icon=":material/check:")
+        return
+    st.info(f"Finished, but the quality checks flagged {len(flagged)} item{'s' if len(flagged) != 1 else ''} the "
+            "model did not get right after its re-asks; read them with care: "
+            + "; ".join(esc(f) for f in flagged) + ".", icon=":material/flag:")
+
+
+def checks_view(session: Session) -> None:
+    """Everything the substance checks did, per step (dropped, re-asked, flagged), in an expander."""
+    done = [(step, item) for step, record in session.quality.items() for item in record.items]
+    if not done:
+        return
+    with st.expander(f"Quality checks ({len(done)} item{'s' if len(done) != 1 else ''} caught)"):
+        st.markdown("\n".join(f"- {esc(step_name(step))}: {esc(item.action)} · {esc(item.message)}"
+                               + (f" (“{esc(item.text)}”)" if item.text else "") for step, item in done))
 
 
 def questions_view(session: Session, *, answerable: bool = True) -> None:
@@ -111,13 +164,19 @@ def questions_view(session: Session, *, answerable: bool = True) -> None:
     with st.container(border=True, key=Perspectives.GATE):
         st.markdown("### A few questions first")
         st.caption("Your answers are merged with your question and fixed for every round. The perspectives start "
-                   "only once the questions are answered.")
+                   "once each question is answered or skipped: Skip a question that makes no sense, and the "
+                   "perspectives are told you skipped it.")
+        dropped_questions(session)
         blank = st.session_state.get(Perspectives.gate_blank(sid), [])
         for number, question in enumerate(questions, 1):
             st.markdown(f"**{number}\\.** {esc(question)}")
+            skipped = st.toggle("Skip this question", key=Perspectives.skip(sid, number), persist_state="session",
+                                help="For a question that makes no sense: the session goes on without an answer "
+                                     "to it, and the perspectives are told you skipped it.")
             st.text_area(f"Your answer to question {number}", key=Perspectives.answer(sid, number), height=80,
-                         label_visibility="collapsed", persist_state="session",
-                         placeholder="Your answer (what you know; “not sure” is an answer too)")
+                         label_visibility="collapsed", persist_state="session", disabled=skipped,
+                         placeholder="Skipped" if skipped else
+                         "Your answer (what you know; “not sure” is an answer too)")
             if number in blank:
                 st.error(f"Question {number} needs an answer (“not sure” is an answer too).",
                          icon=":material/edit_note:")
@@ -135,6 +194,7 @@ def outcome_view(session: Session, *, key: str) -> None:
     else:
         progress(session)
     summaries_view(session)
+    checks_view(session)
     if session.round_outputs:
         shown = session.observability
         if not shown:
@@ -224,7 +284,7 @@ def job_view(job: PerspectivesJob) -> None:
         if session.state != "INIT":
             outcome_view(session, key=job.id)
     else:
-        st.success("Complete: every round ran and the synthesis is ready.", icon=":material/check:")
+        completion(session, "Complete: every round ran and the synthesis is ready.")
         outcome_view(session, key=job.id)
     st.button("New question", key=Perspectives.NEW, on_click=detach, icon=":material/add:")
 
@@ -243,7 +303,7 @@ def saved_view(session_id: str) -> bool:
     if st.session_state.get(Perspectives.SAVED_ERROR):
         st.error(esc(st.session_state[Perspectives.SAVED_ERROR]))
     if session.state == "COMPLETE":
-        st.success("This saved session is complete.", icon=":material/check:")
+        completion(session, "This saved session is complete.")
         outcome_view(session, key=session_id)
     elif session.state == "CLARIFICATION_PENDING":
         if mine:
@@ -274,6 +334,7 @@ def saved_view(session_id: str) -> bool:
 
 
 def start_view() -> None:
+    demo_notice()
     question_box(Perspectives.QUESTION, label="Your question or situation", limit=MAX_SITUATION, height=120,
                  error_key=Perspectives.ERROR,
                  placeholder="e.g. My partner reads my messages without asking. Should I say something?",

@@ -245,6 +245,11 @@ class Perspectives:
         return f"persp_ans_{session_id}_{number}"
 
     @staticmethod
+    def skip(session_id: str, number: int) -> str:
+        """The Skip control of a clarifying question that makes no sense."""
+        return f"persp_skip_{session_id}_{number}"
+
+    @staticmethod
     def gate_error(session_id: str) -> str:
         return f"persp_gate_error_{session_id}"
 

@@ -1,7 +1,9 @@
 """``python -m clearside perspectives``: the clarification gate, the rounds and the synthesis from a shell.
 
-Without ``--answers`` it asks the clarification questions, prints them, saves the session and
-stops (state CLARIFICATION_PENDING); ``--session ID --answers TEXT`` continues that session.
+Without answers it asks the clarification questions, prints them, saves the session and
+stops (state CLARIFICATION_PENDING); ``--session ID --answers TEXT`` continues that session. ``--answer TEXT``, once
+per question in order, answers them one by one, an empty one (``--answer ""``) skipping its question; ``--skip N``
+skips question N (a question that makes no sense): the session goes on and the later agents are told it was skipped.
 With a question and ``--answers`` it runs from the questions to the synthesis in one go. A
 session that failed part-way continues with ``--session ID``. Each leg of the session runs as the workflow
 ``clearside.perspectives`` in this process (:mod:`clearside.cli.here`), its events printed from its progress rows.
@@ -61,6 +63,7 @@ def cmd_perspectives(args: argparse.Namespace) -> int:
         raise InputError("Give either a QUESTION or --session ID, not both.")
     if not args.session and not args.question:
         raise InputError("Give a QUESTION, or --session ID to continue a saved session.")
+    answers, skipped = _given(args)
     printer = _printer(args.quiet_rounds)
     with here.hosting(store.url):
         if args.session:
@@ -72,25 +75,49 @@ def cmd_perspectives(args: argparse.Namespace) -> int:
             job = PerspectivesJob(run, here=True)
             _follow(job.ask(), printer)
         try:
-            _continue(job, args.answers, printer)
+            _continue(job, answers, skipped, printer)
         finally:
             job.run.session = job.snapshot().session
             _write(job.run, args.out)
     return 0
 
 
-def _continue(job: Any, answers: str | None, printer: Any) -> None:
+def _given(args: argparse.Namespace) -> tuple[str | list[str] | None, list[int]]:
+    """The answers and the skipped questions' numbers the options give (None: no answers given)."""
+    if args.answers is not None and args.answer:
+        raise InputError("Give either --answers TEXT (all the answers in one text) or --answer TEXT once per "
+                         "question, not both.")
+    answers = args.answer if args.answer else args.answers
+    return answers, sorted(set(args.skip or []))
+
+
+def _answers(session: Any, answers: str | list[str] | None, skipped: list[int]) -> str | list[str]:
+    """The answers to merge: one --answer per question (an empty one skips it), or --answers' text; only --skip
+    given: every other question unanswered (the session's gate then says which still need an answer)."""
+    count = len(session.clarification_questions)
+    if isinstance(answers, list):
+        if len(answers) != count:
+            raise InputError(f"This session has {count} clarifying questions and {len(answers)} --answer were given: "
+                             'give one --answer per question, in order (--answer "" skips that question).')
+        skipped += [n for n, text in enumerate(answers, 1) if not text.strip()]
+        return answers
+    return answers if answers is not None else [""] * count
+
+
+def _continue(job: Any, answers: str | list[str] | None, skipped: list[int], printer: Any) -> None:
     """Past the clarification gate (printing its questions when there are no answers yet), to the synthesis."""
     session = job.snapshot().session
     if session.state == "CLARIFICATION_PENDING":
-        if not answers:
+        if answers is None and not skipped:
             print("Clarification questions:")
             print("\n".join(f"{i}. {q}" for i, q in enumerate(session.clarification_questions, 1)))
             print(f"\nAnswer them to continue: python -m clearside perspectives --session {session.session_id} "
-                  '--answers "..."', file=sys.stderr)
+                  '--answers "..." (or --answer "..." once per question; --skip N skips a question that makes no '
+                  "sense)", file=sys.stderr)
             return
-        _follow(job.answer(answers), printer)
-    elif answers:
+        merged = _answers(session, answers, skipped)
+        _follow(job.answer(merged, sorted(set(skipped))), printer)
+    elif answers is not None or skipped:
         raise InputError(f"Session {session.session_id} is past its clarification ({session.state}); "
                          "its answers are fixed.")
     elif not session.finished:
@@ -114,6 +141,12 @@ def add_parser(sub, model_options) -> None:
     p.add_argument("question", nargs="?")
     p.add_argument("--answers", help="answers to the clarification questions (without them, the questions are "
                                      "printed and the session waits)")
+    p.add_argument("--answer", action="append", metavar="TEXT",
+                   help="the answer to the next clarification question, once per question in order; an empty one "
+                        '(--answer "") skips that question')
+    p.add_argument("--skip", action="append", type=int, metavar="N",
+                   help="skip clarification question N (one that makes no sense); the session goes on and the "
+                        "perspectives are told it was skipped (repeatable)")
     p.add_argument("--session", metavar="ID", help="continue a saved session")
     p.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS, help="rounds of A then B, 1 to 5 (default 4)")
     p.add_argument("--quiet-rounds", action="store_true", help="print only the synthesis, not each round")

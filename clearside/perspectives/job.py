@@ -81,10 +81,11 @@ class PerspectivesJob:
 
     start = ask  # a session starts from its saved state: a new one with its clarifier
 
-    def answer(self, answers: str | list[str]) -> PerspectivesJob:
-        """Merge on the caller's thread (a refused answer raises at once), then queue the rounds and synthesis."""
+    def answer(self, answers: str | list[str], skipped: list[int] | tuple[int, ...] = ()) -> PerspectivesJob:
+        """Merge on the caller's thread (a refused answer raises at once), then queue the rounds and synthesis;
+        ``skipped``: the 1-based numbers of the questions the person skipped."""
         self.run.session = load(self.store, self.id)  # as the clarifier's leg saved it
-        self.run.answer(answers)
+        self.run.answer(answers, skipped)
         self.wait(ANSWER_WAIT_SECONDS)  # that leg is ending: never two legs at once
         return self._queued(workflow.enqueue_session(self.id, self.provider, store=self.store, here=self.here,
                                                       **self._options()))

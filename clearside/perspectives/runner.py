@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import prompts
+from ..checks import Embeddings, Review
 from ..enforce import CallSpec, Listeners, run_structured
 from ..errors import Cancelled, ClearSideError, ConfigError, InputError
 from ..inputs import question as clean_question
@@ -25,7 +26,7 @@ from ..providers import Provider, Usage
 from ..providers.retry import retrying_text
 from ..runtime.events import Event, OnEvent
 from ..store import NewDebate, Store
-from . import agents
+from . import agents, checks
 from .session import MAX_SITUATION, RoundOutput, Session, Summary, allowed_next, check_rounds, round_state
 
 KIND = "perspectives"
@@ -60,6 +61,7 @@ class PerspectivesRun:
         self.retries, self.temperature = retries, temperature
         self.context_tokens = context_tokens or getattr(provider, "n_ctx", None) or DEFAULT_CONTEXT
         self.on_event = on_event or (lambda event: None)
+        self.embeddings = Embeddings()  # the clarifier's check: a question that hands the situation back
         session.provider = provider.spec
 
     # -- creating, resuming, saving -------------------------------------------------------------------------------
@@ -100,10 +102,21 @@ class PerspectivesRun:
 
     # -- one model call -------------------------------------------------------------------------------------------
 
+    def _review(self, agent: str) -> Review | None:
+        """The agent's substance checks (none for the summarizer): the clarifier's questions are dropped or
+        re-asked; the perspectives' and the synthesis's text is dropped, re-asked, or at last kept and flagged."""
+        if agent == "clarifier":
+            check = checks.clarifier_check(self.session.original_user_prompt, self.embeddings)
+            return Review(check, checks.CLARIFIER_FLOORS)
+        if agent in checks.FIELDS:
+            return checks.Flagging(checks.output_check(agent), checks.FLOORS[agent])
+        return None
+
     def _call(self, agent: str, step: str, messages: list[dict[str, str]], *, round_: int | None = None,
               label: str | None = None) -> dict[str, Any]:
         _, model, wire, max_tokens = agents.AGENTS[agent]
         usage = Usage()
+        review = self._review(agent)
         shown = label or agent
         try:
             if not self._fits(messages, agent):
@@ -114,7 +127,7 @@ class PerspectivesRun:
             result = run_structured(
                 self.provider, CallSpec(f"perspectives-{agent}", model, wire, max_tokens=max_tokens,
                                         retries=self.retries, temperature=self.temperature),
-                messages, usage=usage, listeners=Listeners(
+                messages, review=review, usage=usage, listeners=Listeners(
                     on_delta=lambda text: self.on_event(Event("delta", shown, text, _round(round_))),
                     on_retrying=lambda data: self.on_event(Event("retrying", shown, retrying_text(data),
                                                                  _round(round_)))))
@@ -130,6 +143,8 @@ class PerspectivesRun:
         self.session.calls.append({"step": step, "agent": agent, "calls": usage.calls,
                                    "prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens,
                                    "seconds": round(usage.seconds, 2)})
+        if review is not None:
+            self.session.quality[step] = review.record
         return agents.dump(result)
 
     def _fits(self, messages: list[dict[str, str]], agent: str) -> bool:
@@ -158,11 +173,12 @@ class PerspectivesRun:
                             data={"questions": output["questions"]}))
         return output["questions"]
 
-    def answer(self, answers: str | list[str]) -> None:
-        """CLARIFICATION_PENDING → CLARIFICATION_COMPLETE: the merged prompt is fixed from here on."""
-        self.session.merge(answers)
+    def answer(self, answers: str | list[str], skipped: list[int] | tuple[int, ...] = ()) -> None:
+        """CLARIFICATION_PENDING → CLARIFICATION_COMPLETE: the merged prompt is fixed from here on. ``skipped``:
+        the 1-based numbers of the questions the person skipped (the later agents are told so)."""
+        self.session.merge(answers, skipped)
         self.save()
-        self.on_event(Event("state", text="CLARIFICATION_COMPLETE"))
+        self.on_event(Event("state", text="CLARIFICATION_COMPLETE", data={"skipped": self.session.skipped_questions}))
 
     def _expansion_messages(self, n: int) -> list[dict[str, str]]:
         merged = self.session.merged_user_prompt

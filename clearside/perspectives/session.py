@@ -14,15 +14,18 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_serializer
 
 from ..errors import InputError
 from ..inputs import clean
+from ..schema import AgentQuality, QualityItem
 
 MIN_ROUNDS, MAX_ROUNDS, DEFAULT_ROUNDS = 1, 5, 4
 MAX_ANSWERS = 4000
 MAX_SITUATION = 2000  # a personal situation takes more words than a debate question
 _ROUND = re.compile(r"ROUND_(\d+)_([AB])")
+# What the later agents read in place of an answer the person chose not to give (never an empty answer)
+SKIPPED = "(skipped: the person chose not to answer this question; do not assume an answer)"
 
 
 def blank_answers(answers: list[str | None]) -> list[int]:
@@ -84,6 +87,7 @@ class Session(BaseModel):
     original_user_prompt: str
     clarification_questions: list[str] = Field(default_factory=list)
     clarification_answers: str = ""
+    skipped_questions: list[int] = Field(default_factory=list)  # the 1-based numbers of the questions skipped
     merged_user_prompt: str = ""
     round_outputs: list[RoundOutput] = Field(default_factory=list)
     current_round: int = 0
@@ -95,10 +99,18 @@ class Session(BaseModel):
     summaries: list[Summary] = Field(default_factory=list)
     observability: bool = True
     calls: list[dict[str, Any]] = Field(default_factory=list)  # per model call: step, tokens, seconds
+    # per step (INIT for the clarifier, ROUND_1_A..., SYNTHESIS): what its substance checks dropped, re-asked or
+    # flagged (kept but marked for the reader), and how many calls it took
+    quality: dict[str, AgentQuality] = Field(default_factory=dict)
     provider: str = ""
     error: str = ""
     cancelled: bool = False  # the user stopped the step in flight; resuming runs that step again
     created_at: str = Field(default_factory=_now)
+
+    @field_serializer("quality")
+    def _quality(self, quality: dict[str, AgentQuality]) -> dict[str, Any]:
+        """Saved as the debates' quality record is: an item without text has no ``text`` key (never null)."""
+        return {step: record.model_dump(mode="json", exclude_none=True) for step, record in quality.items()}
 
     def enter(self, state: str) -> None:
         allowed = allowed_next(self.state, self.max_rounds)
@@ -116,34 +128,62 @@ class Session(BaseModel):
         else:
             self.current_system_prompt = "SYNTHESIS" if state == "SYNTHESIS" else ""
 
-    def merge(self, answers: str | list[str]) -> str:
-        """Fix the merged prompt from the answers; refuses empty answers and a second merge."""
+    def merge(self, answers: str | list[str], skipped: list[int] | tuple[int, ...] = ()) -> str:
+        """Fix the merged prompt from the answers; refuses empty answers and a second merge. ``skipped``: the
+        1-based numbers of the questions the person chose to skip (each is merged as skipped, never as an empty
+        answer, so the later agents are told; with every question skipped the session goes on all the same)."""
         if self.merged_user_prompt:
             raise InvalidTransition("The merged prompt is fixed once the clarification is complete.")
         if self.state != "CLARIFICATION_PENDING":
             raise InvalidTransition(f"There are no clarification questions waiting for answers ({self.state}).")
+        skips = self._skips(skipped)
         if isinstance(answers, list):
-            missing = blank_answers(answers)
-            if missing and len(missing) < len(answers):  # all blank: the gate's own message below
-                listed = ", ".join(map(str, missing))
-                plural = len(missing) > 1
-                raise InputError(f"Question{'s' if plural else ''} {listed} ha{'ve' if plural else 's'} no answer: "
-                                 "answer every question (“not sure” is an answer too), so that none is dropped from "
-                                 "the merged prompt.")
-            text = "\n".join(f"{i}. {clean(a)}" for i, a in enumerate(answers, 1) if not missing)
+            text = self._listed(answers, skips)
         else:  # one text (the command line's --answers): its lines kept, control and bidi characters dropped
             text = "\n".join(line for line in map(clean, (answers or "").splitlines()) if line)
+            if text and skips:
+                text += "\n" + "\n".join(f"{n}. {SKIPPED}" for n in skips)
+        if not text and skips:  # nothing typed, and questions skipped: the person passed the gate on purpose
+            text = "\n".join(f"{n}. {SKIPPED}" for n in skips)
         if not text:
             raise InvalidTransition("Answer the clarification questions first: the perspectives start only once "
-                                    "they are answered (the gate cannot be skipped).")
+                                    "they are answered or skipped (the gate cannot be skipped).")
         if len(text) > MAX_ANSWERS:
             raise InputError(f"The answers are {len(text)} characters long; the limit is {MAX_ANSWERS}.")
         questions = "\n".join(f"{i}. {q}" for i, q in enumerate(self.clarification_questions, 1))
-        self.clarification_answers = text
+        self.clarification_answers, self.skipped_questions = text, skips
         self.merged_user_prompt = (f"{self.original_user_prompt}\n\nClarifying questions:\n{questions}\n\n"
                                    f"Answers:\n{text}")
         self.enter("CLARIFICATION_COMPLETE")
         return self.merged_user_prompt
+
+    def _skips(self, skipped: list[int] | tuple[int, ...]) -> list[int]:
+        count = len(self.clarification_questions)
+        wrong = [n for n in skipped if not 1 <= n <= count]
+        if wrong:
+            raise InputError(f"There is no question {wrong[0]} to skip: this session has {count} clarifying "
+                             f"question{'s' if count != 1 else ''}.")
+        return sorted(set(skipped))
+
+    @staticmethod
+    def _listed(answers: list[str], skips: list[int]) -> str:
+        """One line per question: its answer, or the note that it was skipped; a blank answer to a question not
+        skipped is refused (unless all are blank and none skipped: the gate's own message)."""
+        missing = [n for n in blank_answers(answers) if n not in skips]
+        if missing and (skips or len(missing) < len(answers)):
+            listed = ", ".join(map(str, missing))
+            plural = len(missing) > 1
+            raise InputError(f"Question{'s' if plural else ''} {listed} ha{'ve' if plural else 's'} no answer: "
+                             "answer every question (“not sure” is an answer too) or skip it, so that none is "
+                             "dropped from the merged prompt.")
+        if missing:
+            return ""
+        return "\n".join(f"{i}. {SKIPPED if i in skips else clean(a)}" for i, a in enumerate(answers, 1))
+
+    def checked(self, action: str) -> list[tuple[str, QualityItem]]:
+        """``(step, item)`` for what the checks did with ``action`` ("flagged", "dropped"...), in step order."""
+        return [(step, item) for step, record in self.quality.items() for item in record.items
+                if item.action == action]
 
     def output(self, round_: int, agent: str) -> RoundOutput | None:
         return next((o for o in self.round_outputs if o.round == round_ and o.agent == agent), None)
@@ -164,9 +204,10 @@ class Session(BaseModel):
         """What ``perspectives --out FILE`` writes."""
         data = self.model_dump(mode="json")
         keys = ("session_id", "state", "state_history", "original_user_prompt", "clarification_questions",
-                "clarification_answers", "merged_user_prompt", "max_rounds", "round_outputs", "summaries",
-                "synthesis", "provider", "error")
-        return {key: data[key] for key in keys}
+                "clarification_answers", "skipped_questions", "merged_user_prompt", "max_rounds", "round_outputs",
+                "summaries", "synthesis", "quality", "provider", "error")
+        # skipped_questions and quality only where there are some: a session saved before them exports as it did
+        return {key: data[key] for key in keys if data[key] or key not in ("skipped_questions", "quality")}
 
 
 def check_rounds(rounds: int) -> int:

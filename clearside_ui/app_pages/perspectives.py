@@ -6,7 +6,7 @@ import streamlit as st
 from clearside_ui import perspectives_view
 
 st.title("Perspectives")
-st.caption("For personal, ambiguous questions. First a few clarifying questions (they must be answered), then "
-           "rounds in which perspective A widens the possibilities and perspective B narrows them to what is "
-           "known, then a synthesis of both: options and open questions, never orders.")
+st.caption("For personal, ambiguous questions. First a few clarifying questions (answer each, or skip one that "
+           "makes no sense), then rounds in which perspective A widens the possibilities and perspective B narrows "
+           "them to what is known, then a synthesis of both: options and open questions, never orders.")
 perspectives_view.page()
