@@ -178,15 +178,18 @@ def _arguments(advocate: _Advocate, arguments: list[dict[str, Any]], chosen: lis
 
 
 def top_up(engine, run, spec: agents.AgentSpec, check, finished: Side) -> Side:
-    """A side that passed its checks with fewer than :data:`ARGUMENTS` arguments (the checks dropped repeats or
-    empty ones): ask for each missing argument in a small call of its own, checked against the arguments kept (so
-    no repeat comes back); what passed stays. Each top-up is recorded as a ``thin_side`` re-ask; a side left under
-    :data:`ARGUMENTS` is flagged for the reader (see :func:`clearside.static.run.notes`); under :data:`FLOOR` it
-    fails (QualityCheckError)."""
+    """A side the checks thinned (they dropped some of its arguments: repeats, empty ones, parts that kept failing)
+    to fewer than :data:`ARGUMENTS` arguments: ask for each missing argument in a small call of its own, checked
+    against the arguments kept (so no repeat comes back); what passed stays. Each top-up is recorded as a
+    ``thin_side`` re-ask; a side left under :data:`ARGUMENTS` is flagged for the reader (see
+    :func:`clearside.static.run.notes`); under :data:`FLOOR` it fails (QualityCheckError). A side the model wrote
+    with two arguments, as its wire allows, and the checks left whole is kept as it is."""
     kept = [a.model_dump(mode="json", exclude_none=True) for a in finished.arguments]
-    if len(kept) >= ARGUMENTS:
+    record = run.quality.get(spec.name)
+    thinned = record is not None and any(item.action == "dropped" and item.path.split("/")[0] == "arguments"
+                                         for item in record.items)
+    if len(kept) >= ARGUMENTS or not thinned:
         return finished
-    record = run.quality.setdefault(spec.name, AgentQuality(attempts=1, reasks=0))
     label = f"the case {_direction(spec).lower()}"
     for n in range(len(kept), ARGUMENTS):
         record.items.append(QualityItem(check="thin_side", path=f"arguments/{n}", action="reasked",

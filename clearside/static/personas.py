@@ -374,8 +374,11 @@ def stage(engine: Any, run: Any) -> None:
         engine.on_event(Event("start", name))
     try:
         engine.together([lambda i=i: _case(engine, run, i, lock) for i in run.personas.missing()])
-        if not run.personas.cases:
-            raise NoCaseLeft(list(run.personas.dropped.values()))
+        if not run.personas.cases:  # nothing to debate: a resume asks every persona again
+            notes = list(run.personas.dropped.values())
+            run.personas.dropped.clear()
+            engine.on_section(run, "personas")
+            raise NoCaseLeft(notes)
     except ClearSideError as exc:
         for name in sides_left:
             engine.on_event(Event("error", name, str(exc)))

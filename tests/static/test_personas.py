@@ -731,3 +731,4 @@ def test_every_persona_dropped_fails_with_a_clear_message():
         Engine(provider).run(run)
     assert "Persona 'economist' was dropped: its case failed the ClearSide schema after 3 attempts." in str(info.value)
     assert info.value.cause.exit_code == 4 and run.pro is None
+    assert run.personas.missing() == [0, 1]  # a resume asks both again

@@ -85,3 +85,11 @@ def test_a_side_left_with_one_argument_fails_and_keeps_the_other():
     with pytest.raises(DebateFailed, match="at least 2"):
         Engine(provider, retries=1).run(run)
     assert run.pro is None and run.con is not None
+
+
+def test_a_side_written_with_two_arguments_and_left_whole_is_kept_as_it_is():
+    """Two arguments is what the side's wire allows: only a side the checks thinned is asked for more."""
+    provider = script([], pro=side_reply("pro", arguments=2))
+    document = run_it(provider)
+    assert len(document.pro.arguments) == 2 and len(provider.requests_for("pro")) == 1
+    assert not [i for i in document.quality.agents["pro"].items if i.check == "thin_side"]

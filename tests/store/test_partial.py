@@ -97,3 +97,12 @@ def test_the_library_labels_a_partial_debate_beside_its_status(store):
     table = at.dataframe[0].value
     shown = dict(zip([link.split("debate=")[1] for link in table["Link"]], table["Status"], strict=True))
     assert shown == {partial: "failed (partial)", whole: "done"}
+
+
+def test_an_imported_partial_debate_is_listed_as_partial(db, tmp_path, capsys):
+    path = tmp_path / "partial.json"
+    path.write_text(json.dumps(dropped(fixture_dict())), encoding="utf-8")
+    code, out, err = run(capsys, "import", str(path))
+    assert code == 0, err
+    assert db.partial([out.strip()]) == {out.strip(): ["persona 'ethicist'"]}
+    assert "done (partial)" in run(capsys, "list")[1]
