@@ -376,6 +376,8 @@ def stage(engine: Any, run: Any) -> None:
         engine.together([lambda i=i: _case(engine, run, i, lock) for i in run.personas.missing()])
         if not run.personas.cases:  # nothing to debate: a resume asks every persona again
             notes = list(run.personas.dropped.values())
+            for index in run.personas.dropped:
+                run.quality.pop(spec(index).name, None)
             run.personas.dropped.clear()
             engine.on_section(run, "personas")
             raise NoCaseLeft(notes)

@@ -722,6 +722,8 @@ def test_a_dropped_persona_is_saved_with_its_note_and_a_resume_does_not_run_it_a
 
 
 def test_every_persona_dropped_fails_with_a_clear_message():
+    from clearside.store.records import missing_parts
+
     provider = ScriptedProvider()
     provider.enqueue(orchestrator_reply(), agent="orchestrator")
     provider.enqueue(*(["not json"] * 3), agent="persona-1")
@@ -731,4 +733,9 @@ def test_every_persona_dropped_fails_with_a_clear_message():
         Engine(provider).run(run)
     assert "Persona 'economist' was dropped: its case failed the ClearSide schema after 3 attempts." in str(info.value)
     assert info.value.cause.exit_code == 4 and run.pro is None
-    assert run.personas.missing() == [0, 1]  # a resume asks both again
+    assert run.personas.missing() == [0, 1]  # a retry asks both again, and the debate comes out whole
+    provider.enqueue(persona_reply("economist"), agent="persona-1")
+    provider.enqueue(persona_reply("ethicist", "against"), agent="persona-2")
+    provider.enqueue(persona_moderator_reply(), agent="moderator")
+    document = Engine(provider, substance=False).run(run)
+    assert missing_parts(document.dump()) == [] and "dropped" not in document.meta.notes
