@@ -20,14 +20,18 @@ if TYPE_CHECKING:
     from .schema import SCHEMA_VERSION, Document
     from .static.engine import Engine, run_debate
     from .static.run import DebateRun
+    from .store.records import missing_parts, partial_notice
 
 logging.getLogger("clearside").addHandler(logging.NullHandler())
 
 _LAZY = {"DebateRun": "static.engine", "Engine": "static.engine", "Event": "runtime.events",
          "run_debate": "static.engine", "validate_document": "contract",
-         "SCHEMA_VERSION": "schema", "Document": "schema"}
+         "SCHEMA_VERSION": "schema", "Document": "schema",
+         # a partial debate (a persona dropped, a section missing): what it lacks, and the line that says so
+         "missing_parts": "store.records", "partial_notice": "store.records"}
 
-__all__ = ["SCHEMA_VERSION", "DebateRun", "Document", "Engine", "Event", "run_debate", "validate_document"]
+__all__ = ["SCHEMA_VERSION", "DebateRun", "Document", "Engine", "Event", "missing_parts", "partial_notice",
+           "run_debate", "validate_document"]
 
 
 def __getattr__(name: str) -> Any:

@@ -14,6 +14,7 @@ from clearside.errors import ClearSideError
 from clearside.modes import MODES, mode
 from clearside.runtime.status import debate_statuses
 from clearside.store import Page, Summary
+from clearside.store.records import status_label as labelled
 from clearside_ui import jobs, owner, page_path, rate, settings
 from clearside_ui.format import cut, plural, when
 from clearside_ui.state import Library
@@ -52,6 +53,20 @@ def status_label(item: Summary) -> str:
     return statuses([item])[item.id]
 
 
+def partial(items: list[Summary]) -> dict[str, list[str]]:
+    """What each partial debate among these lacks (the core's rule: :func:`clearside.store.records.missing_parts`),
+    one query; the store's word unreadable: none labelled, and the page goes on."""
+    try:
+        return jobs.store().partial(item.id for item in items)
+    except ClearSideError:
+        return {}
+
+
+def shown_status(item: Summary) -> str:
+    """The status as the Library shows it: ``"failed (partial)"`` beside a debate that lacks a part."""
+    return labelled(status_label(item), partial([item]).get(item.id))
+
+
 def resumable(item: Summary) -> bool:
     """Not done, and not queued or running on any host (two hosts must not write the same debate)."""
     return item.status != "done" and status_label(item) not in ("queued", "running")
@@ -70,7 +85,7 @@ def files(count: int) -> str:
 def label(item: Summary, width: int = 80, versions: int = 0) -> str:
     """A plain-text selectbox label (options are not Markdown)."""
     title = cut(item.title, width)
-    return " · ".join(filter(None, (title, item.kind, status_label(item), remaps(versions), when(item.created_at))))
+    return " · ".join(filter(None, (title, item.kind, shown_status(item), remaps(versions), when(item.created_at))))
 
 
 def link(item: Summary) -> str:
@@ -83,8 +98,8 @@ def table(items: list[Summary], versions: dict[str, int] | None = None,
     re-maps") is shown only when a debate on the page has one; so is the "Sources" column ("2 files")."""
     versions, sources = versions or {}, sources or {}
     shown, attached = any(versions.get(i.id) for i in items), any(sources.get(i.id) for i in items)
-    status = statuses(items)
-    return [{"Title": i.title, "Kind": i.kind, "Status": status[i.id],
+    status, gone = statuses(items), partial(items)
+    return [{"Title": i.title, "Kind": i.kind, "Status": labelled(status[i.id], gone.get(i.id)),
              **({"Versions": remaps(versions.get(i.id, 0))} if shown else {}),
              **({"Sources": files(sources.get(i.id, 0))} if attached else {}), "Provider": i.provider,
              "Model": i.model, "Created": when(i.created_at), "Link": link(i)} for i in items]

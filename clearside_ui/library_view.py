@@ -95,7 +95,7 @@ def actions(item, versions: int = 0) -> None:
     if st.session_state.get(Library.TITLE_FOR) != item.id:
         st.session_state.update({Library.TITLE: item.title, Library.TITLE_FOR: item.id})
     remapped = f" · {esc(lib.remaps(versions))}" if versions else ""
-    st.caption(f"{esc(lib.KIND_LABELS.get(item.kind, item.kind))} · {esc(lib.status_label(item))} · "
+    st.caption(f"{esc(lib.KIND_LABELS.get(item.kind, item.kind))} · {esc(lib.shown_status(item))} · "
                f"{esc(item.provider)}:{esc(item.model)} · created {esc(lib.when(item.created_at))}{remapped}")
     st.markdown(f"**Question:** {esc(item.question)}")
     use, why = lib.provider_label()

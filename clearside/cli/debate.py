@@ -33,15 +33,20 @@ if TYPE_CHECKING:  # the rest is imported by the command that runs (see common.p
 
 
 def _save_partial(run: DebateRun, out: str | None) -> None:
-    """Keep the sections that did succeed, so a failure loses nothing the models already wrote."""
+    """Say what the stopped debate lacks, and keep the sections that did succeed, so a failure loses nothing the
+    models already wrote (``missing``: what it lacks, :func:`clearside.store.records.missing_parts`)."""
     from ..static.run import SECTIONS
+    from ..store.records import missing_parts, partial_notice
 
+    gone = missing_parts(run.sections())
+    if run.proposition is not None:
+        print(partial_notice(gone), file=sys.stderr)
     if not out:
         return
     sections: dict[str, Any] = {name: getattr(run, name).dump() for name in SECTIONS
                                 if getattr(run, name) is not None}
     partial = Path(f"{out}.partial.json")
-    partial.write_text(json.dumps({"raw_input": run.raw_input, "sections": sections,
+    partial.write_text(json.dumps({"raw_input": run.raw_input, "sections": sections, "missing": gone,
                                    "violations": run.violations}, indent=2, ensure_ascii=False), encoding="utf-8")
     print(f"Kept the finished sections in {partial}", file=sys.stderr)
 
@@ -67,6 +72,7 @@ def cmd_debate(args: argparse.Namespace) -> int:
     from ..static.recorder import load_run
     from ..static.run import DebateRun
     from ..store import open_store
+    from ..store.records import missing_parts, partial_notice
 
     if args.no_citations and not args.sources:
         raise InputError("--no-citations goes with --sources: it shows your sources to the advocates without "
@@ -98,6 +104,8 @@ def cmd_debate(args: argparse.Namespace) -> int:
         return jobs.enqueue_debate(run, provider, resume=args.resume, **options)
     log_violations(args.violations_log)
     document = _run_here(args, run, provider, options, weights)
+    if notice := partial_notice(missing_parts(document.dump())):  # a persona dropped: said here and in the output
+        print(notice, file=sys.stderr)
     write(render(document, args.format), args.out)
     return 0
 

@@ -20,12 +20,15 @@ if TYPE_CHECKING:
 LIST_FIELDS = ("id", "kind", "status", "created_at", "provider", "model", "title")
 
 
-def _table(items: list[Summary], shown: dict[str, str]) -> str:
+def _table(items: list[Summary], shown: dict[str, str], partial: dict[str, list[str]]) -> str:
+    from ..store.records import status_label
+
     if not items:
         return "No saved debates match."
     rows = [("ID", "CREATED", "KIND", "STATUS", "PROVIDER:MODEL", "TITLE")]
-    rows += [(s.id, s.created_at.replace("T", " ").rstrip("Z")[:16], s.kind, shown[s.id],
-              clean(f"{s.provider}:{s.model}")[:40], clean(s.title)[:60]) for s in items]  # no terminal escapes
+    rows += [(s.id, s.created_at.replace("T", " ").rstrip("Z")[:16], s.kind,
+              status_label(shown[s.id], partial.get(s.id)), clean(f"{s.provider}:{s.model}")[:40],
+              clean(s.title)[:60]) for s in items]  # no terminal escapes
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
     return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)) + "  " + row[-1]
                      for row in rows)
@@ -39,10 +42,12 @@ def cmd_list(args: argparse.Namespace) -> int:
     page = store.list(args.search or "", kind=args.kind, provider=args.provider_filter, model=args.model,
                              status=args.status, limit=args.limit)
     shown = debate_statuses(store, page.items)  # the runtime says which unfinished ones still run
+    partial = store.partial(s.id for s in page.items)  # what each partial debate lacks (labelled "(partial)")
     if args.format == "json":
-        print(json.dumps([{**s.as_dict(), "state": shown[s.id]} for s in page.items], indent=2, ensure_ascii=False))
+        print(json.dumps([{**s.as_dict(), "state": shown[s.id], "missing": partial.get(s.id, [])}
+                          for s in page.items], indent=2, ensure_ascii=False))
     else:
-        print(_table(page.items, shown))
+        print(_table(page.items, shown, partial))
         if page.total > len(page.items):
             print(f"({len(page.items)} of {page.total}; raise --limit or narrow with --search)", file=sys.stderr)
     return 0

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from clearside.checks.record import tally
 from clearside.cruxes import CAVEAT, LOAD_NOTE, dependants, load_line, sorted_by_load
 from clearside.schema import CATEGORY_VALUES, Argument, Document, Side
+from clearside.store.records import missing_parts, partial_notice
 
 CATEGORY_ORDER: tuple[str, ...] = CATEGORY_VALUES  # economic, ethical, technical, social, political, environmental
 CATEGORY_LABELS = {category: category.capitalize() for category in CATEGORY_ORDER}
@@ -35,6 +36,13 @@ def by_category(arguments: Iterable[Argument]) -> list[tuple[str, list[Argument]
     for argument in arguments:
         groups[argument.category].append(argument)
     return [(category, items) for category, items in groups.items() if items]
+
+
+def partial_lines(doc: Document) -> list[str]:
+    """A partial debate's notice (a persona dropped: :func:`clearside.store.records.missing_parts`), shown first in
+    every rendering so a partial debate is never read as a whole one; none for a whole debate."""
+    notice = partial_notice(missing_parts(doc.dump()))
+    return [f"> **{notice}**", ""] if notice else []
 
 
 def evidence_line(argument: Argument) -> str:
@@ -193,7 +201,7 @@ def _quality(doc: Document) -> list[str]:
 def structured_report(doc: Document) -> str:
     """The whole document as a Markdown structured report."""
     meta, prop = doc.meta, doc.proposition
-    lines = [f"# {prop.normalized_question}", "", f"**Question as asked:** {prop.raw_input}", ""]
+    lines = [f"# {prop.normalized_question}", "", *partial_lines(doc), f"**Question as asked:** {prop.raw_input}", ""]
     context = context_line(doc)
     if context:
         lines += [f"**Context:** {context}", ""]

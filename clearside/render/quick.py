@@ -8,7 +8,7 @@ evidence is a projection or a value judgment, i.e. inference rather than fact.
 from __future__ import annotations
 
 from clearside.cruxes import CAVEAT, LOAD_NOTE, dependants_line, load_line, sorted_by_load
-from clearside.render.markdown import CONFIDENCE_LABELS, EVIDENCE_LABELS, NO_VERDICT, bullets, numbered
+from clearside.render.markdown import CONFIDENCE_LABELS, EVIDENCE_LABELS, NO_VERDICT, bullets, numbered, partial_lines
 from clearside.schema import Argument, Document
 
 FLAG = "⚠"
@@ -41,7 +41,7 @@ def _cruxes(doc: Document) -> list[str]:
 
 def quick_view(doc: Document) -> str:
     """A short Markdown summary of both sides, the key uncertainties and the decision hinges."""
-    lines = [f"# {doc.proposition.normalized_question}", "", "**FOR**", ""]
+    lines = [f"# {doc.proposition.normalized_question}", "", *partial_lines(doc), "**FOR**", ""]
     lines += [_argument_bullet(argument) for argument in doc.pro.arguments]
     lines += ["", "**AGAINST**", ""]
     lines += [_argument_bullet(argument) for argument in doc.con.arguments]

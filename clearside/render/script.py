@@ -18,6 +18,7 @@ from clearside.render.markdown import (
     bullets,
     context_line,
     numbered,
+    partial_lines,
 )
 from clearside.schema import Document, Side
 
@@ -57,7 +58,7 @@ def _cross_examination(doc: Document) -> list[str]:
 def debate_script(doc: Document) -> str:
     """The document as a debate transcript, ending with the moderator's no-verdict synthesis."""
     prop, mod = doc.proposition, doc.moderator
-    lines = [f"# Debate script: {prop.normalized_question}", "", *_heading("INTRODUCTION"),
+    lines = [f"# Debate script: {prop.normalized_question}", "", *partial_lines(doc), *_heading("INTRODUCTION"),
              f"**MODERATOR:** Today's proposition: \"{prop.normalized_question}\"", "",
              f"**MODERATOR:** As originally asked: \"{prop.raw_input}\"", ""]
     context = context_line(doc)

@@ -38,23 +38,11 @@ from ..schema import (
     Quality,
 )
 from ..sources import citations
+from ..store.records import PERSONA_DROPPED
 from . import focused, personas
-from .run import STAGES, STRATEGIES, DebateRun, default_strategy, merge_quality
+from .run import STAGES, STRATEGIES, DebateRun, default_strategy, merge_quality, notes
 
 OnSection = Callable[[DebateRun, str], None]
-
-
-def _notes(names: tuple[str, ...], run: DebateRun | None = None) -> str:
-    listed = ", ".join(f"{name} {version}" for name, version in prompts.versions(*names).items())
-    sources = run.sources if run is not None else None
-    if not sources:
-        cited = "No citations requested."
-    elif run.citations:
-        cited = (f"Citations requested from {len(sources)} source(s) the user attached; every quote was checked "
-                 "against its passage.")
-    else:
-        cited = f"{len(sources)} source(s) the user attached were shown to the advocates; no citations requested."
-    return f"Prompt versions: {listed}. {cited}"
 
 
 class Engine:
@@ -136,7 +124,8 @@ class Engine:
         self.on_section(run, name)
 
     def run(self, run: DebateRun) -> Document:
-        """Fill every missing section of ``run`` and assemble the document."""
+        """Fill every missing section of ``run`` and assemble the document. A persona dropped for failing its
+        checks leaves it partial: ``clearside.missing_parts(document.dump())`` says what it lacks."""
         for stage in STAGES:
             self.run_stage(run, stage)
         return self.assemble(run)
@@ -219,16 +208,24 @@ class Engine:
 
         offered = self._offered(run, spec)
         messages = self.advocate_messages(run, spec)
-        if self.strategy == "focused" and not offered:
-            side = self.agent(run, spec, focused=lambda engine, r: focused.side(engine, r, spec, check))
-        else:  # with sources, one call whatever the strategy: its arguments cite the passages it was shown
-            wire: dict[str, Any] = {}
-            if offered and run.citations:  # the arguments cite the passages: the side's wire with citations
-                schema, decode = citations.side_wire(agents.SIDE_WIRE, offered)
-                wire = {"schema": schema, "decode": decode, "prepare": citations.prepare}
-            side = self.agent(run, spec, messages, check=check, floors=checks.sides.FLOORS, **wire,
-                               mend=lambda review: focused.mend_side(self, run, spec, check, review))
-        if offered and run.citations:
+        cited = bool(offered and run.citations)
+        wire: dict[str, Any] = {}
+        if cited:  # the arguments cite the passages: the side's wire with citations
+            schema, decode = citations.side_wire(agents.SIDE_WIRE, offered)
+            wire = {"schema": schema, "decode": decode, "prepare": citations.prepare}
+
+        def write(engine: Engine, r: DebateRun):
+            if self.strategy == "focused" and not offered:
+                made = focused.side(engine, r, spec, check)
+            else:  # with sources, one call whatever the strategy: its arguments cite the passages it was shown
+                made = self.call(r, self.call_spec(spec, check=check, floors=checks.sides.FLOORS, **wire,
+                                                   mend=lambda review: focused.mend_side(self, r, spec, check,
+                                                                                         review)), messages)
+            # a side the checks thinned is asked for the missing arguments, not shipped thin
+            return made if cited else focused.top_up(engine, r, spec, check, made)
+
+        side = self.agent(run, spec, focused=write)
+        if cited:
             side = citations.settle(self, run, spec, side, run.library, offered, messages)
         self.keep(run, spec.name, side)
 
@@ -285,7 +282,7 @@ class Engine:
                 "generated_at": utc_stamp(),
                 "model_info": {"provider": self.provider.name, "model": self.provider.model},
                 "confidence_level": overall_confidence(run.pro, run.con),
-                "notes": _notes(("orchestrator", "personas" if run.personas else "advocate", "moderator"), run),
+                "notes": notes(("orchestrator", "personas" if run.personas else "advocate", "moderator"), run),
             },
             "proposition": run.proposition.dump(),
             "pro": run.pro.dump(),
@@ -298,8 +295,8 @@ class Engine:
             data["personas"] = [case.dump() for case, _ in run.personas.ordered()]
         if run.sources:
             data["sources"] = citations.document_sources(self._library(run), [run.pro, run.con])
-        if self.substance:
-            data["quality"] = self.quality(run).dump()
+        if self.substance or any(i.check == PERSONA_DROPPED for q in run.quality.values() for i in q.items):
+            data["quality"] = self.quality(run).dump()  # a dropped persona is kept there (see run.missing)
         # what rests on each hinge (no model call: similarity, about 2 s with MiniLM loaded)
         return cruxes.attach(validate_document(stamped(data)), self.embeddings)
 

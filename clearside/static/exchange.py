@@ -39,6 +39,7 @@ from ..schema import AssumptionStance, Weights
 from ..store import Store
 from ..store.exchange import Imported, import_record, migrate_document, migration_notes
 from ..store.privacy import scrub
+from ..store.records import missing_parts
 from ..store.sources import SOURCE_FIELDS, sources_problem, where_of
 from ..store.versions import VERSION_KINDS, Version
 
@@ -210,6 +211,8 @@ def import_static(store: Store, data: dict[str, Any], source: str) -> Imported:
     dropped = {**dropped, **versions_dropped, **files_dropped}
     debate_id = store.import_static(scrub(document), imported=scrub(import_record(original, dropped, source)),
                                     versions=versions, sources=files)
+    if gone := missing_parts(document):  # a persona dropped: listed as partial, as where it was made
+        store.update(debate_id, data={"missing": gone})
     notes = migration_notes(original, dropped, document["meta"]["schema_version"])
     if versions:
         notes.append(f"Restored {len(versions)} version{'s' if len(versions) != 1 else ''} (re-maps), numbered as "

@@ -29,8 +29,9 @@ from ..errors import QualityCheckError
 from ..schema import CATEGORY_VALUES, AgentQuality, Moderator, QualityItem, Side
 from ..wire import array, obj, one_of
 
-ARGUMENTS = 3
+ARGUMENTS = 3  # the advocate prompt asks for 3 or 4 arguments: a side the checks thin below this is topped up
 MEND_ARGUMENTS = 2  # a mended side has at least this many arguments (the whole reply's own minimum)
+FLOOR = 2  # never ship a side with fewer arguments: below it, the side fails
 SPARE = 2  # argument calls allowed beyond the target when a part fails its checks on every attempt
 # A mended argument gets one re-ask of its own (not the engine's two): a small model asked the same thing
 # again mostly repeats itself, while a spare argument call sees what was kept so far, a fresh prompt.
@@ -174,6 +175,38 @@ def _arguments(advocate: _Advocate, arguments: list[dict[str, Any]], chosen: lis
     if not arguments and failure is not None:
         raise failure
     return arguments
+
+
+def top_up(engine, run, spec: agents.AgentSpec, check, finished: Side) -> Side:
+    """A side the checks thinned (they dropped some of its arguments: repeats, empty ones, parts that kept failing)
+    to fewer than :data:`ARGUMENTS` arguments: ask for each missing argument in a small call of its own, checked
+    against the arguments kept (so no repeat comes back); what passed stays. Each top-up is recorded as a
+    ``thin_side`` re-ask; a side left under :data:`ARGUMENTS` is flagged for the reader (see
+    :func:`clearside.static.run.notes`); under :data:`FLOOR` it fails (QualityCheckError). A side the model wrote
+    with two arguments, as its wire allows, and the checks left whole is kept as it is."""
+    kept = [a.model_dump(mode="json", exclude_none=True) for a in finished.arguments]
+    record = run.quality.get(spec.name)
+    thinned = record is not None and any(item.action == "dropped" and item.path.split("/")[0] == "arguments"
+                                         for item in record.items)
+    if len(kept) >= ARGUMENTS or not thinned:
+        return finished
+    label = f"the case {_direction(spec).lower()}"
+    for n in range(len(kept), ARGUMENTS):
+        record.items.append(QualityItem(check="thin_side", path=f"arguments/{n}", action="reasked",
+                                        message=f"{label} held {len(kept)} argument(s) after its checks; argument "
+                                                f"{n + 1} was asked for on its own"))
+    arguments = _arguments(_Advocate.of(engine, run, spec, check), kept, [], ARGUMENTS, reask=True)
+    if len(arguments) < FLOOR:
+        raise QualityCheckError(spec.name, record.attempts, [
+            f"{label} held {len(arguments)} argument(s) after its checks and {ARGUMENTS - len(kept)} re-ask(s); "
+            f"a case needs at least {FLOOR}"], "")
+    if len(arguments) < ARGUMENTS:
+        record.items.append(QualityItem(check="thin_side", path="arguments", action="flagged",
+                                        message=f"{label[:1].upper()}{label[1:]} holds {len(arguments)} arguments, "
+                                                f"not {ARGUMENTS}: the checks rejected the others and their "
+                                                "re-asks."))
+    return finished.model_copy(update={"arguments": Side.model_validate(
+        {**finished.model_dump(mode="json", exclude_none=True), "arguments": arguments}).arguments})
 
 
 def _finish(advocate: _Advocate, arguments: list[dict[str, Any]], kept: dict[str, Any],

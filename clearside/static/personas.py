@@ -28,9 +28,21 @@ from pydantic import ConfigDict, create_model
 from .. import agents, checks, inputs, prompts
 from ..checks.text import statement_problem
 from ..enforce import with_fixes
-from ..errors import ClearSideError, InputError
+from ..errors import DASHBOARD_FIX, ClearSideError, InputError, QualityCheckError, SchemaViolationError
 from ..runtime.events import Event
-from ..schema import Argument, Persona, PersonaCase, Proposition, Side, Stance, Strict, TextList
+from ..schema import (
+    AgentQuality,
+    Argument,
+    Persona,
+    PersonaCase,
+    Proposition,
+    QualityItem,
+    Side,
+    Stance,
+    Strict,
+    TextList,
+)
+from ..store.records import PERSONA_DROPPED
 from ..wire import array, obj, one_of, string
 
 MIN_PERSONAS, MAX_PERSONAS = 2, 4
@@ -134,9 +146,15 @@ class Panel:
     personas: list[Persona]
     cases: dict[int, PersonaCase] = field(default_factory=dict)
     leans: dict[int, list[str]] = field(default_factory=dict)  # each case argument's direction: for / against
+    dropped: dict[int, str] = field(default_factory=dict)  # personas whose case failed its checks: the note
 
     def missing(self) -> list[int]:
-        return [i for i in range(len(self.personas)) if i not in self.cases]
+        """The personas still to run (not those dropped: a resumed debate goes on without them)."""
+        return [i for i in range(len(self.personas)) if i not in self.cases and i not in self.dropped]
+
+    def absent(self) -> list[str]:
+        """The names of the personas whose case is not in the debate (dropped, or not written yet)."""
+        return [p.name for i, p in enumerate(self.personas) if i not in self.cases]
 
     def finished_agents(self) -> list[str]:
         return [spec(i).name for i in self.cases]
@@ -152,7 +170,8 @@ class Panel:
 
     def dump(self) -> dict[str, Any]:
         return {"personas": [p.dump() for p in self.personas],
-                "cases": {str(i): {"case": case.dump(), "leans": self.leans[i]} for i, case in self.cases.items()}}
+                "cases": {str(i): {"case": case.dump(), "leans": self.leans[i]} for i, case in self.cases.items()},
+                "dropped": {str(i): note for i, note in self.dropped.items()}}
 
     @classmethod
     def load(cls, body: dict[str, Any]) -> Panel:
@@ -160,6 +179,7 @@ class Panel:
         for key, saved in (body.get("cases") or {}).items():
             panel.cases[int(key)] = PersonaCase.model_validate(saved["case"])
             panel.leans[int(key)] = list(saved["leans"])
+        panel.dropped = {int(key): str(note) for key, note in (body.get("dropped") or {}).items()}
         return panel
 
     @classmethod
@@ -299,29 +319,68 @@ def sides(panel: Panel) -> tuple[Side, Side]:
     return built[0], built[1]
 
 
+class NoCaseLeft(ClearSideError):
+    """Every persona of the panel was dropped: there is no case to map."""
+
+    exit_code = 4  # as an agent's failed checks
+
+    def __init__(self, notes: list[str]) -> None:
+        what = f"Every persona's case failed its checks, so there is no case to map. {' '.join(notes)}"
+        super().__init__(f"{what} Retry, raise --retries, or choose a larger model with --provider.",
+                         dashboard=f"{what} {DASHBOARD_FIX}")
+
+
 def _case(engine: Any, run: Any, index: int, lock: threading.Lock) -> None:
-    """One persona's case, blind to the others; saved (the whole panel) as soon as it lands."""
+    """One persona's case, blind to the others; saved (the whole panel) as soon as it lands. A case that fails its
+    checks on every attempt is dropped with a note (:func:`_drop`), and the debate goes on with the others."""
     panel, proposition = run.personas, run.proposition
     persona = panel.personas[index]
     check = case_check(proposition.normalized_question, proposition.raw_input, engine.embeddings)
-    reply = engine.agent(run, spec(index), messages(persona, proposition, run.context,
-                                                    inferred=not engine.provider.small),
-                         prepare=labelled(persona), floors=FLOORS, check=check,
-                         mend=lambda review: mend(engine, run, index, check, review))
+    try:
+        reply = engine.agent(run, spec(index), messages(persona, proposition, run.context,
+                                                        inferred=not engine.provider.small),
+                             prepare=labelled(persona), floors=FLOORS, check=check,
+                             mend=lambda review: mend(engine, run, index, check, review))
+    except SchemaViolationError as exc:
+        with lock:
+            _drop(run, index, exc)
+            engine.on_section(run, "personas")
+        return
     with lock:
         panel.keep(index, reply)
         engine.on_section(run, "personas")
 
 
+def _drop(run: Any, index: int, exc: SchemaViolationError) -> None:
+    """Drop a persona whose case failed its checks: the note goes to the panel (saved, so a resume goes on
+    without it) and to the persona's quality record (the document's ``meta.notes`` reads it from there)."""
+    name = run.personas.personas[index].name
+    what = "the quality checks" if isinstance(exc, QualityCheckError) else "the ClearSide schema"
+    note = f"Persona '{name}' was dropped: its case failed {what} after {exc.attempts} attempts."
+    run.personas.dropped[index] = note
+    record = run.quality.setdefault(spec(index).name, AgentQuality(attempts=max(exc.attempts, 1),
+                                                                    reasks=max(exc.attempts - 1, 0)))
+    record.items.append(QualityItem(check=PERSONA_DROPPED, path=spec(index).name, action="dropped", message=note,
+                                    text=name))
+
+
 def stage(engine: Any, run: Any) -> None:
-    """A persona debate's advocates stage on ``engine``: the personas run concurrently, each blind to the others;
-    then pro and con are composed from them."""
+    """A persona debate's advocates stage on ``engine``: the personas run concurrently, each blind to the others
+    (one whose case fails its checks is dropped, see :func:`_case`); then pro and con are composed from the cases.
+    No case at all fails the stage."""
     lock = threading.Lock()
     sides_left = [name for name in ("pro", "con") if getattr(run, name) is None]
     for name in sides_left:  # the progress of the two cases the personas' arguments make up
         engine.on_event(Event("start", name))
     try:
         engine.together([lambda i=i: _case(engine, run, i, lock) for i in run.personas.missing()])
+        if not run.personas.cases:  # nothing to debate: a resume asks every persona again
+            notes = list(run.personas.dropped.values())
+            for index in run.personas.dropped:
+                run.quality.pop(spec(index).name, None)
+            run.personas.dropped.clear()
+            engine.on_section(run, "personas")
+            raise NoCaseLeft(notes)
     except ClearSideError as exc:
         for name in sides_left:
             engine.on_event(Event("error", name, str(exc)))

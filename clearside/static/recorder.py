@@ -17,8 +17,9 @@ from ..providers import Provider, Usage
 from ..schema import AgentQuality, Context, Document, Moderator, Proposition, Side
 from ..sources import Source
 from ..store import NewDebate, Store
-from .personas import Panel
-from .run import SECTIONS, DebateRun
+from ..store.records import missing_parts
+from .personas import Panel, spec
+from .run import DebateRun
 
 PROMPTS = ("orchestrator", "advocate", "moderator")
 
@@ -44,7 +45,7 @@ def start_static(store: Store, run: DebateRun, *, provider: str, model: str, par
     """Save a static debate before its agents run, with any sections ``run`` already has (``data``: more
     keys for its data, e.g. its owner token; ``debate_id``: the id to save it under, else a new one); returns
     its id."""
-    sections = {name: getattr(run, name).dump() for name in (*SECTIONS, "personas") if getattr(run, name) is not None}
+    sections = run.sections()
     files = [{"ref": s.ref, "name": s.name, "sha256": s.id, "kind": s.kind, "text": s.text, "pages": s.pages,
               "size": s.size} for s in run.sources or []]
     if files:  # with the sources, whether the advocates quote them (a resume on any host does the same)
@@ -77,6 +78,7 @@ def load_run(store: Store, debate_id: str) -> DebateRun:
     # the quality record of the agents that finished (an agent that did not finish runs again, afresh)
     finished = {"orchestrator" if name == "proposition" else name for name in models if name in sections}
     finished |= set(run.personas.finished_agents() if run.personas else ())
+    finished |= {spec(i).name for i in (run.personas.dropped if run.personas else ())}  # their drop notes
     run.quality = {agent: AgentQuality.model_validate(body)
                    for agent, body in sections.get("quality", {}).items() if agent in finished}
     run.violations = list((record.data or {}).get("violations") or [])  # the outputs rejected so far
@@ -121,10 +123,20 @@ class StaticRecorder:
     def finish(self, document: Document, run: DebateRun) -> None:
         self.store.finish_static(self.id, document.dump(), usage=usage_summary(run.usage),
                                  violations=len(run.violations))
+        self.store.update(self.id, data={"missing": missing_parts(document.dump())})  # a persona dropped: partial
 
     def fail(self, error: str) -> None:
-        self.store.update(self.id, status="failed", data={"error": error})
+        stopped(self.store, self.id, "failed", error)
 
     def pause(self, note: str) -> None:
         """Stopped by the user: unfinished, and resumable like a failure."""
-        self.store.update(self.id, status="paused", data={"error": note})
+        stopped(self.store, self.id, "paused", note)
+
+
+def stopped(store: Store, debate_id: str, status: str, error: str) -> None:
+    """A saved debate that stopped (``failed`` or ``paused``) with ``error`` saying why, and ``data["missing"]``
+    what it lacks (:func:`~clearside.store.records.missing_parts`) once it holds a proposition: the lists label it
+    partial. Nothing held: nothing to show, only the failure."""
+    sections = store.sections(debate_id)
+    gone = missing_parts(sections) if sections.get("proposition") else []
+    store.update(debate_id, status=status, data={"error": error, "missing": gone})

@@ -4,14 +4,16 @@ debate's sections and stages, and the generation strategies."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import inputs
+from .. import inputs, prompts
 from ..errors import InputError
 from ..providers import Provider, Usage
 from ..schema import AgentQuality, Context, Moderator, Persona, Proposition, Side
 from ..sources import Source, citations
+from ..store.records import PERSONA_DROPPED
 from . import personas
 
 SECTIONS = ("proposition", "pro", "con", "moderator")
@@ -59,6 +61,11 @@ class DebateRun:
     def missing(self) -> list[str]:
         return [name for name in SECTIONS if getattr(self, name) is None]
 
+    def sections(self) -> dict[str, Any]:
+        """The sections written so far as the store saves them (name to body; a persona debate's panel as
+        ``personas``): what :func:`clearside.store.records.missing_parts` reads."""
+        return {name: getattr(self, name).dump() for name in (*SECTIONS, "personas") if getattr(self, name) is not None}
+
     def missing_agents(self) -> list[str]:
         """The agents still to run: the orchestrator writes ``proposition``, the others their namesakes."""
         return ["orchestrator" if name == "proposition" else name for name in self.missing]
@@ -88,3 +95,25 @@ def merge_quality(earlier: dict[str, Any] | None, later: AgentQuality) -> AgentQ
     before = AgentQuality.model_validate(earlier)
     return AgentQuality(attempts=before.attempts + later.attempts, reasks=before.reasks + later.reasks,
                         items=[*before.items, *later.items])
+
+
+def notes(names: tuple[str, ...], run: DebateRun) -> str:
+    """A document's ``meta.notes``: the prompt versions (``names``), whether it cites its sources, and what the
+    reader must know from the agents' quality records (:func:`reader_notes`)."""
+    listed = ", ".join(f"{name} {version}" for name, version in prompts.versions(*names).items())
+    sources = run.sources
+    if not sources:
+        cited = "No citations requested."
+    elif run.citations:
+        cited = (f"Citations requested from {len(sources)} source(s) the user attached; every quote was checked "
+                 "against its passage.")
+    else:
+        cited = f"{len(sources)} source(s) the user attached were shown to the advocates; no citations requested."
+    return " ".join([f"Prompt versions: {listed}. {cited}", *reader_notes(run.quality)])
+
+
+def reader_notes(quality: Mapping[str, AgentQuality]) -> list[str]:
+    """What the reader is told in ``meta.notes`` from the agents' quality records: each persona dropped and each
+    side shipped with fewer arguments than asked for."""
+    return [item.message for record in quality.values() for item in record.items
+            if item.check == PERSONA_DROPPED or (item.check == "thin_side" and item.action == "flagged")]

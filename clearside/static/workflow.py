@@ -29,7 +29,7 @@ from ..store import open_store
 from ..store.privacy import scrub
 from . import remap
 from .engine import Engine
-from .recorder import StaticRecorder, load_run
+from .recorder import StaticRecorder, load_run, stopped
 from .run import STAGES
 
 log = logging.getLogger("clearside.jobs")
@@ -80,9 +80,9 @@ CANCELLED_NOTE = "Cancelled: every finished section is kept; Resume completes th
 
 def _stopped(store: Any, job: dict[str, Any], cause: ClearSideError) -> dict[str, Any]:
     if isinstance(cause, Cancelled):
-        store.update(job["debate_id"], status="paused", data={"error": CANCELLED_NOTE})
+        stopped(store, job["debate_id"], "paused", CANCELLED_NOTE)
         return steps.ended(cause)
-    store.update(job["debate_id"], status="failed", data={"error": cause.for_dashboard()})
+    stopped(store, job["debate_id"], "failed", cause.for_dashboard())
     return steps.ended(cause)
 
 

@@ -166,6 +166,18 @@ class Debates(Database):
             rows = session.execute(select(Debate.id, Debate.data).where(Debate.id.in_(ids))).all()
         return {row.id: row.data["job"] for row in rows if isinstance(row.data, dict) and row.data.get("job")}
 
+    def partial(self, debate_ids: Iterable[str]) -> dict[str, list[str]]:
+        """The partial debates among these and what each lacks, in one query: ``data["missing"]`` as saved when a
+        debate stopped with sections kept or finished without a part (see
+        :func:`~clearside.store.records.missing_parts`); a whole debate is left out."""
+        ids = list(dict.fromkeys(check_id(i) for i in debate_ids))
+        if not ids:
+            return {}
+        with self.read() as session:
+            rows = session.execute(select(Debate.id, Debate.data).where(Debate.id.in_(ids))).all()
+        return {row.id: list(row.data["missing"]) for row in rows
+                if isinstance(row.data, dict) and row.data.get("missing")}
+
     def exists(self, debate_id: str) -> bool:
         try:
             debate_id = check_id(debate_id)

@@ -160,3 +160,47 @@ class NewRun:
     metrics: dict[str, Any] | None = None
     data: dict[str, Any] | None = None
     run_id: str | None = None
+
+
+# ---- partial debates ------------------------------------------------------------------------------------------
+
+PARTS = {"proposition": "the proposition", "pro": "the case for", "con": "the case against",
+         "moderator": "the moderator's synthesis"}
+PERSONA_DROPPED = "persona_dropped"  # the quality check of a persona dropped from its debate (item text: its name)
+PARTIAL = "partial"  # the label beside a partial debate's status
+
+
+def missing_parts(parts: dict[str, Any] | None) -> list[str]:
+    """What a static debate lacks to be whole, in the reader's words (``[]``: it is whole): the sections never
+    written ("the case against", "the moderator's synthesis") and the personas whose case is not in it ("persona
+    'ethicist'"). The one definition of a *partial* debate: one for which this is not empty is labelled partial
+    wherever it shows (:func:`partial_notice`, :func:`status_label`).
+
+    ``parts``: a document (``Document.dump()``), or the sections a debate holds as the store saves them (name to
+    body, a persona debate's panel with the cases that landed: ``Store.sections``, ``DebateRun.sections()``)."""
+    parts = parts or {}
+    gone = [label for name, label in PARTS.items() if not parts.get(name)]
+    panel = parts.get("personas")
+    if isinstance(panel, dict):  # a saved panel: the personas picked and the cases that landed
+        cases = panel.get("cases") or {}
+        names = [p.get("name", "") for i, p in enumerate(panel.get("personas") or []) if str(i) not in cases]
+    else:  # a document's cases: the personas dropped are in its quality record
+        agents = (parts.get("quality") or {}).get("agents") or {}
+        names = [item.get("text") or "" for record in agents.values() for item in record.get("items", [])
+                 if item.get("check") == PERSONA_DROPPED]
+    return gone + [f"persona '{name}'" for name in names]
+
+
+def partial_notice(gone: list[str]) -> str | None:
+    """The line a partial debate opens with wherever it shows, from :func:`missing_parts` (``None``: whole), e.g.
+    "Partial debate: the moderator's synthesis is missing." """
+    if not gone:
+        return None
+    listed = gone[0] if len(gone) == 1 else f"{', '.join(gone[:-1])} and {gone[-1]}"
+    return f"Partial debate: {listed} {'is' if len(gone) == 1 else 'are'} missing."
+
+
+def status_label(status: str, gone: list[str] | None) -> str:
+    """A debate's status as a list shows it: ``"failed (partial)"`` for a debate that stopped with sections kept or
+    finished without a part (:func:`missing_parts`); a queued or running one is still being written."""
+    return f"{status} ({PARTIAL})" if gone and status not in ("queued", "running") else status

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import os
 import re
@@ -33,13 +34,13 @@ def winner_moderator() -> dict:
 
 
 def repetitive_con() -> dict:
-    """Three wordings of one point (exact repeats the engine already drops), instead of four points."""
+    """Two wordings of one point (the checks drop the repeat) and two more points, instead of four points: the side
+    keeps three arguments, as many as the prompt asks for, so it is not asked for more."""
     con = copy.deepcopy(flagship_replies()["con"])
     first = con["arguments"][0]
     con["arguments"] = [{**first, "claim": claim} for claim in (
         "A moratorium would weaken US competitiveness and national security.",
-        "A moratorium weakens U.S. competitiveness and national security.",
-        "A pause would weaken American competitiveness and national security.")]
+        "A moratorium weakens U.S. competitiveness and national security.")] + con["arguments"][1:3]
     return con
 
 
@@ -84,7 +85,7 @@ def test_forced_regression_exits_1_and_the_baseline_stays_put(db, tmp_path, caps
     assert "neutrality_violations" in passed and "garbage_left" in passed
     assert "checks_caught" in failed and "worse than the baseline" in failed["checks_caught"]["reasons"][0]
     assert failed["checks_caught"]["mean"] >= 2  # the verdict item and a repeated claim, in every run
-    assert "count_ratio" in failed and failed["count_ratio"]["delta"] < 0  # repeats were dropped: 4 against 2
+    assert "count_ratio" in failed and failed["count_ratio"]["delta"] < 0  # a repeat was dropped: 4 against 3
     assert any(f.startswith("checks_caught") for f in report["failures"])
     assert baseline(db, "flagship").id == blessed.id  # a failing batch never becomes the baseline
     assert len(batches(db, "flagship")) == 2
@@ -190,9 +191,21 @@ def test_concurrency_runs_debates_at_once_and_1_runs_them_in_turn(tmp_path):
         assert state["peak"] == peak
 
 
+_ASKED = itertools.count()
+
+
 def argkp_reply(request) -> dict:
     """A debate about the proposition the request quotes, from ArgKP's own human arguments on it."""
     topic = json.loads(re.search(r'USER TEXT[^:]*: ("(?:[^"\\]|\\.)*")', request_text(request))[1])
+    if list((request.schema or {}).get("properties", {})) == ["arguments"]:  # one more argument for a thinned side
+        from clearside.quality.references import argkp_arguments
+
+        said = request_text(request)
+        more = [text[:100] for text in argkp_arguments(topic)[request.agent][6:] if text[:100] not in said]
+        text = more[next(_ASKED) % len(more)]  # a re-ask gets the next one
+        category = request.schema["properties"]["arguments"]["items"]["properties"]["category"]["enum"][0]
+        return {"arguments": [{"category": category, "claim": text, "explanation": text,
+                               "evidence_type": "value_judgment", "confidence": "medium"}]}
     return argkp_debate(topic)[request.agent]
 
 

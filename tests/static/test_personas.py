@@ -246,10 +246,11 @@ def test_a_failing_lens_divergence_is_written_again_alone_and_never_dropped():
 
 
 def test_a_failed_persona_keeps_the_others_and_a_retry_runs_only_it():
+    """A backend failure (not failed checks, which drop the persona) stops the debate; the retry runs only it."""
     provider = ScriptedProvider()
     provider.enqueue(orchestrator_reply(), agent="orchestrator")
     provider.enqueue(persona_reply("economist"), agent="persona-1")
-    provider.enqueue("not json", "still not json", agent="persona-2")
+    provider.enqueue({"__error__": "provider", "message": "HTTP 500"}, agent="persona-2")
     run = persona_run()
     engine = Engine(provider, retries=1)
     with pytest.raises(DebateFailed):
@@ -295,7 +296,7 @@ def test_saved_panel_resumes_from_the_store(tmp_path):
     provider = ScriptedProvider()
     provider.enqueue(orchestrator_reply(), agent="orchestrator")
     provider.enqueue(persona_reply("economist"), agent="persona-1")
-    provider.enqueue("bad", "bad", agent="persona-2")
+    provider.enqueue({"__error__": "provider", "message": "HTTP 500"}, agent="persona-2")
     run = persona_run()
     recorder = StaticRecorder(store, run, provider)
     engine = Engine(provider, retries=1, on_section=recorder.on_section)
@@ -445,7 +446,7 @@ def test_page_shows_the_cases_that_landed_when_a_persona_debate_stops_part_way()
     provider = ScriptedProvider()
     provider.enqueue(orchestrator_reply(), agent="orchestrator")
     provider.enqueue(persona_reply("economist"), agent="persona-1")
-    provider.enqueue(*(["not json"] * 3), agent="persona-2")
+    provider.enqueue({"__error__": "provider", "message": "HTTP 500"}, agent="persona-2")  # failed checks: dropped
     at = _app(provider)
     at.text_area(key="question").set_value(QUESTION)
     at.multiselect(key="personas").set_value(["economist", "ethicist"])
@@ -649,3 +650,92 @@ def test_a_tab_following_a_persona_debate_generated_elsewhere_streams_its_column
         provider.release.set()
     settle(at, lambda a: any("Where the lenses diverge" in m.value for m in a.markdown), timeout=60)
     assert open_store().get(debate_id).status == "done"
+
+
+# ---- a persona that fails its checks is dropped, the others finish ------------------------------------------
+
+# a reply the issue quotes (issue 36): the ethicist's third rejected attempt, which failed the whole debate
+GARBLED = "Ethica-eine und Bemerkungen anfältig,"
+DROP_NOTE = "Persona 'ethicist' was dropped: its case failed the quality checks after 3 attempts."
+
+
+def garbled_reply() -> dict:
+    reply = persona_reply("ethicist", "against")
+    for key in ("arguments_for", "arguments_against"):
+        reply[key][0]["claim"] = reply[key][0]["explanation"] = GARBLED
+    return reply
+
+
+def dropping_script(moderator=None) -> ScriptedProvider:
+    """Economist, ethicist, environmentalist; the ethicist's case fails its checks on every attempt (its whole
+    reply and each mended field)."""
+    provider = ScriptedProvider()
+    provider.enqueue(orchestrator_reply(), agent="orchestrator")
+    provider.enqueue(persona_reply("economist", "for"), agent="persona-1")
+    garbled = garbled_reply()
+    parts = [{key: garbled[key]} for key in ("arguments_for", "arguments_against")]
+    provider.enqueue(garbled, *(parts * 6), agent="persona-2")
+    provider.enqueue(persona_reply("environmentalist", "against"), agent="persona-3")
+    provider.enqueue(moderator or persona_moderator_reply(), agent="moderator")
+    return provider
+
+
+def three() -> DebateRun:
+    return persona_run(("economist", "ethicist", "environmentalist"))
+
+
+def test_a_persona_failing_its_checks_is_dropped_and_the_others_finish():
+    from clearside.store.records import missing_parts, partial_notice
+
+    provider = dropping_script()
+    document = Engine(provider).run(three())
+    assert [c.persona.name for c in document.personas] == ["economist", "environmentalist"]
+    assert GARBLED not in json.dumps(document.dump())
+    assert DROP_NOTE in document.meta.notes
+    dropped = [i for i in document.quality.agents["persona-2"].items if i.check == "persona_dropped"]
+    assert [(i.action, i.text, i.message) for i in dropped] == [("dropped", "ethicist", DROP_NOTE)]
+    validate_document(document.dump())
+    assert missing_parts(document.dump()) == ["persona 'ethicist'"]
+    assert partial_notice(missing_parts(document.dump())) == "Partial debate: persona 'ethicist' is missing."
+    assert '"ethicist" (stance' not in request_text(provider.requests_for("moderator")[0])
+
+
+def test_a_dropped_persona_is_saved_with_its_note_and_a_resume_does_not_run_it_again(tmp_path):
+    from clearside.static.recorder import StaticRecorder, load_run
+    from clearside.store import open_store
+
+    store = open_store(f"sqlite:///{tmp_path / 's.db'}")
+    provider = dropping_script(moderator={"__error__": "provider", "message": "HTTP 500"})
+    run = three()
+    recorder = StaticRecorder(store, run, provider)
+    with pytest.raises(DebateFailed):
+        Engine(provider, on_section=recorder.on_section).run(run)
+    saved = load_run(store, recorder.id)
+    assert saved.personas.missing() == [] and saved.personas.dropped == {1: DROP_NOTE}
+    asked = len(provider.requests_for("persona-2"))
+    provider.enqueue(persona_moderator_reply(), agent="moderator")
+    document = Engine(provider, on_section=recorder.on_section).run(saved)
+    recorder.finish(document, saved)
+    assert len(provider.requests_for("persona-2")) == asked  # not asked again
+    assert DROP_NOTE in document.meta.notes
+    assert store.get(recorder.id).status == "done"
+
+
+def test_every_persona_dropped_fails_with_a_clear_message():
+    from clearside.store.records import missing_parts
+
+    provider = ScriptedProvider()
+    provider.enqueue(orchestrator_reply(), agent="orchestrator")
+    provider.enqueue(*(["not json"] * 3), agent="persona-1")
+    provider.enqueue(*(["not json"] * 3), agent="persona-2")
+    run = persona_run()
+    with pytest.raises(DebateFailed, match="Every persona's case failed its checks") as info:
+        Engine(provider).run(run)
+    assert "Persona 'economist' was dropped: its case failed the ClearSide schema after 3 attempts." in str(info.value)
+    assert info.value.cause.exit_code == 4 and run.pro is None
+    assert run.personas.missing() == [0, 1]  # a retry asks both again, and the debate comes out whole
+    provider.enqueue(persona_reply("economist"), agent="persona-1")
+    provider.enqueue(persona_reply("ethicist", "against"), agent="persona-2")
+    provider.enqueue(persona_moderator_reply(), agent="moderator")
+    document = Engine(provider, substance=False).run(run)
+    assert missing_parts(document.dump()) == [] and "dropped" not in document.meta.notes

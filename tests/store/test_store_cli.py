@@ -321,10 +321,13 @@ def test_ctrl_c_stops_a_saved_debate_keeps_its_finished_sections_and_resume_fini
     """Ctrl+C on ``debate --save``: the step in flight stops at its next token, the command says how to resume and
     exits 130, the finished sections stay saved; ``--resume`` finishes the debate."""
     from bench.latency_server import MODEL, start
+    from clearside.quality.references import flagship
 
+    # the server answers with the flagship debate: asked about it, every argument is on topic and no side is thinned
+    question = flagship().document["proposition"]["raw_input"]
     with start(0, ttft=0.2, tps=40) as server:
         env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "not-needed"}
-        process = subprocess.Popen([sys.executable, "-m", "clearside", "debate", QUESTION, "--save", "--provider",
+        process = subprocess.Popen([sys.executable, "-m", "clearside", "debate", question, "--save", "--provider",
                                     f"openai:{MODEL}", "--retries", "1"], cwd=ROOT, env=env,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
