@@ -25,7 +25,7 @@ from ..schema import AgentQuality, QualityItem
 from . import challenge, moderator, proposition, sides
 from .base import LEXICAL_ONLY, Embeddings, Finding, repair
 
-# 1.1.0: ungrounded_domain; 1.2.0: a domain off the question's topic; 1.3.0 (issue 36): cut_sentence (ended at its
+# 1.1.0: ungrounded_domain; 1.2.0: a domain off the question's topic; 1.3.0: cut_sentence (ended at its
 # last whole clause, else dropped or re-asked), code_soup, number_soup, empty_claim, assumption_repeats_claim,
 # polarity_flip, echoed_question for "The premise is that ...", off_topic for moderator statements, and summary
 # items judged beside the on-topic arguments only (SUMMARY_OFF_TOPIC 0.10 -> 0.20)

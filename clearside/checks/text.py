@@ -218,7 +218,7 @@ def years(text: str) -> list[int]:
     return [int(y) for y in YEAR.findall(text)]
 
 
-# ---------------------------------------------------------------- cut sentences (issue 36)
+# ---------------------------------------------------------------- cut sentences
 # A string the decoder's length cap ended stops where the cap fell: on an article, a preposition, a conjunction,
 # a possessive or a comma. Without a final stop any of these ends a cut; with one ("protecting the.") only the
 # words no English sentence ends on.
@@ -281,7 +281,7 @@ def whole_part(text: str) -> str | None:
     return None
 
 
-# ---------------------------------------------------------------- soups and empty statements (issue 36)
+# ---------------------------------------------------------------- soups and empty statements
 _ALNUM = re.compile(r"[A-Za-z0-9]+")
 _RUNS = re.compile(r"[A-Za-z]+|[0-9]+")
 _NUMBERS = re.compile(r"\d+(?:[/.:,\-]\d+)*")

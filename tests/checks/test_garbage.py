@@ -1,6 +1,6 @@
-"""Issue 36: what a reader calls garbage and the checks before 1.3.0 let through.
+"""What a reader calls garbage and the checks before 1.3.0 let through.
 
-Each check is tested on the wording the issue quotes from real debates (cut sentences, letter-digit codes, date
+Each check is tested on the wording users reported from real debates (cut sentences, letter-digit codes, date
 soup, a claim that says nothing, a restated premise, a flipped question), and on an off-topic health-care case of
 our own in a debate on a software rule; each of these tests fails on the checks of 1.2.0. Controls show that
 ordinary wording (compounds, model names, years) is left alone.
@@ -27,7 +27,7 @@ EMB = checks.Embeddings(enabled=True)
 LEX = checks.LEXICAL_ONLY
 CLEAN_ORCHESTRATOR = orchestrator_reply(timeframe="The next few years")
 CITY = "Should a mid-sized city ban private cars from its historic center?"
-# The issue's cut sentences (the tails are the model's words; the openings ours where the issue elides them).
+# Reported cut sentences (the tails are the model's words; the openings ours where the report elides them).
 CUT_WITH_A_CLAUSE = ("Cloud providers must follow the same privacy rules as banks, which includes ensuring that "
                      "all data,")
 CUT_PROTECTING = "The city must take a step towards protecting the."

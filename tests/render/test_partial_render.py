@@ -1,5 +1,5 @@
 """A partial debate (a persona dropped for failing its checks) opens every rendering with the line that says so, so
-it is never read with the authority of a whole one (issue 36); a whole debate has no such line."""
+it is never read with the authority of a whole one; a whole debate has no such line."""
 
 from __future__ import annotations
 

@@ -654,7 +654,7 @@ def test_a_tab_following_a_persona_debate_generated_elsewhere_streams_its_column
 
 # ---- a persona that fails its checks is dropped, the others finish ------------------------------------------
 
-# a reply the issue quotes (issue 36): the ethicist's third rejected attempt, which failed the whole debate
+# a reply a user reported: the ethicist's third rejected attempt, which failed the whole debate
 GARBLED = "Ethica-eine und Bemerkungen anfältig,"
 DROP_NOTE = "Persona 'ethicist' was dropped: its case failed the quality checks after 3 attempts."
 

@@ -1,5 +1,5 @@
 """A side the checks thin below what the prompt asks for (3 arguments) is asked for the missing ones, one small
-call each, checked against the arguments already kept; it never ships with fewer than 2 (issue 36)."""
+call each, checked against the arguments already kept; it never ships with fewer than 2."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from clearside.static.run import DebateRun
 
 def thinned(tag: str) -> dict:
     """A reply of 3 arguments whose 2nd and 3rd restate the 1st (case and punctuation aside): the checks drop them
-    as repeats and leave one argument (the issue's debate shipped such a side as the whole case)."""
+    as repeats and leave one argument (a reported debate shipped such a side as the whole case)."""
     reply = side_reply(tag, arguments=3)
     first = reply["arguments"][0]
     for i, shout in ((1, "{}!"), (2, "  {}.")):

@@ -1,4 +1,4 @@
-"""Partial debates labelled wherever they are listed (issue 36): the one definition
+"""Partial debates labelled wherever they are listed: the one definition
 (:func:`clearside.store.records.missing_parts`), ``python -m clearside list`` and the Library page."""
 
 from __future__ import annotations
