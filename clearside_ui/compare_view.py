@@ -22,7 +22,7 @@ from clearside.quality import compare
 from clearside.quality.metrics import SUMMARY
 from clearside.schema import Document
 from clearside_ui import compare_actions as ca
-from clearside_ui import page_path
+from clearside_ui import page_path, settings
 from clearside_ui.format import esc
 from clearside_ui.inputs import question_box
 from clearside_ui.state import Compare
@@ -271,6 +271,7 @@ def comparison(batch: str) -> None:
     shown = ca.signature(batch)  # before the report: a status that changes in between reruns the page, not lost
     report, documents, running = ca.result(batch)
     st.divider()
+    settings.demo_model_notice(*(result.get("model_info") for result in report["results"].values()))
     st.markdown(f"**Question:** {esc(report['question'])}")
     st.caption(f"Comparison `{esc(batch)}` · share this page's address to reopen it.")
     if report.get("error"):

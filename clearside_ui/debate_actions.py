@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from clearside.errors import ClearSideError, InputError
+from clearside.quality.references import flagship
 from clearside.static.job import ChallengeJob, Snapshot, StaticJob, resume_job
 from clearside.static.run import DebateRun
 from clearside_ui import jobs, owner, personas_view, rate, settings, sources_view
@@ -40,6 +41,22 @@ def current() -> tuple[str | None, StaticJob | None, Snapshot | None]:
         show(debate_id)  # opened from a link, or back from another page: the URL is the share link
     job = jobs.registry().get(debate_id, "static")
     return debate_id, job, job.snapshot() if job is not None else None
+
+
+def shown_model() -> dict[str, str] | None:
+    """The provider and model of what the page shows: the example's stored ``meta.model_info``, a saved or running
+    debate's (as its record keeps them); ``None`` when nothing is open (the sidebar's model is the one to name)."""
+    debate_id = st.query_params.get("debate") or st.session_state.get(Debate.ID)
+    if not debate_id:
+        if st.query_params.get("example") == "flagship":
+            return flagship().document["meta"]["model_info"]
+        return None
+    try:
+        record = jobs.store().get(debate_id)
+    except ClearSideError:  # an unknown link: the page says so below
+        return None
+    info = (record.document or {}).get("meta", {}).get("model_info")
+    return info or {"provider": record.provider, "model": record.model}
 
 
 def debate_run(**extra) -> DebateRun:

@@ -87,3 +87,26 @@ def file_stem(kind: str, title: str, debate_id: str | None) -> str:
             break
         slug = f"{slug}-{word}" if slug else word
     return "-".join(part for part in ("clearside", kind, slug, (debate_id or "")[:8]) if part)
+
+
+_TOKEN = re.compile(r"[^\W_]+")
+
+
+def reads_as_words(text: str) -> bool:
+    """Whether a title is words, not an id or code soup ("C1-D2A4B3E05", "P1 C2 D3 E4"): at least half of its
+    tokens are words (letters only) or years, and one of them is a word."""
+    tokens = _TOKEN.findall(str(text))
+    letters = [t for t in tokens if t.isalpha()]
+    years = [t for t in tokens if t.isdigit() and len(t) == 4 and t[0] in "12"]
+    return bool(letters) and 2 * (len(letters) + len(years)) >= len(tokens)
+
+
+def readable_title(topic: str, description: str, words: int = 6) -> str:
+    """``topic`` when it reads as words; else the first ``words`` words of ``description`` (an ellipsis marking
+    the cut), or ``Untitled`` when neither reads as words. Plain text: escape it where it is shown."""
+    if reads_as_words(topic):
+        return topic
+    if reads_as_words(description):
+        head = str(description).split()
+        return " ".join(head[:words]).rstrip(",;:") + ("…" if len(head) > words else "")
+    return "Untitled"

@@ -13,7 +13,7 @@ from clearside.inputs import MAX_QUESTION
 from clearside.live.job import LiveJob
 from clearside.schema import Document
 from clearside.sources import MAX_BYTES, MAX_CHARS, MAX_PAGES
-from clearside_ui import jobs, live_view, page_path, scroll, sources_view, view
+from clearside_ui import jobs, live_view, page_path, scroll, settings, sources_view, view
 from clearside_ui.format import esc, lines
 from clearside_ui.inputs import context_boxes, length_note, question_box
 from clearside_ui.live_actions import (
@@ -189,6 +189,7 @@ def saved_view(transcript_id: str) -> bool:
 
 
 def start_view() -> None:
+    settings.demo_model_notice()  # the sidebar's model: the one a new live debate uses
     question_box(Live.QUESTION, error_key=Live.ERROR,
                  placeholder="e.g. Should cities ban private cars from their centres?")
     with st.expander("Context (optional)"):

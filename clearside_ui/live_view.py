@@ -18,12 +18,12 @@ from clearside.inputs import shown
 from clearside.live import costs
 from clearside.live.exchange import load_live
 from clearside.live.export import TYPE_LABELS, flag_label, quote_label, source_label, to_markdown
-from clearside.live.guardrails import texts_of
+from clearside.live.guardrails import argument_problem, texts_of
 from clearside.live.protocol import PHASE_LABELS, PHASES, PLAN, SPEAKER_LABELS
 from clearside.live.transcript import Intervention, Transcript, Turn
 from clearside.store import Summary, check_id, open_store
-from clearside_ui import scroll
-from clearside_ui.format import esc, file_stem, short, when
+from clearside_ui import scroll, settings
+from clearside_ui.format import esc, file_stem, readable_title, short, when
 from clearside_ui.state import Live
 from clearside_ui.view import poll_cached
 
@@ -85,6 +85,7 @@ def planned_done(transcript: Transcript) -> int:
 
 
 def header(transcript: Transcript) -> None:
+    settings.demo_model_notice({"provider": transcript.provider, "model": transcript.model})
     st.markdown(f"## {esc(proposition(transcript))}")
     parts = [f"Asked: {esc(transcript.question)}",
              *(f"{esc(k.capitalize())}: {esc(v)}" for k, v in transcript.context.items() if v),
@@ -173,6 +174,18 @@ def _bullets(label: str, items: Any) -> list[str]:
     return [f"- *{label}:* {esc(item)}" for item in items if isinstance(item, str) and item.strip()]
 
 
+def argument_badges(argument: dict[str, Any], flags: list[dict[str, Any]]) -> str:
+    """Category, evidence type and confidence badges; a confidence the checks contradict (a gibberish claim, a
+    guardrail flag on it: ``guardrails.argument_problem``) is withheld, an orange badge saying why."""
+    badges = [f":gray-badge[{esc(str(argument[k]).replace('_', ' '))}]"
+              for k in ("category", "evidence_type") if argument.get(k)]
+    if argument.get("confidence"):
+        problem = argument_problem(argument, flags)
+        badges.append(f":orange-badge[confidence withheld: {esc(problem)}]" if problem
+                      else f":gray-badge[{esc(str(argument['confidence']))}]")
+    return " ".join(badges)
+
+
 def field_lines(turn: Turn) -> list[str]:
     """The key structured fields of a turn, as escaped Markdown bullet lines."""
     f, lines = turn.fields, []
@@ -182,8 +195,7 @@ def field_lines(turn: Turn) -> list[str]:
     for argument in f.get("arguments", []) or []:
         if not isinstance(argument, dict):
             continue
-        badges = " ".join(f":gray-badge[{esc(str(argument[k]).replace('_', ' '))}]"
-                          for k in ("category", "evidence_type", "confidence") if argument.get(k))
+        badges = argument_badges(argument, turn.flags)
         line = f"- **{esc(argument.get('claim', ''))}** {esc(argument.get('explanation', ''))} {badges}"
         assumptions = [a for a in argument.get("assumptions", []) if isinstance(a, str)]
         if assumptions:
@@ -203,7 +215,8 @@ def field_lines(turn: Turn) -> list[str]:
     for item in f.get("core_disagreements", []) or []:
         if isinstance(item, dict):
             root = f" *Root cause:* {esc(item['root_cause'])}" if item.get("root_cause") else ""
-            lines.append(f"- *Disagreement:* **{esc(item.get('topic', ''))}**: "
+            title = readable_title(str(item.get("topic", "")), str(item.get("description", "")))
+            lines.append(f"- *Disagreement:* **{esc(title)}**: "
                          f"{esc(item.get('description', ''))}{root}")
     for item in f.get("assumption_conflicts", []) or []:
         if isinstance(item, dict):

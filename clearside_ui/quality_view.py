@@ -1,5 +1,7 @@
-"""The compact "Quality checks" expander under a finished debate: what the substance checks caught,
-what ClearSide repaired or dropped, and how often each agent was re-asked (the document's ``quality``).
+"""The compact "Quality checks" expander under a finished debate: per agent, what the substance checks dropped,
+ended early (a sentence cut at its length cap, ended at its last complete clause), replaced or flagged, and how
+often the agent was re-asked (the document's ``quality``, read by ``clearside.checks.summary``: the same words as
+the document's ``meta.notes``).
 
 Model text is only ever shown inside dataframes (never rendered as Markdown or HTML); the rest goes through ``esc``.
 """
@@ -9,31 +11,31 @@ from __future__ import annotations
 import streamlit as st
 
 from clearside.agents import AGENT_NAMES
-from clearside.schema import AgentQuality, Document, Quality
-from clearside_ui.format import esc, plural
-
-ACTIONS = {"dropped": "dropped", "replaced": "replaced", "reasked": "re-asked", "flagged": "flagged"}
-REPAIRED = ("dropped", "replaced")
-
-
-def summary(quality: Quality) -> str:
-    """``Quality checks: 3 caught, 2 repaired, 1 re-ask`` or ``Quality checks: nothing caught``."""
-    items = [item for agent in quality.agents.values() for item in agent.items]
-    reasks = sum(agent.reasks for agent in quality.agents.values())
-    if not items and not reasks:
-        return "Quality checks: nothing caught"
-    repaired = sum(item.action in REPAIRED for item in items)
-    return f"Quality checks: {len(items)} caught, {repaired} repaired, {plural(reasks, 're-ask')}"
+from clearside.checks.summary import AgentSummary, agent_in_words, outcome, per_agent
+from clearside.schema import Document, Quality
+from clearside_ui.format import bullets, esc, plural
 
 
 def _agent(name: str) -> str:
     return AGENT_NAMES.get(name, name)
 
 
-def _in_order(quality: Quality) -> list[tuple[str, AgentQuality]]:
-    """The agents in debate order (a JSON store need not keep the keys' order)."""
-    order = list(AGENT_NAMES)
-    return sorted(quality.agents.items(), key=lambda kv: (order.index(kv[0]) if kv[0] in order else len(order), kv[0]))
+def summary(quality: Quality) -> str:
+    """``Quality checks: 2 dropped, 1 ended early, 1 re-ask`` or ``Quality checks: nothing dropped, ended early or
+    re-asked``."""
+    agents = per_agent(quality)
+    totals = [(sum(a.dropped for a in agents), "dropped"), (sum(a.ended_early for a in agents), "ended early"),
+              (sum(a.replaced for a in agents), "replaced"), (sum(a.flagged for a in agents), "flagged")]
+    parts = [f"{count} {word}" for count, word in totals if count]
+    reasks = sum(a.reasks for a in agents)
+    if reasks:
+        parts.append(plural(reasks, "re-ask"))
+    return "Quality checks: " + (", ".join(parts) or "nothing dropped, ended early or re-asked")
+
+
+def _row(agent: AgentSummary, attempts: int) -> dict[str, object]:
+    return {"Agent": _agent(agent.agent), "Dropped": agent.dropped, "Ended early": agent.ended_early,
+            "Re-asks": agent.reasks, "Replaced": agent.replaced, "Flagged": agent.flagged, "Attempts": attempts}
 
 
 def quality_view(document: Document) -> None:
@@ -41,18 +43,19 @@ def quality_view(document: Document) -> None:
     quality = document.quality
     if quality is None:
         return
+    agents = per_agent(quality, AGENT_NAMES)
     with st.expander(summary(quality)):
-        st.caption(f"Checks version {esc(quality.checks_version)} · re-ask strategy: {quality.strategy}")
+        st.caption(f"Checks version {esc(quality.checks_version)} · re-ask strategy: {esc(quality.strategy)}")
         if not quality.semantic:
             st.caption("The embedding (semantic) checks did not run: only the lexical checks did.")
-        if quality.agents:
-            st.dataframe([{"Agent": _agent(name), "Attempts": agent.attempts, "Re-asks": agent.reasks,
-                           "Caught": len(agent.items)} for name, agent in _in_order(quality)],
-                         hide_index=True)
-        rows = [{"Agent": _agent(name), "Check": item.check, "Action": ACTIONS[item.action], "Where": item.path,
+        if agents:
+            st.markdown(bullets(f"{_agent(a.agent)}: {agent_in_words(a)}" for a in agents))
+            st.dataframe([_row(a, quality.agents[a.agent].attempts) for a in agents], hide_index=True)
+        rows = [{"Agent": _agent(a.agent), "Outcome": outcome(item), "Check": item.check, "Where": item.path,
                  "Text": item.text or "", "Message": item.message}
-                for name, agent in _in_order(quality) for item in agent.items]
+                for a in agents for item in a.items]
         if rows:
             st.dataframe(rows, hide_index=True)
         if quality.inferred:
-            st.caption("Context the model inferred (not given with the question): " + ", ".join(quality.inferred))
+            st.caption("Context the model inferred (not given with the question): "
+                       + ", ".join(esc(value) for value in quality.inferred))

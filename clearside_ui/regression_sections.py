@@ -313,6 +313,7 @@ def page() -> None:
     labels = {b.id: ra.label(b, baseline_id) for b in reversed(batches)}
     st.selectbox("Batch", list(labels), key=Regression.BATCH, format_func=labels.get, on_change=ra.batch_changed)
     messages()
+    settings.demo_model_notice({"provider": batch.provider, "model": batch.model})  # the batch's model's debates
     bless_controls(batch, base)
     deltas(batch, base)
     costs(batch, base)

@@ -137,6 +137,8 @@ def rule(name: str) -> str:
         words.append(f"≥ {parts['min']:g}")
     if "max" in parts:
         words.append(f"≤ {parts['max']:g}")
+    if "above" in parts:
+        words.append(f"> {parts['above']:g}")
     if "tolerance" in parts:
         words.append(f"tolerance {parts['tolerance']:g}")
     return ", ".join(words) or "reported"

@@ -8,13 +8,17 @@ when the chosen server is the one found, the Model field lists its models.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from pathlib import PurePath
+from typing import Any
 
 import streamlit as st
 
 from clearside.errors import ClearSideError
-from clearside.providers import DEFAULT_PROVIDER, Provider, Setting, build, offered, provider_class
+from clearside.providers import DEFAULT_PROVIDER, Provider, Setting, build, offered, parse_spec, provider_class
 from clearside.providers.detect import Detected, detect_servers, ollama_probe_url
 from clearside.providers.limits import SERVER_CONCURRENCY
+from clearside.schema import ModelInfo
 from clearside.store.privacy import register_secret
 from clearside_ui.format import esc
 from clearside_ui.state import Sidebar
@@ -213,8 +217,32 @@ def using_demo_model() -> bool:
         str(st.session_state.get(field_key(kind.name, s)) or "").strip() for s in kind.settings if s.model)
 
 
-def demo_model_notice() -> None:
-    if using_demo_model():
+def is_demo_model(model: ModelInfo | Mapping[str, Any] | str) -> bool:
+    """Whether a saved record's model is the tiny demonstration one: the embedded provider with its default GGUF.
+    ``model`` is a document's ``meta.model_info`` (or its dict) or a ``provider:model`` spec (``embedded``)."""
+    if isinstance(model, str):
+        try:
+            provider, name = parse_spec(model)
+        except ClearSideError:
+            return False
+    elif isinstance(model, ModelInfo):
+        provider, name = model.provider, model.model
+    else:
+        provider, name = str(model.get("provider") or ""), str(model.get("model") or "")
+    if provider.strip().lower() != DEFAULT_PROVIDER:
+        return False
+    from clearside.providers.embedded import DEFAULT_GGUF  # loads llama.cpp's bindings: only when asked
+
+    return PurePath(name.strip()).name in ("", DEFAULT_GGUF)
+
+
+def demo_model_notice(*models: ModelInfo | Mapping[str, Any] | str | None) -> None:
+    """The tiny-demonstration-model notice (``DEMO_NOTE``). With no ``models``, for the sidebar's model (what the
+    next run uses); with models (a saved debate's ``meta.model_info``, a live transcript's, the ``provider:model``
+    specs of a comparison or a batch), when any of them is the demonstration model, whatever the sidebar says
+    (``None`` for a record not known yet: when no model is known, the sidebar decides)."""
+    known = [model for model in models if model]
+    if any(is_demo_model(model) for model in known) if known else using_demo_model():
         st.info(DEMO_NOTE, icon=":material/info:")
 
 

@@ -17,7 +17,7 @@ from clearside.schema import CATEGORY_VALUES, Document, Side, SourceInfo
 from clearside.sources.citations import target as citation_target
 from clearside.static.job import Snapshot
 from clearside_ui import cruxes_view, scroll, sources_view
-from clearside_ui.format import SIDES, bullets, esc
+from clearside_ui.format import SIDES, bullets, esc, readable_title
 from clearside_ui.state import App
 
 
@@ -215,7 +215,7 @@ def moderator_view(document: Document, responses: dict[str, list[Any]]) -> None:
     st.markdown("**Core disagreements**")
     for item in mod.core_disagreements:
         root = f"  \n  *Root cause:* {esc(item.root_cause)}" if item.root_cause else ""
-        st.markdown(f"- **{esc(item.topic)}**: {esc(item.description)}{root}")
+        st.markdown(f"- **{esc(readable_title(item.topic, item.description))}**: {esc(item.description)}{root}")
     st.markdown("**Assumption conflicts**")
     for conflict in mod.assumption_conflicts:
         why = f"  \n  *Why:* {esc(conflict.conflict_description)}" if conflict.conflict_description else ""

@@ -6,6 +6,7 @@ import re
 
 from . import costs
 from .evidence import RULE as QUOTE_RULE
+from .guardrails import argument_problem
 from .protocol import PHASE_LABELS, SPEAKER_LABELS
 from .transcript import EvidenceSource, Intervention, Transcript, Turn
 
@@ -69,9 +70,11 @@ def _fields(turn: Turn) -> list[str]:
     f = turn.fields
     lines: list[str] = []
     for argument in f.get("arguments", []):
+        problem = argument_problem(argument, turn.flags)  # a confidence the checks contradict is withheld
+        confidence = f"confidence withheld: {_md(problem)}" if problem else f"{argument['confidence']} confidence"
         lines.append(f"- **{_md(argument['claim'])}** {_md(argument.get('explanation', ''))} "
                      f"({argument['category']}; {argument['evidence_type'].replace('_', ' ')}; "
-                     f"{argument['confidence']} confidence). Assumes: "
+                     f"{confidence}). Assumes: "
                      + "; ".join(_md(a) for a in argument.get("assumptions", [])))
     for pair in f.get("pairs", []):
         lines.append(f"- Q: {_md(pair['question'])}  \n  A: {_md(pair['answer'])}")

@@ -15,6 +15,7 @@ from typing import Any
 
 from .. import neutrality
 from ..checks.moderator import listed
+from ..checks.text import junk
 from .protocol import ROUNDS, Step
 
 _OTHER_SIDE = [re.compile(p, re.IGNORECASE) for p in (
@@ -133,3 +134,20 @@ def check_turn(step: Step, fields: dict[str, Any], *, opponent_claims: list[str]
 def describe(violations: list[dict[str, str]]) -> str:
     lines = [f"- {v['detail']}" + (f" In: \"{v['text'][:160]}\"" if v.get("text") else "") for v in violations]
     return "\n".join(lines)
+
+
+def argument_problem(argument: dict[str, Any], flags: Iterable[dict[str, Any]] = ()) -> str | None:
+    """Why the checks contradict a live argument's stated confidence, or None: its claim or explanation is not
+    content (gibberish, a field name, a numbering fragment: ``checks.text.junk``), or a guardrail flag left on
+    its turn quotes its claim. A page shows no confidence (``high`` above all) for such an argument."""
+    for key in ("claim", "explanation"):
+        value = argument.get(key)
+        if isinstance(value, str) and value.strip() and (reason := junk(value)):
+            return f"its {key} {reason}"
+    if not str(argument.get("claim") or "").strip():
+        return "it has no claim"
+    claim = str(argument["claim"]).strip().casefold()
+    for flag in flags:
+        if str(flag.get("text") or "").strip().casefold() == claim:
+            return f"a guardrail flagged it ({flag.get('rule', 'flag')})"
+    return None

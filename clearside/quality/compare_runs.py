@@ -12,7 +12,7 @@ from typing import Any
 from ..errors import InputError, NotFound
 from ..store import Store
 from . import metrics, paired
-from .batch import THRESHOLDS, Batch, find_batch
+from .batch import GATES, THRESHOLDS, Batch, find_batch, gate_reasons
 from .versions import batch_versions, refuse_version_change, version_differences, version_warning, versions_text
 
 Runs = dict[tuple[str, int], dict[str, Any]]  # a batch's finished runs by (case id, repeat)
@@ -24,7 +24,7 @@ def _gate_tolerance(rule: dict[str, float]) -> float | None:
     metric with only a gate (any significant worsening counts); ``None`` for one reported, never gated."""
     if "tolerance" in rule:
         return float(rule["tolerance"])
-    return 0.0 if ("min" in rule or "max" in rule) else None
+    return 0.0 if any(gate in rule for gate in GATES) else None
 
 
 def run_failures(row: dict[str, Any], thresholds: dict[str, dict[str, float]] | None = None) -> list[str]:
@@ -38,10 +38,7 @@ def run_failures(row: dict[str, Any], thresholds: dict[str, dict[str, float]] | 
         value = (row.get("metrics") or {}).get(name)
         if value is None:
             continue
-        if "min" in rule and value < rule["min"]:
-            reasons.append(f"{name} {value:g} is below the gate {rule['min']:g}")
-        if "max" in rule and value > rule["max"]:
-            reasons.append(f"{name} {value:g} is above the gate {rule['max']:g}")
+        reasons += gate_reasons(f"{name} {value:g}", value, rule)
     return reasons
 
 

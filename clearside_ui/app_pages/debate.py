@@ -17,7 +17,7 @@ from clearside_ui.state import Debate
 
 st.title("ClearSide")
 st.caption("Think both sides. Decide with clarity.")
-settings.demo_model_notice()
+settings.demo_model_notice(debate_actions.shown_model())  # the open debate's model, else the sidebar's
 question_box(Debate.QUESTION, error_key=Debate.INPUT_ERROR,
              placeholder="e.g. Should the U.S. impose a temporary moratorium on new AI data centers?")
 with st.expander("Context (optional)"):

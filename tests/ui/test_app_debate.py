@@ -415,13 +415,14 @@ def quality_expanders(at: AppTest) -> list:
 def test_the_quality_expander_counts_what_the_checks_caught_and_repaired():
     at = open_link(saved_document(quality_record()))
     [expander] = quality_expanders(at)
-    assert expander.label == "Quality checks: 3 caught, 2 repaired, 1 re-ask"
+    assert expander.label == "Quality checks: 1 dropped, 1 replaced, 1 re-ask"
     agents, items = expander.dataframe
     agents, items = agents.value, items.value
     assert list(agents["Agent"]) == ["Orchestrator", "FOR", "Moderator"]
     assert list(agents["Attempts"]) == [1, 2, 1] and list(agents["Re-asks"]) == [0, 1, 0]
-    assert list(items.columns) == ["Agent", "Check", "Action", "Where", "Text", "Message"]
-    assert list(items["Action"]) == ["dropped", "re-asked", "replaced"]
+    assert list(items.columns) == ["Agent", "Outcome", "Check", "Where", "Text", "Message"]
+    assert list(items["Outcome"]) == ["dropped", "re-asked", "replaced"]
+    assert list(agents["Dropped"]) == [0, 1, 0] and list(agents["Replaced"]) == [0, 0, 1]
     assert items["Text"][0] == HOSTILE, "model text is shown in a table, as data"
     assert not any("alert" in m.value for m in at.markdown), "and never as Markdown"
     assert not any("did not run" in c.value for c in expander.caption)
@@ -431,7 +432,7 @@ def test_the_quality_expander_says_when_nothing_was_caught_or_the_embedding_chec
     quiet = quality_record(semantic=False, agents={"pro": {"attempts": 1, "reasks": 0, "items": []}})
     at = open_link(saved_document(quiet))
     [expander] = quality_expanders(at)
-    assert expander.label == "Quality checks: nothing caught"
+    assert expander.label == "Quality checks: nothing dropped, ended early or re-asked"
     assert any("embedding (semantic) checks did not run" in c.value for c in expander.caption)
 
 
