@@ -18,6 +18,7 @@ from clearside.quality.references import flagship
 from clearside.render import render
 from clearside.schema import ACTIONS, SOURCE_ACTION, Document
 from clearside.static.job import Snapshot, StaticJob
+from clearside.store.records import missing_parts, partial_notice
 from clearside_ui import explore_view, jobs, owner, page_path, personas_view, scroll, settings, sources_view, view
 from clearside_ui.debate_actions import (
     cancel_challenge,
@@ -168,17 +169,18 @@ def saved_debate(debate_id: str) -> None:
             st.warning(f"This debate was not finished ({record.status}). The sections that did finish are kept; "
                        "Resume generates only the missing ones with the model chosen in the sidebar.")
             st.button("Resume", key=Debate.RESUME_SAVED, type="primary", on_click=resume, args=(debate_id,))
-            personas_view.sections_view(jobs.store().sections(debate_id))
+            sections(debate_id)
         elif ours:
             st.warning(f"This debate was not finished ({record.status}). Read-only: it was started in another "
                        "browser or on another machine, and only that browser can resume it.")
-            personas_view.sections_view(jobs.store().sections(debate_id))
+            sections(debate_id)
         return
     document = Document.model_validate(record.document)
     st.session_state[Debate.DOCUMENT] = document
     editable = ours and owner.owns(debate_id, record.data)
     scroll.anchor("cs-debate")  # a finished debate starts below the fold: it is brought into view once
     scroll.into_view("cs-debate", once=f"debate:{debate_id}")
+    partial_warning(record.document)
     view.document_view(document)
     personas_view.columns(document)
     sources_view.panel(document)
@@ -230,6 +232,20 @@ def debate(debate_id: str, job: StaticJob | None, snapshot: Snapshot | None) -> 
         saved_debate(debate_id)
 
 
+def partial_warning(parts: dict | None) -> None:
+    """A debate missing a side, the synthesis or a persona says so before anything of it is shown
+    (``missing_parts``: the one definition of a partial debate)."""
+    if notice := partial_notice(missing_parts(parts)):
+        st.warning(esc(notice) + " What is shown is not a whole debate.", icon=":material/warning:")
+
+
+def sections(debate_id: str) -> None:
+    """The sections of an unfinished debate, under its partial label."""
+    kept = jobs.store().sections(debate_id)
+    partial_warning(kept)
+    personas_view.sections_view(kept)
+
+
 def stopped(debate_id: str, job: StaticJob, snapshot: Snapshot) -> None:
     """A debate this server ran that failed or was cancelled: why, Retry or Resume, and what finished."""
     cancelled = snapshot.status == "cancelled"
@@ -242,4 +258,4 @@ def stopped(debate_id: str, job: StaticJob, snapshot: Snapshot) -> None:
         st.error(esc(snapshot.error))
         st.caption("Your question and context are kept, and so is every section that finished (saved).")
     retry_button(debate_id, job.provider.spec, "Resume" if cancelled else "Retry")
-    personas_view.sections_view(jobs.store().sections(debate_id))
+    sections(debate_id)

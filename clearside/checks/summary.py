@@ -49,11 +49,13 @@ def summarise(agent: str, record: AgentQuality) -> AgentSummary:
                         items=tuple(record.items))
 
 
-def per_agent(quality: Quality, order: Iterable[str] = ()) -> list[AgentSummary]:
-    """Each agent of ``quality``, those named in ``order`` first in that order, the rest by name."""
+def per_agent(quality: Quality | Mapping[str, AgentQuality], order: Iterable[str] = ()) -> list[AgentSummary]:
+    """Each agent of ``quality`` (a debate's record, or its agents' records by name), those named in ``order``
+    first in that order, the rest by name."""
+    agents = quality.agents if isinstance(quality, Quality) else quality
     order = list(order)
-    names = sorted(quality.agents, key=lambda name: (order.index(name) if name in order else len(order), name))
-    return [summarise(name, quality.agents[name]) for name in names]
+    names = sorted(agents, key=lambda name: (order.index(name) if name in order else len(order), name))
+    return [summarise(name, agents[name]) for name in names]
 
 
 def _times(count: int) -> str:
@@ -70,7 +72,7 @@ def agent_in_words(summary: AgentSummary) -> str:
     return ", ".join(parts) or "nothing dropped, ended early or re-asked"
 
 
-def in_words(quality: Quality | None, labels: Mapping[str, str] | None = None) -> str:
+def in_words(quality: Quality | Mapping[str, AgentQuality] | None, labels: Mapping[str, str] | None = None) -> str:
     """The whole record in one sentence for ``meta.notes``: ``Quality checks: FOR 2 dropped, re-asked once;
     Moderator 1 ended early.`` Agents with nothing to say are left out; ``labels`` names agents (e.g. ``pro`` →
     ``FOR``), in their order."""

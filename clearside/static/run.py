@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import inputs, prompts
+from ..agents import AGENT_NAMES
+from ..checks import summary
 from ..errors import InputError
 from ..providers import Provider, Usage
 from ..schema import AgentQuality, Context, Moderator, Persona, Proposition, Side
@@ -109,7 +111,10 @@ def notes(names: tuple[str, ...], run: DebateRun) -> str:
                  "against its passage.")
     else:
         cited = f"{len(sources)} source(s) the user attached were shown to the advocates; no citations requested."
-    return " ".join([f"Prompt versions: {listed}. {cited}", *reader_notes(run.quality)])
+    said = [f"Prompt versions: {listed}. {cited}", *reader_notes(run.quality)]
+    if run.quality:  # what the checks did, per agent (the Quality checks panel says the same)
+        said.append(summary.in_words(run.quality, AGENT_NAMES))
+    return " ".join(said)
 
 
 def reader_notes(quality: Mapping[str, AgentQuality]) -> list[str]:

@@ -411,6 +411,13 @@ def test_repeated_claims_and_exact_duplicates_are_dropped(provider):
     clean = side_reply("pro", arguments=3)
     assert document.pro.dump() == clean
     assert [a.claim for a in document.pro.arguments] == [a["claim"] for a in clean["arguments"]]
+    # meta.notes says what the checks did, per agent, as the Quality checks panel does
+    assert "Quality checks: FOR 4 dropped." in document.meta.notes
+
+
+def test_meta_notes_say_when_the_checks_did_nothing(provider):
+    scripted_debate(provider)
+    assert "Quality checks: nothing dropped, ended early or re-asked." in debate(provider).meta.notes
 
 
 # ---------------------------------------------------------------- events

@@ -106,3 +106,22 @@ def test_an_imported_partial_debate_is_listed_as_partial(db, tmp_path, capsys):
     assert code == 0, err
     assert db.partial([out.strip()]) == {out.strip(): ["persona 'ethicist'"]}
     assert "done (partial)" in run(capsys, "list")[1]
+
+
+def test_the_debate_page_says_a_debate_is_partial_before_its_sections_and_a_whole_one_is_not(store):
+    import app_kit
+
+    from clearside.providers.scripted import ScriptedProvider
+
+    partial = stopped_before_the_synthesis(store)
+    at = app_kit.open_page(None, ScriptedProvider(), query={"debate": partial})
+    assert NO_SYNTHESIS in app_kit.of_kind(at, "warning")
+    dropped_persona = start_static(store, DebateRun.from_input(QUESTION), provider="openai", model="gpt-4")
+    store.finish_static(dropped_persona, dropped(fixture_dict()))
+    at = app_kit.open_page(None, ScriptedProvider(), query={"debate": dropped_persona})
+    assert "Partial debate: persona 'ethicist' is missing." in app_kit.of_kind(at, "warning")
+    whole = start_static(store, DebateRun.from_input("Should the city build a new tram line?"), provider="openai",
+                         model="gpt-4")
+    store.finish_static(whole, fixture_dict())
+    at = app_kit.open_page(None, ScriptedProvider(), query={"debate": whole})
+    assert "Partial debate" not in app_kit.plain(at)
