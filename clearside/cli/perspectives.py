@@ -91,17 +91,18 @@ def _given(args: argparse.Namespace) -> tuple[str | list[str] | None, list[int]]
     return answers, sorted(set(args.skip or []))
 
 
-def _answers(session: Any, answers: str | list[str] | None, skipped: list[int]) -> str | list[str]:
-    """The answers to merge: one --answer per question (an empty one skips it), or --answers' text; only --skip
-    given: every other question unanswered (the session's gate then says which still need an answer)."""
+def _answers(session: Any, answers: str | list[str] | None,
+             skipped: list[int]) -> tuple[str | list[str], list[int]]:
+    """The answers to merge and the questions skipped: one --answer per question (an empty one skips it), or
+    --answers' text; only --skip given: every other question unanswered (the gate then says which need one)."""
     count = len(session.clarification_questions)
     if isinstance(answers, list):
         if len(answers) != count:
-            raise InputError(f"This session has {count} clarifying questions and {len(answers)} --answer were given: "
+            raise InputError(f"This session has {count} clarifying questions and {len(answers)} --answer given: "
                              'give one --answer per question, in order (--answer "" skips that question).')
-        skipped += [n for n, text in enumerate(answers, 1) if not text.strip()]
-        return answers
-    return answers if answers is not None else [""] * count
+        empty = [n for n, text in enumerate(answers, 1) if not text.strip()]
+        return answers, sorted({*skipped, *empty})
+    return (answers if answers is not None else [""] * count), skipped
 
 
 def _continue(job: Any, answers: str | list[str] | None, skipped: list[int], printer: Any) -> None:
@@ -115,8 +116,7 @@ def _continue(job: Any, answers: str | list[str] | None, skipped: list[int], pri
                   '--answers "..." (or --answer "..." once per question; --skip N skips a question that makes no '
                   "sense)", file=sys.stderr)
             return
-        merged = _answers(session, answers, skipped)
-        _follow(job.answer(merged, sorted(set(skipped))), printer)
+        _follow(job.answer(*_answers(session, answers, skipped)), printer)
     elif answers is not None or skipped:
         raise InputError(f"Session {session.session_id} is past its clarification ({session.state}); "
                          "its answers are fixed.")
