@@ -245,8 +245,7 @@ class Perspectives:
         return f"persp_ans_{session_id}_{number}"
 
     @staticmethod
-    def skip(session_id: str, number: int) -> str:
-        """The Skip control of a clarifying question that makes no sense."""
+    def skip(session_id: str, number: int) -> str:  # the Skip toggle of a clarifying question that makes no sense
         return f"persp_skip_{session_id}_{number}"
 
     @staticmethod
@@ -254,8 +253,7 @@ class Perspectives:
         return f"persp_gate_error_{session_id}"
 
     @staticmethod
-    def gate_blank(session_id: str) -> str:
-        """The numbers of the questions the last Continue found unanswered."""
+    def gate_blank(session_id: str) -> str:  # the numbers of the questions the last Continue found unanswered
         return f"persp_gate_blank_{session_id}"
 
     @staticmethod
