@@ -24,11 +24,13 @@ the questions of :data:`PERSONA_QUESTIONS` in turn; each is *whole* (every perso
 mark), *partial* (a document written that lacks a persona, a side or the synthesis, or says it is partial) or
 *failed* (no document, or past ``--timeout``), with its wall time (goal: ≥ 9 of 10 finish, each under 3 min).
 
-The debates use a data folder of the bench's own (bench/.cache/reader-data, made before timing). Never run it
-beside another model job: the figures are the machine's, and its load average is kept with each.
+The debates use a data folder of the bench's own (bench/.cache/reader-data/LABEL, made before timing). ``--rev
+REV`` runs the ClearSide of commit REV (exported with ``git archive`` to bench/.cache/tree-REV) instead of this
+tree's, with this bench. Never run it beside another model job: the figures are the machine's, and its load
+average is kept with each.
 
 Run from the repository root:
-    python -m bench.reader --label before [--part static|personas|all] [--runs 10] [--limit N]
+    python -m bench.reader --label before [--rev REV] [--part static|personas|all] [--runs 10] [--limit N]
 Writes bench/results/reader-LABEL.json (after each debate, so a stopped run keeps what it measured) and the
 LABEL block of bench/REPORT.md's reader section.
 """
@@ -68,7 +70,7 @@ PERSONA_QUESTIONS = [
 ]
 PERSONAS = "economist,ethicist,environmentalist"
 REFERENCES = (ROOT / "clearside/quality/references/flagship.json", ROOT / "tests/fixtures/microservices.json")
-DATA = ROOT / "bench" / ".cache" / "reader-data"
+CACHE = ROOT / "bench" / ".cache"
 RESULTS = ROOT / "bench" / "results"
 REPORT = ROOT / "bench" / "REPORT.md"
 
@@ -79,6 +81,21 @@ def loadavg() -> list[float]:
 
 def git(*args: str) -> str:
     return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+
+
+def tree_of(rev: str | None) -> Path:
+    """The tree whose ClearSide runs: this one, or commit ``rev`` exported once to bench/.cache/tree-REV."""
+    if not rev:
+        return ROOT
+    commit = git("rev-parse", "--verify", f"{rev}^{{commit}}")
+    if not commit:
+        raise SystemExit(f"--rev {rev}: no such commit")
+    tree = CACHE / f"tree-{commit[:12]}"
+    if not (tree / "clearside").is_dir():
+        tree.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(["git", "archive", commit], cwd=ROOT, capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    return tree
 
 
 def off_topic_threshold(embeddings: Any) -> float | None:
@@ -93,10 +110,11 @@ def off_topic_threshold(embeddings: Any) -> float | None:
 
 def static_row(area: str, question: str, spec: str, timeout: float, context: dict[str, Any]) -> dict[str, Any]:
     load_before = loadavg()
-    result = reader_runs.run_command(["debate", question, "--provider", spec], timeout=timeout, env=context["env"])
+    result = reader_runs.run_command(["debate", question, "--provider", spec], timeout=timeout, env=context["env"],
+                                     tree=context["tree"])
     row: dict[str, Any] = {"area": area, "question": question, "exit": result["exit"], "wall": result["wall"],
                            "timed_out": result["timed_out"], "load_before": load_before, "load_after": loadavg(),
-                           "usage": reader_runs.usage_by_agent(result["events"]),
+                           "clearside": result["clearside"], "usage": reader_runs.usage_by_agent(result["events"]),
                            "breakdown": reader_runs.breakdown(result)}
     row["reask_tokens"] = sum(u["reask_tokens"] for u in row["usage"].values())
     row["reask_seconds"] = round(sum(u["reask_seconds"] for u in row["usage"].values()), 3)
@@ -114,10 +132,10 @@ def static_row(area: str, question: str, spec: str, timeout: float, context: dic
     return row
 
 
-def persona_row(question: str, spec: str, timeout: float, env: dict[str, str]) -> dict[str, Any]:
+def persona_row(question: str, spec: str, timeout: float, env: dict[str, str], tree: Path) -> dict[str, Any]:
     load_before = loadavg()
     result = reader_runs.run_command(["debate", question, "--provider", spec, "--personas", PERSONAS],
-                                     timeout=timeout, env=env)
+                                     timeout=timeout, env=env, tree=tree)
     outcome, why, finished = persona_outcome(result)
     return {"question": question, "exit": result["exit"], "wall": result["wall"], "outcome": outcome, "why": why,
             "personas_finished": finished, "timed_out": result["timed_out"], "load_before": load_before,
@@ -155,10 +173,10 @@ def add_raw(rows: list[dict[str, Any]], provider: Any, calibration: dict[str, An
             row["ratio"] = round(row["wall"] / row["raw_seconds"], 3)
 
 
-def prepare(env: dict[str, str]) -> None:
+def prepare(env: dict[str, str], tree: Path) -> None:
     """The bench's data folder made and migrated before anything is timed."""
     Path(env["CLEARSIDE_DATA"]).mkdir(parents=True, exist_ok=True)
-    subprocess.run([sys.executable, "-m", "clearside", "list"], cwd=ROOT, env={**os.environ, **env},
+    subprocess.run([sys.executable, "-m", "clearside", "list"], cwd=tree, env={**os.environ, **env},
                    capture_output=True, timeout=120)
 
 
@@ -168,7 +186,8 @@ def run_static(args: argparse.Namespace, out: dict[str, Any], save: Any) -> None
     embeddings = checks.Embeddings()
     embeddings.warm()
     out["off_topic_threshold"] = off_topic_threshold(embeddings)
-    context = {"env": out["env"], "embeddings": embeddings, "threshold": out["off_topic_threshold"]}
+    context = {"env": out["env"], "embeddings": embeddings, "threshold": out["off_topic_threshold"],
+               "tree": tree_of(args.rev)}
     out["static"] = []
     for area, question in QUESTIONS[: args.limit or None]:
         row = static_row(area, question, args.provider, args.timeout, context)
@@ -191,7 +210,8 @@ def run_static(args: argparse.Namespace, out: dict[str, Any], save: Any) -> None
 def run_personas(args: argparse.Namespace, out: dict[str, Any], save: Any) -> None:
     out["personas"] = []
     for n in range(args.runs):
-        row = persona_row(PERSONA_QUESTIONS[n % len(PERSONA_QUESTIONS)], args.provider, args.timeout, out["env"])
+        row = persona_row(PERSONA_QUESTIONS[n % len(PERSONA_QUESTIONS)], args.provider, args.timeout, out["env"],
+                          tree_of(args.rev))
         out["personas"].append(row)
         print(f"persona run {n + 1}: {row['outcome']} in {row['wall']:.1f} s {row['why']}", file=sys.stderr,
               flush=True)
@@ -208,7 +228,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds before a debate counts as failed")
     parser.add_argument("--no-calibrate", dest="calibrate", action="store_false",
                         help="no raw decoding calibration (a provider other than the embedded one)")
-    parser.add_argument("--data", default=str(DATA), help="the data folder the debates use")
+    parser.add_argument("--rev", default="", help="run the ClearSide of this commit (default: this tree's)")
+    parser.add_argument("--data", default="", help="the data folder the debates use (default: "
+                        "bench/.cache/reader-data/LABEL)")
     parser.add_argument("--results", default=str(RESULTS))
     parser.add_argument("--report", default=str(REPORT))
     return parser.parse_args(argv)
@@ -220,8 +242,10 @@ def main(argv: list[str] | None = None) -> int:
     earlier = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     out: dict[str, Any] = {**earlier, "label": args.label, "started": datetime.now(UTC).isoformat(),
                            "command": "python -m bench.reader " + " ".join(argv if argv is not None else sys.argv[1:]),
-                           "commit": git("rev-parse", "HEAD"), "dirty": bool(git("status", "--porcelain", "-uno")),
-                           "cpu_count": os.cpu_count(), "load_before": loadavg(), "env": {"CLEARSIDE_DATA": args.data}}
+                           "commit": git("rev-parse", args.rev or "HEAD"), "bench_commit": git("rev-parse", "HEAD"),
+                           "dirty": not args.rev and bool(git("status", "--porcelain", "-uno")),
+                           "cpu_count": os.cpu_count(), "load_before": loadavg(),
+                           "env": {"CLEARSIDE_DATA": args.data or str(CACHE / "reader-data" / args.label)}}
 
     def save() -> None:
         out["load_after"] = loadavg()
@@ -229,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
         path.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         reader_report.write_section(Path(args.report), args.label, reader_report.section(out))
 
-    prepare(out["env"])
+    prepare(out["env"], tree_of(args.rev))
     if args.part in ("static", "all"):
         run_static(args, out, save)
     if args.part in ("personas", "all"):

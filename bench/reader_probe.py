@@ -1,12 +1,14 @@
 """``python -m clearside`` as a user runs it, with each model call and each load noted: the child process of
 bench/reader.py.
 
-Run as ``python -m bench.reader_probe LOG ARGS...``: it notes the moment it starts, then runs
+Run as ``python bench/reader_probe.py LOG ARGS...`` from the root of the ClearSide tree to measure (the
+interpreter's path starts with the working directory, as ``python -m clearside`` has it, not this file's folder):
+it notes the moment it starts, then runs
 ``clearside.cli.main(ARGS)`` unchanged, and writes one JSON line to LOG per event (times are ``time.time()``, so
 the parent can set them against the moment it spawned this process):
 
-- ``{"event": "start"}`` as this module runs (the interpreter is up), ``{"event": "cli_imported"}`` once the
-  command line's module is imported, ``{"event": "exit", "code"}`` at the end;
+- ``{"event": "start"}`` as this module runs (the interpreter is up), ``{"event": "cli_imported", "clearside"}``
+  once the command line's module is imported (from that folder), ``{"event": "exit", "code"}`` at the end;
 - ``{"event": "call", "agent", "start", "end", "seconds", "first_token_seconds", "prompt_tokens",
   "cached_prompt_tokens", "completion_tokens"}`` per model call (every provider's ``complete``, re-asks included);
 - ``{"event": "model_load", "start", "end"}``: the embedded GGUF's first batching context (the first call waits on
@@ -19,12 +21,16 @@ What it adds to the process is a few lines written per call: the wall time the p
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 STARTED = time.time()
+HERE = Path(__file__).resolve().parent
+sys.path[:] = [os.getcwd()] + [p for p in sys.path if p and Path(p).resolve() != HERE]
 
 
 class Log:
@@ -88,13 +94,13 @@ def watch_loads(log: Log) -> None:
 
 def main(argv: list[str]) -> int:
     if len(argv) < 2:
-        print("usage: python -m bench.reader_probe LOG ARGS...", file=sys.stderr)
+        print("usage: python bench/reader_probe.py LOG ARGS...", file=sys.stderr)
         return 2
     log = Log(argv[0])
     log.write("start", process_start=STARTED)
     from clearside import cli
 
-    log.write("cli_imported")
+    log.write("cli_imported", clearside=str(Path(cli.__file__).resolve().parents[1]))
     watch_calls(log)
     watch_loads(log)
     code = 1

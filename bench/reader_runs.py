@@ -28,17 +28,19 @@ from bench import reader_text
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run_command(args: list[str], *, timeout: float, env: dict[str, str] | None = None) -> dict[str, Any]:
-    """Run ``python -m clearside ARGS --format json --out FILE`` through the probe; ``{"exit", "wall", "events",
-    "document" (or None), "stderr_tail", "timed_out"}``. Spawn to exit is the wall time: imports, loads, the
-    debate, the store, writing the file."""
+def run_command(args: list[str], *, timeout: float, env: dict[str, str] | None = None,
+                tree: Path = ROOT) -> dict[str, Any]:
+    """Run ``python -m clearside ARGS --format json --out FILE`` through the probe, with the ClearSide of ``tree``
+    (its working directory); ``{"exit", "wall", "events", "document" (or None), "stderr_tail", "timed_out"}``.
+    Spawn to exit is the wall time: imports, loads, the debate, the store, writing the file."""
     with tempfile.TemporaryDirectory(prefix="clearside-reader-") as folder:
         log, out = Path(folder) / "events.jsonl", Path(folder) / "debate.json"
-        command = [sys.executable, "-m", "bench.reader_probe", str(log), *args, "--format", "json", "--out", str(out)]
+        probe = Path(__file__).resolve().parent / "reader_probe.py"
+        command = [sys.executable, str(probe), str(log), *args, "--format", "json", "--out", str(out)]
         spawned = time.time()
         started = time.perf_counter()
         timed_out = False
-        with subprocess.Popen(command, cwd=ROOT, env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL,
+        with subprocess.Popen(command, cwd=tree, env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True) as proc:
             try:
                 _, stderr = proc.communicate(timeout=timeout)
@@ -49,7 +51,9 @@ def run_command(args: list[str], *, timeout: float, env: dict[str, str] | None =
         wall = time.perf_counter() - started
         events = read_events(log)
         document = json.loads(out.read_text(encoding="utf-8")) if out.exists() else None
-    return {"exit": proc.returncode, "wall": round(wall, 3), "spawned": spawned, "ended": spawned + wall,
+    imported = next((e.get("clearside") for e in events if e["event"] == "cli_imported"), None)
+    return {"exit": proc.returncode, "wall": round(wall, 3), "spawned": spawned, "clearside": imported,
+            "ended": spawned + wall,
             "events": events, "document": document, "stderr_tail": (stderr or "")[-600:], "timed_out": timed_out}
 
 

@@ -124,6 +124,7 @@ def test_a_command_line_debate_end_to_end_through_the_probe(tmp_path, monkeypatc
     out = json.loads((tmp_path / "reader-t.json").read_text(encoding="utf-8"))
     [row] = out["static"]
     assert row["exit"] == 0 and row["wall"] > 0
+    assert row["clearside"] == str(Path(reader.ROOT) / "clearside")  # this tree's, not an installed one
     assert {a: u["calls"] for a, u in row["usage"].items()} == {"orchestrator": 2, "pro": 1, "con": 1,
                                                                 "moderator": 1}
     assert row["reask_tokens"] == row["usage"]["orchestrator"]["reask_tokens"] > 0
