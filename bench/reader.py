@@ -115,7 +115,7 @@ def static_row(area: str, question: str, spec: str, timeout: float, context: dic
     row: dict[str, Any] = {"area": area, "question": question, "exit": result["exit"], "wall": result["wall"],
                            "timed_out": result["timed_out"], "load_before": load_before, "load_after": loadavg(),
                            "clearside": result["clearside"], "usage": reader_runs.usage_by_agent(result["events"]),
-                           "breakdown": reader_runs.breakdown(result)}
+                           "breakdown": reader_runs.breakdown(result), "timeline": reader_runs.timeline(result)}
     row["reask_tokens"] = sum(u["reask_tokens"] for u in row["usage"].values())
     row["reask_seconds"] = round(sum(u["reask_seconds"] for u in row["usage"].values()), 3)
     document = result["document"]
@@ -205,6 +205,7 @@ def run_static(args: argparse.Namespace, out: dict[str, Any], save: Any) -> None
     if done:
         middle = done[len(done) // 2]
         out["breakdown_of"], out["breakdown"] = middle["question"], middle["breakdown"]
+        out["timeline"] = middle["timeline"]
 
 
 def run_personas(args: argparse.Namespace, out: dict[str, Any], save: Any) -> None:

@@ -72,6 +72,17 @@ def breakdown_table(parts: dict[str, float]) -> list[str]:
     return lines
 
 
+def timeline_table(rows: list[dict[str, Any]]) -> list[str]:
+    lines = ["| What | From s | To s | Prompt tokens (reused) | Tokens written | To first token s |",
+             "|---|--:|--:|--:|--:|--:|"]
+    for r in rows:
+        prompt = f"{r['prompt_tokens']} ({r['cached_prompt_tokens']})" if "prompt_tokens" in r else ""
+        first = f"{r['first_token_seconds']:.2f}" if "first_token_seconds" in r else ""
+        lines.append(f"| {_cell(r['what'])} | {r['start']:.2f} | {r['end']:.2f} | {prompt} | "
+                     f"{r.get('completion_tokens', '')} | {first} |")
+    return lines
+
+
 def section(result: dict[str, Any]) -> str:
     """The Markdown block of one labelled run."""
     lines = [f"### {result['label']}: {result['started'][:16].replace('T', ' ')} UTC, commit {result['commit'][:12]}"
@@ -94,6 +105,7 @@ def section(result: dict[str, Any]) -> str:
     if result.get("breakdown"):
         lines += [f"#### Where the time went: debate {result['breakdown_of']}", ""]
         lines += breakdown_table(result["breakdown"]) + [""]
+        lines += timeline_table(result.get("timeline") or []) + [""]
     personas = result.get("personas") or []
     if personas:
         whole = sum(r["outcome"] == "whole" for r in personas)

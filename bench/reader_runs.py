@@ -120,6 +120,26 @@ def breakdown(result: dict[str, Any]) -> dict[str, float]:
     return {k: round(v, 3) for k, v in out.items()}
 
 
+def timeline(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every noted span, seconds from the spawn: loads and each call (prompt tokens, of them already evaluated,
+    tokens written, time to the first token), in order of start."""
+    spawned = result["spawned"]
+    rows = []
+    for e in result["events"]:
+        if e["event"] in ("model_load", "embeddings"):
+            rows.append({"what": e["event"], "start": e["start"] - spawned, "end": e["end"] - spawned})
+        elif e["event"] == "call":
+            rows.append({"what": f"call {e['agent']}", "start": e["start"] - spawned, "end": e["end"] - spawned,
+                         "prompt_tokens": e["prompt_tokens"], "cached_prompt_tokens": e["cached_prompt_tokens"],
+                         "completion_tokens": e["completion_tokens"],
+                         "first_token_seconds": e["first_token_seconds"]})
+        elif e["event"] in ("start", "cli_imported", "exit"):
+            rows.append({"what": e["event"], "start": e["t"] - spawned, "end": e["t"] - spawned})
+    rows.append({"what": "process ended", "start": result["wall"], "end": result["wall"]})
+    rows.sort(key=lambda r: r["start"])
+    return [{**r, "start": round(r["start"], 3), "end": round(r["end"], 3)} for r in rows]
+
+
 def off_topic_items(document: dict[str, Any], embeddings: Any, threshold: float) -> list[dict[str, Any]]:
     """Shown sentences whose similarity to the question (the best of the user's and the normalized one) is below
     ``threshold``, by item (an argument counts once, by its claim and explanation together)."""

@@ -133,6 +133,8 @@ def test_a_command_line_debate_end_to_end_through_the_probe(tmp_path, monkeypatc
     parts = row["breakdown"]
     assert parts["until_first_call"] > 0 and parts["orchestrator_reasks"] >= 0
     assert parts["interpreter"] + parts["import_cli"] + parts["until_first_call"] < row["wall"]
+    assert [r["what"] for r in row["timeline"]][-1] == "process ended"
+    assert [r["what"] for r in row["timeline"]].count("call orchestrator") == 2
     assert "<!-- reader:t -->" in report.read_text(encoding="utf-8")
 
 
