@@ -142,3 +142,17 @@ def test_a_long_sentence_without_an_end_is_cut_a_short_bullet_is_not():
     long = "Public transport gets faster when fewer cars crowd the centre's streets at rush hour, and buses keep"
     assert reader_text.cut_reason(long + " time") == "unpunctuated"
     assert reader_text.cut_reason("Teams can deploy and iterate faster") == ""  # the schema example's style
+
+
+def test_raw_decoding_is_the_tokens_shown_times_the_calibrated_seconds_per_token(monkeypatch):
+    document = json.loads(FLAGSHIP.read_text(encoding="utf-8"))["document"]
+    words = lambda text: text.split()  # noqa: E731 - a stand-in tokenizer: one token a word
+    monkeypatch.setattr(reader.reader_raw, "tokenizer", lambda provider: words)
+    shown = sum(len(text.split()) for _, text, _ in reader_text.shown(document))
+    badges = 3 * (len(document["pro"]["arguments"]) + len(document["con"]["arguments"]))
+    rows = [{"wall": 30.0, "document": document}, {"wall": 9.0}]  # the second wrote no document
+    reader.add_raw(rows, provider=None, calibration={"unconstrained": {"seconds_per_token": 0.01}})
+    assert rows[0]["tokens_shown"] == shown + badges
+    assert rows[0]["raw_seconds"] == pytest.approx((shown + badges) * 0.01)
+    assert rows[0]["ratio"] == pytest.approx(30.0 / rows[0]["raw_seconds"], abs=1e-3)
+    assert "ratio" not in rows[1]
