@@ -3,9 +3,9 @@ bench/reader.py.
 
 Run as ``python bench/reader_probe.py LOG ARGS...`` from the root of the ClearSide tree to measure (the
 interpreter's path starts with the working directory, as ``python -m clearside`` has it, not this file's folder):
-it notes the moment it starts, then runs
-``clearside.cli.main(ARGS)`` unchanged, and writes one JSON line to LOG per event (times are ``time.time()``, so
-the parent can set them against the moment it spawned this process):
+it notes the moment it starts, then runs ``clearside.cli.main()`` with ARGS as the command line's own arguments,
+unchanged, and writes one JSON line to LOG per event (times are ``time.time()``, so the parent can set them
+against the moment it spawned this process):
 
 - ``{"event": "start"}`` as this module runs (the interpreter is up), ``{"event": "cli_imported", "clearside"}``
   once the command line's module is imported (from that folder), ``{"event": "exit", "code"}`` at the end;
@@ -105,7 +105,8 @@ def main(argv: list[str]) -> int:
     watch_loads(log)
     code = 1
     try:
-        code = cli.main(argv[1:])
+        sys.argv = ["clearside", *argv[1:]]
+        code = cli.main()  # as `python -m clearside` calls it: the command line's own argv
     finally:
         log.write("exit", code=code)
     return code
