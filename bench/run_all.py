@@ -190,9 +190,16 @@ def run(benches: list[Bench] | None = None, quick: bool = True, report_path: Pat
               "load_after": loadavg(), "interrupted": interrupted, "machine": info, "benches": done, "rows": rows}
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    report_path.write_text(render(result), encoding="utf-8")
+    report_path.write_text(render(result) + kept(report_path), encoding="utf-8")
     print(f"\nwrote {report_path} and {json_path} ({result['seconds']} s in all)")
     return result
+
+
+def kept(path: Path) -> str:
+    """The sections other benches wrote below the report's keep mark (bench/reader_report.py), kept as they are."""
+    from bench.reader_report import kept as below_mark
+
+    return below_mark(path)
 
 
 # -- REPORT.md -----------------------------------------------------------------------------------------------------

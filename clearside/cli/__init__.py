@@ -43,6 +43,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def load_ahead(args: argparse.Namespace) -> None:
+    """``debate QUESTION`` run in this process on the embedded model: its GGUF starts loading on a side thread now,
+    while the command opens the store and starts the runtime on the other core, rather than at the first call
+    (bench/reader.py's timeline). Anything else (another command, ``--enqueue``, another provider, a question the
+    command will refuse) loads nothing ahead."""
+    if getattr(args, "command", None) != "debate" or getattr(args, "enqueue", False) or not args.question:
+        return
+    if str(args.provider).split(":", 1)[0] != "embedded":
+        return
+    from ..inputs import question
+    from ..providers import get_provider
+
+    try:
+        question(args.question)
+        provider = get_provider(args.provider)
+    except ClearSideError:  # the command says why
+        return
+    preload = getattr(provider, "preload", None)
+    if preload is not None:
+        preload()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     try:
@@ -53,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
             args.streamlit_args = extra  # clearside ui: the rest goes to streamlit run
     except SystemExit as exc:  # argparse already printed the problem; usage errors are bad input
         return 2 if exc.code else 0
+    if argv is None:  # the command line itself (a caller's own argv list is a test or a script: nothing ahead)
+        load_ahead(args)
     try:
         if legacy_live_files():  # an earlier ClearSide kept live debates as JSON files: the store takes them in
             from ..live.exchange import adopt_live_files

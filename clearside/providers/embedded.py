@@ -262,6 +262,20 @@ class EmbeddedProvider(Provider):
     def preflight(self) -> None:
         """The GGUF was found when this provider was made; loading it is the run's first step."""
 
+    def preload(self) -> threading.Thread:
+        """Start loading the GGUF and its batching context on a side thread, and return at once: the first call
+        then waits for that load (or finds it done) instead of starting it, so a command can start its runtime
+        meanwhile. A load that fails here is tried again, and its error raised, by the first call."""
+        def load() -> None:
+            try:
+                load_batcher(self.path, self.n_ctx, self.n_threads)
+            except Exception as exc:  # the first call loads again and raises it to its caller
+                llama_log.debug("preloading %s failed: %s", self.path, exc)
+
+        thread = threading.Thread(target=load, name="clearside-preload", daemon=True)
+        thread.start()
+        return thread
+
     def _complete(self, request: ChatRequest, on_delta: OnDelta | None) -> Completion:
         batcher, llm = load_batcher(self.path, self.n_ctx, self.n_threads)
         job = on_llama_thread(lambda: self._submit(batcher, llm, request, on_delta))
