@@ -738,4 +738,4 @@ def test_every_persona_dropped_fails_with_a_clear_message():
     provider.enqueue(persona_reply("ethicist", "against"), agent="persona-2")
     provider.enqueue(persona_moderator_reply(), agent="moderator")
     document = Engine(provider, substance=False).run(run)
-    assert missing_parts(document.dump()) == [] and "dropped" not in document.meta.notes
+    assert missing_parts(document.dump()) == [] and "was dropped" not in document.meta.notes
