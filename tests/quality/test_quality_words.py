@@ -9,7 +9,7 @@ from clearside.quality.batch import THRESHOLDS, check
 from clearside.quality.compare_runs import run_failures
 from clearside.schema import Quality, QualityItem
 
-# real fragments the embedded model wrote (issue 36): a string its length cap cut mid-phrase
+# real fragments the embedded model wrote: a string its length cap cut mid-phrase
 CUT = "... which includes ensuring that all data,"
 CUT_ENDED = "... must take a step towards protecting the."
 

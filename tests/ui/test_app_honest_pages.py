@@ -1,6 +1,6 @@
 """AppTest: pages that show generated text say when it came from the tiny demonstration model (decided from the
 record shown, not the sidebar), never show a confidence or a PASS the checks contradict, and title a disagreement
-whose topic is an id with words (issue 36)."""
+whose topic is an id with words."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from clearside_ui.state import Timeline
 
 DEMO = {"provider": "embedded", "model": DEFAULT_GGUF}
 REAL = {"provider": "ollama", "model": "llama3.2"}
-# what the embedded model wrote (issue 36): a gibberish line, an id for a topic
+# what the embedded model wrote: a gibberish line, an id for a topic
 GIBBERISH = "Ethica-eine und Bemerkungen anfältig,"
 ID_TOPIC = "C1-D2A4B3E05"
 
