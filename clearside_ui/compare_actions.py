@@ -174,6 +174,12 @@ def signature(batch: str) -> tuple:
     return ("stored", *((_label(r), r["status"]) for r in _stored_rows(batch)))
 
 
+def models(batch: str) -> list[str]:
+    """The ``provider:model`` spec of every model the comparison ``batch`` runs (its ``runs`` rows: a label is
+    shortened for display and cannot say which model ran)."""
+    return [f"{row['provider']}:{row['model']}" for row in jobs.store().runs(batch=batch)]
+
+
 def result(batch: str) -> tuple[dict[str, Any], dict[str, dict[str, Any]], bool]:
     """``(report, documents, running)``: from the job that runs here, else from the store (cached per status)."""
     job = find(batch)

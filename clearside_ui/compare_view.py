@@ -271,7 +271,7 @@ def comparison(batch: str) -> None:
     shown = ca.signature(batch)  # before the report: a status that changes in between reruns the page, not lost
     report, documents, running = ca.result(batch)
     st.divider()
-    settings.demo_model_notice(*(result.get("model_info") for result in report["results"].values()))
+    settings.demo_model_notice(*ca.models(batch))
     st.markdown(f"**Question:** {esc(report['question'])}")
     st.caption(f"Comparison `{esc(batch)}` · share this page's address to reopen it.")
     if report.get("error"):

@@ -310,6 +310,20 @@ def run_regression(suite: Any, provider: Any, store: Any = None, **settings: Any
     return state.result["report"]
 
 
+def distinct(texts: list[str], wanted: int = 6) -> list[str]:
+    """The first ``wanted`` of ``texts`` that make different points (ArgKP has several wordings of one point; the
+    checks would drop a repeat and a side thinned so is asked for more)."""
+    from clearside.checks import Embeddings, sides
+
+    kept: list[str] = []
+    for text in texts:
+        if len(kept) == wanted:
+            break
+        if not sides.duplicates([*kept, text], Embeddings()):
+            kept.append(text)
+    return kept
+
+
 def argkp_debate(topic: str) -> dict[str, dict[str, Any]]:
     """Replies for a debate on an ArgKP dev topic, from ArgKP's own human arguments on it (on topic, so the
     substance checks keep them); the flagship's assumptions and moderator, whose conflicts pair those."""
@@ -319,7 +333,7 @@ def argkp_debate(topic: str) -> dict[str, dict[str, Any]]:
     replies["orchestrator"] = orchestrator_reply(topic, geography="Global", timeframe="The next few years",
                                                  domain="Public policy")
     for side in ("pro", "con"):
-        said = [text if len(text) <= 100 else text[:100].rsplit(" ", 1)[0] for text in argkp_arguments(topic)[side]]
+        said = distinct([text for text in argkp_arguments(topic)[side] if len(text) <= 100])  # whole: none cut
         replies[side]["executive_summary"] = said[:3]
         replies[side]["arguments"] = [{**argument, "claim": claim, "explanation": claim, "category": category}
                                       for argument, claim, category in zip(replies[side]["arguments"][:3], said[3:6],

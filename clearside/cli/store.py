@@ -44,7 +44,9 @@ def cmd_list(args: argparse.Namespace) -> int:
     shown = debate_statuses(store, page.items)  # the runtime says which unfinished ones still run
     partial = store.partial(s.id for s in page.items)  # what each partial debate lacks (labelled "(partial)")
     if args.format == "json":
-        print(json.dumps([{**s.as_dict(), "state": shown[s.id], "missing": partial.get(s.id, [])}
+        # "missing" only on a partial debate: a whole one lists as it always did
+        print(json.dumps([{**s.as_dict(), "state": shown[s.id], **({"missing": partial[s.id]} if partial.get(s.id)
+                                                                   else {})}
                           for s in page.items], indent=2, ensure_ascii=False))
     else:
         print(_table(page.items, shown, partial))

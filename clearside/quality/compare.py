@@ -134,10 +134,8 @@ def checked(providers: list[Provider], settings: Settings) -> tuple[list[str], l
 
 
 def row_result(row: dict[str, Any]) -> dict[str, Any]:
-    """One model's result from its ``runs`` row: status, ids, the provider and model that ran it (``model_info``)
-    and, once scored, its metrics."""
-    result: dict[str, Any] = {"status": row["status"], "debate_id": row["debate_id"], "run_id": row["id"],
-                              "model_info": {"provider": row.get("provider", ""), "model": row.get("model", "")}}
+    """One model's result from its ``runs`` row: status, ids and, once scored, its metrics."""
+    result: dict[str, Any] = {"status": row["status"], "debate_id": row["debate_id"], "run_id": row["id"]}
     if (row.get("data") or {}).get("detail"):
         result["metrics"] = row["data"]["detail"]
     if (row.get("data") or {}).get("wall_seconds"):

@@ -247,8 +247,12 @@ def test_a_saved_comparison_reopens_from_its_link_and_an_unknown_one_is_a_clear_
 def test_user_and_model_text_is_escaped(store, tmp_path):
     question = f"{QUESTION} <script>alert(1)</script> **bold** [x](javascript:alert(1))"
     hostile = flagship_replies()["con"]  # on topic, so the substance checks keep every claim
-    hostile["arguments"] = [{**arg, "claim": f"<img src=x onerror=alert(1)> **claim** {n}: "
-                                              + " ".join(arg["claim"].split()[:7])}  # within the wire's 110
+    # short whole sentences on the question (a claim cut mid-phrase would be ended or dropped by the checks)
+    claims = ["AI is a strategic technology for national power.",
+              "Slowing new data centers helps foreign competitors.",
+              "University labs lose research time without computing.",
+              "A moratorium favors large firms that build abroad."]
+    hostile["arguments"] = [{**arg, "claim": f"<img src=x onerror=alert(1)> **claim** {n}: {claims[n]}"}  # <= 110
                             for n, arg in enumerate(hostile["arguments"])]
     a = flagship_script(tmp_path, 1, name="a.json")
     b = flagship_script(tmp_path, 1, name="b<i>.json", con=hostile)
