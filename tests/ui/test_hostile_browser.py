@@ -70,9 +70,12 @@ def hostile_store(data) -> None:
         assert any("evil.example" in turn.text for turn in live.transcript.turns), "the hostile speech was kept"
 
         clarifier = script(1)
-        clarifier["perspectives-clarifier"] = [{"questions": [f"Did {PAYLOAD} happen?",  # 150 characters at most
-                                                                "Was it [open me](javascript:window.__pwned=4) "
-                                                                "![p](https://evil.example/p.png) **bold**?"]}]
+        # 150 characters at most; specific questions, or the clarifier's checks would leave them out
+        clarifier["perspectives-clarifier"] = [{"questions": [
+            'Did <img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script> break your release process '
+            "last year?",
+            "How many of your teams would own and run the new services? [open me](javascript:window.__pwned=4) "
+            "**bold**"]}]
         session = PerspectivesRun.create(QUESTION[:480], ScriptedProvider(script=clarifier), rounds=1, store=store)
         session.clarify()
         SAVED["perspectives"] = session.session.session_id
