@@ -19,7 +19,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from ..schema import AgentQuality, QualityItem
 from . import challenge, moderator, proposition, sides
@@ -98,7 +98,10 @@ class Review:
         context = data.get("context")
         if isinstance(context, dict) and not context:
             del data["context"]
-        return type(parsed).model_validate(data), []
+        try:
+            return type(parsed).model_validate(data), []
+        except ValidationError as exc:  # repairs left a list under the contract's minimum: asked again, never a crash
+            return None, [f"{'/'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()]
 
     def _review(self, data: dict[str, Any], last_attempt: bool,
                 depth: int = 0) -> tuple[dict[str, Any] | None, list[str]]:

@@ -1189,3 +1189,21 @@ def test_models_still_validate_what_the_checks_repair():
     mod["decision_hinges"].append("Team experience with distributed systems.")
     outcome = repair(mod, moderator_findings(mod), moderator_checks.FLOORS, last_attempt=False)
     assert Moderator.model_validate(outcome.data).dump() == moderator_reply()
+
+
+def test_a_repair_that_empties_a_required_list_is_asked_again_not_a_crash():
+    """A debate in the dashboard ended in "Unexpected error: 1 validation error for Side arguments": the repairs
+    had left a list the contract needs at least one item in empty. The review now sends the reply back."""
+    from pydantic import Field
+
+    from clearside.checks import Finding, Review
+    from clearside.schema import Strict
+
+    class Part(Strict):
+        arguments: list[str] = Field(min_length=1)
+
+    def drop_all(data):
+        return [Finding("junk", ("arguments", i), f"argument {i + 1} is junk") for i in range(len(data["arguments"]))]
+
+    parsed, messages = Review(drop_all, {"arguments": 0})(Part(arguments=["x y z"]), last_attempt=False)
+    assert parsed is None and messages and "arguments" in messages[0]
