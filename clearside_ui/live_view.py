@@ -85,7 +85,7 @@ def planned_done(transcript: Transcript) -> int:
 
 
 def header(transcript: Transcript) -> None:
-    settings.demo_model_notice({"provider": transcript.provider, "model": transcript.model})
+    settings.demo_model_notice({"provider": transcript.provider, "model": transcript.model}, compact=True)
     st.markdown(f"## {esc(proposition(transcript))}")
     parts = [f"Asked: {esc(transcript.question)}",
              *(f"{esc(k.capitalize())}: {esc(v)}" for k, v in transcript.context.items() if v),

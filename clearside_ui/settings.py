@@ -236,14 +236,21 @@ def is_demo_model(model: ModelInfo | Mapping[str, Any] | str) -> bool:
     return PurePath(name.strip()).name in ("", DEFAULT_GGUF)
 
 
-def demo_model_notice(*models: ModelInfo | Mapping[str, Any] | str | None) -> None:
+DEMO_LINE = ("Made by the tiny demonstration model (SmolLM2-135M): it shows ClearSide's pipeline, not expert "
+             "reasoning.")
+
+
+def demo_model_notice(*models: ModelInfo | Mapping[str, Any] | str | None, compact: bool = False) -> None:
     """The tiny-demonstration-model notice (``DEMO_NOTE``). With no ``models``, for the sidebar's model (what the
     next run uses); with models (a saved debate's ``meta.model_info``, a live transcript's, the ``provider:model``
     specs of a comparison or a batch), when any of them is the demonstration model, whatever the sidebar says
     (``None`` for a record not known yet: when no model is known, the sidebar decides)."""
     known = [model for model in models if model]
     if any(is_demo_model(model) for model in known) if known else using_demo_model():
-        st.info(DEMO_NOTE, icon=":material/info:")
+        if compact:  # one line (a page whose controls must stay in a phone's first screen)
+            st.caption(f":material/info: {DEMO_LINE}")
+        else:
+            st.info(DEMO_NOTE, icon=":material/info:")
 
 
 def strategy() -> str | None:

@@ -25,7 +25,9 @@ ID_TOPIC = "C1-D2A4B3E05"
 
 
 def demo_notice(at) -> bool:
-    return any("tiny demonstration model" in i.value for i in at.info)
+    """The notice, whole (an info box) or on one line (a caption: the Live page, whose controls stay in a phone's
+    first screen)."""
+    return any("tiny demonstration model" in e.value for e in [*at.info, *at.caption])
 
 
 def saved_debate(model: dict, **moderator) -> str:
