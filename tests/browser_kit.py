@@ -28,12 +28,25 @@ def streamlit_server(env: dict[str, str] | None = None) -> Iterator[str]:
     ~/.clearside."""
     url, proc = start_streamlit(env)
     yield url
+    stop_streamlit(proc)
+
+
+def stop_streamlit(proc: subprocess.Popen, seconds: float = 30) -> None:
+    """SIGTERM, and fail (after a SIGKILL) with the end of its log when the dashboard does not stop in time."""
+    if proc.poll() is not None:
+        return
     proc.terminate()
     try:
-        proc.wait(15)
+        proc.wait(seconds)
     except subprocess.TimeoutExpired:
         proc.kill()
-        pytest.fail("streamlit did not stop within 15 s of SIGTERM")
+        proc.wait(10)
+        pytest.fail(f"streamlit did not stop within {seconds:.0f} s of SIGTERM; its log ends:\n{log_tail(proc)}")
+
+
+def log_tail(proc: subprocess.Popen, chars: int = 4000) -> str:
+    log = getattr(proc, "log_path", None)
+    return Path(log).read_text(errors="replace")[-chars:] if log and Path(log).exists() else ""
 
 
 def start_streamlit(env: dict[str, str] | None = None) -> tuple[str, subprocess.Popen]:
@@ -43,10 +56,14 @@ def start_streamlit(env: dict[str, str] | None = None) -> tuple[str, subprocess.
     if not os.path.exists(CHROMIUM):
         pytest.fail("Debian's chromium is missing: scripts/test.sh installs it (apt-get install chromium)")
     port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address",
-         "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    # its output goes to a file: a pipe nobody reads fills up (64 KB of runtime logs) and blocks the dashboard
+    log_path = Path(tempfile.mkdtemp(prefix="clearside-streamlit-")) / "streamlit.log"
+    with log_path.open("w") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address",
+             "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
+            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, text=True, env=env)
+    proc.log_path = log_path
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -56,7 +73,8 @@ def start_streamlit(env: dict[str, str] | None = None) -> tuple[str, subprocess.
         except OSError:
             time.sleep(0.3)
     proc.kill()
-    pytest.fail("streamlit did not start:\n" + (proc.stdout.read() if proc.stdout else ""))
+    proc.wait(10)
+    pytest.fail("streamlit did not start:\n" + log_tail(proc))
 
 
 def chromium(playwright) -> Iterator:

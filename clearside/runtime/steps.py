@@ -13,12 +13,15 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
+
+import sqlalchemy as sa
 
 from ..errors import Cancelled, ClearSideError
 from ..providers import Provider, get_provider
@@ -29,6 +32,7 @@ from .jobs import UNDER_WAY
 from .progress import ProgressWriter
 
 CANCEL_CHECK_SECONDS = 0.5
+log = logging.getLogger("clearside.runtime")
 
 # Providers the process that queued a job lent it (an API key typed in the sidebar, a model already loaded,
 # a test's scripted replies): a step run here uses them; a step run by another host rebuilds the provider
@@ -91,6 +95,7 @@ class Sink:
         self._lock = threading.Lock()
         self._checked = 0.0
         self._cancelled = False
+        self._unasked = False  # the last cancel check could not reach the database (said once)
 
     def __call__(self, event: Event) -> None:
         if (event.kind in self.stops.at and self.cancelled()) or (event.kind in self.stops.now and
@@ -109,7 +114,15 @@ class Sink:
             self._cancelled = True
         if not self._cancelled and (now or moment - self._checked >= CANCEL_CHECK_SECONDS):
             self._checked = moment
-            self._cancelled = client.state(self.job_id, store_url()).status == "cancelled"
+            try:
+                self._cancelled = client.state(self.job_id, store_url()).status == "cancelled"
+            except sa.exc.DBAPIError as exc:  # the database is away (a restart): the work goes on, asked again later
+                if not self._unasked:
+                    log.warning("Job %s could not ask whether it was cancelled (%s); it goes on and asks again",
+                                self.job_id, str(exc).splitlines()[0])
+                self._unasked = True
+            else:
+                self._unasked = False
         return self._cancelled
 
     def close(self) -> None:

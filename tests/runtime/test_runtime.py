@@ -221,3 +221,35 @@ def test_the_cancel_command_stops_a_live_debate_and_a_perspectives_session(db, c
     assert code == 0 and f"Cancelled {session.id}" in err
     snap = session.snapshot()
     assert not snap.busy and snap.status == "cancelled" and snap.session.cancelled
+
+
+def test_a_step_whose_cancel_check_cannot_reach_the_database_goes_on_and_asks_again(hosted, monkeypatch, caplog):
+    """A database restart under a running step: the cancel check's query fails, the step's events go on (the work
+    is not lost to a check), it says so once, and the next check asks again and sees a cancel."""
+    import sqlalchemy as sa
+
+    from clearside.errors import Cancelled
+    from clearside.runtime import client, steps
+    from clearside.runtime.events import Agents, Event
+
+    gone = sa.exc.OperationalError("SELECT 1", {}, Exception("server closed the connection unexpectedly"))
+    answers: list = [gone, gone]
+
+    def state(job_id, store_url=None):
+        if answers:
+            raise answers.pop()
+        return client.JobState(id=job_id, status="cancelled", name="test")
+
+    monkeypatch.setattr(client, "state", state)
+    monkeypatch.setattr(steps, "CANCEL_CHECK_SECONDS", 0)
+    job_id = f"under-a-restart-{time.time_ns()}"
+    sink = steps.Sink(job_id, Agents(), stops=steps.Stops(at=("delta",)))
+    with caplog.at_level("WARNING", logger="clearside.runtime"):
+        sink(Event("delta", "pro", "one"))
+        sink(Event("delta", "pro", " two"))
+    assert sink.view["pro"].text == "one two"
+    assert sum("could not ask whether it was cancelled" in r.getMessage() for r in caplog.records) == 1
+    with pytest.raises(Cancelled, match="Cancelled"):
+        sink(Event("delta", "pro", " three"))
+    sink.close()
+    steps.LOCAL.pop(job_id, None)

@@ -131,7 +131,9 @@ def finish_with_retries(page, expect) -> None:
         expect(synthesis.or_(retry)).to_be_visible(timeout=300_000)
         if not retry.is_visible():
             return
-        expect(page.get_by_text(re.compile("substance checks|ClearSide schema")).first).to_be_visible()
+        alerts = page.get_by_role("alert").all_inner_texts()
+        assert any(re.search("substance checks|ClearSide schema", text) for text in alerts), (
+            f"Retry is offered for a check that failed, never for another error; the page says: {alerts}")
         retry.click()
         expect(retry).to_be_hidden(timeout=30_000)  # the rerun has started
     expect(synthesis).to_be_visible(timeout=300_000)

@@ -66,7 +66,7 @@ def test_a_debate_whose_dashboard_is_killed_finishes_on_the_next_dashboard_unask
         before = dict(server.stats()["agents"])
 
         second, second_proc = browser_kit.start_streamlit(env)
-        stack.callback(lambda: (second_proc.terminate(), second_proc.wait(15)))
+        stack.callback(browser_kit.stop_streamlit, second_proc)
         page.goto(f"{second}/?debate={debate_id}")  # a link opened on the new dashboard: nothing pressed
         page.get_by_text("MODERATOR SYNTHESIS").wait_for(timeout=150_000)
         assert open_store(url).get(debate_id).status == "done"
@@ -96,5 +96,4 @@ def test_a_dashboard_whose_store_cannot_be_opened_says_why_and_how_to_fix_it(bro
             assert "Traceback" not in body and "reload the page" in body, body[:2000]
     finally:
         page.close()
-        proc.terminate()
-        proc.wait(15)
+        browser_kit.stop_streamlit(proc)
