@@ -224,7 +224,8 @@ def years(text: str) -> list[int]:
 # words no English sentence ends on.
 _CUT_OPEN = _DANGLING | frozenset([
     "its", "their", "our", "your", "my", "whose", "whether", "into", "towards", "toward", "between", "including",
-    "nor", "for", "about", "against", "among", "across", "during", "without", "within", "through", "via", "per"
+    "nor", "for", "about", "against", "among", "across", "during", "without", "within", "through", "via", "per",
+    "at", "was", "were", "been", "being", "these", "those", "very"
 ])  # never "in", "on", "most", "is"...: "what matters most", "the rules it is built on" end a sentence
 _CUT_CLOSED = _NEVER_LAST | frozenset([
     "its", "their", "our", "your", "my", "whose", "nor", "towards", "toward", "between", "including", "into",

@@ -59,6 +59,12 @@ def moderator_findings(data, embeddings=LEX, pro=None, con=None, question=QUESTI
     (CUT_PROTECTING, None),
     (CUT_SAVING, None),
     ("Although the migration costs money, the team and the", None),  # a subordinate clause alone is no statement
+    # an against side's uncertainty and assumption the dashboard showed (cities banning cars downtown)
+    ("The reason why I am against this proposal is because there are many other ways to solve these problems at",
+     None),
+    ("This will have severe economic consequences for cities and communities that do not support such a policy. "
+     "This decision was", "This will have severe economic consequences for cities and communities that do not "
+     "support such a policy."),
 ])
 def test_a_cut_sentence_is_found_and_ended_at_its_last_whole_clause(text, ended):
     assert t.cut_problem(text)
