@@ -21,7 +21,7 @@ Per debate:
 
 Persona part: ``--runs`` debates (10 for the figure) with the economist, the ethicist and the environmentalist,
 the questions of :data:`PERSONA_QUESTIONS` in turn; each is *whole* (every persona and the synthesis, no partial
-mark), *partial* (a document written that lacks a persona, a side or the synthesis, or says it is partial) or
+mark), *partial* (a document written that lacks a persona, a side or the synthesis: :func:`clearside.missing_parts`) or
 *failed* (no document, or past ``--timeout``), with its wall time (goal: ≥ 9 of 10 finish, each under 3 min).
 
 The debates use a data folder of the bench's own (bench/.cache/reader-data/LABEL, made before timing). ``--rev
@@ -50,6 +50,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+import clearside  # noqa: E402
 from bench import reader_raw, reader_report, reader_runs  # noqa: E402
 
 QUESTIONS = [  # written for this bench (2026-11-28); none seen while a check or a prompt was written
@@ -152,13 +153,9 @@ def persona_outcome(result: dict[str, Any]) -> tuple[str, str, int]:
         last = [line for line in result["stderr_tail"].splitlines() if line.strip()]
         return "failed", f"exit {result['exit']}: {last[-1][:160] if last else 'no document'}", 0
     finished = len(document.get("personas") or [])
-    meta = document.get("meta") or {}
-    marked = bool(document.get("partial") or meta.get("partial") or meta.get("status") == "partial"
-                  or "partial" in str(meta.get("notes") or "").lower())
-    missing = [k for k in ("moderator",) if not document.get(k)]
-    if finished < len(PERSONAS.split(",")) or missing or marked:
-        return "partial", f"{finished} personas{', no ' + ', '.join(missing) if missing else ''}" + \
-            ("; marked partial" if marked else ""), finished
+    missing = clearside.missing_parts(document)  # the library's one definition of a partial debate
+    if finished < len(PERSONAS.split(",")) or missing:
+        return "partial", f"{finished} personas; missing: {', '.join(missing) or 'a persona'}", finished
     return "whole", "", finished
 
 

@@ -83,11 +83,18 @@ def result(document=None, *, exit=0, timed_out=False, stderr="") -> dict:
 
 def test_a_persona_debate_is_whole_partial_or_failed():
     case = {"persona": {"name": "Economist"}, "arguments": [], "assumptions": [], "uncertainties": []}
-    whole = {"personas": [case] * 3, "moderator": {"areas_of_agreement": ["x"]}, "meta": {}}
-    assert reader.persona_outcome(result(whole))[0] == "whole"
-    assert reader.persona_outcome(result({**whole, "personas": [case] * 2}))[:2] == ("partial", "2 personas")
-    marked = {**whole, "meta": {"notes": "Partial: the ethicist failed its checks and was dropped."}}
-    assert reader.persona_outcome(result(marked))[0] == "partial"
+    side = {"arguments": [{"claim": "x"}]}
+    whole = {"proposition": {"normalized_question": "x"}, "pro": side, "con": side, "personas": [case] * 3,
+             "moderator": {"areas_of_agreement": ["x"]}, "meta": {}}
+    assert reader.persona_outcome(result(whole)) == ("whole", "", 3)
+    assert reader.persona_outcome(result({**whole, "personas": [case] * 2}))[:2] == ("partial",
+                                                                                   "2 personas; missing: a persona")
+    dropped = {**whole, "personas": [case] * 2, "quality": {"agents": {"persona-1": {"items": [
+        {"check": "persona_dropped", "text": "ethicist"}]}}}}
+    assert reader.persona_outcome(result(dropped))[:2] == ("partial", "2 personas; missing: persona 'ethicist'")
+    no_synthesis = {k: v for k, v in whole.items() if k != "moderator"}
+    assert reader.persona_outcome(result(no_synthesis))[:2] == (
+        "partial", "3 personas; missing: the moderator's synthesis")
     assert reader.persona_outcome(result(None, exit=4, stderr="progress\nerror: persona-2 failed\n"))[:2] == \
         ("failed", "exit 4: error: persona-2 failed")
     assert reader.persona_outcome(result(whole, timed_out=True))[0] == "failed"
