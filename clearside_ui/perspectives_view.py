@@ -13,6 +13,7 @@ import json
 
 import streamlit as st
 
+from clearside.checks.summary import outcome
 from clearside.errors import ClearSideError
 from clearside.perspectives import DEFAULT_ROUNDS, MAX_ROUNDS, MAX_SITUATION, MIN_ROUNDS, Session
 from clearside.perspectives.job import PerspectivesJob, PerspectivesSnapshot
@@ -145,12 +146,12 @@ def completion(session: Session, text: str) -> None:
 
 
 def checks_view(session: Session) -> None:
-    """Everything the substance checks did, per step (dropped, re-asked, flagged), in an expander."""
+    """Everything the substance checks did, per step (dropped, ended early, re-asked, flagged), in an expander."""
     done = [(step, item) for step, record in session.quality.items() for item in record.items]
     if not done:
         return
     with st.expander(f"Quality checks ({len(done)} item{'s' if len(done) != 1 else ''} caught)"):
-        st.markdown("\n".join(f"- {esc(step_name(step))}: {esc(item.action)} · {esc(item.message)}"
+        st.markdown("\n".join(f"- {esc(step_name(step))}: {esc(outcome(item))} · {esc(item.message)}"
                                + (f" (“{esc(item.text)}”)" if item.text else "") for step, item in done))
 
 

@@ -18,6 +18,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ..errors import ConfigError
+from . import text as t
 
 Repair = Literal["drop", "replace", "reask"]
 Path = tuple[str | int, ...]
@@ -141,3 +142,24 @@ def repair(data: dict[str, Any], findings: list[Finding], floors: dict[str, int]
         else:
             reask += [f for i in sorted(set(indexes)) for f in drops[(*where, i)]]
     return Outcome(data, done, reask)
+
+
+def garbage(path: tuple, label: str, text: str, *, whole: bool = True) -> Finding | None:
+    """What a reader calls garbage in one string: codes, number runs, a sentence cut mid-phrase, or nothing said.
+
+    A cut string is ended at its last complete sentence or clause when that is still a statement (repaired as
+    "replaced", which the dashboard calls "ended early"); else the item goes (or, under the floor, is re-asked).
+    ``whole=False``: the string may not be shortened (a decision hinge must stay a question)."""
+    for name, test in (("code_soup", t.code_soup), ("number_soup", t.number_soup)):
+        if problem := test(text):
+            return Finding(name, path, f"{label} {problem}: write plain words", text)
+    if t.junk(text):
+        return None  # the junk check names what it is (a field name, gibberish...)
+    if problem := t.cut_problem(text):
+        message = f"{label} {problem}: write one complete sentence that fits its length limit"
+        if whole and (shorter := t.whole_part(text)):
+            return Finding("cut_sentence", path, message, text, "replace", shorter)
+        return Finding("cut_sentence", path, message, text)
+    if problem := t.empty_statement(text):
+        return Finding("empty_claim", path, f"{label} {problem}: state the point itself", text)
+    return None

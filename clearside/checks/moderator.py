@@ -13,8 +13,8 @@ from typing import Any
 
 from .. import neutrality
 from . import text as t
-from .base import LEXICAL_ONLY, Embeddings, Finding
-from .sides import duplicates, echoes, garbage
+from .base import LEXICAL_ONLY, Embeddings, Finding, garbage
+from .sides import duplicates, echoes
 
 FLOORS = {"areas_of_agreement": 1, "core_disagreements": 1, "assumption_conflicts": 1, "evidence_gaps": 1,
           "decision_hinges": 1}

@@ -239,6 +239,18 @@ _SUBORDINATE = frozenset(["although", "though", "because", "if", "when", "while"
 _BOUNDARY = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'“])|\s*[,;:]\s+|\s+[-–—]+\s+")
 
 
+_PREPOSITIONS = frozenset(["to", "of", "with", "by", "from", "for", "about", "at", "into", "towards", "toward",
+                           "against", "among", "across", "during", "without", "within", "through", "via", "between"])
+_WH = frozenset(["what", "which", "who", "whom", "where", "whatever", "whoever"])
+
+
+def _stranded(text: str) -> bool:
+    """The last clause of ``text`` is a wh-clause, whose preposition may end it ("what they were looking for",
+    "the people who we work with"); a cut ("the costs associated with") has none."""
+    clause = re.split(r"[.;:!?,]\s", text.rstrip(" .!?"))[-1]
+    return bool(_WH & set(words(clause)[:-2]))
+
+
 @cache
 def _prefixes() -> frozenset[str]:
     """Every proper prefix of 3+ letters of the vocabulary's words (a word the cap cut in two is one)."""
@@ -256,6 +268,8 @@ def cut_problem(text: str) -> str | None:
         return None  # a compound ("lock-in", "opt-out") ends on a particle by right
     if stripped.endswith((",", ";", ":", "-", "–", "(", "/", "&")):
         return "stops mid-sentence, at a comma or dash"
+    if tokens[-1] in _PREPOSITIONS and _stranded(stripped):
+        return None  # "ask what they were looking for": the preposition ends a wh-clause by right
     if stripped.endswith(_STOPS):
         if tokens[-1] in _CUT_CLOSED and last != "A":
             return f"stops mid-phrase, at {tokens[-1]!r}"

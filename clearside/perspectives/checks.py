@@ -3,10 +3,12 @@
 The clarifier's questions: a question that hands the person's own question back ("Should I co-sign my sister's
 mortgage?" asked of someone who asked exactly that), that asks nothing specific ("What should I do?", "Can you tell
 me more?"), that is junk or asks another question again (the same content words) is dropped while another
-question is left, and re-asked when none is. The perspectives' and the synthesis's text: junk, gibberish and
-label-only text ("DISCIPLINARY DEMOCRACY 2018-2023 (S.A.)" as a conclusion) is dropped from a list that keeps an
-item, else re-asked; what is still wrong on the last attempt is kept and *flagged* (:class:`Flagging`), so the page
-never shows it as a clean result.
+question is left, and re-asked when none is. The perspectives' and the synthesis's text: junk, gibberish,
+label-only text ("DISCIPLINARY DEMOCRACY 2018-2023 (S.A.)" as a conclusion) and the debates' garbage (codes, number
+runs, empty statements, a sentence cut mid-phrase: :func:`clearside.checks.base.garbage`; a cut one is ended at its
+last whole clause where that still says something) is dropped from a list that keeps an item, else re-asked;
+what is still wrong on the last attempt is kept and *flagged* (:class:`Flagging`), so the page never shows it as a
+clean result.
 
 The measures are the shared ones of :mod:`clearside.checks.text` and the MiniLM of :class:`clearside.checks.Embeddings`
 (read-only use: these checks belong to this mode).
@@ -14,12 +16,13 @@ The measures are the shared ones of :mod:`clearside.checks.text` and the MiniLM 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any
 
 from ..checks import Embeddings, Finding, Review, quality_item, repair
 from ..checks import text as t
-from ..checks.base import LEXICAL_ONLY
+from ..checks.base import LEXICAL_ONLY, garbage
 
 # Cosine of a clarifying question to the person's situation (or one sentence of it) from which it only hands the
 # situation back: measured with this MiniLM, echoes reach 0.93-1.00 ("Should you co-sign your sister's mortgage?"
@@ -139,16 +142,25 @@ def text_problem(text: str, kind: str) -> str | None:
 def _field_findings(field: str, kind: str, value: Any) -> list[Finding]:
     label = field.replace("_", " ")
     if isinstance(value, str):
+        if (found := garbage((field,), label, value)) is not None:
+            # a cut text ended at its last whole clause stays; other garbage in a single text is asked again
+            return [found if found.repair == "replace" else dataclasses.replace(found, repair="reask")]
         problem = text_problem(value, kind)
         return [Finding("junk", (field,), f"{label} {problem}", value, repair="reask")] if problem else []
     found = []
     for i, item in enumerate(value if isinstance(value, list) else []):
-        # a next step {"if": ..., "then": ...} (``if_`` as the model dumps it) is checked part by part
+        # a next step {"if": ..., "then": ...} (``if_`` as the model dumps it) is checked part by part; the
+        # condition of a step is a clause ("if she says no"), never shortened
         keys = [("if_" if "if_" in item else "if"), "then"] if isinstance(item, dict) else [None]
         for key in keys:
             text = item.get(key, "") if key else item
-            if isinstance(text, str) and (problem := text_problem(text, STEP if key else kind)):
-                path = (field, i, key) if key else (field, i)
+            if not isinstance(text, str):
+                continue
+            path = (field, i, key) if key else (field, i)
+            if (bad := garbage(path, f"{label} item {i + 1}", text, whole=key in (None, "then"))) is not None:
+                found.append(bad)
+                break
+            if problem := text_problem(text, STEP if key else kind):
                 found.append(Finding("junk", path, f"{label} item {i + 1} {problem}", text))
                 break
     return found

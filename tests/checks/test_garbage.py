@@ -62,6 +62,7 @@ def moderator_findings(data, embeddings=LEX, pro=None, con=None, question=QUESTI
     # an against side's uncertainty and assumption the dashboard showed (cities banning cars downtown)
     ("The reason why I am against this proposal is because there are many other ways to solve these problems at",
      None),
+    ("Teams cut the costs associated with", None),  # no wh-clause: the preposition is cut from its object
     ("This will have severe economic consequences for cities and communities that do not support such a policy. "
      "This decision was", "This will have severe economic consequences for cities and communities that do not "
      "support such a policy."),
@@ -78,6 +79,8 @@ def test_a_cut_sentence_is_found_and_ended_at_its_last_whole_clause(text, ended)
     "Teams can adopt Kotlin",
     "Governance does not require a freeze; it requires iteration.",
     "Vitamin A.",
+    "A1 middle: ask what they were looking for",  # a wh-clause ends on its preposition by right
+    "Find out who the money comes from.",
 ])
 def test_whole_sentences_are_not_cut(text):
     assert t.cut_problem(text) is None

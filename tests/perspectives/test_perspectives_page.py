@@ -117,3 +117,19 @@ def test_the_tiny_model_notice_shows_for_a_session_run_on_the_embedded_model_onl
     assert DEMO not in of_kind(open_page(ScriptedProvider(), other), "info")
     assert DEMO not in of_kind(open_page(ScriptedProvider()), "info"), "the sidebar's model is not the demo one"
     assert DEMO in of_kind(open_page(EmbeddedLike()), "info"), "before a session: the sidebar's model decides"
+
+
+def test_the_quality_checks_say_what_was_ended_early_in_the_readers_words():
+    queues = kit.script(1)
+    cut = kit.synthesis_reply()
+    whole = cut["debate_evolution"].rstrip(".") + "."
+    cut["debate_evolution"] = whole + " It's not just about saving a"
+    queues["perspectives-synthesis"] = [cut]
+    run_ = PerspectivesRun.create(kit.QUESTION, ScriptedProvider(script=queues), rounds=1, store=open_store())
+    run_.clarify()
+    run_.answer(kit.ANSWERS)
+    run_.run()
+    at = open_page(ScriptedProvider(), run_.session.session_id)
+    [line] = [line for line in plain(at).splitlines() if "stops mid-phrase" in line]
+    assert line.startswith("- the synthesis: ended early · debate evolution stops mid-phrase, at 'a'"), line
+    assert load(open_store(), run_.session.session_id).synthesis["debate_evolution"] == whole

@@ -214,3 +214,33 @@ def test_a_record_item_without_text_saves_and_loads():
     [item] = session.quality["ROUND_1_B"].items
     assert item.check == "exact_repeat" and item.text is None
     assert load(open_store(), session.session_id).quality == session.quality
+
+
+def test_a_cut_sentence_is_ended_at_its_last_whole_clause_and_a_cut_fragment_is_dropped():
+    """Cut text reaches no reader of a session either: a summary cut mid-phrase ends at its last whole sentence,
+    a conclusion that is only a fragment goes, and codes in a next step go (the debates' checks, on this mode)."""
+    reply = synthesis_reply()
+    whole = reply["debate_evolution"].rstrip(".") + "."
+    reply["debate_evolution"] = whole + " It's not just about saving a"
+    reply["conclusions"] = [*reply["conclusions"], "It's not just about saving a"]
+    reply["next_steps"] = [*reply["next_steps"], "P1 C2 D3 E4 F5 G6 H7 I8 J9 KI"]
+    run, provider = mortgage_run([SPECIFIC], synthesis=[reply])
+    session = answered(run)
+    assert session.synthesis["debate_evolution"] == whole
+    assert session.synthesis["conclusions"] == synthesis_reply()["conclusions"]
+    assert session.synthesis["next_steps"] == synthesis_reply()["next_steps"]
+    found = sorted((i.check, i.path, i.action) for i in session.quality["SYNTHESIS"].items)
+    assert found == [("code_soup", f"next_steps/{len(reply['next_steps']) - 1}", "dropped"),
+                     ("cut_sentence", f"conclusions/{len(reply['conclusions']) - 1}", "dropped"),
+                     ("cut_sentence", "debate_evolution", "replaced")]
+    assert len(provider.requests_for("perspectives-synthesis")) == 1 and session.checked("flagged") == []
+
+
+def test_a_single_text_of_codes_is_asked_again():
+    bad = compression_reply("B1")
+    bad["best_interpretation"] = "C1 C2 D3 E4 and P1 Q2 R3"
+    run, provider = mortgage_run([SPECIFIC], B=[bad, compression_reply("B1")])
+    session = answered(run)
+    first, again = provider.requests_for("perspectives-B")
+    assert "best interpretation is a run of codes" in prompt_of(again)
+    assert [(i.check, i.action) for i in session.quality["ROUND_1_B"].items] == [("code_soup", "reasked")]
