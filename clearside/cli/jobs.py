@@ -115,12 +115,16 @@ def report(item_id: str) -> dict[str, Any]:
     turns = len((record.data or {}).get("turns", [])) if record.kind == "live" else None
     out = {"id": debate_id, "job": job_id, "kind": record.kind, "status": status, "error": error,
            "sections": sections}
+    if (gone := store.partial([debate_id]).get(debate_id)) and status not in ("queued", "running"):
+        out["missing"] = gone  # a partial debate: what it lacks (as `list` says it)
     if turns is not None:
         out["turns"] = turns
     return out
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    from ..store.records import partial_notice, status_label
+
     state = report(args.id)
     while args.wait and state["status"] not in ("done", "failed", "cancelled"):
         time.sleep(WAIT_POLL_SECONDS)
@@ -128,7 +132,9 @@ def cmd_status(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(state, ensure_ascii=False))
     else:
-        print(f"{state['id']}: {state['status']}")
+        print(f"{state['id']}: {status_label(state['status'], state.get('missing'))}")
+        if notice := partial_notice(state.get("missing") or []):
+            print(notice)
         if state.get("sections"):
             print("finished sections: " + ", ".join(state["sections"]))
         if "turns" in state:

@@ -1,5 +1,6 @@
 """Partial debates labelled wherever they are listed: the one definition
-(:func:`clearside.store.records.missing_parts`), ``python -m clearside list`` and the Library page."""
+(:func:`clearside.store.records.missing_parts`), ``python -m clearside list`` and ``status``, and the Library
+page."""
 
 from __future__ import annotations
 
@@ -63,6 +64,10 @@ def test_a_failed_debate_with_sections_kept_is_listed_as_partial(db, capsys):
     assert code == 0 and item["missing"] == ["the moderator's synthesis"]
     code, table, _ = run(capsys, "list")
     assert "failed (partial)" in table
+    code, out, _ = run(capsys, "status", debate_id)  # `status` says it as `list` does
+    assert out.splitlines()[:2] == [f"{debate_id}: failed (partial)", NO_SYNTHESIS]
+    code, out, _ = run(capsys, "status", debate_id, "--format", "json")
+    assert json.loads(out)["missing"] == ["the moderator's synthesis"]
 
 
 def test_a_whole_debate_is_not_labelled(db, tmp_path, capsys):
@@ -72,6 +77,9 @@ def test_a_whole_debate_is_not_labelled(db, tmp_path, capsys):
     assert " done " in table and "partial" not in table
     [item] = json.loads(run(capsys, "list", "--format", "json")[1])
     assert "missing" not in item  # a whole debate lists as the previous release listed it
+    code, out, _ = run(capsys, "status", item["id"])
+    assert out.splitlines()[0] == f"{item['id']}: done" and "artial" not in out
+    assert "missing" not in json.loads(run(capsys, "status", item["id"], "--format", "json")[1])
 
 
 def test_a_debate_whose_moderator_fails_on_the_command_line_says_it_is_partial(db, tmp_path, capsys):
