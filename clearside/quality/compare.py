@@ -18,6 +18,7 @@ from ..errors import InputError
 from ..inputs import shown
 from ..providers import Provider
 from ..store import Store
+from ..store.records import status_label
 from . import metrics
 
 SUITE = "compare"
@@ -160,6 +161,10 @@ def load(store: Store, batch: str) -> tuple[dict[str, Any], dict[str, dict[str, 
         elif row["status"] == "failed" and row["debate_id"] and store.exists(row["debate_id"]):
             result["error"] = (store.get(row["debate_id"]).data or {}).get("error", "failed")
         results[label] = result
+    partial = store.partial(r["debate_id"] for r in results.values() if r.get("debate_id"))
+    for result in results.values():
+        if gone := partial.get(result.get("debate_id") or ""):
+            result["missing"] = gone  # a partial debate: what it lacks (clearside.missing_parts)
     report = {"question": (rows[0].get("data") or {}).get("question", ""), "batch": batch, "models": list(results),
               "results": results, "agreement": agreement(documents) if len(documents) >= 2 else [], "error": None,
               "state": "done" if all(r["status"] in ("done", "failed", "cancelled") for r in results.values())
@@ -171,7 +176,7 @@ def table(report: dict[str, Any]) -> list[dict[str, Any]]:
     """One row per model of headline metrics (for a pandas DataFrame)."""
     rows = []
     for label, result in report["results"].items():
-        row: dict[str, Any] = {"model": label, "status": result["status"]}
+        row: dict[str, Any] = {"model": label, "status": status_label(result["status"], result.get("missing"))}
         if result.get("metrics"):
             row.update(metrics.summary(result["metrics"]))
             if result.get("wall_seconds"):

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..static import swap
+from ..store.records import missing_parts, partial_notice
 from .baseline import baseline_summary
 from .batch import Batch, aggregate, check
 from .versions import batch_versions, version_differences, version_warning, versions_text
@@ -24,6 +25,8 @@ def item_result(scored: Any, data: dict[str, Any]) -> dict[str, Any]:
         result["error"] = scored.error
     elif scored.status == "done":
         result["detail"] = scored.detail
+        if scored.document and (gone := missing_parts(scored.document)):  # a persona dropped: partial
+            result["missing"] = gone
     result.update(debate_id=scored.debate_id, wall_seconds=scored.wall_seconds)
     return result
 
@@ -71,6 +74,7 @@ def batch_report(batch: BatchRun, results: list[dict[str, Any]], base: Batch | N
         "failures": [f"{c['metric']}: {'; '.join(c['reasons'])}" for c in failures]
         + ([f"{planned - len(done)} of {planned} runs were cancelled"] if len(done) < planned else []),
         "debates": [{k: r.get(k) for k in ("id", "debate_id", "item", "index", "status", "error", "wall_seconds")}
+                    | ({"missing": r["missing"]} if r.get("missing") else {})
                     for r in results if r["status"] != "cancelled"],
     }
 
@@ -105,5 +109,9 @@ def markdown(report: dict[str, Any]) -> str:
     failed = [d for d in report["debates"] if d["status"] == "failed"]
     if failed:
         lines += ["", "Debates that failed:", *[f"- {d['item']} #{d['index'] + 1}: {d['error']}" for d in failed]]
+    partial = [d for d in report["debates"] if d["status"] == "done" and d.get("missing")]
+    if partial:
+        lines += ["", "Debates that finished partial:", *[f"- {d['item']} #{d['index'] + 1}: "
+                                                         f"{partial_notice(d['missing'])}" for d in partial]]
     return "\n".join(lines) + "\n"
 

@@ -285,6 +285,13 @@ def test_compare_command_shows_shared_arguments(db, tmp_path, capsys):
     assert {r["status"] for r in report["results"].values()} == {"done"}
     loaded, documents = compare.load(db, report["batch"])
     assert set(documents) == set(report["models"]) and loaded["agreement"] == report["agreement"]
+    assert [row["status"] for row in compare.table(loaded)] == ["done", "done"]
+    # a model's debate that finished without a part (a persona dropped, as the recorder saves it) is labelled
+    db.update(loaded["results"]["scripted:b.json"]["debate_id"], data={"missing": ["persona 'ethicist'"]})
+    loaded, _ = compare.load(db, report["batch"])
+    assert loaded["results"]["scripted:b.json"]["missing"] == ["persona 'ethicist'"]
+    assert [row["status"] for row in compare.table(loaded)] == ["done", "done (partial)"]
+    assert "| status | done | done (partial) |" in compare.markdown(loaded)
     assert run(capsys, "compare", "Q?", "--provider", a)[0] == 2  # one model is not a comparison
     assert run(capsys, "compare", "Why?", "--provider", a, "--provider", a)[0] == 2
 

@@ -226,3 +226,28 @@ def test_the_html_opens_in_chromium_offline_with_no_error_and_no_request(paired,
         page.close()
     assert requests == [url]
     assert errors == []
+
+
+def test_a_debate_that_finished_partial_is_labelled_in_the_batch_report_its_html_and_its_markdown():
+    """A run whose debate finished without a part (a persona dropped) reads "done (partial)" and names what is
+    missing: it is never counted as a whole debate in silence."""
+    from helpers import fixture_dict
+
+    from clearside.quality.scored import Scored
+
+    document = fixture_dict()
+    document.pop("moderator")
+    scored = Scored(debate_id="e" * 32, run_id="run0", status="done", metrics=GOOD, detail={}, document=document)
+    row = regress.item_result(scored, {"item": HOSTILE_CASE, "index": 0})
+    assert row["missing"] == ["the moderator's synthesis"]
+    whole = regress.item_result(Scored(debate_id="f" * 32, run_id="run1", status="done", metrics=GOOD,
+                                       document=fixture_dict()), {"item": HOSTILE_CASE, "index": 1})
+    assert "missing" not in whole
+    batch = regress.BatchRun(suite="flagship", spec="scripted:x.json", items=(HOSTILE_CASE,), runs=2,
+                             batch_id="d" * 32, concurrency=1, prompt_versions={}, started_at="2026-01-02T00:00:00Z")
+    report = regress.batch_report(batch, [row, whole], None, wall_seconds=3.0)
+    assert [d.get("missing") for d in report["debates"]] == [["the moderator's synthesis"], None]
+    text = reports.render_html(report)
+    assert "<td>done (partial)</td>" in text and text.count("<td>done</td>") == 1
+    assert (f"Debates that finished partial:\n- {HOSTILE_CASE} #1: Partial debate: the moderator's synthesis is "
+            "missing.") in regress.markdown(report)

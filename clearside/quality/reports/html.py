@@ -17,6 +17,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from ...store.records import status_label
 from .. import metrics
 from . import svg
 
@@ -278,7 +279,9 @@ def batch_html(report: Mapping[str, Any]) -> str:
     if questions:
         body.append(table(["case", "question"], sorted(questions.items())))
     body.append(table(["case", "repeat", "status", "wall s", "run", "debate", "error"],
-                      [[d.get("item"), int(d.get("index") or 0) + 1, d.get("status"), d.get("wall_seconds"),
+                      [[d.get("item"), int(d.get("index") or 0) + 1, status_label(d.get("status") or "",
+                                                                                 d.get("missing")),
+                        d.get("wall_seconds"),
                         d.get("id"), d.get("debate_id"), d.get("error") or ""] for d in debates],
                       classes=["fail" if d.get("status") == "failed" else "" for d in debates], numeric=(1, 3)))
     return page(title, body)
