@@ -23,17 +23,18 @@ def _load(values: list[float] | None) -> str:
 
 
 def static_table(rows: list[dict[str, Any]]) -> list[str]:
-    lines = ["| # | Question | Exit | Wall s | Raw s | Wall/raw | Items | Cut (dangling) | Soup | Off-topic | "
-             "Check findings (items) | Re-asks by agent | Re-ask tokens / s | Load before |",
-             "|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|---|---|--:|---|"]
+    lines = ["| # | Question | Exit | Wall s | Raw s | Wall/raw | Tokens shown / written | Items | Cut (dangling) | "
+             "Soup | Off-topic | Check findings (items) | Re-asks by agent | Re-ask tokens / s | Load before |",
+             "|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|---|--:|---|"]
     for n, r in enumerate(rows, start=1):
         s = r.get("score") or {}
         checks = ", ".join(f"{k} {v}" for k, v in (s.get("checks") or {}).items()) or "-"
         reasks = ", ".join(f"{k} {v}" for k, v in (r.get("reasks") or {}).items() if v) or "-"
         ratio = f"{r['ratio']:.2f}" if r.get("ratio") else "-"
         raw = f"{r['raw_seconds']:.1f}" if r.get("raw_seconds") else "-"
+        written = sum(u["first_tokens"] + u["reask_tokens"] for u in (r.get("usage") or {}).values())
         lines.append(f"| {n} | {_cell(r['question'])} | {r['exit']} | {r['wall']:.1f} | {raw} | {ratio} | "
-                     f"{s.get('items_shown', '-')} | {s.get('cut_mid_phrase', '-')} ({s.get('cut_dangling', '-')}) | "
+                     f"{r.get('tokens_shown', '-')} / {written or '-'} | {s.get('items_shown', '-')} | {s.get('cut_mid_phrase', '-')} ({s.get('cut_dangling', '-')}) | "
                      f"{s.get('code_soup', '-')} | "
                      f"{s.get('off_topic', '-')} | {_cell(checks)} | {_cell(reasks)} | "
                      f"{r.get('reask_tokens', 0)} / {r.get('reask_seconds', 0.0):.1f} | "

@@ -120,6 +120,33 @@ def check(text: str, model: type[M], schema: dict[str, Any] | None,
         return None, model_errors(exc)
 
 
+def capped_strings(data: Any, schema: dict[str, Any] | None, path: tuple = ()) -> dict[tuple, str]:
+    """The strings of a reply that its decoding schema's length cap ended, by path: with a pattern (a small model's
+    sentence grammar, :func:`clearside.providers.small_schema.compact`) one character more (before the last) no
+    longer matches it;
+    with ``maxLength`` alone, the string is that long. The model did not choose to end them: the cap fell,
+    most often mid-sentence."""
+    if not isinstance(schema, dict):
+        return {}
+    if isinstance(data, dict):
+        properties = schema.get("properties") or {}
+        return {found: text for key, value in data.items()
+                for found, text in capped_strings(value, properties.get(key), (*path, key)).items()}
+    if isinstance(data, list):
+        return {found: text for i, value in enumerate(data)
+                for found, text in capped_strings(value, schema.get("items"), (*path, i)).items()}
+    if not isinstance(data, str) or schema.get("type") != "string" or "enum" in schema:
+        return {}
+    if pattern := schema.get("pattern"):  # one more character before the last (a "?" may close the pattern)
+        try:
+            capped = bool(re.fullmatch(pattern, data)) and not re.fullmatch(pattern, f"{data[:-1]}x{data[-1:]}")
+        except re.error:
+            return {}
+    else:
+        capped = "maxLength" in schema and len(data) >= int(schema["maxLength"])
+    return {path: data} if capped else {}
+
+
 def reask_message(errors: list[str], *, substance: bool = False) -> dict[str, str]:
     listed = "\n".join(f"- {error}" for error in errors[:12])
     opening = "Your JSON has the right shape, but" if substance else "Your JSON broke the required format:"
@@ -212,7 +239,8 @@ def run_structured(provider: Provider, call: CallSpec[M], messages: list[dict[st
         request = ChatRequest(messages=conversation, schema=decode_schema, agent=call.agent,
                               temperature=_heat(provider, call.temperature, attempt), max_tokens=call.max_tokens)
         raw = _complete(provider, request, attempt, review, usage, listeners)
-        parsed, errors, substance = _read(call, raw, review, last=attempt == attempts)
+        parsed, errors, substance = _read(call, raw, review, last=attempt == attempts,
+                                          decoded=decode_schema or call.decode or call.schema)
         if parsed is not None:
             return parsed
         _violation(provider, call.agent, attempt, errors, raw, substance, violations)
@@ -247,9 +275,11 @@ def _complete(provider: Provider, request: ChatRequest, attempt: int, review: Re
     return completion.text
 
 
-def _read(call: CallSpec[M], raw: str, review: Review | None, *, last: bool) -> tuple[M | None, list[str], bool]:
+def _read(call: CallSpec[M], raw: str, review: Review | None, *, last: bool,
+          decoded: dict[str, Any] | None = None) -> tuple[M | None, list[str], bool]:
     """``(model or None, errors, whether the substance checks judged it)``: the reply parsed and validated (salvaged
-    when it failed to parse and ``call.salvage`` can repair it), then reviewed for substance."""
+    when it failed to parse and ``call.salvage`` can repair it), then reviewed for substance, the strings its
+    decoding schema (``decoded``) cut at their length cap among what the checks look at."""
     repeats: list[tuple[str, Any]] = []
     parsed, errors = check(raw, call.model, call.schema, call.prepare, repeats)
     if parsed is None and call.salvage is not None and (repaired := call.salvage(raw)) is not None:
@@ -258,6 +288,10 @@ def _read(call: CallSpec[M], raw: str, review: Review | None, *, last: bool) -> 
     substance = parsed is not None and review is not None
     if substance:
         review.repeats(repeats)
+        try:
+            review.capped = capped_strings(parse_json(raw), decoded)
+        except ValueError:  # a salvaged reply: what was cut is already gone
+            review.capped = {}
         parsed, errors = review(parsed, last)
     return parsed, errors, substance
 

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..schema import AgentQuality, QualityItem
 from . import challenge, moderator, proposition, sides
-from .base import LEXICAL_ONLY, Embeddings, Finding, repair
+from .base import LEXICAL_ONLY, Embeddings, Finding, capped, repair
 
 # 1.1.0: ungrounded_domain; 1.2.0: a domain off the question's topic; 1.3.0: cut_sentence (ended at its
 # last whole clause, else dropped or re-asked), code_soup, number_soup, empty_claim, assumption_repeats_claim,
@@ -62,6 +62,9 @@ class Review:
         # after a reply is sent back: what in it passed (every flagged list item removed) and the fields that failed
         self.kept: dict[str, Any] = {}
         self.failing: dict[str, list[str]] = {}  # field -> the checks' messages on it
+        # the strings of the reply under review that the decoder's length cap ended, by path (set per reply by
+        # the enforcement loop: clearside.enforce.capped_strings)
+        self.capped: dict[tuple, str] = {}
 
     def called(self) -> None:
         """One more model call for this agent (counted by the enforcement loop)."""
@@ -103,16 +106,26 @@ class Review:
         except ValidationError as exc:  # repairs left a list under the contract's minimum: asked again, never a crash
             return None, [f"{'/'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()]
 
+    def findings(self, data: dict[str, Any]) -> list[Finding]:
+        """The agent's checks on ``data``, and a cut for each string still as the length cap ended it."""
+        found = self.check(data)
+        seen = {f.path for f in found}
+        for path, text in self.capped.items():
+            value = _value(data, path)
+            if path not in seen and isinstance(value, str) and value.strip() == text.strip():
+                found.append(capped(path, value))
+        return found
+
     def _review(self, data: dict[str, Any], last_attempt: bool,
                 depth: int = 0) -> tuple[dict[str, Any] | None, list[str]]:
-        findings = self.check(data)
+        findings = self.findings(data)
         outcome = repair(data, findings, self.floors, last_attempt=last_attempt)
         if outcome.reask and all(f.repair == "drop" for f in outcome.reask):
             clean = repair(data, findings, dict.fromkeys(self.floors, 0), last_attempt=last_attempt).data
             pooled = self._pooled(clean)
             self._remember(clean)
             if pooled is not None:
-                again = repair(pooled, self.check(pooled), self.floors, last_attempt=last_attempt)
+                again = repair(pooled, self.findings(pooled), self.floors, last_attempt=last_attempt)
                 if not again.reask:
                     self.record.items += [_item(f, "dropped") for f in findings if f.repair == "drop"]
                     self.record.items += [_item(f, action) for f, action in again.done]
@@ -124,17 +137,21 @@ class Review:
             self.record.items += [_item(finding, "reasked") for finding in outcome.reask if not last_attempt]
             self._keep(data, findings, outcome.reask)
             return None, [finding.message for finding in outcome.reask]
-        if outcome.done and depth < self.SETTLE and self.check(outcome.data):
+        if outcome.done and depth < self.SETTLE and self.findings(outcome.data):
             return self._review(outcome.data, last_attempt, depth + 1)
         return outcome.data, []
 
     def _keep(self, data: dict[str, Any], findings: list[Finding], reask: list[Finding]) -> None:
         """Remember what passed in a reply that goes back, so a caller may ask for only the failing fields."""
-        flagged = [dataclasses.replace(f, repair="drop") if isinstance(f.target[-1], int) else f for f in findings]
+        flagged = [dataclasses.replace(f, repair="drop") if f.repair != "replace" and isinstance(f.target[-1], int)
+                   else f for f in findings]  # a text ended early stays, ended
         self.kept = repair(data, flagged, dict.fromkeys(self.floors, 0), last_attempt=False).data
         self.failing = {}
         for finding in reask:
             self.failing.setdefault(str(finding.path[0]), []).append(finding.message)
+        for field, floor in self.floors.items():  # a list the drops left under its floor is written again too
+            if field in self.kept and len(self.kept[field]) < floor and field not in self.failing:
+                self.failing[field] = [f.message for f in findings if f.path[0] == field]
 
     POOL_FILL = 3  # a list topped up from earlier replies holds at most this many items
 
@@ -156,6 +173,15 @@ class Review:
                 if len(items) < floor:
                     return None
         return merged if used else None
+
+
+def _value(data: Any, path: tuple) -> Any:
+    for part in path:
+        try:
+            data = data[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return data
 
 
 def this_year() -> int:

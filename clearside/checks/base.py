@@ -163,3 +163,15 @@ def garbage(path: tuple, label: str, text: str, *, whole: bool = True) -> Findin
     if problem := t.empty_statement(text):
         return Finding("empty_claim", path, f"{label} {problem}: state the point itself", text)
     return None
+
+
+def capped(path: tuple, text: str) -> Finding:
+    """A string the decoder's length cap ended (see :func:`clearside.enforce.capped_strings`): ended at its last
+    complete sentence or clause where that is still a statement ("ended early"), else dropped from its list (under
+    the floor: re-asked), or, a field of its own, asked again. Never kept as it is: the cap fell mid-sentence."""
+    label = " ".join(str(part + 1) if isinstance(part, int) else str(part).replace("_", " ") for part in path)
+    message = f"{label} ran into its length limit: write one complete, shorter sentence"
+    if not text.rstrip().endswith("?") and (shorter := t.whole_part(text)):  # a question stays a question
+        return Finding("cut_sentence", path, message, text, "replace", shorter)
+    in_list = len(path) >= 2 and isinstance(path[1], int)
+    return Finding("cut_sentence", path, message, text, "drop" if in_list else "reask")

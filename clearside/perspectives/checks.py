@@ -194,6 +194,6 @@ class Flagging(Review):
         if kept is not None or not last_attempt:
             return kept, messages
         data = parsed.model_dump(mode="json", exclude_none=True)
-        outcome = repair(data, self.check(data), self.floors, last_attempt=True)
+        outcome = repair(data, self.findings(data), self.floors, last_attempt=True)
         self.record.items += [quality_item(finding, "flagged") for finding in outcome.reask]
         return type(parsed).model_validate(outcome.data), []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 
 import pytest
 from helpers import QUESTION, fixture_dict, moderator_reply, orchestrator_reply, scripted_debate, side_reply
@@ -307,3 +308,77 @@ def test_the_prompts_ask_for_sentences_shorter_than_their_caps():
     explanation = int(advocate.split("explanation of at most ")[1].split()[0])
     sentence = int(moderator.split("at most ")[1].split()[0])
     assert claim < agents.CLAIM and explanation < agents.LONG and sentence < agents.SENTENCE
+
+
+# ---------------------------------------------------------------- strings the length cap ended
+# The cap fell after a word no list of words can call dangling ("historic"): only the cap says it was cut.
+CAPPED_AT = "Banning cars from the old town would cut noise and fumes for the families, shops and schools that line "
+CAPPED_ASSUMPTION = CAPPED_AT + "its narrow streets and lanes round the historic"
+CAPPED_LONGER = CAPPED_AT + "its narrow streets and squares in the historic centre of the old city and its visitors"
+
+
+def test_a_string_is_capped_when_its_decoding_schema_would_take_no_more():
+    from clearside import agents
+    from clearside.enforce import capped_strings
+    from clearside.providers.small_schema import compact
+
+    small = compact(agents.SIDE_WIRE)  # the embedded model's sentence grammar: opening words, then a bounded rest
+    pattern = small["properties"]["assumptions"]["items"]["pattern"]
+    full = next(CAPPED_LONGER[:n] for n in range(len(CAPPED_LONGER), 0, -1)
+                if re.fullmatch(pattern, CAPPED_LONGER[:n]))
+    assert len(full) < len(CAPPED_LONGER)
+    assert not re.fullmatch(pattern, full[:-1] + "x" + full[-1])
+    reply = {**side_reply("pro"), "assumptions": [full, full[:-1]]}
+    assert capped_strings(reply, small) == {("assumptions", 0): full}
+    plain = {**side_reply("pro"), "assumptions": [CAPPED_ASSUMPTION, CAPPED_ASSUMPTION[:-1]]}
+    assert capped_strings(plain, agents.SIDE_WIRE) == {("assumptions", 0): CAPPED_ASSUMPTION}  # maxLength alone
+    assert t.cut_problem(CAPPED_ASSUMPTION) is None, "no word list sees it"
+
+
+def test_a_string_the_cap_ended_is_ended_at_its_last_whole_clause_and_recorded():
+    assert len(CAPPED_ASSUMPTION) == 150  # the wire's cap for an assumption
+    provider = ScriptedProvider()
+    pro = side_reply("pro")
+    pro["assumptions"][1] = CAPPED_ASSUMPTION  # the moderator's conflict cites the first
+    scripted_debate(provider, orchestrator=CLEAN_ORCHESTRATOR, pro=pro)
+    document = Engine(provider, embeddings=LEX, retries=2).run(DebateRun.from_input(QUESTION)).dump()
+    assert len(provider.requests_for("pro")) == 1  # ended early, not asked again
+    assert document["pro"]["assumptions"][1] == ("Banning cars from the old town would cut noise and fumes for the "
+                                                 "families.")
+    [item] = document["quality"]["agents"]["pro"]["items"]
+    assert (item["check"], item["path"], item["action"]) == ("cut_sentence", "assumptions/1", "replaced")
+    assert "length limit" in item["message"]
+
+
+def test_a_reply_sent_back_keeps_what_was_ended_early_and_writes_again_a_list_its_drops_emptied():
+    """When part of a reply goes back (the mend path), a hinge the cap ended stays, ended early, rather than being
+    dropped with the failing items; a list whose items all failed is named among the fields to write again, so a
+    mended synthesis never holds an empty list (it raised pydantic's ValidationError on the embedded model)."""
+    from pydantic import BaseModel
+
+    from clearside.checks import Finding, Review
+
+    class Reply(BaseModel):
+        evidence_gaps: list[str]
+        decision_hinges: list[str]
+
+    gaps = ["Data on bus ridership after the ban", "Counts of deliveries per street"]
+    hinges = ["Whether shops lose customers, and how many return after a year", "Whether buses run often enough"]
+
+    def check(data):
+        found = [Finding("cut_sentence", ("decision_hinges", 0), "ended", data["decision_hinges"][0], "replace",
+                         "Whether shops lose customers.")] if data["decision_hinges"][0] == hinges[0] else []
+        return found + [Finding("junk", ("evidence_gaps", i), f"gap {i + 1} is junk", gap)
+                        for i, gap in enumerate(data["evidence_gaps"])]
+
+    review = Review(check, {"evidence_gaps": 1, "decision_hinges": 1})
+    kept, messages = review(Reply(evidence_gaps=gaps, decision_hinges=hinges), False)
+    assert kept is None and messages == ["gap 1 is junk", "gap 2 is junk"]
+    assert review.kept["decision_hinges"] == ["Whether shops lose customers.", hinges[1]]
+    assert review.kept["evidence_gaps"] == [] and review.failing == {"evidence_gaps": messages}
+
+    emptied = Review(lambda data: [Finding("cut_sentence", ("decision_hinges", 0), "cut", hinges[0]),
+                                   Finding("junk", ("evidence_gaps", 0), "gap 1 is junk", gaps[0])],
+                     {"evidence_gaps": 1, "decision_hinges": 1})
+    assert emptied(Reply(evidence_gaps=gaps[:1], decision_hinges=hinges[:1]), False)[0] is None
+    assert set(emptied.failing) == {"evidence_gaps", "decision_hinges"}, "the emptied hinges are written again"
