@@ -112,8 +112,9 @@ class Review:
         seen = {f.path for f in found}
         for path, text in self.capped.items():
             value = _value(data, path)
-            if path not in seen and isinstance(value, str) and value.strip() == text.strip():
-                found.append(capped(path, value))
+            if (path not in seen and isinstance(value, str) and value.strip() == text.strip()
+                    and (ended := capped(path, value)) is not None):
+                found.append(ended)
         return found
 
     def _review(self, data: dict[str, Any], last_attempt: bool,

@@ -333,6 +333,13 @@ def test_a_string_is_capped_when_its_decoding_schema_would_take_no_more():
     plain = {**side_reply("pro"), "assumptions": [CAPPED_ASSUMPTION, CAPPED_ASSUMPTION[:-1]]}
     assert capped_strings(plain, agents.SIDE_WIRE) == {("assumptions", 0): CAPPED_ASSUMPTION}  # maxLength alone
     assert t.cut_problem(CAPPED_ASSUMPTION) is None, "no word list sees it"
+    from clearside.checks.base import capped
+
+    assert capped(("assumptions", 0), CAPPED_ASSUMPTION).replacement == ("Banning cars from the old town would cut "
+                                                                         "noise and fumes for the families.")
+    hinge = "Whether the shops, the schools and the families that line the old streets can do without cars in the?"
+    assert capped(("decision_hinges", 0), hinge) is None, "a question is never shortened into a statement"
+    assert capped(("assumptions", 1), "Banning cars from the old town would cut noise for the families of") is None
 
 
 def test_a_string_the_cap_ended_is_ended_at_its_last_whole_clause_and_recorded():
