@@ -34,7 +34,8 @@ def static_table(rows: list[dict[str, Any]]) -> list[str]:
         raw = f"{r['raw_seconds']:.1f}" if r.get("raw_seconds") else "-"
         written = sum(u["first_tokens"] + u["reask_tokens"] for u in (r.get("usage") or {}).values())
         lines.append(f"| {n} | {_cell(r['question'])} | {r['exit']} | {r['wall']:.1f} | {raw} | {ratio} | "
-                     f"{r.get('tokens_shown', '-')} / {written or '-'} | {s.get('items_shown', '-')} | {s.get('cut_mid_phrase', '-')} ({s.get('cut_dangling', '-')}) | "
+                     f"{r.get('tokens_shown', '-')} / {written or '-'} | {s.get('items_shown', '-')} | "
+                     f"{s.get('cut_mid_phrase', '-')} ({s.get('cut_dangling', '-')}) | "
                      f"{s.get('code_soup', '-')} | "
                      f"{s.get('off_topic', '-')} | {_cell(checks)} | {_cell(reasks)} | "
                      f"{r.get('reask_tokens', 0)} / {r.get('reask_seconds', 0.0):.1f} | "
