@@ -319,13 +319,18 @@ def sides(panel: Panel) -> tuple[Side, Side]:
     return built[0], built[1]
 
 
+MIN_CASES = 2  # the contract's least number of personas in a document (schema.Document.personas)
+
+
 class NoCaseLeft(ClearSideError):
-    """Every persona of the panel was dropped: there is no case to map."""
+    """Fewer than :data:`MIN_CASES` personas' cases passed their checks: there is no panel to map."""
 
     exit_code = 4  # as an agent's failed checks
 
-    def __init__(self, notes: list[str]) -> None:
-        what = f"Every persona's case failed its checks, so there is no case to map. {' '.join(notes)}"
+    def __init__(self, notes: list[str], left: int = 0) -> None:
+        what = ("Every persona's case failed its checks, so there is no case to map." if not left else
+                f"Only {left} persona's case passed its checks; a persona debate maps at least {MIN_CASES}.")
+        what = f"{what} {' '.join(notes)}"
         super().__init__(f"{what} Retry, raise --retries, or choose a larger model with --provider.",
                          dashboard=f"{what} {DASHBOARD_FIX}")
 
@@ -374,13 +379,13 @@ def stage(engine: Any, run: Any) -> None:
         engine.on_event(Event("start", name))
     try:
         engine.together([lambda i=i: _case(engine, run, i, lock) for i in run.personas.missing()])
-        if not run.personas.cases:  # nothing to debate: a resume asks every persona again
+        if len(run.personas.cases) < MIN_CASES:  # no panel left: a resume asks the dropped personas again
             notes = list(run.personas.dropped.values())
             for index in run.personas.dropped:
                 run.quality.pop(spec(index).name, None)
             run.personas.dropped.clear()
             engine.on_section(run, "personas")
-            raise NoCaseLeft(notes)
+            raise NoCaseLeft(notes, len(run.personas.cases))
     except ClearSideError as exc:
         for name in sides_left:
             engine.on_event(Event("error", name, str(exc)))

@@ -285,8 +285,10 @@ def test_persona_debate_on_the_embedded_model():
     try:
         document = Engine(provider, retries=1).run(run)
     except DebateFailed as exc:
-        assert isinstance(exc.cause, SchemaViolationError | QualityCheckError), exc
+        assert isinstance(exc.cause, SchemaViolationError | QualityCheckError | personas.NoCaseLeft), exc
         assert exc.run.personas is not None and len(exc.run.personas.personas) == 2
+        if isinstance(exc.cause, personas.NoCaseLeft):  # a panel of one: the case that passed is kept
+            assert len(exc.run.personas.cases) + len(exc.run.personas.missing()) == 2
         return
     finally:
         print(f"persona debate on the embedded model: {time.monotonic() - started:.1f} s, {len(seen)} calls")

@@ -739,3 +739,27 @@ def test_every_persona_dropped_fails_with_a_clear_message():
     provider.enqueue(persona_moderator_reply(), agent="moderator")
     document = Engine(provider, substance=False).run(run)
     assert missing_parts(document.dump()) == [] and "was dropped" not in document.meta.notes
+
+
+def test_a_panel_left_with_one_case_fails_clearly_keeps_that_case_and_a_retry_asks_only_the_dropped():
+    """Two personas of three dropped: one case is no panel (the contract maps at least two), so the debate stops
+    with a clear message (not an invalid document), the case that passed is kept, and a retry asks only the two
+    dropped personas again (the embedded model's persona debate ended with "personas ... is too short")."""
+    provider = ScriptedProvider()
+    provider.enqueue(orchestrator_reply(), agent="orchestrator")
+    provider.enqueue(persona_reply("economist", "for"), agent="persona-1")
+    provider.enqueue(*(["not json"] * 3), agent="persona-2")
+    provider.enqueue(*(["not json"] * 3), agent="persona-3")
+    run = three()
+    with pytest.raises(DebateFailed, match="Only 1 persona's case passed its checks; a persona debate maps at "
+                                           "least 2") as info:
+        Engine(provider).run(run)
+    assert info.value.cause.exit_code == 4 and run.pro is None
+    assert list(run.personas.cases) == [0] and run.personas.missing() == [1, 2]
+    asked = len(provider.requests_for("persona-1"))
+    provider.enqueue(persona_reply("ethicist", "against"), agent="persona-2")
+    provider.enqueue(persona_reply("environmentalist", "against"), agent="persona-3")
+    provider.enqueue(persona_moderator_reply(), agent="moderator")
+    document = Engine(provider, substance=False).run(run)
+    assert len(provider.requests_for("persona-1")) == asked, "the case that passed is not asked again"
+    assert [c.persona.name for c in document.personas] == ["economist", "ethicist", "environmentalist"]

@@ -87,7 +87,10 @@ def test_live_debate_pause_ask_resume_and_finish_in_a_real_browser(server, brows
     expect(page.get_by_text(" answered:", exact=False).first).to_be_visible(timeout=300_000)
     expect(page.get_by_text(ASK).first).to_be_visible()
     transcript = saved(data)
-    [item] = transcript["interventions"]
+    asked = transcript["interventions"]
+    listed = [(i["type"], i["status"], i.get("text")) for i in asked]
+    assert len(asked) == 1, f"one Pause & ask, one intervention: {listed}"
+    [item] = asked
     assert item["type"] == "pause_question" and item["status"] == "answered" and item["response"]
     assert transcript["state"] == "paused", "the turn in flight was halted, not finished"
     paused_turns = len(transcript["turns"])
