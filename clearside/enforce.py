@@ -123,9 +123,8 @@ def check(text: str, model: type[M], schema: dict[str, Any] | None,
 def capped_strings(data: Any, schema: dict[str, Any] | None, path: tuple = ()) -> dict[tuple, str]:
     """The strings of a reply that its decoding schema's length cap ended, by path: with a pattern (a small model's
     sentence grammar, :func:`clearside.providers.small_schema.compact`) one character more (before the last) no
-    longer matches it;
-    with ``maxLength`` alone, the string is that long. The model did not choose to end them: the cap fell,
-    most often mid-sentence."""
+    longer matches it; with ``maxLength`` alone, the string is that long. The model did not choose to end them:
+    the cap fell, most often mid-sentence."""
     if not isinstance(schema, dict):
         return {}
     if isinstance(data, dict):

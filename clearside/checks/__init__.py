@@ -23,7 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..schema import AgentQuality, QualityItem
 from . import challenge, moderator, proposition, sides
-from .base import LEXICAL_ONLY, Embeddings, Finding, capped, repair
+from .base import LEXICAL_ONLY, Embeddings, Finding, _get, capped, repair
 
 # 1.1.0: ungrounded_domain; 1.2.0: a domain off the question's topic; 1.3.0: cut_sentence (ended at its
 # last whole clause, else dropped or re-asked), code_soup, number_soup, empty_claim, assumption_repeats_claim,
@@ -111,7 +111,10 @@ class Review:
         found = self.check(data)
         seen = {f.path for f in found}
         for path, text in self.capped.items():
-            value = _value(data, path)
+            try:
+                value = _get(data, path)
+            except (KeyError, IndexError, TypeError):  # a repair took it out
+                continue
             if (path not in seen and isinstance(value, str) and value.strip() == text.strip()
                     and (ended := capped(path, value)) is not None):
                 found.append(ended)
@@ -174,15 +177,6 @@ class Review:
                 if len(items) < floor:
                     return None
         return merged if used else None
-
-
-def _value(data: Any, path: tuple) -> Any:
-    for part in path:
-        try:
-            data = data[part]
-        except (KeyError, IndexError, TypeError):
-            return None
-    return data
 
 
 def this_year() -> int:
