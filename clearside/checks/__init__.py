@@ -23,7 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..schema import AgentQuality, QualityItem
 from . import challenge, moderator, proposition, sides
-from .base import LEXICAL_ONLY, Embeddings, Finding, _get, capped, repair
+from .base import LEXICAL_ONLY, Embeddings, Finding, capped, repair, value_at
 
 # 1.1.0: ungrounded_domain; 1.2.0: a domain off the question's topic; 1.3.0: cut_sentence (ended at its
 # last whole clause, else dropped or re-asked), code_soup, number_soup, empty_claim, assumption_repeats_claim,
@@ -112,7 +112,7 @@ class Review:
         seen = {f.path for f in found}
         for path, text in self.capped.items():
             try:
-                value = _get(data, path)
+                value = value_at(data, path)
             except (KeyError, IndexError, TypeError):  # a repair took it out
                 continue
             if (path not in seen and isinstance(value, str) and value.strip() == text.strip()

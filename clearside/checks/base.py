@@ -97,7 +97,8 @@ class Outcome:
     reask: list[Finding]
 
 
-def _get(data: Any, path: Path) -> Any:
+def value_at(data: Any, path: Path) -> Any:
+    """The value at ``path`` (keys and indexes) in ``data``; KeyError, IndexError or TypeError when it is not there."""
     for key in path:
         data = data[key]
     return data
@@ -118,7 +119,7 @@ def repair(data: dict[str, Any], findings: list[Finding], floors: dict[str, int]
     for finding in findings:
         action = finding.final if finding.repair == "reask" and last_attempt and finding.final else finding.repair
         if action == "replace":
-            parent = _get(data, finding.path[:-1])
+            parent = value_at(data, finding.path[:-1])
             parent[finding.path[-1]] = finding.replacement
             done.append((finding, "replaced"))
         elif action == "drop":
@@ -130,10 +131,10 @@ def repair(data: dict[str, Any], findings: list[Finding], floors: dict[str, int]
         if isinstance(target[-1], int):
             lists.setdefault(target[:-1], []).append(target[-1])
         else:
-            _get(data, target[:-1]).pop(target[-1], None)  # an optional key
+            value_at(data, target[:-1]).pop(target[-1], None)  # an optional key
             done += [(f, "dropped") for f in drops[target]]
     for where, indexes in lists.items():
-        items = _get(data, where)
+        items = value_at(data, where)
         floor = floors.get("/".join(map(str, where)), 1)
         if len(items) - len(set(indexes)) >= floor:
             for index in sorted(set(indexes), reverse=True):
