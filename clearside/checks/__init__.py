@@ -28,8 +28,9 @@ from .base import LEXICAL_ONLY, Embeddings, Finding, capped, repair, value_at
 # 1.1.0: ungrounded_domain; 1.2.0: a domain off the question's topic; 1.3.0: cut_sentence (ended at its
 # last whole clause, else dropped or re-asked), code_soup, number_soup, empty_claim, assumption_repeats_claim,
 # polarity_flip, echoed_question for "The premise is that ...", off_topic for moderator statements, and summary
-# items judged beside the on-topic arguments only (SUMMARY_OFF_TOPIC 0.10 -> 0.20)
-CHECKS_VERSION = "1.3.0"
+# items judged beside the on-topic arguments only (SUMMARY_OFF_TOPIC 0.10 -> 0.20); 1.3.1: a string whose last
+# sentence has no stop after one that has ("... other forms. The cost-s") is cut_sentence
+CHECKS_VERSION = "1.3.1"
 M = TypeVar("M", bound=BaseModel)
 Check = Callable[[dict[str, Any]], list[Finding]]
 

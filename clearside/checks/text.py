@@ -264,8 +264,9 @@ def cut_problem(text: str) -> str | None:
     if not tokens:
         return None
     last = re.findall(r"[A-Za-z0-9'’]+", stripped)[-1]
-    if re.search(r"\w-\w+[.?!]?$", stripped):
-        return None  # a compound ("lock-in", "opt-out") ends on a particle by right
+    unfinished = "stops before its last sentence ends"  # after an ended one: "... other forms. The cost-s"
+    if re.search(r"\w-\w+[.?!]?$", stripped):  # a compound ("lock-in", "opt-out") ends on a particle by right
+        return unfinished if _unfinished_last_sentence(stripped) else None
     if stripped.endswith((",", ";", ":", "-", "–", "(", "/", "&")):
         return "stops mid-sentence, at a comma or dash"
     if tokens[-1] in _PREPOSITIONS and _stranded(stripped):
@@ -276,11 +277,28 @@ def cut_problem(text: str) -> str | None:
         return None
     if tokens[-1] in _CUT_OPEN and last != "A" or tokens[-2:] == ["such", "as"]:
         return f"stops mid-phrase, at {tokens[-1]!r}"
+    if _unfinished_last_sentence(stripped):
+        return unfinished
     vocab = vocabulary()
     if (last.islower() and last.isalpha() and len(last) >= 3 and vocab and not known(last, vocab)
             and last in _prefixes()):
         return f"stops mid-word, at {last!r}"
     return None
+
+
+# a sentence ended by its writer, then another: "... other forms. The cost-s" (not "vs. Benefit", "U.S. Congress")
+_ENDED_THEN_MORE = re.compile(r"\b([A-Za-z]+)[.!?][\"'”’)]*\s+[A-Z]")
+_ABBREVIATIONS = frozenset(["etc", "vs", "approx", "incl", "mr", "mrs", "ms", "dr", "st", "no", "fig", "jr", "sr"])
+
+
+def _unfinished_last_sentence(stripped: str) -> bool:
+    """A writer who ends one sentence with a stop and leaves the next without one was cut off in it (a small model
+    closes a string mid-sentence: "There are risks with this decision. It may not work for those who believe in
+    the idea of a clean"). One sentence without a stop is not judged here: many a short point has none."""
+    if stripped.endswith(_STOPS) or stripped.endswith(('"', "”", "’", ")")):
+        return False
+    return any(len(m.group(1)) > 1 and m.group(1).lower() not in _ABBREVIATIONS
+               for m in _ENDED_THEN_MORE.finditer(stripped))
 
 
 def whole_part(text: str) -> str | None:

@@ -67,6 +67,12 @@ def moderator_findings(data, embeddings=LEX, pro=None, con=None, question=QUESTI
     ("This will have severe economic consequences for cities and communities that do not support such a policy. "
      "This decision was", "This will have severe economic consequences for cities and communities that do not "
      "support such a policy."),
+    # the embedded model closed these strings itself, mid-sentence, after a sentence it had ended (bench/reader.py,
+    # cloud-to-own-hardware and congestion-fee questions): a stop, then a last sentence without one
+    ("There are risks associated with this decision. It may not work as intended by some people who believe in the "
+     "idea of a clean", "There are risks associated with this decision."),
+    ("High congestion fees can be seen as an unnecessary form of punishment and must consider other forms. The cost-s",
+     "High congestion fees can be seen as an unnecessary form of punishment and must consider other forms."),
 ])
 def test_a_cut_sentence_is_found_and_ended_at_its_last_whole_clause(text, ended):
     assert t.cut_problem(text)
@@ -82,6 +88,10 @@ def test_a_cut_sentence_is_found_and_ended_at_its_last_whole_clause(text, ended)
     "Vitamin A.",
     "A1 middle: ask what they were looking for",  # a wh-clause ends on its preposition by right
     "Find out who the money comes from.",
+    "Costs rise. Benefits are uncertain.",  # every sentence ended
+    "Costs vs. Benefits of moving the servers",  # an abbreviation's stop ends no sentence
+    "The U.S. Congress decides the budget",
+    "Costs rise for a year (the migration takes that long. Then they fall)",  # ends on a bracket, not mid-sentence
 ])
 def test_whole_sentences_are_not_cut(text):
     assert t.cut_problem(text) is None
