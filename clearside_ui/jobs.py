@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import streamlit as st
+from streamlit.runtime import Runtime
 
 from clearside import modes, runtime
 from clearside.agents import AGENT_ORDER
@@ -44,7 +45,16 @@ def host() -> runtime.Host:
     """This dashboard process as a host of the durable runtime: it runs queued debates (its own and any other
     replica's or ``--enqueue``'s) and, started after a crash, finishes the work a stopped host left. Raises a
     ClearSideError naming the fix when the runtime's database cannot be reached."""
-    return modes.host(store().url, role="dashboard")
+    hosted = modes.host(store().url, role="dashboard")
+    if served_by_streamlit():
+        runtime.exit_with_main_thread()  # stopped (SIGTERM, Ctrl+C), it exits at once: the next host takes over
+    return hosted
+
+
+def served_by_streamlit() -> bool:
+    """True in the process ``streamlit run`` serves the dashboard from (``python -m streamlit``, the ``streamlit``
+    command), False where another program runs the pages (AppTest under pytest keeps its own exit status)."""
+    return Runtime.exists() and type(Runtime.instance()) is Runtime  # AppTest puts a stand-in there
 
 
 def hosting() -> str:

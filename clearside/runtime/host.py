@@ -23,10 +23,11 @@ again (their heartbeats are as old as its own, and they are alive).
 
 from __future__ import annotations
 
-import atexit
+import contextlib
 import logging
 import os
 import socket
+import sys
 import threading
 import time
 import uuid
@@ -161,7 +162,7 @@ class Host:
             config["dbos_system_schema"] = self.schema
         DBOS(config=config)  # type: ignore[arg-type]
         if not serve:
-            DBOS.listen_queues([])  # DBOS's own internal queue (recovered work) is still served: see exit_fast
+            DBOS.listen_queues([])  # DBOS's own internal queue (recovered work) is still served
         DBOS.launch()
         if serve:
             self._register_queues(concurrency)
@@ -308,14 +309,35 @@ def reset() -> None:
         closer()
 
 
-def exit_fast() -> None:
-    """Make interpreter exit immediate while a workflow runs (its threads are not daemons): the workflow is
-    recovered by the next host, so waiting for it would only hold the process open. (An in-process host may have
-    picked up work from DBOS's internal queue, where recovered work waits: at exit, that too goes back to the
-    next host's takeover.)"""
-    atexit.register(lambda: os._exit(0) if _host is not None else None)
+def exit_with_main_thread() -> None:
+    """End this process as soon as its main thread ends (the dashboard stopped by SIGTERM or Ctrl+C), without
+    waiting for running workflows: their threads are not daemons (Python would wait for each to finish), and the
+    next host takes their work over anyway (:meth:`Host.take_over`), as it does a worker's. The final garbage
+    collection of a large heap is skipped too. Call it once the process hosts (the dashboard does); the exit
+    status is 0, the status of a server stopped on request.
+
+    The hook is the one :mod:`concurrent.futures` uses to stop its pools (``threading._register_atexit``: it runs
+    when the main thread ends, before Python joins the other threads; ``atexit`` runs only after)."""
+    global _exit_hooked
+    with _lock:
+        if not _exit_hooked:
+            threading._register_atexit(_exit_now)  # type: ignore[attr-defined]
+            _exit_hooked = True
+
+
+_exit_hooked = False
+
+
+def _exit_now() -> None:
+    log.info("Runtime host %s stopping: its unfinished work is taken over by the next host",
+             _host.executor_id if _host else "")
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(0)
 
 
 __all__ = ["APP_VERSION", "BATCH_QUEUE", "DEAD_AFTER", "Host", "LIVE_QUEUE", "LOCAL_QUEUE", "SERVER_QUEUE", "alive",
-           "current_host", "exit_fast", "on_reset", "reset", "start_host", "stop_host", "system_engine",
+           "current_host", "exit_with_main_thread", "on_reset", "reset", "start_host", "stop_host", "system_engine",
            "system_url"]

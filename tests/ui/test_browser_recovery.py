@@ -77,6 +77,39 @@ def test_a_debate_whose_dashboard_is_killed_finishes_on_the_next_dashboard_unask
         assert agents["pro"] + agents["con"] >= 3, "the interrupted advocates step ran again on the second dashboard"
 
 
+def test_a_dashboard_stopped_while_its_debate_streams_exits_at_once(browser, tmp_path):
+    """SIGTERM (a service manager's stop, Ctrl+C's cousin) while the dashboard's runtime streams a debate: the
+    process exits with status 0 and does not wait for the debate's threads (the debate would take minutes at
+    this pace; the next host takes it over, as the test above shows for SIGKILL)."""
+    url = f"sqlite:///{tmp_path / 'team.db'}"
+    with start(0, ttft=0.3, tps=4) as server:  # an advocate at this pace streams for a minute
+        env = {"DATABASE_URL": url, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "x"}
+        address, proc = browser_kit.start_streamlit(env)
+        page = browser.new_page()
+        try:
+            page.goto(address)  # the first page view makes this dashboard a runtime host
+            page.get_by_text("Think both sides.").wait_for(timeout=60_000)
+            queued = subprocess.run([sys.executable, "-m", "clearside", "debate", flagship().proposition,
+                                     "--provider", f"openai:{MODEL}", "--enqueue"], cwd=browser_kit.ROOT,
+                                    env={**os.environ, **env}, capture_output=True, text=True, timeout=120)
+            assert queued.returncode == 0, queued.stderr
+            wait_until(lambda: server.stats()["agents"].get("pro", 0) >= 1, 90, "the dashboard asks the pro side")
+            proc.terminate()
+            try:
+                status = proc.wait(25)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
+                pytest.fail("the dashboard waited for its running debate after SIGTERM:\n" + browser_kit.log_tail(proc))
+            assert status == 0, browser_kit.log_tail(proc)
+            assert "moderator" not in server.stats()["agents"], "the debate was not run to its end first"
+            assert open_store(url).get(queued.stdout.strip()).status != "done"
+        finally:
+            page.close()
+            if proc.poll() is None:
+                proc.kill()
+
+
 def test_a_dashboard_whose_store_cannot_be_opened_says_why_and_how_to_fix_it(browser):
     """DATABASE_URL names a PostgreSQL server that is not running: every page says that the store cannot be opened,
     which URL and what to check, instead of Streamlit's generic error (and never a traceback)."""
