@@ -23,14 +23,15 @@ from pydantic import BaseModel, ValidationError
 
 from ..schema import AgentQuality, QualityItem
 from . import challenge, moderator, proposition, sides
-from .base import LEXICAL_ONLY, Embeddings, Finding, capped, repair, value_at
+from .base import LEXICAL_ONLY, Embeddings, Finding, Outcome, capped, repair, value_at
 
 # 1.1.0: ungrounded_domain; 1.2.0: a domain off the question's topic; 1.3.0: cut_sentence (ended at its
 # last whole clause, else dropped or re-asked), code_soup, number_soup, empty_claim, assumption_repeats_claim,
 # polarity_flip, echoed_question for "The premise is that ...", off_topic for moderator statements, and summary
 # items judged beside the on-topic arguments only (SUMMARY_OFF_TOPIC 0.10 -> 0.20); 1.3.1: a string whose last
-# sentence has no stop after one that has ("... other forms. The cost-s") is cut_sentence
-CHECKS_VERSION = "1.3.1"
+# sentence has no stop after one that has ("... other forms. The cost-s") is cut_sentence; 1.3.2: in a reply sent
+# back, a string ended early is checked again as it now reads before it is kept (a verdict in it shipped)
+CHECKS_VERSION = "1.3.2"
 M = TypeVar("M", bound=BaseModel)
 Check = Callable[[dict[str, Any]], list[Finding]]
 
@@ -147,16 +148,31 @@ class Review:
         return outcome.data, []
 
     def _keep(self, data: dict[str, Any], findings: list[Finding], reask: list[Finding]) -> None:
-        """Remember what passed in a reply that goes back, so a caller may ask for only the failing fields."""
-        flagged = [dataclasses.replace(f, repair="drop") if f.repair != "replace" and isinstance(f.target[-1], int)
-                   else f for f in findings]  # a text ended early stays, ended
-        self.kept = repair(data, flagged, dict.fromkeys(self.floors, 0), last_attempt=False).data
+        """Remember what passed in a reply that goes back, so a caller may ask for only the failing fields. A
+        string ended early stays, ended, and is checked again as it now reads (a verdict in its last whole
+        sentence goes, and is recorded)."""
+        self.kept = self._passed(data, findings).data
+        found = list(findings)
+        for _ in range(self.SETTLE):
+            again = [f for f in self.findings(self.kept) if _holds(self.kept, f)]
+            if not again:
+                break
+            outcome = self._passed(self.kept, again)
+            self.kept = outcome.data
+            self.record.items += [_item(f, action) for f, action in outcome.done]
+            found += again
         self.failing = {}
         for finding in reask:
             self.failing.setdefault(str(finding.path[0]), []).append(finding.message)
         for field, floor in self.floors.items():  # a list the drops left under its floor is written again too
             if field in self.kept and len(self.kept[field]) < floor and field not in self.failing:
-                self.failing[field] = [f.message for f in findings if f.path[0] == field]
+                self.failing[field] = [f.message for f in found if f.path[0] == field]
+
+    def _passed(self, data: dict[str, Any], findings: list[Finding]) -> Outcome:
+        """``data`` without any flagged list item or optional key; a text ended early stays, ended."""
+        flagged = [dataclasses.replace(f, repair="drop") if f.repair != "replace" and isinstance(f.target[-1], int)
+                   else f for f in findings]
+        return repair(data, flagged, dict.fromkeys(self.floors, 0), last_attempt=False)
 
     POOL_FILL = 3  # a list topped up from earlier replies holds at most this many items
 
@@ -178,6 +194,15 @@ class Review:
                 if len(items) < floor:
                     return None
         return merged if used else None
+
+
+def _holds(data: dict[str, Any], finding: Finding) -> bool:
+    """Whether ``finding`` still describes ``data``: its path is there and holds the text it quotes."""
+    try:
+        value = value_at(data, finding.path)
+    except (KeyError, IndexError, TypeError):
+        return False
+    return finding.text is None or value == finding.text
 
 
 def this_year() -> int:
