@@ -197,12 +197,15 @@ class Review:
 
 
 def _holds(data: dict[str, Any], finding: Finding) -> bool:
-    """Whether ``finding`` still describes ``data``: its path is there and holds the text it quotes."""
+    """Whether ``finding`` still describes ``data``: its path is there and holds the text it quotes (a string, or
+    one field of an item such as an argument's claim)."""
     try:
         value = value_at(data, finding.path)
     except (KeyError, IndexError, TypeError):
         return False
-    return finding.text is None or value == finding.text
+    if finding.text is None:
+        return True
+    return finding.text in value.values() if isinstance(value, dict) else value == finding.text
 
 
 def this_year() -> int:
