@@ -5,7 +5,8 @@ ClearSide's own checks (bench/reader.py counts both).
   each side's (or persona's) summary, arguments, assumptions and uncertainties, and the moderator's synthesis (the
   cruxes are computed, not written, and left out), each with its path and whether it is a sentence or a label.
 - :func:`cut_mid_phrase`: any string that ends on a dangling word ("... protecting the.", "... ensuring that all
-  data,"), or a sentence as long as a length cap lets it be that ends without terminal punctuation.
+  data,"), or a sentence as long as a length cap lets it be that ends without terminal punctuation, or that ends
+  marked as cut ("... requires careful…": shown as a fragment, still not a sentence).
 - :func:`code_soup`: letter-digit codes and runs of dates and numbers ("P1 C2 D3 E4", "2019/3/7/48.56:43.37").
 - :func:`items_shown`: the items a reader counts (list entries and the question), by section.
 """
@@ -79,8 +80,9 @@ def _fields(prefix: str, item: dict[str, Any]) -> Iterator[tuple[str, str, str]]
 
 def cut_reason(text: str, kind: str = "sentence") -> str:
     """Why ``text`` stops mid-phrase, or "": ``dangling`` (it ends on a comma, colon or dash, or on a word such as
-    an article, a conjunction or a preposition that needs an object) or ``unpunctuated`` (a sentence of
-    :data:`CAP_CHARS` characters or more that ends without terminal punctuation: where a length cap stops it; a
+    an article, a conjunction or a preposition that needs an object), ``marked`` (a sentence of :data:`CAP_CHARS`
+    characters or more ending in "…", ClearSide's mark of a string its cap ended) or ``unpunctuated`` (a sentence
+    of :data:`CAP_CHARS` characters or more that ends without terminal punctuation: where a length cap stops it; a
     shorter bullet without a full stop is the spec's own style, its example has 25)."""
     stripped = text.strip()
     if not stripped:
@@ -91,6 +93,8 @@ def cut_reason(text: str, kind: str = "sentence") -> str:
     if last and (word := WORD.search(last[-1])) and word.group(0).lower() in DANGLING:
         return "dangling"
     at_cap = len(stripped) >= CAP_CHARS
+    if kind == "sentence" and at_cap and stripped.endswith("…"):
+        return "marked"
     return "unpunctuated" if kind == "sentence" and at_cap and not TERMINAL.search(stripped) else ""
 
 

@@ -148,6 +148,7 @@ def test_a_command_line_debate_end_to_end_through_the_probe(tmp_path, monkeypatc
 def test_a_long_sentence_without_an_end_is_cut_a_short_bullet_is_not():
     long = "Public transport gets faster when fewer cars crowd the centre's streets at rush hour, and buses keep"
     assert reader_text.cut_reason(long + " time") == "unpunctuated"
+    assert reader_text.cut_reason(long + " time…") == "marked", "a string marked as cut is still counted as cut"
     assert reader_text.cut_reason("Teams can deploy and iterate faster") == ""  # the schema example's style
 
 

@@ -168,16 +168,18 @@ def garbage(path: tuple, label: str, text: str, *, whole: bool = True) -> Findin
 
 def capped(path: tuple, text: str) -> Finding | None:
     """A string the decoder's length cap ended (see :func:`clearside.enforce.capped_strings`), ended at its last
-    complete sentence or clause where that is still a statement ("ended early"); None when nothing whole remains or
-    it is a question (a question is never shortened into a statement). Measured on the embedded model: a small
-    model writes a hinge or a label up to its cap on every attempt, so dropping or re-asking what cannot be ended
-    early failed whole debates (5 of 7 on bench/reader.py's questions); such a string is left to the checks of the
-    words it stops on (:func:`garbage`)."""
+    complete sentence or clause where that is still a statement ("ended early"), else marked as cut where it
+    stops ("... requires careful…": a fragment is never shown as a sentence); None for a question (never shortened
+    into a statement) and for a string that stops on a word needing more (left to :func:`garbage`). Measured on
+    the embedded model: a small model writes a hinge or a label up to its cap on every attempt, so dropping or
+    re-asking what cannot be ended early failed whole debates (5 of 7 on bench/reader.py's questions)."""
     if text.rstrip().endswith("?"):
         return None
     shorter = t.whole_part(text)
     if not shorter:
-        return None
+        shorter = text.rstrip().rstrip(" ,;:-–—") + "…"
+        if t.cut_problem(shorter):
+            return None
     label = " ".join(str(part + 1) if isinstance(part, int) else str(part).replace("_", " ") for part in path)
     return Finding("cut_sentence", path, f"{label} ran into its length limit: write one complete, shorter sentence",
                    text, "replace", shorter)
