@@ -38,6 +38,15 @@ def wait_until(condition, timeout: float, what: str) -> None:
         time.sleep(0.1)
 
 
+def enqueue_flagship(env: dict[str, str]) -> str:
+    """Queue the flagship debate on the model server from the command line (``--enqueue``); its id."""
+    queued = subprocess.run([sys.executable, "-m", "clearside", "debate", flagship().proposition, "--provider",
+                             f"openai:{MODEL}", "--enqueue"], cwd=browser_kit.ROOT, env={**os.environ, **env},
+                            capture_output=True, text=True, timeout=120)
+    assert queued.returncode == 0, queued.stderr
+    return queued.stdout.strip()
+
+
 def test_a_debate_whose_dashboard_is_killed_finishes_on_the_next_dashboard_unasked(browser, tmp_path):
     url = f"sqlite:///{tmp_path / 'team.db'}"
     with contextlib.ExitStack() as stack:
@@ -51,11 +60,7 @@ def test_a_debate_whose_dashboard_is_killed_finishes_on_the_next_dashboard_unask
         page.goto(first)  # the first page view makes this dashboard a runtime host
         page.get_by_text("Think both sides.").wait_for(timeout=60_000)
 
-        queued = subprocess.run([sys.executable, "-m", "clearside", "debate", flagship().proposition, "--provider",
-                                 f"openai:{MODEL}", "--enqueue"], cwd=browser_kit.ROOT,
-                                env={**os.environ, **env}, capture_output=True, text=True, timeout=120)
-        assert queued.returncode == 0, queued.stderr
-        debate_id = queued.stdout.strip()
+        debate_id = enqueue_flagship(env)
         page.goto(f"{first}/?debate={debate_id}")
         wait_until(lambda: server.stats()["agents"].get("pro", 0) >= 1, 90, "the first dashboard asks the pro side")
         time.sleep(1.0)  # the advocates are streaming
@@ -89,10 +94,7 @@ def test_a_dashboard_stopped_while_its_debate_streams_exits_at_once(browser, tmp
         try:
             page.goto(address)  # the first page view makes this dashboard a runtime host
             page.get_by_text("Think both sides.").wait_for(timeout=60_000)
-            queued = subprocess.run([sys.executable, "-m", "clearside", "debate", flagship().proposition,
-                                     "--provider", f"openai:{MODEL}", "--enqueue"], cwd=browser_kit.ROOT,
-                                    env={**os.environ, **env}, capture_output=True, text=True, timeout=120)
-            assert queued.returncode == 0, queued.stderr
+            debate_id = enqueue_flagship(env)
             wait_until(lambda: server.stats()["agents"].get("pro", 0) >= 1, 90, "the dashboard asks the pro side")
             proc.terminate()
             try:
@@ -103,7 +105,7 @@ def test_a_dashboard_stopped_while_its_debate_streams_exits_at_once(browser, tmp
                 pytest.fail("the dashboard waited for its running debate after SIGTERM:\n" + browser_kit.log_tail(proc))
             assert status == 0, browser_kit.log_tail(proc)
             assert "moderator" not in server.stats()["agents"], "the debate was not run to its end first"
-            assert open_store(url).get(queued.stdout.strip()).status != "done"
+            assert open_store(url).get(debate_id).status != "done"
         finally:
             page.close()
             if proc.poll() is None:
