@@ -3,7 +3,7 @@
 # installs Debian's chromium for the browser tests and postgresql for the store's tests, which start their
 # own throwaway server on 127.0.0.1), check the code with ruff and the import rules of .importlinter, build the
 # documentation site with --strict (any warning fails it), and run the whole suite; any failing step fails the
-# command. Extra arguments go to pytest.
+# command. Extra arguments go to pytest (to both parts below; with your own -m, one serial run of yours).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 missing=()
@@ -24,4 +24,18 @@ python3 -m ruff check clearside clearside_ui tests bench app.py docs/hooks.py
 python3 -c 'from importlinter.cli import lint_imports_command; lint_imports_command()' --no-logo --no-cache
 # The documentation site, into the gitignored site/ (a broken link, a missing page or a stale reference fails it).
 NO_MKDOCS_2_WARNING=1 python3 -m mkdocs build --strict --site-dir site  # not --quiet: it hides the warnings strict counts
-python3 -m pytest "$@"
+# The suite in two parts. The tests that run no real model spend most of their time waiting (for subprocesses,
+# servers, the browser, the database), so they run on CLEARSIDE_TEST_WORKERS processes at once (pytest-xdist;
+# default 3). The tests marked `model` then run one at a time: llama.cpp decodes on both cores, and a second
+# process beside it makes both spin waiting for each other.
+for arg in "$@"; do
+  case "$arg" in -m|-m*) exec python3 -m pytest "$@" ;; esac
+done
+status=0
+python3 -m pytest -m "not model" -n "${CLEARSIDE_TEST_WORKERS:-3}" "$@" || status=$?
+model_status=0
+python3 -m pytest -m model "$@" || model_status=$?
+# 5 is pytest's "no test collected": a selection (a file, -k) may hold tests of one part only
+if [ "$status" -eq 5 ] && [ "$model_status" -ne 5 ]; then status=0; fi
+if [ "$model_status" -ne 0 ] && [ "$model_status" -ne 5 ] && [ "$status" -eq 0 ]; then status=$model_status; fi
+exit "$status"

@@ -1,4 +1,7 @@
-"""Real browser: Debian's Chromium driven by Playwright against `streamlit run app.py` on the embedded model."""
+"""Real browser: Debian's Chromium driven by Playwright against `streamlit run app.py` on the embedded model.
+
+The Retry test switches from an Ollama host where nothing listens to bench/latency_server.py on 127.0.0.1 (an
+OpenAI-compatible server with a fixed pace, found running by the sidebar), so it needs no model of its own."""
 
 from __future__ import annotations
 
@@ -7,8 +10,11 @@ import re
 import browser_kit
 import pytest
 
+from bench.latency_server import MODEL, start
+from clearside.quality.references import flagship
+
 playwright = pytest.importorskip("playwright.sync_api")
-pytestmark = [pytest.mark.model, pytest.mark.browser]
+pytestmark = pytest.mark.browser
 
 ARTIFACTS = browser_kit.ARTIFACTS
 HOSTILE = ('Should cities ban cars downtown? <script>window.__pwned = 1</script>'
@@ -33,8 +39,11 @@ CONTRAST_JS = """([text]) => {
 def server():
     from helpers import free_port
 
-    # an Ollama host where nothing listens: the Retry test starts on a provider that fails
-    yield from browser_kit.streamlit_server({"OLLAMA_HOST": f"http://127.0.0.1:{free_port()}"})
+    # an Ollama host where nothing listens: the Retry test starts on a provider that fails, then retries on the
+    # OpenAI-compatible server
+    with start(0, ttft=0.05, tps=400) as model_server:
+        yield from browser_kit.streamlit_server({"OLLAMA_HOST": f"http://127.0.0.1:{free_port()}",
+                                                   "OPENAI_BASE_URL": model_server.base_url, "OPENAI_API_KEY": "x"})
 
 
 @pytest.fixture(scope="module")
@@ -42,6 +51,7 @@ def browser():
     yield from browser_kit.chromium(playwright)
 
 
+@pytest.mark.model
 def test_debate_challenge_and_escaping_in_a_real_browser(server, browser):
     ARTIFACTS.mkdir(exist_ok=True)
     context = browser.new_context(viewport={"width": 1440, "height": 900})  # one browser: its tabs share cookies
@@ -151,23 +161,25 @@ def test_retry_after_switching_the_provider_runs_the_new_one(server, browser):
     model.fill("llama3.2")
     model.press("Enter")
     page.wait_for_timeout(500)
-    page.get_by_role("textbox", name="Question or claim").fill("Should our team adopt a four-day work week?")
+    # the flagship question: the latency server's replies are the flagship debate's, on topic for it
+    page.get_by_role("textbox", name="Question or claim").fill(flagship().proposition)
     page.get_by_role("button", name="Generate Pro & Con Debate").click()
     expect(page.get_by_text("Ollama is not reachable", exact=False).first).to_be_visible(timeout=60_000)
     expect(page.get_by_role("button", name="Retry with ollama:llama3.2")).to_be_visible()
 
     sidebar.get_by_role("combobox", name="Provider").click()
-    page.get_by_role("option", name="Embedded (offline, in-process)").click()
-    retry = page.get_by_role("button", name="Retry with embedded")
+    page.get_by_role("option", name="OpenAI-compatible").click()
+    retry = page.get_by_role("button", name=f"Retry with openai:{MODEL}")
     expect(retry).to_be_visible(timeout=30_000)
     expect(page.get_by_text("The run that stopped used ollama:llama3.2", exact=False)).to_be_visible()
     retry.click()
     expect(retry).to_be_hidden(timeout=30_000)  # the rerun has started
     finish_with_retries(page, expect)
-    expect(page.get_by_text("Model: embedded", exact=False).first).to_be_visible()
+    expect(page.get_by_text(f"Model: openai:{MODEL}", exact=False).first).to_be_visible()
     page.close()
 
 
+@pytest.mark.model
 def test_the_perspectives_gate_refuses_a_blank_answer_and_marks_it(server, browser):
     expect = playwright.expect
     page = browser.new_page(viewport={"width": 1440, "height": 900})
