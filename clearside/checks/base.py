@@ -31,7 +31,8 @@ class Finding:
     message: str  # what is wrong and what to do, as the model reads it on a re-ask
     text: str | None = None
     repair: Repair = "drop"
-    replacement: Any = None  # with repair="replace", or final="replace"
+    replacement: Any = None  # with repair="replace" or final="replace"; on a drop, what stays where the list is at
+    # its floor (a string marked as cut)
     final: Repair | None = None  # what a "reask" finding becomes on the last attempt (None: it stays a failure)
     optional: bool = False  # the path is an optional key: a drop removes that key, not the list item holding it
 
@@ -134,15 +135,31 @@ def repair(data: dict[str, Any], findings: list[Finding], floors: dict[str, int]
             value_at(data, target[:-1]).pop(target[-1], None)  # an optional key
             done += [(f, "dropped") for f in drops[target]]
     for where, indexes in lists.items():
-        items = value_at(data, where)
         floor = floors.get("/".join(map(str, where)), 1)
-        if len(items) - len(set(indexes)) >= floor:
-            for index in sorted(set(indexes), reverse=True):
-                del items[index]
-            done += [(f, "dropped") for i in indexes for f in drops[(*where, i)]]
-        else:
-            reask += [f for i in sorted(set(indexes)) for f in drops[(*where, i)]]
+        outcome = _drop_items(data, where, {i: drops[(*where, i)] for i in sorted(set(indexes))}, floor)
+        done += outcome.done
+        reask += outcome.reask
     return Outcome(data, done, reask)
+
+
+def _drop_items(data: dict[str, Any], where: Path, flagged: dict[int, list[Finding]], floor: int) -> Outcome:
+    """Drop the flagged items of the list at ``where`` (in place) while at least ``floor`` items remain. Where the
+    floor needs some of them, items whose every finding carries a replacement stay, replaced (a string marked as
+    cut), as few as the floor needs; if those are not enough, the other flagged items go back to the model."""
+    need = floor - (len(value_at(data, where)) - len(flagged))  # flagged items the floor needs kept
+    standing = [i for i, found in flagged.items() if all(f.replacement is not None for f in found)][:max(need, 0)]
+    done: list[tuple[Finding, str]] = []
+    for index in standing:
+        for finding in flagged[index]:
+            value_at(data, finding.path[:-1])[finding.path[-1]] = finding.replacement
+            done.append((finding, "replaced"))
+    go = {i: found for i, found in flagged.items() if i not in standing}
+    if len(standing) < need:
+        return Outcome(data, done, [f for found in go.values() for f in found])
+    items = value_at(data, where)
+    for index in sorted(go, reverse=True):
+        del items[index]
+    return Outcome(data, done + [(f, "dropped") for found in go.values() for f in found], [])
 
 
 def garbage(path: tuple, label: str, text: str, *, whole: bool = True) -> Finding | None:
@@ -168,11 +185,12 @@ def garbage(path: tuple, label: str, text: str, *, whole: bool = True) -> Findin
 
 def capped(path: tuple, text: str) -> Finding | None:
     """A string the decoder's length cap ended (see :func:`clearside.enforce.capped_strings`), ended at its last
-    complete sentence or clause where that is still a statement ("ended early"), else marked as cut where it
-    stops ("... requires careful…": a fragment is never shown as a sentence); None for a question (never shortened
-    into a statement) and for a string that stops on a word needing more (left to :func:`garbage`). Measured on
-    the embedded model: a small model writes a hinge or a label up to its cap on every attempt, so dropping or
-    re-asking what cannot be ended early failed whole debates (5 of 7 on bench/reader.py's questions)."""
+    complete sentence or clause where that is still a statement ("ended early"). Else a list's item goes while the
+    list keeps its floor, and otherwise stays marked as cut where it stops ("... requires careful…": a fragment is
+    never shown as a sentence); it is never re-asked. None for a question (never shortened into a statement) and
+    for a string that stops on a word needing more (left to :func:`garbage`). Measured on the embedded model: a
+    small model writes a hinge or a label up to its cap on every attempt, so re-asking what cannot be ended early
+    failed whole debates (5 of 7 on bench/reader.py's questions)."""
     if text.rstrip().endswith("?"):
         return None
     shorter = t.whole_part(text)
@@ -181,5 +199,7 @@ def capped(path: tuple, text: str) -> Finding | None:
         if t.cut_problem(shorter):
             return None
     label = " ".join(str(part + 1) if isinstance(part, int) else str(part).replace("_", " ") for part in path)
-    return Finding("cut_sentence", path, f"{label} ran into its length limit: write one complete, shorter sentence",
-                   text, "replace", shorter)
+    message = f"{label} ran into its length limit: write one complete, shorter sentence"
+    if shorter.endswith("…") and len(path) >= 2 and isinstance(path[1], int):  # a list's item: it goes, while the
+        return Finding("cut_sentence", path, message, text, "drop", shorter)   # list keeps its floor
+    return Finding("cut_sentence", path, message, text, "replace", shorter)
