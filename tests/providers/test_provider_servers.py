@@ -1,7 +1,8 @@
 """The openai and ollama providers against real local servers running the embedded GGUF.
 
 * openai: a real ``python -m llama_cpp.server`` subprocess on 127.0.0.1 (one full debate, a challenge, live and
-  perspectives calls, and the ``compare`` and ``regress`` commands run through the CLI), and llama.cpp's own
+  perspectives calls, and the ``compare`` command run through the CLI; ``regress`` over this wire runs on the paced
+  server in tests/quality/test_regress_server.py), and llama.cpp's own
   ``llama-server`` where bench/llama_server.py has built it (its prefix cache, as the provider reads it).
 * ollama: ``tests/ollama_wire.py``, Ollama's HTTP wire format translated onto the real
   in-process model (an orchestrator call and a challenge).
@@ -197,12 +198,12 @@ def test_openai_perspectives_clarifier_on_the_real_server(openai_debate, tmp_pat
 
 @pytest.fixture
 def no_substance_checks(monkeypatch):
-    """The engine compare and regress build for each debate (``clearside.scored.run_scored``), with the substance
-    checks off. Neither command has a switch for them, and with them on SmolLM2-135M behind this grammar-less server
-    fails them: measured, ``compare --retries 1`` over it ended with both debates failed after 133 s (the pro
-    agent's "starts with a list number", the moderator's "a field name, not content") and exit 3. What these
-    tests check is the wire path through each command, as for ``openai_debate`` above; the checks run on the real
-    model in tests/test_e2e_embedded.py (``test_flagship_regression_on_the_embedded_model`` among them)."""
+    """The engine compare builds for each debate (``clearside.scored.run_scored``), with the substance checks off.
+    The command has no switch for them, and with them on SmolLM2-135M behind this grammar-less server fails them:
+    measured, ``compare --retries 1`` over it ended with both debates failed after 133 s (the pro agent's "starts
+    with a list number", the moderator's "a field name, not content") and exit 3. What the test checks is the wire
+    path through the command, as for ``openai_debate`` above; the checks run on the real model in
+    tests/static/test_e2e_embedded.py (``test_flagship_regression_on_the_embedded_model`` among them)."""
     import functools
 
     from clearside.quality import scored
@@ -253,50 +254,6 @@ def test_openai_compare_on_the_real_server(llama_server, no_substance_checks, mo
     # the saved comparison reopens from the store as the Compare page does (?compare=BATCH)
     loaded, documents = compare.load(store, report["batch"])
     assert set(documents) == set(labels) and loaded["state"] == "done"
-
-
-def test_openai_regress_on_the_real_server(llama_server, no_substance_checks, monkeypatch, capsys, store,
-                                           tmp_path) -> None:
-    """``regress`` over the server with a one-case suite file, one run: the batch and its run saved, scored, the
-    provider settings (the base URL among them) pinned, and the documented exit code: 0 when the batch
-    passes, 1 otherwise; with no baseline yet only the absolute gates can fail it (substance checks off: see
-    ``no_substance_checks``)."""
-    from helpers import run_cli
-
-    from clearside.quality.batch import batches
-    from clearside.quality.versions import batch_versions
-
-    suite = tmp_path / "server-smoke.jsonl"
-    suite.write_text(json.dumps({"id": "feature-flags", "proposition": QUESTION}) + "\n", encoding="utf-8")
-    monkeypatch.setenv("OPENAI_BASE_URL", llama_server)
-    out_file = tmp_path / "report.json"
-    code, out, err = run_cli(capsys, "regress", "--suite", str(suite), "--runs", "1", "--retries", "1",
-                             "--provider", "openai:local", "--out", str(out_file))
-    report = json.loads(out_file.read_text(encoding="utf-8"))
-    assert report["baseline"] is None and report["provider"] == "openai:local" and report["runs"] == 1
-    gate_failures = [c for c in report["checks"] if c["status"] == "fail"]
-    assert report["passed"] == (not gate_failures)
-    assert all("gate" in reason and "baseline" not in reason for c in gate_failures for reason in c["reasons"])
-    assert code == (0 if report["passed"] else 1), err  # docs: exit 0 on pass, 1 on a regression
-    assert out.startswith("# Regression: server-smoke")
-    [debate] = report["debates"]
-    assert debate["status"] == "done", debate.get("error")
-
-    [batch] = batches(store, "server-smoke")
-    assert batch.id == report["batch"] and batch.spec == "openai:local" and not batch.baseline
-    [row] = batch.rows
-    assert row["status"] == "done" and row["data"]["item"] == "feature-flags" and row["data"]["suite_file"]
-    assert row["prompt_versions"] and {"schema_valid", "neutrality_violations", "completion_tokens"} <= set(
-        row["metrics"])
-    assert row["metrics"]["schema_valid"] == 1.0 and row["metrics"]["completion_tokens"] > 0
-    assert report["metrics"]["schema_valid"]["mean"] == 1.0 and report["metrics"]["completion_tokens"]["n"] == 1
-    pinned = batch_versions(batch)
-    assert pinned["metric_suite"] and pinned["embedding_model"] and pinned["clearside"] and pinned["prompts"]
-    assert pinned["provider"] == {"spec": "openai:local", "temperature": 0.4, "retries": 1, "concurrency": 4,
-                                  "swap_check": False, "base_url": llama_server}
-    record = store.get(row["debate_id"])
-    assert record.status == "done" and jsonschema_errors(record.document) == []
-    served_usage(row["data"]["detail"]["usage"])
 
 
 def test_openai_a_call_past_the_timeout_and_an_unknown_path_name_the_fix(openai_debate) -> None:
