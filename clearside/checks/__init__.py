@@ -32,7 +32,7 @@ from .base import LEXICAL_ONLY, Embeddings, Finding, Outcome, capped, repair, va
 # sentence has no stop after one that has ("... other forms. The cost-s") is cut_sentence; 1.3.2: in a reply sent
 # back, a string ended early is checked again as it now reads before it is kept (a verdict in it shipped); 1.3.3: a
 # string the cap ended with no whole clause left is marked as cut ("... requires careful…")
-CHECKS_VERSION = "1.3.4"
+CHECKS_VERSION = "1.3.5"
 M = TypeVar("M", bound=BaseModel)
 Check = Callable[[dict[str, Any]], list[Finding]]
 

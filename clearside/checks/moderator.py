@@ -9,6 +9,7 @@ the listed text matched after folding case, articles and punctuation.
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
 from .. import neutrality
@@ -27,6 +28,9 @@ STATEMENTS = ("areas_of_agreement", "evidence_gaps")
 # words embed too loosely ("Cost", "Values"), and a disagreement's description carries its topic.
 OFF_TOPIC = 0.24
 _OPTIONAL = ("root_cause", "conflict_description")
+# An assumption's id the moderator picks by ("P1", "C2") opening one of its sentences: "C2- This case argues ...";
+# a reader does not know the ids, and the sentence reads whole without it
+_ID_PREFIX = re.compile(r"^\s*[PC]\d{1,2}\s*(?:[-–—:,.)]\s*|\s+(?=[A-Z]))")
 
 
 def listed(text: str, assumptions: list[str]) -> bool:
@@ -96,6 +100,10 @@ def _strings(data: dict[str, Any], pro: dict[str, Any], con: dict[str, Any], que
     for row, (path, item, short) in enumerate(strings):
         where = "/".join(map(str, path))
         optional = path[-1] in _OPTIONAL  # a bad root cause or conflict description goes alone
+        if (bare := _ID_PREFIX.sub("", item, count=1)) != item and len(re.findall(r"[A-Za-z]{2,}", bare)) >= 2:
+            findings.append(Finding("id_prefix", path, f"{where} opens with an assumption's id: write about its "
+                                    "content", item, "replace", bare[0].upper() + bare[1:]))
+            continue  # the rest is checked as it reads once the id is gone
         # a hinge stays a question: a cut one is not shortened; a label is judged as a label, not a sentence
         found = garbage(path, where, item, whole=not short and path[0] != "decision_hinges")
         problem = t.label_problem(item) if short else t.statement_problem(item)

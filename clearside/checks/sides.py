@@ -145,8 +145,14 @@ def _lists(data: dict[str, Any], claims: list[str], embeddings: Embeddings) -> l
             findings.append(Finding("duplicate_item", (field, b), f"{field} item {b + 1} repeats item {a + 1}",
                                     items[b]))
     assumptions = list(data.get("assumptions", []))
-    sims = embeddings.similarities(assumptions, claims) if claims else None
     flagged = {f.path for f in findings}
+    for i, item in enumerate(data.get("uncertainties", [])):
+        if ("uncertainties", i) not in flagged and any(
+                t.folded(item).rstrip(".") == t.folded(a).rstrip(".") or t.jaccard(item, a) >= DUPLICATE_WORDS
+                for a in assumptions):
+            findings.append(Finding("uncertainty_repeats_assumption", ("uncertainties", i), f"uncertainties item "
+                                    f"{i + 1} repeats an assumption: name what is not known instead", item))
+    sims = embeddings.similarities(assumptions, claims) if claims else None
     for i, item in enumerate(assumptions):
         if ("assumptions", i) in flagged or not claims:
             continue

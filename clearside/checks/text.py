@@ -331,6 +331,8 @@ def code_soup(text: str) -> str | None:
         return "is an identifier or code, not words"
     if len(codes) >= 3 and len(codes) >= CODE_SHARE * len(tokens):
         return f"is a run of codes ({' '.join(codes[:4])} ...), not words"
+    if len(codes) >= 2 and not any(tok.isalpha() and len(tok) >= 2 and not tok.isupper() for tok in tokens):
+        return f"is codes ({' '.join(codes[:4])}), not words"  # "P3, C4", "D5 B6 CABS 102983": not a word in it
     return None
 
 
