@@ -38,14 +38,25 @@ def test_generate_shows_three_sections_then_challenge_then_exports(app):
     provider.enqueue(challenge_reply("uncertain"), agent="challenge")
     at.selectbox(key="challenge_choice").set_value(target).run()
     at.button(key="challenge_question_assumption").click().run()
-    settle(at, lambda a: any("Challenge · Question an assumption" in e.label for e in a.expander))
+    # the scroll is asked for in the run that first shows the notice, which may come a run before the answer's
+    # expander: every run's HTML is kept
+    drawn: list[str] = [e.proto.body for e in at.get("html")]
+
+    def answered(a) -> bool:
+        drawn.extend(e.proto.body for e in a.get("html"))
+        return (any("Challenge · Question an assumption" in e.label for e in a.expander)
+                and any("Jump to the answer" in s.value for s in a.success))
+
+    settle(at, answered)
     [expander] = [e for e in at.expander if e.label.startswith("Challenge ·")]
     assert "uncertain" in expander.label
     assert provider.requests_for("challenge"), "the challenge reached the provider"
     [notice] = [s.value for s in at.success if "Jump to the answer" in s.value]
     assert "(#cs-challenge-0)" in notice, "the notice by the buttons links to the answer beside the assumption"
     html = " ".join(e.proto.body for e in at.get("html"))
-    assert 'id="cs-challenge-0"' in html and "scrollIntoView" in html
+    assert 'id="cs-challenge-0"' in html, "the answer has its anchor"
+    scrolls = [body for body in drawn if "scrollIntoView" in body and "'cs-challenge-0'" in body]
+    assert len(scrolls) == 1, f"the page scrolls to the answer once: {len(scrolls)} times"
 
     document = at.session_state["document"]
     assert len(document.challenges.responses) == 1 and document.challenges.responses[0].target == target
