@@ -107,10 +107,26 @@ def alive(url: str, executors: set[str]) -> set[str]:
         return set()
     engine, table = _heartbeats(url)
     with engine.connect() as conn:
-        rows = conn.execute(sa.select(table.c.executor_id, table.c.host, table.c.pid).where(
-            table.c.executor_id.in_(sorted(executors)), table.c.heartbeat >= time.time() - DEAD_AFTER)).all()
-    here = socket.gethostname()
+        return _living(conn, table, table.c.executor_id.in_(sorted(executors)))
+
+
+def _living(conn: sa.Connection, table: sa.Table, *where: Any) -> set[str]:
+    """The executor ids of ``table``'s rows (those ``where`` selects) that beat within :data:`DEAD_AFTER` seconds
+    and, on this machine, still have their process: a host that was killed here is known dead at once."""
+    rows = conn.execute(sa.select(table.c.executor_id, table.c.host, table.c.pid).where(
+        table.c.heartbeat >= time.time() - DEAD_AFTER, *where)).all()
+    here = machine()
     return {r.executor_id for r in rows if r.host != here or r.pid is None or _running(r.pid)}
+
+
+def machine() -> str:
+    """Where this process's ids mean something: the host name and the process-id namespace (two containers on one
+    host name see different processes under one pid; a host elsewhere is judged by its heartbeat alone)."""
+    try:
+        namespace = os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return socket.gethostname()
+    return f"{socket.gethostname()}#{namespace}"
 
 
 def _running(pid: int) -> bool:
@@ -185,7 +201,7 @@ class Host:
         DBOS.register_queue(LIVE_QUEUE, polling_interval_sec=0.2, on_conflict="always_update")
 
     def beat(self) -> None:
-        row = {"executor_id": self.executor_id, "role": self.role, "host": socket.gethostname(), "pid": os.getpid(),
+        row = {"executor_id": self.executor_id, "role": self.role, "host": machine(), "pid": os.getpid(),
                "heartbeat": time.time()}
         with self._engine.begin() as conn:
             updated = conn.execute(self._table.update().where(self._table.c.executor_id == self.executor_id)
@@ -194,11 +210,10 @@ class Host:
                 conn.execute(self._table.insert().values(**row))
 
     def take_over(self) -> list[str]:
-        """Put the unfinished workflows of every host that stopped beating back on their queues; their ids."""
-        cutoff = time.time() - DEAD_AFTER
+        """Put the unfinished workflows of every host that stopped beating (or, on this machine, whose process is
+        gone) back on their queues; their ids."""
         with self._engine.begin() as conn:
-            alive = {r.executor_id for r in conn.execute(sa.select(self._table.c.executor_id)
-                                                         .where(self._table.c.heartbeat >= cutoff))}
+            alive = _living(conn, self._table)
         pending = DBOS.list_workflows(status="PENDING", app_version=APP_VERSION, load_input=False, load_output=False)
         dead = sorted({w.executor_id for w in pending if w.executor_id and w.executor_id not in alive}
                       - {self.executor_id})
@@ -237,7 +252,9 @@ class Host:
                                 HEARTBEAT_SECONDS)
                 failing = True
 
-    def stop(self) -> None:
+    def forget(self) -> None:
+        """Stop beating and delete this host's heartbeat: the other hosts take its unfinished work over at their
+        next beat instead of after :data:`DEAD_AFTER` seconds."""
         self._stop.set()
         # a beat in flight would write the row back after it is deleted, and the host would look alive for DEAD_AFTER
         self._thread.join(timeout=2 * HEARTBEAT_SECONDS)
@@ -246,6 +263,9 @@ class Host:
                 conn.execute(self._table.delete().where(self._table.c.executor_id == self.executor_id))
         except sa.exc.SQLAlchemyError:
             pass
+
+    def stop(self) -> None:
+        self.forget()
         DBOS.destroy()
         self._engine.dispose()
 
@@ -326,11 +346,18 @@ def exit_with_main_thread() -> None:
 
 
 _exit_hooked = False
+FORGET_SECONDS = 3.0  # how long a stopping host tries to delete its heartbeat
 
 
 def _exit_now() -> None:
-    log.info("Runtime host %s stopping: its unfinished work is taken over by the next host",
-             _host.executor_id if _host else "")
+    host = _host
+    if host is not None:
+        log.info("Runtime host %s stopping: its unfinished work is taken over by the next host", host.executor_id)
+        # its heartbeat goes, so that takes a beat, not DEAD_AFTER; a database that is away is not waited for
+        with contextlib.suppress(RuntimeError):
+            forgetting = threading.Thread(target=host.forget, name="clearside-forget", daemon=True)
+            forgetting.start()
+            forgetting.join(FORGET_SECONDS)
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):

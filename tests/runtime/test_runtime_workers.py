@@ -3,6 +3,8 @@ model server on 127.0.0.1 that counts every call by agent (bench/latency_server.
 
 - Recovery without a click: SIGKILL the worker in the middle of the advocates; another worker takes the job
   over once the dead one's heartbeat is old, and only the interrupted stage is generated again.
+- A worker killed on this machine is known dead at once (its process is gone): the next worker takes its job over
+  at its next heartbeat, not after CLEARSIDE_DEAD_AFTER_SECONDS.
 - Two workers drain one queue and no stage runs twice.
 """
 
@@ -40,9 +42,9 @@ def client(db):
 class Worker:
     """``python -m clearside worker`` on the test's store, its stderr kept for the assertions."""
 
-    def __init__(self, tmp_path: Path, name: str, *args: str) -> None:
+    def __init__(self, tmp_path: Path, name: str, *args: str, dead_after: float = 3) -> None:
         self.log = tmp_path / f"{name}.log"
-        env = {**os.environ, "CLEARSIDE_HEARTBEAT_SECONDS": "0.5", "CLEARSIDE_DEAD_AFTER_SECONDS": "3",
+        env = {**os.environ, "CLEARSIDE_HEARTBEAT_SECONDS": "0.5", "CLEARSIDE_DEAD_AFTER_SECONDS": str(dead_after),
                "OPENAI_API_KEY": "not-needed", "PYTHONUNBUFFERED": "1"}
         with self.log.open("w") as out:
             self.process = subprocess.Popen([sys.executable, "-m", "clearside", "worker", *args], cwd=REPO,
@@ -105,6 +107,27 @@ def test_a_killed_workers_debate_is_finished_by_another_and_only_the_interrupted
         asked = server.stats()["agents"]
         assert asked["orchestrator"] == 1 and asked["moderator"] == 1  # finished before, or after: once each
         assert 1 <= asked["pro"] <= 2 and 1 <= asked["con"] <= 2 and asked["pro"] + asked["con"] >= 3, asked
+
+
+def test_a_worker_killed_on_this_machine_is_taken_over_at_the_next_beat_not_after_dead_after(client, tmp_path):
+    """Both workers would wait 600 s for a silent heartbeat; the killed one's process is gone from this machine, so
+    the second takes its job over at its first beats (the test allows 90 s for the whole debate)."""
+    with start(0, ttft=0.2, tps=120) as server:
+        job_id = queued_debate(server)
+        first = Worker(tmp_path, "first", dead_after=600)
+        try:
+            until(lambda: server.stats()["agents"].get("pro") and server.stats()["in_flight"], 60,
+                  "the advocates never started", first)
+            first.kill()
+        finally:
+            first.stop()
+        second = Worker(tmp_path, "second", dead_after=600)
+        try:
+            until(lambda: runtime.state(job_id).finished, 90, "the second worker never finished the job", second)
+        finally:
+            second.stop()
+        assert runtime.state(job_id).status == "done", second.text()
+        assert "Took over 1 job(s) of stopped host(s) worker-" in second.text()
 
 
 def test_two_workers_drain_one_queue_and_no_stage_runs_twice(client, tmp_path):

@@ -16,8 +16,10 @@ import time
 
 import browser_kit
 import pytest
+import sqlalchemy as sa
 
 from bench.latency_server import MODEL, start
+from clearside import runtime
 from clearside.quality.references import flagship
 from clearside.store import open_store
 
@@ -36,6 +38,16 @@ def wait_until(condition, timeout: float, what: str) -> None:
         if time.monotonic() > deadline:
             pytest.fail(f"timed out after {timeout} s waiting until {what}")
         time.sleep(0.1)
+
+
+def heartbeats(store_url: str) -> list[int]:
+    """The process ids of the runtime hosts whose heartbeat rows the store's system database holds."""
+    engine = sa.create_engine(runtime.system_url(store_url))
+    try:
+        with engine.connect() as conn:
+            return [row.pid for row in conn.execute(sa.text("SELECT pid FROM clearside_executors"))]
+    finally:
+        engine.dispose()
 
 
 def enqueue_flagship(env: dict[str, str]) -> str:
@@ -96,6 +108,7 @@ def test_a_dashboard_stopped_while_its_debate_streams_exits_at_once(browser, tmp
             page.get_by_text("Think both sides.").wait_for(timeout=60_000)
             debate_id = enqueue_flagship(env)
             wait_until(lambda: server.stats()["agents"].get("pro", 0) >= 1, 90, "the dashboard asks the pro side")
+            assert proc.pid in heartbeats(url), "the dashboard beats as a runtime host"
             proc.terminate()
             try:
                 status = proc.wait(25)
@@ -106,6 +119,7 @@ def test_a_dashboard_stopped_while_its_debate_streams_exits_at_once(browser, tmp
             assert status == 0, browser_kit.log_tail(proc)
             assert "moderator" not in server.stats()["agents"], "the debate was not run to its end first"
             assert open_store(url).get(debate_id).status != "done"
+            assert proc.pid not in heartbeats(url), "its heartbeat went with it: the next host takes over at once"
         finally:
             page.close()
             if proc.poll() is None:
