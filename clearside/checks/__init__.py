@@ -31,7 +31,9 @@ from .base import LEXICAL_ONLY, Embeddings, Finding, Outcome, capped, repair, va
 # items judged beside the on-topic arguments only (SUMMARY_OFF_TOPIC 0.10 -> 0.20); 1.3.1: a string whose last
 # sentence has no stop after one that has ("... other forms. The cost-s") is cut_sentence; 1.3.2: in a reply sent
 # back, a string ended early is checked again as it now reads before it is kept (a verdict in it shipped); 1.3.3: a
-# string the cap ended with no whole clause left is marked as cut ("... requires careful…")
+# string the cap ended with no whole clause left is marked as cut ("... requires careful…"); 1.3.4: in a list, such a
+# string's item goes while the list keeps its floor; 1.3.5: two codes with no word are code soup ("P3, C4"), an
+# assumption id opening a moderator sentence is taken off, an uncertainty repeating an assumption goes
 CHECKS_VERSION = "1.3.5"
 M = TypeVar("M", bound=BaseModel)
 Check = Callable[[dict[str, Any]], list[Finding]]

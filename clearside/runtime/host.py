@@ -115,11 +115,11 @@ def _living(conn: sa.Connection, table: sa.Table, *where: Any) -> set[str]:
     and, on this machine, still have their process: a host that was killed here is known dead at once."""
     rows = conn.execute(sa.select(table.c.executor_id, table.c.host, table.c.pid).where(
         table.c.heartbeat >= time.time() - DEAD_AFTER, *where)).all()
-    here = machine()
+    here = _machine()
     return {r.executor_id for r in rows if r.host != here or r.pid is None or _running(r.pid)}
 
 
-def machine() -> str:
+def _machine() -> str:
     """Where this process's ids mean something: the host name and the process-id namespace (two containers on one
     host name see different processes under one pid; a host elsewhere is judged by its heartbeat alone)."""
     try:
@@ -201,7 +201,7 @@ class Host:
         DBOS.register_queue(LIVE_QUEUE, polling_interval_sec=0.2, on_conflict="always_update")
 
     def beat(self) -> None:
-        row = {"executor_id": self.executor_id, "role": self.role, "host": machine(), "pid": os.getpid(),
+        row = {"executor_id": self.executor_id, "role": self.role, "host": _machine(), "pid": os.getpid(),
                "heartbeat": time.time()}
         with self._engine.begin() as conn:
             updated = conn.execute(self._table.update().where(self._table.c.executor_id == self.executor_id)
