@@ -261,6 +261,7 @@ def test_no_button_is_cut_off_on_a_narrow_screen(server, browser, width):
     assert cut == {}, f"buttons cut off at {width} px: {cut}"
 
 
+@pytest.mark.model  # the re-map runs the embedded model: with the model tests, one at a time
 def test_the_explore_panel_reorders_by_a_slider_and_an_editable_copy_is_remapped(server, page):
     """The weights' sliders, the assumption stances and, on an editable copy, Re-map with these priorities run on
     the embedded model (the server's default): the saved version and its diff, or the page's stated failure of
@@ -275,7 +276,7 @@ def test_the_explore_panel_reorders_by_a_slider_and_an_editable_copy_is_remapped
         slider.focus()
         slider.press("ArrowRight")
         settled(page)
-    expect(page.get_by_text("technical · weight 3")).to_have_count(2)  # both cases, the same rule, no model call
+    expect(page.get_by_text("technical · weight 3")).to_have_count(2, timeout=30_000)  # both cases, no model call
     expect(page.get_by_text("P1 (FOR)", exact=False).first).to_be_visible()
     expect(page.get_by_text("reject").first).to_be_visible()
     page.get_by_role("button", name="Make an editable copy").click()
