@@ -33,6 +33,10 @@ ARGUMENTS = 3  # the advocate prompt asks for 3 or 4 arguments: a side the check
 MEND_ARGUMENTS = 2  # a mended side has at least this many arguments (the whole reply's own minimum)
 FLOOR = 2  # never ship a side with fewer arguments: below it, the side fails
 SPARE = 2  # argument calls allowed beyond the target when a part fails its checks on every attempt
+# A top-up is bounded: one fresh call per missing argument and one spare, none re-asked on its own (each call sees
+# the arguments kept so far). Unbounded, a debate spent 4 to 16 top-up calls on a side (about 3 s each on the
+# embedded model) and most of them repeated what was kept; a side still short after them ships flagged.
+TOP_UP_SPARE = 1
 # A mended argument gets one re-ask of its own (not the engine's two): a small model asked the same thing
 # again mostly repeats itself, while a spare argument call sees what was kept so far, a fresh prompt.
 MEND_RETRIES = 1
@@ -136,15 +140,20 @@ def mend_side(engine, run, spec: agents.AgentSpec, check, review: checks.Review)
 
 
 def _arguments(advocate: _Advocate, arguments: list[dict[str, Any]], chosen: list[str], target: int,
-               problems: list[str] | None = None, *, reask: bool = False) -> list[dict[str, Any]]:
+               problems: list[str] | None = None, *, reask: bool = False, spare: int = SPARE,
+               retries: int | None = None) -> list[dict[str, Any]]:
     """``arguments`` plus one argument per call until ``target``; a part that keeps failing is dropped.
 
-    ``problems``: why the arguments of a whole reply were sent back (told to the first new argument)."""
+    ``problems``: why the arguments of a whole reply were sent back (told to the first new argument). ``spare``:
+    calls allowed beyond the arguments missing; ``retries``: re-asks of one failing part (by default the engine's,
+    or :data:`MEND_RETRIES` when ``reask``)."""
     engine, run, spec = advocate.engine, advocate.run, advocate.spec
     arguments = list(arguments)
     part = _part(Side, "arguments")
     failure: QualityCheckError | None = None
-    for _ in range(target - len(arguments) + SPARE):
+    if retries is None:
+        retries = min(MEND_RETRIES, engine.retries) if reask else engine.retries
+    for _ in range(target - len(arguments) + spare):
         if len(arguments) >= target:
             break
         used = {a["category"] for a in arguments}
@@ -163,7 +172,7 @@ def _arguments(advocate: _Advocate, arguments: list[dict[str, Any]], chosen: lis
             call = engine.call_spec(
                 spec, model=part, schema=obj(arguments=array(item, 1, 1)), max_tokens=200,
                 check=_scoped(advocate.check, {"arguments": arguments}, ["arguments"], len(arguments)),
-                floors={"arguments": 1}, retries=min(MEND_RETRIES, engine.retries) if reask else engine.retries)
+                floors={"arguments": 1}, retries=retries)
             result = engine.call(run, call, _ask(advocate.base, instruction, problems or ()), fresh=False,
                                  reask=reask)
         except QualityCheckError as exc:
@@ -180,7 +189,8 @@ def _arguments(advocate: _Advocate, arguments: list[dict[str, Any]], chosen: lis
 def top_up(engine, run, spec: agents.AgentSpec, check, finished: Side) -> Side:
     """A side the checks thinned (they dropped some of its arguments: repeats, empty ones, parts that kept failing)
     to fewer than :data:`ARGUMENTS` arguments: ask for each missing argument in a small call of its own, checked
-    against the arguments kept (so no repeat comes back); what passed stays. Each top-up is recorded as a
+    against the arguments kept (so no repeat comes back), with one spare call and no re-ask of a failing call
+    (:data:`TOP_UP_SPARE`); what passed stays. Each top-up is recorded as a
     ``thin_side`` re-ask; a side left under :data:`ARGUMENTS` is flagged for the reader (see
     :func:`clearside.static.run.notes`); under :data:`FLOOR` it fails (QualityCheckError). A side the model wrote
     with two arguments, as its wire allows, and the checks left whole is kept as it is."""
@@ -195,10 +205,12 @@ def top_up(engine, run, spec: agents.AgentSpec, check, finished: Side) -> Side:
         record.items.append(QualityItem(check="thin_side", path=f"arguments/{n}", action="reasked",
                                         message=f"{label} held {len(kept)} argument(s) after its checks; argument "
                                                 f"{n + 1} was asked for on its own"))
-    arguments = _arguments(_Advocate.of(engine, run, spec, check), kept, [], ARGUMENTS, reask=True)
+    arguments = _arguments(_Advocate.of(engine, run, spec, check), kept, [], ARGUMENTS, reask=True,
+                           spare=TOP_UP_SPARE, retries=0)
     if len(arguments) < FLOOR:
         raise QualityCheckError(spec.name, record.attempts, [
-            f"{label} held {len(arguments)} argument(s) after its checks and {ARGUMENTS - len(kept)} re-ask(s); "
+            f"{label} held {len(arguments)} argument(s) after its checks and "
+            f"{ARGUMENTS - len(kept) + TOP_UP_SPARE} calls for the missing ones; "
             f"a case needs at least {FLOOR}"], "")
     if len(arguments) < ARGUMENTS:
         record.items.append(QualityItem(check="thin_side", path="arguments", action="flagged",

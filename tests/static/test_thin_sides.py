@@ -1,5 +1,5 @@
 """A side the checks thin below what the prompt asks for (3 arguments) is asked for the missing ones, one small
-call each, checked against the arguments already kept; it never ships with fewer than 2."""
+call each and one spare call, checked against the arguments already kept; it never ships with fewer than 2."""
 
 from __future__ import annotations
 
@@ -65,14 +65,16 @@ def test_a_top_up_that_repeats_a_kept_argument_is_asked_again():
 
 
 def test_top_ups_that_keep_failing_ship_two_arguments_with_a_note():
-    """Two arguments passed; every top-up repeats the first one: the side ships with two, flagged in the
-    quality record and meta.notes."""
+    """Two arguments passed; every top-up repeats the first one: after one call for the missing argument and one
+    spare (a failing call is not re-asked on its own), the side ships with two, flagged in the quality record and
+    meta.notes."""
     reply = side_reply("pro", arguments=3)
     reply["arguments"][2]["claim"] = reply["arguments"][0]["claim"].upper() + "!"
     repeat = {"arguments": [{**one("pro", 3)["arguments"][0], "claim": reply["arguments"][0]["claim"]}]}
     provider = script([copy.deepcopy(repeat) for _ in range(9)], pro=reply)
     document = run_it(provider, retries=1)
     assert len(document.pro.arguments) == 2
+    assert len(provider.requests_for("pro")) == 1 + 2  # the whole reply, then the missing argument and one spare
     flagged = [i for i in document.quality.agents["pro"].items if i.check == "thin_side" and i.action == "flagged"]
     assert len(flagged) == 1
     assert "The case for holds 2 arguments, not 3" in document.meta.notes
@@ -82,9 +84,10 @@ def test_a_side_left_with_one_argument_fails_and_keeps_the_other():
     repeat = {"arguments": [{**one("pro", 1)["arguments"][0], "claim": side_reply("pro")["arguments"][0]["claim"]}]}
     provider = script([copy.deepcopy(repeat) for _ in range(9)])
     run = DebateRun.from_input(QUESTION)
-    with pytest.raises(DebateFailed, match="at least 2"):
+    with pytest.raises(DebateFailed, match="3 calls for the missing ones; a case needs at least 2"):
         Engine(provider, retries=1).run(run)
     assert run.pro is None and run.con is not None
+    assert len(provider.requests_for("pro")) == 1 + 3  # the whole reply, two missing arguments and one spare
 
 
 def test_a_side_written_with_two_arguments_and_left_whole_is_kept_as_it_is():
