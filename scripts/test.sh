@@ -26,13 +26,13 @@ python3 -c 'from importlinter.cli import lint_imports_command; lint_imports_comm
 NO_MKDOCS_2_WARNING=1 python3 -m mkdocs build --strict --site-dir site  # not --quiet: it hides the warnings strict counts
 # The suite in two parts. The tests that run no real model spend most of their time waiting (for subprocesses,
 # servers, the browser, the database), so they run on CLEARSIDE_TEST_WORKERS processes at once (pytest-xdist;
-# default 3). The tests marked `model` then run one at a time: llama.cpp decodes on both cores, and a second
+# default 4). The tests marked `model` then run one at a time: llama.cpp decodes on both cores, and a second
 # process beside it makes both spin waiting for each other.
 for arg in "$@"; do
   case "$arg" in -m|-m*) exec python3 -m pytest "$@" ;; esac
 done
 status=0
-python3 -m pytest -m "not model" -n "${CLEARSIDE_TEST_WORKERS:-3}" "$@" || status=$?
+python3 -m pytest -m "not model" -n "${CLEARSIDE_TEST_WORKERS:-4}" "$@" || status=$?
 model_status=0
 python3 -m pytest -m model "$@" || model_status=$?
 # 5 is pytest's "no test collected": a selection (a file, -k) may hold tests of one part only

@@ -152,7 +152,10 @@ def load(store: Store, batch: str) -> tuple[dict[str, Any], dict[str, dict[str, 
         raise InputError(f"No comparison has the id {named}: `python -m clearside runs --suite compare` lists them.",
                          dashboard=f"No comparison has the id {named}: check the link, or start a new comparison.")
     results, documents = {}, {}
-    for row in rows:
+    # the models in the order the user gave them: runs created in the same instant come back in id order
+    # (a comparison saved before positions were kept stays in creation order)
+    placed = sorted(enumerate(rows), key=lambda pair: ((pair[1].get("data") or {}).get("position") or 0, pair[0]))
+    for _, row in placed:
         data = row.get("data") or {}
         label = data.get("label") or f"{row['provider']}:{row['model']}"
         result = row_result(row)

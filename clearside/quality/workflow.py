@@ -57,6 +57,7 @@ def _scored(job: dict[str, Any], task: dict[str, Any], provider: Provider, sink:
     """Debate and score one item; its row of the report."""
     if job["kind"] == COMPARE:
         data = {"batch": job["batch"], "question": job["question"], "label": task["label"],
+                "position": task.get("position"),  # the model's place in the user's list (the report's order)
                 "spec": task["provider"]["spec"], "temperature": task["temperature"],
                 "started_at": job["started_at"], "planned": len(job["tasks"])}
         options = RunOptions(suite=compare.SUITE, data=data, retries=job["retries"], temperature=task["temperature"],
@@ -280,7 +281,7 @@ def enqueue_compare(question: str, providers: list[Provider], settings: compare.
     (:func:`clearside.quality.compare.checked`: count, temperatures, the same model twice)."""
     labels, temperatures = compare.checked(providers, settings)
     batch_id = uuid.uuid4().hex
-    tasks = [_task(p, lend or here, batch_id, n, label=label, temperature=t) for n, (p, label, t) in
+    tasks = [_task(p, lend or here, batch_id, n, label=label, temperature=t, position=n) for n, (p, label, t) in
              enumerate(zip(providers, labels, temperatures, strict=True))]
     job = _job(COMPARE, batch_id, tasks, question=question, retries=settings.retries, window=settings.window,
                here=here)

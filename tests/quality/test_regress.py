@@ -296,6 +296,23 @@ def test_compare_command_shows_shared_arguments(db, tmp_path, capsys):
     assert run(capsys, "compare", "Why?", "--provider", a, "--provider", a)[0] == 2
 
 
+def test_a_comparison_lists_its_models_in_the_order_given_whatever_order_their_runs_were_saved_in(db):
+    """Both models' runs can be saved in the same instant, and rows of one instant come back in id order: the
+    comparison keeps the order the user gave (each run stores its place); one saved without places keeps the
+    order its runs were created in."""
+    batch = "c" * 32
+    for position, label in ((1, "scripted:b.json"), (0, "scripted:a.json")):
+        db.add_run(compare.SUITE, provider="scripted", model=label, status="done",
+                   data={"batch": batch, "question": "Q?", "label": label, "position": position})
+    loaded, _ = compare.load(db, batch)
+    assert loaded["models"] == ["scripted:a.json", "scripted:b.json"]
+    older = "d" * 32
+    for label in ("scripted:b.json", "scripted:a.json"):
+        db.add_run(compare.SUITE, provider="scripted", model=label, status="done",
+                   data={"batch": older, "question": "Q?", "label": label})
+    assert compare.load(db, older)[0]["models"] == ["scripted:b.json", "scripted:a.json"]
+
+
 def test_compare_command_takes_one_temperature_per_model(db, tmp_path, capsys):
     a = flagship_script(tmp_path, 2, name="a.json")
     code, out, err = run(capsys, "compare", "Should the US pause new AI data centers?", "--provider", a,
