@@ -70,13 +70,17 @@ def moderator_wire(pro: Side, con: Side) -> tuple[dict[str, Any], dict[str, Any]
     ``conflicts_from_ids`` then writes their listed text. Replies from backends that do
     not constrain may also quote the listed text; anything else fails the traceability check.
     """
+    return moderator_wire_for(assumption_ids("pro", pro), assumption_ids("con", con))
+
+
+def moderator_wire_for(pro_ids: list[str], con_ids: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """:func:`moderator_wire` for assumptions picked by these ids (a single-pass reply lists its own: P1 to P3)."""
     wire, decode = copy.deepcopy(MODERATOR_WIRE), copy.deepcopy(MODERATOR_WIRE)
     # a hinge is decoded as a question: it must end with "?" (and hold no JSON punctuation)
     decode["properties"]["decision_hinges"]["items"] = {"type": "string", "pattern": _QUESTION % (SENTENCE - 2)}
-    for side, body in (("pro", pro), ("con", con)):
+    for side, ids in (("pro", pro_ids), ("con", con_ids)):
         wire["properties"]["assumption_conflicts"]["items"]["properties"][f"{side}_assumption"] = string(low=2)
-        decode["properties"]["assumption_conflicts"]["items"]["properties"][f"{side}_assumption"] = one_of(
-            assumption_ids(side, body))
+        decode["properties"]["assumption_conflicts"]["items"]["properties"][f"{side}_assumption"] = one_of(ids)
     return wire, decode
 
 
@@ -88,8 +92,13 @@ def listed_assumptions(pro: Side, con: Side) -> str:
 
 def conflicts_from_ids(pro: Side, con: Side):
     """A ``prepare`` hook for the moderator: each chosen id (or quoted text) becomes the listed assumption."""
-    listed = {side: dict(zip(assumption_ids(side, body), body.assumptions, strict=True))
-              for side, body in (("pro", pro), ("con", con))}
+    return conflicts_from_lists(pro.assumptions, con.assumptions)
+
+
+def conflicts_from_lists(pro: list[str], con: list[str]):
+    """:func:`conflicts_from_ids` over the assumptions as listed (P1 is ``pro[0]``, C1 ``con[0]``)."""
+    listed = {side: {f"{'P' if side == 'pro' else 'C'}{i}": text for i, text in enumerate(items, 1)}
+              for side, items in (("pro", pro), ("con", con))}
     by_text = {side: {folded(text): text for text in texts.values()} for side, texts in listed.items()}
 
     def prepare(data: dict[str, Any]) -> dict[str, Any]:
@@ -141,7 +150,7 @@ AGENT_ORDER = ("orchestrator", "pro", "con", "moderator")  # a static debate's a
 # re-map's moderator rerun "remap"), in debate order; a short tag in a line of agents (what each one writes); what
 # an agent is doing while it writes ("writing the case FOR": the Debate page's progress capitalises it).
 AGENT_NAMES = {"orchestrator": "Orchestrator", "pro": "FOR", "con": "AGAINST", "moderator": "Moderator",
-               "remap": "Re-map", "challenge": "Challenge"}
+               "remap": "Re-map", "challenge": "Challenge", "single": "Single pass"}
 AGENT_TAGS = {"orchestrator": "proposition", "pro": "FOR", "con": "AGAINST", "moderator": "moderator"}
 AGENT_ACTIVITIES = {"orchestrator": "normalizing the proposition", "pro": "writing the case FOR",
                     "con": "writing the case AGAINST", "moderator": "mapping the disagreement",
@@ -217,6 +226,13 @@ def advocate_messages(side: str, proposition: Proposition, typed: Context | None
     return _messages("advocate", role=role, side=direction,
                      topic=topic(proposition, typed, inferred=inferred, sources=sources),
                      cite=f"\n\n{cite}" if cite else "")
+
+
+def single_messages(proposition: Proposition, typed: Context | None | bool = True, *,
+                    inferred: bool = True) -> list[dict[str, str]]:
+    """The single-pass control's prompt (clearside.static.single): the preamble, the topic block the advocates
+    get, then the advocates' and the moderator's rules and one task for all three sections."""
+    return _messages("single", topic=topic(proposition, typed, inferred=inferred))
 
 
 def _case_text(side: Side, ids: list[str] | None = None) -> str:

@@ -259,7 +259,7 @@ class Quality(Strict):
     """What the substance checks caught per agent, what was repaired or dropped, and how often each re-asked."""
 
     checks_version: Text
-    strategy: Literal["whole", "focused"]
+    strategy: Literal["whole", "focused", "single"]
     semantic: bool  # the embedding checks ran (False: lexical checks only)
     agents: dict[str, AgentQuality] = Field(default_factory=dict)
     inferred: list[ContextField] = Field(default_factory=list)  # context values the model inferred

@@ -42,8 +42,8 @@ def rows() -> list[int]:
     state = st.session_state
     if Compare.ROWS not in state:
         state[Compare.ROWS], state[Compare.NEXT_ROW] = [0, 1], 2
-        state.setdefault(Compare.model(0), sidebar_spec())
-        state.setdefault(Compare.model(1), "")
+        state.setdefault(Compare.row("model", 0), sidebar_spec())
+        state.setdefault(Compare.row("model", 1), "")
     return state[Compare.ROWS]
 
 
@@ -58,22 +58,34 @@ def remove_row(row: int) -> None:
     state = st.session_state
     if len(state[Compare.ROWS]) > MIN_MODELS and row in state[Compare.ROWS]:
         state[Compare.ROWS] = [r for r in state[Compare.ROWS] if r != row]
-        state.pop(Compare.model(row), None)
-        state.pop(Compare.temperature(row), None)
+        state.pop(Compare.row("model", row), None)
+        state.pop(Compare.row("temp", row), None)
+        state.pop(Compare.row("strategy", row), None)
 
 
 def typed_specs() -> list[str]:
-    return [st.session_state.get(Compare.model(row)) or "" for row in rows()]
+    return [st.session_state.get(Compare.row("model", row)) or "" for row in rows()]
 
 
 def row_temperature(row: int) -> float:
     """A row's temperature (each row is a configuration); a new row starts at the sidebar's."""
-    return float(st.session_state.setdefault(Compare.temperature(row), settings.temperature()))
+    return float(st.session_state.setdefault(Compare.row("temp", row), settings.temperature()))
 
 
 def typed_temperatures() -> list[float]:
     """The temperatures of the rows that name a model, in order."""
-    return [row_temperature(row) for row in rows() if (st.session_state.get(Compare.model(row)) or "").strip()]
+    return [row_temperature(row) for row in rows() if (st.session_state.get(Compare.row("model", row)) or "").strip()]
+
+
+def row_strategy(row: int) -> str:
+    """A row's generation strategy (``auto`` or one of the engine's); a new row starts at the sidebar's."""
+    return st.session_state.setdefault(Compare.row("strategy", row), settings.strategy() or "auto")
+
+
+def typed_strategies() -> list[str | None]:
+    """The strategies of the rows that name a model, in order (None: automatic)."""
+    chosen = [row_strategy(row) for row in rows() if (st.session_state.get(Compare.row("model", row)) or "").strip()]
+    return [None if s == "auto" else s for s in chosen]
 
 
 def provider_for(spec: str) -> Provider:
@@ -91,10 +103,11 @@ def provider_for(spec: str) -> Provider:
     return build(name, {**connection, "model": model}, secret=settings.secret, concurrency=settings.concurrency())
 
 
-def providers(specs: list[str], temperatures: list[float] | None = None) -> list[Provider]:
+def providers(specs: list[str], temperatures: list[float] | None = None,
+              strategies: list[str | None] | None = None) -> list[Provider]:
     """Each spec's provider (``specs`` as ``compare.check_specs`` cleaned them), each server asked whether it
     answers before anything starts; an error names the row. Two rows naming one model (``embedded`` and that
-    GGUF's path, say) at the same temperature are refused."""
+    GGUF's path, say) at the same temperature with the same strategy are refused."""
     rows_typed = [n for n, typed in enumerate(typed_specs(), 1) if typed.strip()]
     numbers = rows_typed if len(rows_typed) == len(specs) else list(range(1, len(specs) + 1))
     temperatures = temperatures or [settings.temperature()] * len(specs)
@@ -104,11 +117,11 @@ def providers(specs: list[str], temperatures: list[float] | None = None) -> list
             out.append(provider_for(spec))
         except ClearSideError as exc:
             raise ConfigError(f"Model {number}: {exc.for_dashboard()}") from exc
-    if (pair := compare.same_model(out, temperatures)) is not None:
+    if (pair := compare.same_model(out, temperatures, strategies)) is not None:
         first, second = (f"Model {numbers[n]} ({specs[n]})" for n in pair)
         raise InputError(f"{first} and {second} name the same model at the same temperature "
-                         f"({temperatures[pair[0]]:g}): choose another model, or give one of them another "
-                         "temperature.")
+                         f"({temperatures[pair[0]]:g}) and strategy: choose another model, or give one of them "
+                         "another temperature or strategy.")
     for number, spec, provider in zip(numbers, specs, out, strict=True):  # a typo is cheaper to report than a server
         try:
             provider.preflight()
@@ -140,11 +153,12 @@ def start() -> None:
     st.session_state[Compare.ERROR] = ""
     try:
         question = inputs.question(st.session_state.get(Compare.QUESTION))
-        temperatures = typed_temperatures()
-        chosen = providers(compare.check_specs(typed_specs()), temperatures)
+        temperatures, strategies = typed_temperatures(), typed_strategies()
+        chosen = providers(compare.check_specs(typed_specs()), temperatures, strategies)
         jobs.host()  # the runtime runs every model's debate; this dashboard is one of its hosts
         with rate.debate_start(st.session_state):  # a comparison is one start, checked after its inputs
-            job = CompareJob(question, chosen, jobs.store(), temperatures=temperatures).start()
+            job = CompareJob(question, chosen, jobs.store(), temperatures=temperatures,
+                             strategies=strategies).start()
     except ClearSideError as exc:
         st.session_state[Compare.ERROR] = exc.for_dashboard()
         return

@@ -152,7 +152,7 @@ def start(suite: str) -> None:
         with rate.debate_start(st.session_state):  # a batch run is one start
             job = RegressionJob(suite, provider, jobs.store(), runs=int(st.session_state.get(Regression.RUNS, 3)),
                                 concurrency=int(st.session_state.get(Regression.CONCURRENCY) or provider.concurrency),
-                                temperature=settings.temperature(),
+                                temperature=settings.temperature(), strategy=settings.strategy(),
                                 swap_check=bool(st.session_state.get(Regression.SWAP_CHECK))).start()
     except ClearSideError as exc:
         st.session_state[Regression.START_ERROR] = exc.for_dashboard()

@@ -24,11 +24,14 @@ from clearside_ui.format import esc
 from clearside_ui.state import Sidebar
 
 STRATEGIES = {"auto": "Automatic", "whole": "Whole: one call per agent",
-              "focused": "Focused: smaller calls per agent"}
+              "focused": "Focused: smaller calls per agent",
+              "single": "Single pass: one call writes it all (a control)"}
 STRATEGY_HELP = (
     "How each agent writes its section. Whole: one call per agent. Focused: the categories first, one argument "
-    "per call, the synthesis field by field (slower; meant for small models). Automatic: the one measured best "
-    "for the model (whole today, for small and large models alike).")
+    "per call, the synthesis field by field (slower; meant for small models). Single pass: no separate agents, "
+    "one call writes both cases and the synthesis with their token budget, the control that shows what the "
+    "debate adds (no personas, no sources). Automatic: the one measured best for the model (whole today, for "
+    "small and large models alike).")
 CONCURRENCY_HELP = (
     "Requests sent to this server at once, by every debate, comparison and batch in this app together "
     "(a regression batch also runs this many debates at once by default). Lower it if the server answers "

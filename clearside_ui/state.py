@@ -324,16 +324,9 @@ class Compare:
     OVERRIDE = "cmp_providers_override"  # a test's providers by spec, used instead of building them
 
     @staticmethod
-    def model(row: int) -> str:
-        return f"cmp_model_{row}"
-
-    @staticmethod
-    def temperature(row: int) -> str:
-        return f"cmp_temp_{row}"
-
-    @staticmethod
-    def remove(row: int) -> str:
-        return f"cmp_remove_{row}"
+    def row(field: str, row: int) -> str:
+        """A model row's widget (``model``, ``temp``, ``strategy`` or ``remove``) in row ``row``."""
+        return f"cmp_{field}_{row}"
 
 
 class Regression:

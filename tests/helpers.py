@@ -105,6 +105,19 @@ def moderator_reply() -> dict[str, Any]:
     }
 
 
+def single_reply(pro: dict[str, Any] | None = None, con: dict[str, Any] | None = None,
+                 moderator: dict[str, Any] | None = None, *, ids: bool = True) -> dict[str, Any]:
+    """A single-pass reply (``--strategy single``) made of the usual sections; with ``ids`` the first conflict
+    picks its assumptions by place (P1, C2), as the embedded model's grammar makes it."""
+    reply: dict[str, Any] = {}
+    for side, body in (("pro", pro or side_reply("pro")), ("con", con or side_reply("con"))):
+        reply |= {f"{side}_{field}": value for field, value in body.items()}
+    synthesis = copy.deepcopy(moderator or moderator_reply())
+    if ids:
+        synthesis["assumption_conflicts"][0] |= {"pro_assumption": "P1", "con_assumption": "C2"}
+    return reply | synthesis
+
+
 def challenge_reply(classification: str = "values_dependent",
                     about: str = "the organization's DevOps maturity") -> dict[str, Any]:
     """A challenge answer whose analysis is about ``about`` (the challenged element)."""

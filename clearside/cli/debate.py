@@ -248,8 +248,9 @@ def add_parsers(sub: Any) -> None:
                         "weights, 0 to 3 per category, e.g. economic=3,ethical=1 (see the remap command)")
     debate.add_argument("--format", choices=FORMATS, default="json")
     debate.add_argument("--strategy", choices=STRATEGIES,
-                        help="whole: one call per agent; focused: each agent in smaller calls (default: the "
-                             "provider's, see docs/tools/checks.md)")
+                        help="whole: one call per agent; focused: each agent in smaller calls; single: no separate "
+                             "agents, one call writes both cases and the synthesis (the control `value` compares "
+                             "a debate with) (default: the provider's, see docs/tools/checks.md)")
     debate.add_argument("--small", action="store_true",
                         help="treat the provider's model as small (the embedded default already is)")
     model_options(debate)

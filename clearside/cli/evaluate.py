@@ -18,7 +18,7 @@ from ..errors import ClearSideError, InputError
 from ..inputs import question, read_json
 from ..providers import DEFAULT_PROVIDER, get_provider
 from . import here
-from .common import log_violations, progress, write
+from .common import STRATEGIES, log_violations, progress, write
 
 
 def _json(data: Any) -> str:
@@ -154,12 +154,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
         except ValueError:
             raise InputError(f"--temperatures takes numbers separated by commas, e.g. 0.2,0.8 "
                              f"(got {args.temperatures!r}).") from None
+    strategies = None
+    if args.strategies:
+        strategies = [None if s.strip() in ("", "auto") else s.strip() for s in args.strategies.split(",")]
     providers = [get_provider(spec) for spec in specs]
     for provider in providers:
         provider.preflight()  # an unreachable server is reported before any debate starts
     store = open_store()
     job = CompareJob(question(args.question), providers, store, temperatures=temperatures,
-                     temperature=args.temperature, retries=args.retries, window=args.concurrency)
+                     temperature=args.temperature, retries=args.retries, window=args.concurrency,
+                     strategies=strategies, strategy=args.strategy)
     if args.enqueue:
         return enqueue_compare(job)
     with here.hosting(store.url):
@@ -236,6 +240,11 @@ def add_compare_parser(sub: Any) -> None:
     c.add_argument("--temperatures", metavar="T1,T2,...",
                    help="one temperature per --provider, in order: the same model may then be compared at two "
                         "temperatures (overrides --temperature)")
+    c.add_argument("--strategy", choices=STRATEGIES, help="every model's generation strategy, as for `debate`")
+    c.add_argument("--strategies", metavar="S1,S2,...",
+                   help=f"one strategy per --provider, in order ({', '.join(STRATEGIES)} or auto): the same model "
+                        "may then run as a debate and as the single-pass control, e.g. --provider embedded "
+                        "--provider embedded --strategies auto,single (overrides --strategy)")
     c.add_argument("--out", metavar="FILE", help="write the report here instead of stdout")
     c.add_argument("--enqueue", action="store_true",
                    help="queue the debates for `python -m clearside worker` processes, print the batch id and exit")

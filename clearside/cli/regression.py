@@ -19,7 +19,7 @@ from ..errors import InputError
 from ..inputs import read_json
 from ..providers import get_provider
 from . import here
-from .common import COMPARE_SUITE, SUITES, log_violations, share, share_options, write
+from .common import COMPARE_SUITE, STRATEGIES, SUITES, log_violations, share, share_options, write
 
 if TYPE_CHECKING:  # the rest is imported by the command that runs (see common.py)
     from .. import modes
@@ -90,7 +90,7 @@ def _settings(args: argparse.Namespace, thresholds: dict | None) -> RegressSetti
     from ..quality.workflow import RegressSettings
 
     return RegressSettings(runs=args.runs, retries=args.retries, temperature=args.temperature, thresholds=thresholds,
-                           window=args.concurrency, swap_check=args.swap_check)
+                           window=args.concurrency, swap_check=args.swap_check, strategy=args.strategy)
 
 
 def cmd_regress(args: argparse.Namespace) -> int:
@@ -261,6 +261,9 @@ def add_parsers(sub: Any, model_options: Any) -> None:
                    help="queue the batch for `python -m clearside worker` processes, print its id and exit")
     r.add_argument("--swap-check", action="store_true",
                    help="also swap-check each debate (flip_rate; one more moderator call per debate)")
+    r.add_argument("--strategy", choices=STRATEGIES,
+                   help="how the agents write, as for `debate` (single: the one-call control; default: the "
+                        "provider's)")
     model_options(r)
     r.set_defaults(func=cmd_regress)
 

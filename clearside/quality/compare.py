@@ -17,6 +17,7 @@ from .. import embed
 from ..errors import InputError
 from ..inputs import shown
 from ..providers import Provider
+from ..static.run import STRATEGIES
 from ..store import Store
 from ..store.records import status_label
 from . import metrics
@@ -53,22 +54,29 @@ def short(spec: str) -> str:
     return spec
 
 
-def labels(providers: list[Provider], temperatures: list[float]) -> list[str]:
-    """One distinct label per model: its short spec, with its temperature where the temperatures differ."""
+def labels(providers: list[Provider], temperatures: list[float],
+           strategies: list[str | None] | None = None) -> list[str]:
+    """One distinct label per model: its short spec, with its temperature where the temperatures differ and its
+    generation strategy where the strategies differ ("auto": the provider's default)."""
     out = [short(p.spec) for p in providers]
     if len(set(temperatures)) > 1:
         out = [f"{label} · T {t:g}" for label, t in zip(out, temperatures, strict=True)]
+    if strategies is not None and len(set(strategies)) > 1:
+        out = [f"{label} · {s or 'auto'}" for label, s in zip(out, strategies, strict=True)]
     alike = {label for label in out if out.count(label) > 1}  # two long names that shorten alike
     return [f"{label} ({n + 1})" if label in alike else label for n, label in enumerate(out)]
 
 
-def same_model(providers: list[Provider], temperatures: list[float]) -> tuple[int, int] | None:
-    """The first two positions that run one model at one temperature (``embedded`` and that GGUF's path, say)."""
-    seen: dict[tuple[str, float], int] = {}
-    for n, (provider, t) in enumerate(zip(providers, temperatures, strict=True)):
-        if (provider.identity, t) in seen:
-            return seen[provider.identity, t], n
-        seen[provider.identity, t] = n
+def same_model(providers: list[Provider], temperatures: list[float],
+               strategies: list[str | None] | None = None) -> tuple[int, int] | None:
+    """The first two positions that run one model at one temperature with one strategy (``embedded`` and that
+    GGUF's path, say)."""
+    strategies = strategies or [None] * len(providers)
+    seen: dict[tuple[str, float, str | None], int] = {}
+    for n, (provider, t, s) in enumerate(zip(providers, temperatures, strategies, strict=True)):
+        if (provider.identity, t, s) in seen:
+            return seen[provider.identity, t, s], n
+        seen[provider.identity, t, s] = n
     return None
 
 
@@ -104,19 +112,32 @@ def agreement(documents: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
 @dataclass(frozen=True)
 class Settings:
     """How a comparison runs: one temperature per model (each a configuration of its own: the same model may then
-    appear at two temperatures) or ``temperature`` for all, re-asks after an invalid output, and how many of its
-    debates are under way at once (``window``; None: all of them)."""
+    appear at two temperatures) or ``temperature`` for all, one generation strategy per model (None: the
+    provider's default; the same model may then run as a debate and as the single-pass control) or ``strategy``
+    for all, re-asks after an invalid output, and how many of its debates are under way at once (``window``;
+    None: all of them)."""
 
     temperatures: tuple[float, ...] | None = None
+    strategies: tuple[str | None, ...] | None = None
+    strategy: str | None = None
     temperature: float = 0.4
     retries: int = 2
     window: int | None = None
 
 
-def checked(providers: list[Provider], settings: Settings) -> tuple[list[str], list[float]]:
-    """Each model's label and temperature, once the comparison is known to be possible: 2 to MAX_MODELS models,
-    one temperature each between 0 and 2, no model twice at one temperature, a window of at least 1; else the
-    InputError saying what to change (nothing runs)."""
+@dataclass(frozen=True)
+class Plan:
+    """What a comparison runs, model by model: its label, temperature and generation strategy."""
+
+    labels: list[str]
+    temperatures: list[float]
+    strategies: list[str | None]
+
+
+def checked(providers: list[Provider], settings: Settings) -> Plan:
+    """Each model's label, temperature and strategy, once the comparison is known to be possible: 2 to MAX_MODELS
+    models, one temperature each between 0 and 2, known strategies, no model twice at one temperature with one
+    strategy, a window of at least 1; else the InputError saying what to change (nothing runs)."""
     _check_count(len(providers))
     temperatures = list(settings.temperatures) if settings.temperatures is not None else \
         [settings.temperature] * len(providers)
@@ -125,13 +146,20 @@ def checked(providers: list[Provider], settings: Settings) -> tuple[list[str], l
     for t in temperatures:
         if not 0.0 <= t <= 2.0:
             raise InputError(f"A temperature must be between 0 and 2 (got {t:g}).")
-    if (pair := same_model(providers, temperatures)) is not None:
+    strategies = list(settings.strategies) if settings.strategies is not None else \
+        [settings.strategy] * len(providers)
+    if len(strategies) != len(providers):
+        raise InputError(f"Give one strategy per model ({len(providers)}), not {len(strategies)}.")
+    for s in strategies:
+        if s is not None and s not in STRATEGIES:
+            raise InputError(f"Unknown generation strategy {s!r}: use one of {', '.join(STRATEGIES)}.")
+    if (pair := same_model(providers, temperatures, strategies)) is not None:
         first, second = (providers[n].spec for n in pair)
-        raise InputError(f"{first} and {second} name the same model at the same temperature: choose another "
-                         "model, or another temperature for one of them.")
+        raise InputError(f"{first} and {second} name the same model at the same temperature and strategy: choose "
+                         "another model, or another temperature or strategy for one of them.")
     if settings.window is not None and settings.window < 1:
         raise InputError(f"Concurrency must be at least 1 (got {settings.window}).")
-    return labels(providers, temperatures), temperatures
+    return Plan(labels(providers, temperatures, strategies), temperatures, strategies)
 
 
 def row_result(row: dict[str, Any]) -> dict[str, Any]:

@@ -109,22 +109,24 @@ class RegressionJob(_BatchJob):
     kind = "regression"
 
     def __init__(self, suite: str | Suite, provider: Provider, store: Store, *, runs: int = 3,
-                 concurrency: int | None = None, temperature: float = 0.4, swap_check: bool = False) -> None:
+                 concurrency: int | None = None, temperature: float = 0.4, swap_check: bool = False,
+                 strategy: str | None = None) -> None:
         """``suite``: a built-in's name or a loaded suite (a suite file's). ``concurrency``: debates under way at once
         (across every host), and requests sent to the provider's endpoint at once. ``swap_check``: each debate
-        also gets the swap check (one more moderator call)."""
+        also gets the swap check (one more moderator call). ``strategy``: how the agents write (None: the
+        provider's default)."""
         self.loaded = suite if isinstance(suite, Suite) else builtin_suite(suite)  # an unknown name is refused here
         super().__init__(store, [f"{case.name} #{i + 1}" for i in range(max(runs, 0)) for case in self.loaded.cases])
         self.suite, self.provider, self.runs, self.temperature = self.loaded.name, provider, runs, temperature
         self.concurrency = concurrency
-        self.swap_check = swap_check
+        self.swap_check, self.strategy = swap_check, strategy
         if concurrency:
             provider.concurrency = concurrency
         self.total = len(self.labels)
 
     def start(self, *, here: bool = False) -> RegressionJob:
         settings = batches.RegressSettings(runs=self.runs, temperature=self.temperature, window=self.concurrency,
-                                           swap_check=self.swap_check)
+                                           swap_check=self.swap_check, strategy=self.strategy)
         self.id = batches.enqueue_regress(self.loaded, self.provider, settings, here=here, store_url=self.store.url)
         return self
 
@@ -167,12 +169,16 @@ class CompareJob(_BatchJob):
 
     def __init__(self, question: str, providers: list[Provider], store: Store, *,
                  temperatures: list[float] | None = None, temperature: float = 0.4, retries: int = 2,
-                 window: int | None = None) -> None:
-        """``window``: debates under way at once (default: all of them)."""
+                 window: int | None = None, strategies: list[str | None] | None = None,
+                 strategy: str | None = None) -> None:
+        """``window``: debates under way at once (default: all of them); ``strategies``: one generation strategy
+        per model (or ``strategy`` for all; None: the provider's default)."""
         self.settings = compare.Settings(temperatures=tuple(temperatures) if temperatures is not None else None,
-                                         temperature=temperature, retries=retries, window=window)
-        labels, _ = compare.checked(providers, self.settings)  # refuses what a comparison refuses, before it runs
-        super().__init__(store, labels)
+                                         temperature=temperature, retries=retries, window=window,
+                                         strategies=tuple(strategies) if strategies is not None else None,
+                                         strategy=strategy)
+        # refuses what a comparison refuses, before it runs
+        super().__init__(store, compare.checked(providers, self.settings).labels)
         self.question, self.providers = question, providers
         self._documents: dict[str, dict[str, Any]] = {}
         self._agreement: list[dict[str, Any]] | None = None

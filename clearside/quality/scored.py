@@ -77,7 +77,8 @@ class RunOptions:
     given; ``context``: the debate's context fields (geography, timeframe, domain), saved with it before its agents
     run. ``debate_id`` makes the run idempotent for one batch item: the run row then takes the same id unless
     ``run_id`` names another. ``swap_check``: also rerun the moderator with the cases exchanged
-    (:mod:`clearside.static.swap`, one more moderator call) and keep its ``flip_rate``."""
+    (:mod:`clearside.static.swap`, one more moderator call) and keep its ``flip_rate``. ``strategy``: how the
+    agents write (:data:`clearside.static.run.STRATEGIES`; None: the provider's default)."""
 
     suite: str
     data: dict[str, Any]
@@ -88,6 +89,7 @@ class RunOptions:
     debate_id: str | None = None
     run_id: str | None = None
     swap_check: bool = False
+    strategy: str | None = None
 
 
 def _bind(store: Store, question: str, provider: Provider, options: RunOptions) -> tuple[DebateRun, StaticRecorder]:
@@ -121,7 +123,7 @@ def run_scored(question: str, provider: Provider, store: Store, options: RunOpti
     if on_start is not None:
         on_start(recorder.id, run_id)
     engine = Engine(provider, retries=options.retries, temperature=options.temperature,
-                    on_section=recorder.on_section, on_event=on_event)
+                    on_section=recorder.on_section, on_event=on_event, strategy=options.strategy)
     t0 = time.perf_counter()
     try:
         document = run_recorded(engine, run, recorder)

@@ -58,11 +58,14 @@ def clearside_version() -> str:
 
 
 def provider_settings(provider: Provider, *, temperature: float, retries: int, concurrency: int,
-                      swap_check: bool = False) -> dict[str, Any]:
-    """The settings a batch ran with: provider:model, temperature, re-asks, concurrency, the swap check, and the
-    server (Ollama's host, an OpenAI-compatible base URL) where there is one. Never a key."""
+                      swap_check: bool = False, strategy: str | None = None) -> dict[str, Any]:
+    """The settings a batch ran with: provider:model, temperature, re-asks, concurrency, the swap check, the
+    generation strategy when one was chosen, and the server (Ollama's host, an OpenAI-compatible base URL) where
+    there is one. Never a key."""
     out: dict[str, Any] = {"spec": provider.spec, "temperature": temperature, "retries": retries,
                            "concurrency": concurrency, "swap_check": bool(swap_check)}
+    if strategy:
+        out["strategy"] = strategy
     for name in ("host", "base_url"):
         value = getattr(provider, name, None)
         if isinstance(value, str) and value:
@@ -71,12 +74,12 @@ def provider_settings(provider: Provider, *, temperature: float, retries: int, c
 
 
 def pinned_versions(provider: Provider, *, temperature: float, retries: int, concurrency: int,
-                    swap_check: bool = False) -> dict[str, Any]:
+                    swap_check: bool = False, strategy: str | None = None) -> dict[str, Any]:
     """What every run of a batch records in ``data["versions"]`` (the prompts are in its own column)."""
     return {"metric_suite": metrics.suite_version(), "embedding_model": metrics.embedding_model(),
             "clearside": clearside_version(),
             "provider": provider_settings(provider, temperature=temperature, retries=retries,
-                                          concurrency=concurrency, swap_check=swap_check)}
+                                          concurrency=concurrency, swap_check=swap_check, strategy=strategy)}
 
 
 def batch_versions(batch: Batch) -> dict[str, Any]:

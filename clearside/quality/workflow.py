@@ -36,6 +36,7 @@ from ..errors import ClearSideError, InputError
 from ..providers import Provider
 from ..runtime import steps
 from ..static import workflow as static_workflow
+from ..static.run import STRATEGIES
 from ..store import Store
 from . import compare
 from .batch import baseline, builtin_suite, find_batch
@@ -59,9 +60,9 @@ def _scored(job: dict[str, Any], task: dict[str, Any], provider: Provider, sink:
         data = {"batch": job["batch"], "question": job["question"], "label": task["label"],
                 "position": task.get("position"),  # the model's place in the user's list (the report's order)
                 "spec": task["provider"]["spec"], "temperature": task["temperature"],
-                "started_at": job["started_at"], "planned": len(job["tasks"])}
+                "strategy": task.get("strategy"), "started_at": job["started_at"], "planned": len(job["tasks"])}
         options = RunOptions(suite=compare.SUITE, data=data, retries=job["retries"], temperature=task["temperature"],
-                             debate_id=task["debate_id"])
+                             debate_id=task["debate_id"], strategy=task.get("strategy"))
         scored = run_scored(job["question"], provider, steps.store(), options, on_event=sink)
     else:
         case = _case(job, task)
@@ -69,12 +70,13 @@ def _scored(job: dict[str, Any], task: dict[str, Any], provider: Provider, sink:
         data = {"batch": job["batch"], "item": case.name, "index": task["index"], "question": case.proposition,
                 "started_at": job["started_at"], "planned": len(job["tasks"]),
                 "versions": pinned_versions(provider, temperature=job["temperature"], retries=job["retries"],
-                                            concurrency=job["concurrency"], swap_check=bool(job.get("swap_check"))),
+                                            concurrency=job["concurrency"], swap_check=bool(job.get("swap_check")),
+                                            strategy=job.get("strategy")),
                 **({"suite_file": job["suite_file"]} if job.get("suite_file") else {}),
                 **({"context": context} if context else {})}
         options = RunOptions(suite=job["suite"], data=data, retries=job["retries"], temperature=job["temperature"],
                              reference=case.scoring_reference(), context=context, debate_id=task["debate_id"],
-                             swap_check=bool(job.get("swap_check")))
+                             swap_check=bool(job.get("swap_check")), strategy=job.get("strategy"))
         scored = run_scored(case.proposition, provider, steps.store(), options, on_event=sink)
     result = item_result(scored, data)
     result.pop("detail", None)  # the metrics' detail stays in the store's run row, not in the checkpoint
@@ -223,7 +225,9 @@ class RegressSettings:
     """How a regression batch runs: ``runs`` debates per case, re-asks, the temperature, gates of the user's own
     over the built-in ``THRESHOLDS``, at most ``window`` debates under way at once across every host (None: as many
     as the hosts' queues take; a batch run here: the provider's concurrency), and the swap check on each finished
-    debate (one more moderator call). ``InputError`` for fewer than one run or a window under 1."""
+    debate (one more moderator call), and the generation ``strategy`` (None: the provider's default; "single" makes
+    the batch the single-pass control). ``InputError`` for fewer than one run, a window under 1 or an unknown
+    strategy."""
 
     runs: int = 3
     retries: int = 2
@@ -231,8 +235,11 @@ class RegressSettings:
     thresholds: dict[str, dict[str, float]] | None = None
     window: int | None = None
     swap_check: bool = False
+    strategy: str | None = None
 
     def __post_init__(self) -> None:
+        if self.strategy is not None and self.strategy not in STRATEGIES:
+            raise InputError(f"Unknown generation strategy {self.strategy!r}: use one of {', '.join(STRATEGIES)}.")
         if self.window is not None and self.window < 1:
             raise InputError(f"Concurrency must be at least 1 (got {self.window}).")
         if self.runs < 1:
@@ -257,7 +264,7 @@ def enqueue_regress(suite: str | Suite, provider: Provider, settings: RegressSet
     job = _job(REGRESS, batch_id, tasks, suite=loaded.name, runs=settings.runs, retries=settings.retries,
                temperature=settings.temperature, thresholds=settings.thresholds,
                concurrency=settings.window or provider.concurrency, window=window,
-               swap_check=settings.swap_check, here=here,
+               swap_check=settings.swap_check, here=here, strategy=settings.strategy,
                cases=[case.model_dump(mode="json") for case in loaded.cases],
                **({} if loaded.builtin else {"suite_file": loaded.source}))
     if here:
@@ -270,7 +277,8 @@ def check_versions(store: Store, suite: str | Suite, provider: Provider, setting
     scored by another metric suite or embedding model, before anything is queued (``regress`` does, unless
     ``--allow-version-change``)."""
     pinned = pinned_versions(provider, temperature=settings.temperature, retries=settings.retries,
-                             concurrency=settings.window or provider.concurrency, swap_check=settings.swap_check)
+                             concurrency=settings.window or provider.concurrency, swap_check=settings.swap_check,
+                             strategy=settings.strategy)
     refuse_against_baseline(store, _suite(suite).name, {**pinned, "prompts": prompts.versions(*PROMPTS)})
 
 
@@ -279,10 +287,11 @@ def enqueue_compare(question: str, providers: list[Provider], settings: compare.
     """Queue a comparison of ``question`` on 2-4 providers for any host (``here``: run it in this process now, its
     debates too, at most ``settings.window`` at once); its batch id, at once. The providers are checked first
     (:func:`clearside.quality.compare.checked`: count, temperatures, the same model twice)."""
-    labels, temperatures = compare.checked(providers, settings)
+    plan = compare.checked(providers, settings)
     batch_id = uuid.uuid4().hex
-    tasks = [_task(p, lend or here, batch_id, n, label=label, temperature=t, position=n) for n, (p, label, t) in
-             enumerate(zip(providers, labels, temperatures, strict=True))]
+    tasks = [_task(p, lend or here, batch_id, n, label=label, temperature=t, strategy=s, position=n)
+             for n, (p, label, t, s) in enumerate(zip(providers, plan.labels, plan.temperatures, plan.strategies,
+                                                      strict=True))]
     job = _job(COMPARE, batch_id, tasks, question=question, retries=settings.retries, window=settings.window,
                here=here)
     if here:

@@ -39,7 +39,7 @@ from ..schema import (
 )
 from ..sources import citations
 from ..store.records import PERSONA_DROPPED
-from . import focused, personas
+from . import focused, personas, single
 from .run import STAGES, STRATEGIES, DebateRun, default_strategy, merge_quality, notes
 
 OnSection = Callable[[DebateRun, str], None]
@@ -136,9 +136,13 @@ class Engine:
         if self.substance and run.missing and stage == STAGES[0]:
             # the embedding model loads while the first agent generates, not after it
             threading.Thread(target=self.embeddings.warm, name="clearside-embed-warm", daemon=True).start()
+        if self.strategy == "single":
+            single.refuse(run)
         try:
             if stage == "orchestrator" and run.proposition is None:
                 self.keep(run, "proposition", self._orchestrator(run))
+            elif stage == "advocates" and self.strategy == "single":
+                single.write(self, run)
             elif stage == "advocates" and run.personas is not None:
                 personas.stage(self, run)
             elif stage == "advocates":
@@ -282,7 +286,8 @@ class Engine:
                 "generated_at": utc_stamp(),
                 "model_info": {"provider": self.provider.name, "model": self.provider.model},
                 "confidence_level": overall_confidence(run.pro, run.con),
-                "notes": notes(("orchestrator", "personas" if run.personas else "advocate", "moderator"), run),
+                "notes": notes(("orchestrator", "single") if self.strategy == "single" else
+                               ("orchestrator", "personas" if run.personas else "advocate", "moderator"), run),
             },
             "proposition": run.proposition.dump(),
             "pro": run.pro.dump(),

@@ -27,7 +27,7 @@ from ..runtime.events import AgentProgress
 from ..runtime.progress import Follower
 from ..schema import ALL_ACTIONS, Document
 from ..store import Store
-from . import remap
+from . import remap, single
 from . import workflow as workflows
 from .recorder import StaticRecorder, load_run
 from .run import DebateRun
@@ -142,7 +142,10 @@ class StaticJob:
 
 def new_job(store: Store, run: DebateRun, provider: Provider, *, temperature: float, strategy: str | None = None,
             parent_id: str | None = None, owner: str | None = None) -> StaticJob:
-    """A new saved debate on ``run``, not yet queued (call ``start()``); ``owner``: the starting browser's token."""
+    """A new saved debate on ``run``, not yet queued (call ``start()``); ``owner``: the starting browser's token.
+    A debate the strategy cannot write (the single pass takes no personas or sources) is refused, nothing saved."""
+    if strategy == "single":
+        single.refuse(run)
     debate_id = StaticRecorder(store, run, provider, parent_id=parent_id, owner=owner).id
     return StaticJob(store, debate_id, provider, temperature=temperature, strategy=strategy)
 
@@ -150,7 +153,9 @@ def new_job(store: Store, run: DebateRun, provider: Provider, *, temperature: fl
 def resume_job(store: Store, debate_id: str, provider: Provider, *, temperature: float, strategy: str | None = None,
                owner: str | None = None) -> StaticJob:
     """The saved debate's job generating only its missing sections, not yet queued (call ``start()``)."""
-    load_run(store, debate_id)  # an unknown id or a debate that is not static is refused here, with its message
+    saved = load_run(store, debate_id)  # an unknown id or a debate that is not static is refused here
+    if strategy == "single":
+        single.refuse(saved)
     if owner:  # whoever resumes an ownerless debate makes it theirs (the Library lets only them or anyone do it)
         store.update(debate_id, data={"owner": owner})
     return StaticJob(store, debate_id, provider, temperature=temperature, strategy=strategy, resume=True)

@@ -77,7 +77,7 @@ def _panel(chosen: list[Persona]) -> personas.Panel:
     return personas.Panel(personas.checked(list(chosen)))
 
 
-STRATEGIES = ("whole", "focused")
+STRATEGIES = ("whole", "focused", "single")  # single: the one-call control (clearside.static.single)
 # bench/quality.py on SmolLM2-135M, 6 dev propositions: both strategies leave no garbage in what completes;
 # "focused" completed 5/6 at a mean 62 s, "whole" 4/6 at 46 s (3/4 held out at 33 s). Too close on completion
 # to pay 36% more time, so small models keep one call per agent.

@@ -16,9 +16,22 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import argkp_debate, flagship_replies, flagship_script, request_text, run_regression, script_file
+from helpers import (
+    QUESTION,
+    argkp_debate,
+    flagship_replies,
+    flagship_script,
+    moderator_reply,
+    orchestrator_reply,
+    request_text,
+    run_regression,
+    script_file,
+    side_reply,
+    single_reply,
+)
 from helpers import run_cli as run
 
+from clearside.errors import InputError
 from clearside.providers.scripted import ScriptedProvider
 from clearside.quality import compare
 from clearside.quality.batch import baseline, batches, check
@@ -311,6 +324,40 @@ def test_a_comparison_lists_its_models_in_the_order_given_whatever_order_their_r
         db.add_run(compare.SUITE, provider="scripted", model=label, status="done",
                    data={"batch": older, "question": "Q?", "label": label})
     assert compare.load(db, older)[0]["models"] == ["scripted:b.json", "scripted:a.json"]
+
+
+def test_compare_runs_one_model_as_a_debate_and_as_the_single_pass_control(db, tmp_path, capsys):
+    spec = script_file(tmp_path, orchestrator=[orchestrator_reply()], pro=[side_reply("pro")],
+                       con=[side_reply("con")], moderator=[moderator_reply()], single=[single_reply()])
+    code, out, err = run(capsys, "compare", QUESTION, "--provider", spec, "--provider", spec,
+                         "--strategies", "auto,single", "--format", "json")
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["models"] == ["scripted:script.json · auto", "scripted:script.json · single"]
+    assert {r["status"] for r in report["results"].values()} == {"done"}
+    _, documents = compare.load(db, report["batch"])
+    assert [documents[label]["quality"]["strategy"] for label in report["models"]] == ["whole", "single"]
+    assert {r["data"]["label"]: r["data"]["strategy"] for r in db.runs(compare.SUITE, batch=report["batch"])} == {
+        "scripted:script.json · auto": None, "scripted:script.json · single": "single"}
+    code, _, err = run(capsys, "compare", QUESTION, "--provider", spec, "--provider", spec, "--strategy", "single")
+    assert code == 2 and "same temperature and strategy" in err
+    code, _, err = run(capsys, "compare", QUESTION, "--provider", spec, "--provider", spec,
+                       "--strategies", "single")
+    assert code == 2 and "one strategy per model (2), not 1" in err
+
+
+def test_a_regression_batch_runs_the_single_pass_control_and_records_it(db):
+    replies = flagship_replies()
+    one = single_reply(replies["pro"], replies["con"], replies["moderator"], ids=False)  # conflicts quote the text
+    provider = ScriptedProvider(script={"orchestrator": [replies["orchestrator"]], "single": [one]})
+    report = run_regression("flagship", provider, runs=1, strategy="single")
+    assert report["runs"] == 1 and report["metrics"]["schema_valid"]["mean"] == 1.0, report
+    [row] = db.runs("flagship")
+    assert row["data"]["versions"]["provider"]["strategy"] == "single"
+    assert db.get(row["debate_id"]).document["quality"]["strategy"] == "single"
+    assert not provider.requests_for("pro") and len(provider.requests_for("single")) == 1
+    with pytest.raises(InputError, match="Unknown generation strategy 'quick'"):
+        run_regression("flagship", provider, runs=1, strategy="quick")
 
 
 def test_compare_command_takes_one_temperature_per_model(db, tmp_path, capsys):

@@ -433,3 +433,28 @@ def test_challenge_of_a_citation_on_the_embedded_model():
     for citation in response.response.citations:
         assert citation.passage == "S1.1" and sources.verify(citation.quote, report), citation
     assert jsonschema_errors(out.dump()) == []
+
+
+def test_single_pass_on_the_embedded_model(tmp_path):
+    """``debate --strategy single --retries 0`` on the real model: one call after the orchestrator's, decoded under
+    the whole document's grammar; either a schema-valid document whose checks pass, written by that one call, or
+    exit 4 naming the checks with the proposition kept (never anything else)."""
+    out = tmp_path / "single.json"
+    question = "Should our town replace its street lights with dimmable LED lamps?"
+    result = subprocess.run([sys.executable, "-m", "clearside", "debate", question, "--strategy", "single",
+                             "--retries", "0", "--out", str(out)], cwd=ROOT, capture_output=True, text=True,
+                            timeout=900)
+    if result.returncode != 0:
+        assert result.returncode == 4, result.stderr
+        assert "substance checks" in result.stderr or "broke the ClearSide schema" in result.stderr
+        partial = json.loads(Path(f"{out}.partial.json").read_text(encoding="utf-8"))
+        assert set(partial["sections"]) == {"proposition"}, "the three sections land together or not at all"
+        return
+    document = json.loads(out.read_text(encoding="utf-8"))
+    assert jsonschema_errors(document) == []
+    doc = Document.model_validate(document)
+    assert doc.quality.strategy == "single" and set(doc.quality.agents) == {"orchestrator", "single"}
+    assert doc.quality.agents["single"].attempts == 1
+    listed = {*doc.pro.assumptions, *doc.con.assumptions}
+    assert all(c.pro_assumption in listed and c.con_assumption in listed for c in doc.moderator.assumption_conflicts)
+    assert checks.document_findings(document, checks.Embeddings()) == []

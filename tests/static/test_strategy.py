@@ -65,7 +65,8 @@ def test_the_sidebar_strategy_reaches_the_debate_and_small_reaches_the_provider(
     at.run()
     strategy = at.sidebar.selectbox(key="strategy")
     assert strategy.value == "auto" and strategy.options == ["Automatic", "Whole: one call per agent",
-                                                             "Focused: smaller calls per agent"]
+                                                             "Focused: smaller calls per agent",
+                                                             "Single pass: one call writes it all (a control)"]
     assert not [c for c in at.sidebar.checkbox if c.key == "small_model"], "the embedded default is always small"
     strategy.set_value("focused").run()
     at.text_area(key="question").set_value(QUESTION)

@@ -319,7 +319,8 @@ def test_while_running_each_model_shows_its_status_and_finished_debates_appear_f
         gate.set()
     wait_done(at, store, batch)
     assert "Debating…" not in plain(at) and plain(at).count("✓ done") == 2
-    assert not at.button(key="cmp_start").proto.disabled
+    # every debate's row is done a moment before the comparison's own job ends: Compare comes back then
+    app_kit.settle(at, lambda a: not a.button(key="cmp_start").proto.disabled, timeout=30)
 
 
 def test_a_running_comparison_can_be_cancelled_keeping_what_finished(store):
@@ -388,6 +389,25 @@ def test_each_row_has_its_own_temperature_so_one_model_can_be_compared_at_two(st
     assert runs == {"scripted:script · T 0.4": 0.4, "scripted:script · T 0.9": 0.9}, "labels tell them apart"
 
 
+def test_each_row_has_its_own_strategy_so_one_model_runs_as_a_debate_and_as_the_single_pass_control(store):
+    debate, control = ScriptedProvider(), ScriptedProvider()
+    helpers.scripted_debate(debate)
+    control.enqueue(helpers.orchestrator_reply(), agent="orchestrator")
+    control.enqueue(helpers.single_reply(), agent="single")
+    at = page()
+    first, second = at.session_state["cmp_rows"]
+    assert at.selectbox(key=f"cmp_strategy_{first}").value == "auto", "a row starts at the sidebar's strategy"
+    at.session_state["cmp_providers_override"] = {"debate": debate, "control": control}
+    run(at.selectbox(key=f"cmp_strategy_{second}").set_value("single"))
+    at = fill(at, "Should we adopt microservices architecture?", ["debate", "control"])
+    assert not at.error, errors(at)
+    wait_done(at, store, batch_of(at))
+    assert len(debate.requests_for("pro")) == 1 and not debate.requests_for("single")
+    assert len(control.requests_for("single")) == 1 and not control.requests_for("pro")
+    runs = {r["data"]["label"]: r["data"]["strategy"] for r in store.runs("compare")}
+    assert runs == {"scripted:script · auto": None, "scripted:script · single": "single"}, "labels tell them apart"
+
+
 def test_an_unreachable_model_is_refused_before_anything_starts(store, tmp_path):
     from helpers import free_port
 
@@ -410,8 +430,15 @@ def test_the_same_gguf_by_name_and_by_its_path_is_one_model():
     assert by_name.spec != by_path.spec and by_name.identity == by_path.identity
     with pytest.raises(InputError, match="name the same model at the same temperature"):
         compare.checked([by_name, by_path], compare.Settings())
-    assert compare.checked([by_name, by_path], compare.Settings(temperatures=(0.2, 0.8)))[0] == [
+    assert compare.checked([by_name, by_path], compare.Settings(temperatures=(0.2, 0.8))).labels == [
         "embedded · T 0.2", f"embedded:{by_name.path.name} · T 0.8"]
+    # one model as a debate and as the single-pass control: two configurations, labelled by strategy
+    plan = compare.checked([by_name, by_name], compare.Settings(strategies=(None, "single")))
+    assert plan.labels == ["embedded · auto", "embedded · single"] and plan.strategies == [None, "single"]
+    with pytest.raises(InputError, match="same temperature and strategy"):
+        compare.checked([by_name, by_path], compare.Settings(strategies=("single", "single")))
+    with pytest.raises(InputError, match="Unknown generation strategy 'quick'"):
+        compare.checked([by_name, by_path], compare.Settings(strategies=("quick", None)))
 
 
 def test_labels_are_short_and_distinct():
