@@ -18,7 +18,21 @@ import sys
 
 from ..errors import ClearSideError
 from ..paths import legacy_live_files
-from . import check, cruxes, dashboard, debate, evaluate, jobs, live, perspectives, regression, remap, review, store
+from . import (
+    check,
+    cruxes,
+    dashboard,
+    debate,
+    evaluate,
+    jobs,
+    live,
+    perspectives,
+    regression,
+    remap,
+    review,
+    store,
+    value,
+)
 from .common import model_options
 
 
@@ -32,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     jobs.add_parsers(sub)
     evaluate.add_parsers(sub)
     regression.add_parsers(sub, model_options)
+    value.add_parsers(sub, model_options)
     evaluate.add_compare_parser(sub)
     review.add_parsers(sub)
     perspectives.add_parser(sub, model_options)

@@ -167,7 +167,7 @@ def paired_markdown(report: dict[str, Any]) -> str:
     """The paired comparison as a readable report: the table, what needs more repeats, the flipped cases."""
     a, b = report["a"], report["b"]
     verdict = "REGRESSION" if report["regression"] else "NO REGRESSION"
-    lines = [f"# Paired comparison: B against A — {verdict}", "",
+    lines = [f"# {report.get('title') or 'Paired comparison: B against A'} — {verdict}", "",
              f"- A: batch `{a['batch']}` ({a['suite']}, {a['provider']}, {a['created_at'][:16]})",
              *([f"  - versions: {versions_text(report['versions']['a'])}"] if report.get("versions") else []),
              f"- B: batch `{b['batch']}` ({b['suite']}, {b['provider']}, {b['created_at'][:16]})",

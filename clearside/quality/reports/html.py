@@ -190,8 +190,9 @@ def paired_html(report: Mapping[str, Any]) -> str:
     a, b = report["a"], report["b"]
     bad = bool(report["regression"])
     verdict = "REGRESSION" if bad else "NO REGRESSION"
-    title = f"Paired comparison: {b['batch']} against {a['batch']} — {verdict}"
-    body = [f"<h1>Paired comparison: B against A "
+    heading = report.get("title") or "Paired comparison: B against A"  # ``value`` names what A and B are
+    title = f"{heading}: {b['batch']} against {a['batch']} — {verdict}"
+    body = [f"<h1>{esc(heading)} "
             f'<span class="verdict {"bad" if bad else "good"}">{verdict}</span></h1>',
             _sides_table(report),
             *_versions(["A", "B"], [(report.get("versions") or {}).get(k) or {} for k in ("a", "b")],
