@@ -20,12 +20,7 @@ _LABEL = r'^[A-Z][^"\\{}\[\]<>\x00-\x1f]{%d,%d}$'
 _WORD = r"[A-Za-z0-9'-]"
 _OPENING = rf"[A-Z]{_WORD}{{0,11}} {_WORD}{{1,12}} {_WORD}{{1,12}} "
 OPENING = len("A23456789012 123456789012 123456789012 ")  # the longest opening: the whole stays within maxLength
-# A sentence ends on terminal punctuation: a model that closes its string must first end its sentence, so no
-# string the model ended itself stops mid-phrase without a stop (such strings, 100 characters and more, were most
-# of the cuts a reader still found); at its length cap the grammar writes the stop and the checks end it at its
-# last complete clause (clearside.checks.sides, "cut_sentence").
-_END = "[.!?]"
-_SENTENCE = "^" + _OPENING + r'[^"\\{}\[\]<>\x00-\x1f]{%d,%d}' + _END + "$"
+_SENTENCE = "^" + _OPENING + r'[^"\\{}\[\]<>\x00-\x1f]{%d,%d}$'
 # Words that open a question, never a claim: a small model that starts a claim with "Should ..." is copying the
 # question it was given (the advocates' echo), so a statement's grammar cannot start with them.
 QUESTION_OPENERS = ("Should", "Would", "Could", "Can", "Will", "Shall", "Is", "Are", "Do", "Does", "Did", "What",
@@ -77,14 +72,14 @@ def group(options: list[str]) -> str:
 
 _STATEMENT_OPENING = first_word_except(QUESTION_OPENERS) + rf" {_WORD}{{1,12}} {_WORD}{{1,12}} "
 # a claim is never a question: it holds no "?" and does not open with a question's word
-_STATEMENT = "^" + _STATEMENT_OPENING + r'[^"\\{}\[\]<>?\x00-\x1f]{%d,%d}[.!]$'
+_STATEMENT = "^" + _STATEMENT_OPENING + r'[^"\\{}\[\]<>?\x00-\x1f]{%d,%d}$'
 SENTENCE_MIN = 15
 
 
 def compact(schema: Any) -> Any:
     """Tighten a wire schema for small in-process models.
 
-    Length-bounded free-text strings get a sentence pattern the grammar enforces (ending on a stop),
+    Length-bounded free-text strings get a sentence pattern the grammar enforces,
     and arrays are held to at most one item above their minimum, which keeps a
     full debate within the time budget on a 2-core CPU.
     """
@@ -98,8 +93,8 @@ def compact(schema: Any) -> Any:
         if high < 100:
             return {"type": "string", "pattern": (_LABEL if schema.get("x-words") else _TEXT) % (low, high - 1)}
         pattern = _STATEMENT if schema.get("x-statement") else _SENTENCE
-        rest = max(max(low, SENTENCE_MIN - 1) - OPENING - 1, 1)  # the opening and the stop are counted apart
-        return {"type": "string", "pattern": pattern % (rest, high - 2 - OPENING)}
+        rest = max(max(low, SENTENCE_MIN - 1) - OPENING, 2)
+        return {"type": "string", "pattern": pattern % (rest, high - 1 - OPENING)}
     result = {key: compact(value) for key, value in schema.items()}
     if schema.get("type") == "array" and "minItems" in schema and "maxItems" in schema:
         result["maxItems"] = min(schema["maxItems"], schema["minItems"] + 1)

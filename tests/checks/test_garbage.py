@@ -332,15 +332,13 @@ def test_a_string_is_capped_when_its_decoding_schema_would_take_no_more():
     from clearside.enforce import capped_strings
     from clearside.providers.small_schema import compact
 
-    # the embedded model's sentence grammar: opening words, then a bounded rest, then a stop (at the cap the
-    # grammar leaves the stop alone: "... round the historic.")
-    small = compact(agents.SIDE_WIRE)
+    small = compact(agents.SIDE_WIRE)  # the embedded model's sentence grammar: opening words, then a bounded rest
     pattern = small["properties"]["assumptions"]["items"]["pattern"]
-    full = next(CAPPED_LONGER[:n] + "." for n in range(len(CAPPED_LONGER), 0, -1)
-                if re.fullmatch(pattern, CAPPED_LONGER[:n] + "."))
+    full = next(CAPPED_LONGER[:n] for n in range(len(CAPPED_LONGER), 0, -1)
+                if re.fullmatch(pattern, CAPPED_LONGER[:n]))
     assert len(full) < len(CAPPED_LONGER)
     assert not re.fullmatch(pattern, full[:-1] + "x" + full[-1])
-    reply = {**side_reply("pro"), "assumptions": [full, full[:-2] + "."]}
+    reply = {**side_reply("pro"), "assumptions": [full, full[:-1]]}
     assert capped_strings(reply, small) == {("assumptions", 0): full}
     plain = {**side_reply("pro"), "assumptions": [CAPPED_ASSUMPTION, CAPPED_ASSUMPTION[:-1]]}
     assert capped_strings(plain, agents.SIDE_WIRE) == {("assumptions", 0): CAPPED_ASSUMPTION}  # maxLength alone

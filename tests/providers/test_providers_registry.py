@@ -94,33 +94,28 @@ def test_compact_bounds_strings_with_a_pattern():
     claim = {"type": "string", "minLength": 8, "maxLength": 110, "x-statement": True}
     label = {"type": "string", "minLength": 3, "maxLength": 80}
     # a sentence opens with a capital letter and three plain words, so never a list number, a bare label of one
-    # to three words, or a field name; it holds no JSON punctuation, fits its maxLength and ends on a stop (a
-    # string the model closes itself never stops mid-phrase without one)
+    # to three words, or a field name; it holds no JSON punctuation and fits its maxLength
     for schema in (sentence, claim):
         assert decodes(schema, "A ban would cut noise in the centre.")
-        assert decodes(schema, "AI data centers use a lot of water!")
-        assert decodes(schema, "A ban cuts noise. It also cuts trade.")
-        for junk in ("Economic costs.", "Rising costs everywhere.", "EvidenceGaps: current data are missing.",
-                     "Root_cause: values differ a lot.", "1. The plan cuts traffic.", "The plan {cuts} traffic.",
-                     'The plan "cuts" traffic.', "AI data centers use a lot of water",
-                     "It is not just about saving a", "This includes ensuring that all data,"):
+        assert decodes(schema, "AI data centers use a lot of water")
+        for junk in ("Economic costs", "Rising costs everywhere", "EvidenceGaps: current data are missing",
+                     "Root_cause: values differ a lot", "1. The plan cuts traffic", "The plan {cuts} traffic",
+                     'The plan "cuts" traffic'):
             assert not decodes(schema, junk), junk
     longest = "Abcdefghijkl abcdefghijkl abcdefghijkl " + "x" * 200
     for schema in (sentence, claim):
-        top = max(n for n in range(200) if decodes(schema, longest[: n - 1] + "."))
-        assert top == schema["maxLength"] - 1  # the longest opening still fits, with its stop
+        top = max(n for n in range(200) if decodes(schema, longest[: n]))
+        assert top == schema["maxLength"] - 1  # the longest opening still fits
     # a claim (x-statement) is never a question; a sentence may be
     assert decodes(sentence, "Is this a good idea at all?") and not decodes(claim, "Is this a good idea at all?")
     # nor does it open with a question's word: a small model's claim "Should our team move ..." copies the question
-    for echo in ("Should our team move to weekly releases.", "Would a ban cut noise in the centre.",
-                 "What the city should do about cars.", "Is a ban a good idea at all.",
-                 "How we release matters a lot."):
+    for echo in ("Should our team move to weekly releases", "Would a ban cut noise in the centre",
+                 "What the city should do about cars", "Is a ban a good idea at all", "How we release matters a lot"):
         assert decodes(sentence, echo) and not decodes(claim, echo), echo
-    for opening in ("Shoulder injuries rise with long shifts.", "Isolation of services limits the damage.",
-                    "However the cost falls on small shops.", "Whatever the team picks it must test more.",
-                    "Cannot is not a word the plan uses.", "Dogs and cyclists gain quiet streets.",
-                    "I think this works.", "Canada tried it in several city centres.",
-                    "Abcdefghijkl abcdefghijkl abcdefghijkl works."):
+    for opening in ("Shoulder injuries rise with long shifts", "Isolation of services limits the damage",
+                    "However the cost falls on small shops", "Whatever the team picks it must test more",
+                    "Cannot is not a word the plan uses", "Dogs and cyclists gain quiet streets", "I think this works",
+                    "Canada tried it in several city centres", "Abcdefghijkl abcdefghijkl abcdefghijkl works"):
         assert decodes(claim, opening), opening
     # a short label (a topic, a context value) may start with a digit and be short
     assert compact(label) == {"type": "string", "pattern": r'^[A-Z0-9][^"\\{}\[\]<>\x00-\x1f]{2,79}$'}
