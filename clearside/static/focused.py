@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, create_model
 
 from .. import agents, checks, prompts
 from ..enforce import with_fixes
-from ..errors import QualityCheckError
+from ..errors import QualityCheckError, SchemaViolationError
 from ..schema import CATEGORY_VALUES, AgentQuality, Moderator, QualityItem, Side
 from ..wire import array, obj, one_of
 
@@ -150,7 +150,7 @@ def _arguments(advocate: _Advocate, arguments: list[dict[str, Any]], chosen: lis
     engine, run, spec = advocate.engine, advocate.run, advocate.spec
     arguments = list(arguments)
     part = _part(Side, "arguments")
-    failure: QualityCheckError | None = None
+    failure: SchemaViolationError | None = None
     if retries is None:
         retries = min(MEND_RETRIES, engine.retries) if reask else engine.retries
     for _ in range(target - len(arguments) + spare):
@@ -175,8 +175,8 @@ def _arguments(advocate: _Advocate, arguments: list[dict[str, Any]], chosen: lis
                 floors={"arguments": 1}, retries=retries)
             result = engine.call(run, call, _ask(advocate.base, instruction, problems or ()), fresh=False,
                                  reask=reask)
-        except QualityCheckError as exc:
-            failure = exc
+        except SchemaViolationError as exc:  # its checks or its schema (a reply cut at its token limit): the part
+            failure = exc                   # goes, and the next call, which sees what was kept, may do better
             _dropped(run, spec.name, f"arguments/{len(arguments)}", exc)
             continue
         arguments += [a.model_dump(mode="json", exclude_none=True) for a in result.arguments]
@@ -241,10 +241,11 @@ def _finish(advocate: _Advocate, arguments: list[dict[str, Any]], kept: dict[str
     return Side.model_validate({**values, "arguments": arguments})
 
 
-def _dropped(run, agent: str, what: str, exc: QualityCheckError) -> None:
+def _dropped(run, agent: str, what: str, exc: SchemaViolationError) -> None:
     record = run.quality.setdefault(agent, AgentQuality(attempts=exc.attempts, reasks=exc.attempts - 1))
+    failed = "failed its checks" if isinstance(exc, QualityCheckError) else "broke the schema"
     record.items.append(QualityItem(check="part_dropped", path=what, action="dropped",
-                                    message=f"{what} still failed its checks after {exc.attempts} attempts: "
+                                    message=f"{what} still {failed} after {exc.attempts} attempts: "
                                             f"{'; '.join(exc.errors[:3])}"))
 
 

@@ -4,6 +4,7 @@ call each and one spare call, checked against the arguments already kept; it nev
 from __future__ import annotations
 
 import copy
+import json
 
 import pytest
 from helpers import QUESTION, moderator_reply, orchestrator_reply, side_reply
@@ -62,6 +63,20 @@ def test_a_top_up_that_repeats_a_kept_argument_is_asked_again():
     document = run_it(provider)
     assert len({a.claim.casefold() for a in document.pro.arguments}) == 3
     assert len(provider.requests_for("pro")) == 4
+
+
+def test_a_top_up_cut_at_its_token_limit_is_dropped_and_the_spare_call_is_made():
+    """A top-up reply that is not whole JSON (a small model ran into the call's token limit inside a string) is one
+    failed part, like one that fails its checks: the spare call is made, and the side is not lost."""
+    reply = side_reply("pro", arguments=3)
+    reply["arguments"][2]["claim"] = reply["arguments"][0]["claim"].upper() + "!"  # a repeat: two are kept
+    cut = json.dumps(one("pro", 2))[:60]  # a reply stopped mid-string
+    provider = script([cut, one("pro", 2)], pro=reply)
+    document = run_it(provider, retries=1)
+    assert [a.claim for a in document.pro.arguments] == [a["claim"] for a in side_reply("pro")["arguments"]]
+    dropped = [i for i in document.quality.agents["pro"].items if i.check == "part_dropped"]
+    assert len(dropped) == 1 and "broke the schema after 1 attempts" in dropped[0].message
+    assert len(provider.requests_for("pro")) == 1 + 2
 
 
 def test_top_ups_that_keep_failing_ship_two_arguments_with_a_note():
