@@ -118,7 +118,8 @@ def cmd_regress(args: argparse.Namespace) -> int:
     store = open_store()
     print(f"Running {suite.name} ({len(suite.cases)} case(s)) {args.runs} time(s) on {provider.spec}; "
           f"each run is saved as it finishes.", file=sys.stderr)
-    report = run_here(args, suite, provider, _settings(args, thresholds), store)
+    report = run_here(suite, provider, _settings(args, thresholds), store,
+                      against_baseline=not args.allow_version_change)
     for warning in report["warnings"]:
         print(f"warning: {warning}", file=sys.stderr)
     if args.bless:
@@ -135,15 +136,16 @@ def cmd_regress(args: argparse.Namespace) -> int:
     return 0 if report["passed"] else 1
 
 
-def run_here(args: argparse.Namespace, suite: Suite, provider: Provider, settings: RegressSettings,
-             store: Store) -> dict[str, Any]:
+def run_here(suite: Suite, provider: Provider, settings: RegressSettings, store: Store, *,
+             against_baseline: bool = True) -> dict[str, Any]:
     """The batch's workflow run in this process to its end (its debates too), each run printed as it finishes;
-    its report. Against a baseline scored by another metric suite or embedding model it is refused first, unless
-    ``--allow-version-change``. Ctrl+C cancels the batch: the debates under way stop at their next token."""
+    its report. With ``against_baseline``, a batch whose baseline was scored by another metric suite or embedding
+    model is refused first (``--allow-version-change`` turns it off). Ctrl+C cancels the batch: the debates under
+    way stop at their next token."""
     from ..errors import JobFailed
     from ..quality import workflow as batches
 
-    if not args.allow_version_change:
+    if against_baseline:
         batches.check_versions(store, suite, provider, settings)  # before anything is queued or any model call
     with here.hosting(store.url):
         batch_id = batches.enqueue_regress(suite, provider, settings, here=True, store_url=store.url)

@@ -34,14 +34,13 @@ def cmd_value(args: argparse.Namespace) -> int:
     store = open_store()
     common = {"runs": args.runs, "retries": args.retries, "temperature": args.temperature, "window": args.concurrency}
     batches = {}
-    # the two batches are never judged against the suite's baseline: they are compared with each other
-    options = argparse.Namespace(allow_version_change=True)
     with here.hosting(store.url):  # one host for both batches (each run_here would start and stop its own)
         for role, way in (("single pass", value.CONTROL), ("debate", strategy)):
             print(f"The {role}: {suite.name} ({len(suite.cases)} case(s)) {args.runs} time(s) on {provider.spec}"
                   f"{f' ({way})' if way else ''}; each run is saved as it finishes.", file=sys.stderr)
             settings = RegressSettings(**common, strategy=way)
-            batches[role] = run_here(options, suite, provider, settings, store)["batch"]
+            # never judged against the suite's baseline: the two batches are compared with each other
+            batches[role] = run_here(suite, provider, settings, store, against_baseline=False)["batch"]
             print(f"The {role}: batch {batches[role]}.", file=sys.stderr)
     report = value.paired(store, batches["single pass"], batches["debate"])
     for warning in report["warnings"]:
