@@ -106,11 +106,6 @@ def check(question: str, raw_input: str, embeddings: checks.Embeddings):
     return both
 
 
-def messages(proposition, context, *, inferred: bool) -> list[dict[str, str]]:
-    """The one call's prompt: the advocates' topic block, then the three sections' rules and the task."""
-    return agents.single_messages(proposition, context, inferred=inferred)
-
-
 def refuse(run) -> None:
     """InputError for a debate the control does not stand for: one with personas or with the user's sources."""
     if run.personas is not None or run.sources:
@@ -125,7 +120,8 @@ def write(engine, run) -> None:
         return
     one = copy.copy(engine)  # the same engine, whose events of the call go to the three sections
     one.on_event = _mirror(engine.on_event)
-    result = one.agent(run, SPEC, messages(run.proposition, run.context, inferred=not engine.provider.small),
+    prompt = agents.single_messages(run.proposition, run.context, inferred=not engine.provider.small)
+    result = one.agent(run, SPEC, prompt,
                        prepare=prepare, floors=FLOORS, schema=SPEC.schema, decode=wires()[1],
                        check=check(run.proposition.normalized_question, run.proposition.raw_input, engine.embeddings))
     for name, section in zip(WRITES, split(result), strict=True):
