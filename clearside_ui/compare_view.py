@@ -154,21 +154,22 @@ def model_rows() -> None:
     rows = ca.rows()
     st.markdown(f"**Models** ({ca.MIN_MODELS} to {ca.MAX_MODELS})")
     for number, row in enumerate(rows, 1):
-        field, heat, way, remove = st.columns([5, 2, 3, 2], vertical_alignment="bottom")
+        field, heat, remove = st.columns([5, 2, 2], vertical_alignment="bottom")
         field.text_input(f"Model {number}", key=Compare.row("model", row), max_chars=300, persist_state="session",
                          placeholder="provider:model, e.g. ollama:llama3.2", help=SPEC_HELP)
         ca.row_temperature(row)  # a new row starts at the sidebar's temperature
         heat.number_input(f"Temperature {number}", min_value=0.0, max_value=1.5, step=0.05, format="%.2f",
                           key=Compare.row("temp", row), persist_state="session",
                           help="Each row is a configuration: the same model may be compared at two temperatures.")
+        remove.button("Remove", key=Compare.row("remove", row), on_click=ca.remove_row, args=(row,), width="stretch",
+                      disabled=len(rows) <= ca.MIN_MODELS, help=f"A comparison needs at least {ca.MIN_MODELS} "
+                      "models.")
+        way, _ = st.columns([5, 4])  # under the model: a fourth column left Remove no room on a narrow screen
         ca.row_strategy(row)  # a new row starts at the sidebar's strategy
         way.selectbox(f"Strategy {number}", list(settings.STRATEGIES), format_func=settings.STRATEGIES.get,
                       key=Compare.row("strategy", row), persist_state="session",
                       help="Each row is a configuration: the same model may run as a debate and as the single-pass "
                            "control, which shows what the debate adds.")
-        remove.button("Remove", key=Compare.row("remove", row), on_click=ca.remove_row, args=(row,), width="stretch",
-                      disabled=len(rows) <= ca.MIN_MODELS, help=f"A comparison needs at least {ca.MIN_MODELS} "
-                      "models.")
     st.button("Add a model", key=Compare.ADD, on_click=ca.add_row, icon=":material/add:",
               disabled=len(rows) >= ca.MAX_MODELS, help=f"Up to {ca.MAX_MODELS} models.")
 
