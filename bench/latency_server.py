@@ -44,6 +44,13 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
+    finish_hook = None  # a chat request's end, called before its last bytes are written (LatencyServer.counting)
+
+    def _finishing(self) -> None:
+        hook, self.finish_hook = self.finish_hook, None
+        if hook is not None:
+            hook()
+
     def _send_json(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
         data = json.dumps(body).encode()
         self.send_response(status)
@@ -52,9 +59,12 @@ class _Handler(BaseHTTPRequestHandler):
         for name, value in (headers or {}).items():
             self.send_header(name, value)
         self.end_headers()
+        self._finishing()
         self.wfile.write(data)
 
     def _chunk(self, data: bytes) -> None:
+        if not data:  # the last chunk: the answer is complete once it arrives
+            self._finishing()
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
         self.wfile.flush()
 
@@ -82,7 +92,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not ollama and self.path.rstrip("/") != "/v1/chat/completions":
             self._send_json(404, {"error": "not found"})
             return
-        with self.server.counting() as failing, contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        with self.server.counting(self) as failing, contextlib.suppress(BrokenPipeError, ConnectionResetError):
             if failing:
                 self._overloaded(ollama)
                 return
@@ -199,21 +209,33 @@ class LatencyServer(ThreadingHTTPServer):
             return self.list_requests <= self.fail_lists
 
     @contextlib.contextmanager
-    def counting(self):
-        """One chat request in flight; yields whether it is to be answered with ``fail_status``."""
+    def counting(self, handler: Any = None):
+        """One chat request in flight; yields whether it is to be answered with ``fail_status``. With ``handler``,
+        the request stops counting as its last bytes go out (``handler.finish_hook``), not once its handler returns:
+        a client that has read the whole answer may send its next request before that, and was counted twice."""
         with self._lock:
             self.requests += 1
             failing = self.requests <= self.fail_first
             self.failed += failing
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
-        started = time.monotonic()
+        started, done = time.monotonic(), []
+
+        def finish() -> None:
+            with self._lock:
+                if not done:
+                    done.append(True)
+                    self.in_flight -= 1
+                    self.spans.append((started, time.monotonic()))
+
+        if handler is not None:
+            handler.finish_hook = finish
         try:
             yield failing
         finally:
-            with self._lock:
-                self.in_flight -= 1
-                self.spans.append((started, time.monotonic()))
+            finish()
+            if handler is not None:
+                handler.finish_hook = None
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         if not isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):  # a client hung up
