@@ -189,8 +189,10 @@ def _arguments(advocate: _Advocate, arguments: list[dict[str, Any]], chosen: lis
 def top_up(engine, run, spec: agents.AgentSpec, check, finished: Side) -> Side:
     """A side the checks thinned (they dropped some of its arguments: repeats, empty ones, parts that kept failing)
     to fewer than :data:`ARGUMENTS` arguments: ask for each missing argument in a small call of its own, checked
-    against the arguments kept (so no repeat comes back), with one spare call and no re-ask of a failing call
-    (:data:`TOP_UP_SPARE`); what passed stays. Each top-up is recorded as a
+    against the arguments kept (so no repeat comes back); what passed stays. Below :data:`FLOOR` the side would
+    fail, so the arguments it lacks for the floor get the mending budget (:data:`SPARE` spare calls, each re-asked
+    once); the rest, towards the target, one call each and one spare, none re-asked (:data:`TOP_UP_SPARE`). Each
+    top-up is recorded as a
     ``thin_side`` re-ask; a side left under :data:`ARGUMENTS` is flagged for the reader (see
     :func:`clearside.static.run.notes`); under :data:`FLOOR` it fails (QualityCheckError). A side the model wrote
     with two arguments, as its wire allows, and the checks left whole is kept as it is."""
@@ -205,13 +207,13 @@ def top_up(engine, run, spec: agents.AgentSpec, check, finished: Side) -> Side:
         record.items.append(QualityItem(check="thin_side", path=f"arguments/{n}", action="reasked",
                                         message=f"{label} held {len(kept)} argument(s) after its checks; argument "
                                                 f"{n + 1} was asked for on its own"))
-    arguments = _arguments(_Advocate.of(engine, run, spec, check), kept, [], ARGUMENTS, reask=True,
-                           spare=TOP_UP_SPARE, retries=0)
+    advocate, calls = _Advocate.of(engine, run, spec, check), record.attempts
+    arguments = _arguments(advocate, kept, [], FLOOR, reask=True) if len(kept) < FLOOR else kept
     if len(arguments) < FLOOR:
         raise QualityCheckError(spec.name, record.attempts, [
-            f"{label} held {len(arguments)} argument(s) after its checks and "
-            f"{ARGUMENTS - len(kept) + TOP_UP_SPARE} calls for the missing ones; "
-            f"a case needs at least {FLOOR}"], "")
+            f"{label} held {len(arguments)} argument(s) after its checks and {record.attempts - calls} calls for "
+            f"the missing ones; a case needs at least {FLOOR}"], "")
+    arguments = _arguments(advocate, arguments, [], ARGUMENTS, reask=True, spare=TOP_UP_SPARE, retries=0)
     if len(arguments) < ARGUMENTS:
         record.items.append(QualityItem(check="thin_side", path="arguments", action="flagged",
                                         message=f"{label[:1].upper()}{label[1:]} holds {len(arguments)} arguments, "

@@ -1,5 +1,6 @@
 """A side the checks thin below what the prompt asks for (3 arguments) is asked for the missing ones, one small
-call each and one spare call, checked against the arguments already kept; it never ships with fewer than 2."""
+call each and one spare call, checked against the arguments already kept; below 2, where it would fail, with the
+mending budget; it never ships with fewer than 2."""
 
 from __future__ import annotations
 
@@ -99,10 +100,12 @@ def test_a_side_left_with_one_argument_fails_and_keeps_the_other():
     repeat = {"arguments": [{**one("pro", 1)["arguments"][0], "claim": side_reply("pro")["arguments"][0]["claim"]}]}
     provider = script([copy.deepcopy(repeat) for _ in range(9)])
     run = DebateRun.from_input(QUESTION)
-    with pytest.raises(DebateFailed, match="3 calls for the missing ones; a case needs at least 2"):
+    with pytest.raises(DebateFailed, match="6 calls for the missing ones; a case needs at least 2"):
         Engine(provider, retries=1).run(run)
     assert run.pro is None and run.con is not None
-    assert len(provider.requests_for("pro")) == 1 + 3  # the whole reply, two missing arguments and one spare
+    # under the floor the side would fail: the argument it lacks gets the mending budget (one call and two spare,
+    # each re-asked once), not the target's one call and one spare
+    assert len(provider.requests_for("pro")) == 1 + 6
 
 
 def test_a_side_written_with_two_arguments_and_left_whole_is_kept_as_it_is():
