@@ -55,7 +55,8 @@ def findings(report: dict[str, Any]) -> list[str]:
     lines = []
     for m in report["headline"]:
         if not m["significant"]:
-            lines.append(f"{m['metric']}: no difference the test can tell ({m['n']} pairs, debate − single pass "
+            pairs = f"{m['n']} pair{'' if m['n'] == 1 else 's'}"
+            lines.append(f"{m['metric']}: no difference the test can tell ({pairs}, debate − single pass "
                          f"{m['diff']:+.3g}, p (Holm) {_p(m['p_holm'])}).")
             continue
         better = (m["diff"] > 0) == (m["better"] == "higher")
