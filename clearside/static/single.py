@@ -62,7 +62,8 @@ def _fields(model: type[BaseModel], names: tuple[str, ...], prefix: str = "") ->
 Reply = create_model("SingleReply", __config__=ConfigDict(extra="forbid"),
                      **_fields(Side, SIDE_FIELDS, "pro_"), **_fields(Side, SIDE_FIELDS, "con_"),
                      **_fields(Moderator, MODERATOR_FIELDS))
-SPEC = agents.AgentSpec(AGENT, AGENT, Reply, wires()[0], MAX_TOKENS)
+WIRE, DECODE = wires()
+SPEC = agents.AgentSpec(AGENT, AGENT, Reply, WIRE, MAX_TOKENS)
 FLOORS = {**{key(side, field): (FLOOR if field == "arguments" else floor)
              for side in LABELS for field, floor in checks.sides.FLOORS.items()},
           **checks.moderator.FLOORS}
@@ -122,7 +123,7 @@ def write(engine, run) -> None:
     one.on_event = _mirror(engine.on_event)
     prompt = agents.single_messages(run.proposition, run.context, inferred=not engine.provider.small)
     result = one.agent(run, SPEC, prompt,
-                       prepare=prepare, floors=FLOORS, schema=SPEC.schema, decode=wires()[1],
+                       prepare=prepare, floors=FLOORS, schema=WIRE, decode=DECODE,
                        check=check(run.proposition.normalized_question, run.proposition.raw_input, engine.embeddings))
     for name, section in zip(WRITES, split(result), strict=True):
         engine.keep(run, name, section)
