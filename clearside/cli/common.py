@@ -10,6 +10,7 @@ that ``--help`` imports none of the heavy packages.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
 import threading
@@ -73,6 +74,11 @@ def progress(stream=None, prefix: str = "", lock: threading.Lock | None = None):
                 say(out, f"{prefix}[{event.agent}] failed")
 
     return on_event
+
+
+def report_json(data: Any) -> str:
+    """A report or document as the commands print it: indented JSON, non-ASCII kept, one final newline."""
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
 def write(text: str, out: str | None) -> None:

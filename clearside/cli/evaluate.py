@@ -7,7 +7,6 @@ on 2-4 models side by side). The regression batches' commands are in :mod:`clear
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 import threading
@@ -18,11 +17,7 @@ from ..errors import ClearSideError, InputError
 from ..inputs import question, read_json
 from ..providers import DEFAULT_PROVIDER, get_provider
 from . import here
-from .common import STRATEGIES, log_violations, progress, write
-
-
-def _json(data: Any) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+from .common import STRATEGIES, log_violations, progress, report_json, write
 
 
 def _load_debate(source: str) -> tuple[Any, dict[str, Any] | None]:
@@ -55,7 +50,7 @@ def cmd_metrics(args: argparse.Namespace) -> int:
     document, usage = _load_debate(args.debate)
     reference = references.load(args.reference) if args.reference else None
     result = metrics.compute(document, reference=reference, usage=usage, semantic_metrics=not args.no_embeddings)
-    write(_json(result) if args.format == "json" else metrics_markdown(result, args.debate), args.out)
+    write(report_json(result) if args.format == "json" else metrics_markdown(result, args.debate), args.out)
     return 0
 
 
@@ -136,7 +131,7 @@ def cmd_swap_check(args: argparse.Namespace) -> int:
             code = code or exc.exit_code
             print(f"error: swap check of {name} failed: {exc}", file=sys.stderr)
     report = swap.batch(results, failures)
-    write(_json(report) if args.format == "json" else swap.markdown(report), args.out)
+    write(report_json(report) if args.format == "json" else swap.markdown(report), args.out)
     return code
 
 
@@ -176,7 +171,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     report = job.report()
     for label, result in report["results"].items():
         print(f"{label}: {result['status']} {result.get('error', '')}".rstrip(), file=sys.stderr)
-    write(_json(report) if args.format == "json" else compare.markdown(report), args.out)
+    write(report_json(report) if args.format == "json" else compare.markdown(report), args.out)
     return 0 if all(r["status"] == "done" for r in report["results"].values()) else 3
 
 

@@ -8,7 +8,6 @@ finishes; Ctrl+C cancels the batch (what finished stays saved). ``--enqueue`` qu
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import sys
 import threading
@@ -19,7 +18,7 @@ from ..errors import InputError
 from ..inputs import read_json
 from ..providers import get_provider
 from . import here
-from .common import COMPARE_SUITE, STRATEGIES, SUITES, log_violations, share, share_options, write
+from .common import COMPARE_SUITE, STRATEGIES, SUITES, log_violations, report_json, share, share_options, write
 
 if TYPE_CHECKING:  # the rest is imported by the command that runs (see common.py)
     from .. import modes
@@ -32,9 +31,6 @@ log = logging.getLogger("clearside.cli")
 
 POLL_SECONDS = 0.5  # how often a batch run here is asked which of its runs finished
 
-
-def _json(data: Any) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
 class FinishedRuns:
@@ -129,10 +125,10 @@ def cmd_regress(args: argparse.Namespace) -> int:
             print(f"warning (recorded in the bless history): {warning}", file=sys.stderr)
     text = regress.markdown(report)
     if args.out:
-        write(_json(report), args.out)
+        write(report_json(report), args.out)
         write(text, str(Path(args.out).with_suffix(".md")))
     share(report, store, args)
-    sys.stdout.write(_json(report) if args.format == "json" else text)
+    sys.stdout.write(report_json(report) if args.format == "json" else text)
     return 0 if report["passed"] else 1
 
 
@@ -192,7 +188,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
                "means": {k: v.get("mean") for k, v in b.aggregate().items()}}
               for b in found]
     if args.format == "json":
-        sys.stdout.write(_json(listed))
+        sys.stdout.write(report_json(listed))
     elif not listed:
         print("No runs yet: `python -m clearside regress --suite flagship` makes some.")
     else:
@@ -227,7 +223,7 @@ def cmd_bless(args: argparse.Namespace) -> int:
             raise InputError("bless --history lists the bless history: give it no batch and no --note "
                              "(--suite NAME for one suite).")
         rows = history(open_store(), args.suite)
-        sys.stdout.write(_json(rows) if args.format == "json" else history_markdown(rows))
+        sys.stdout.write(report_json(rows) if args.format == "json" else history_markdown(rows))
         return 0
     if not args.id:
         raise InputError("bless needs the batch (or one of its runs' ids) to make its suite's baseline, or "

@@ -7,20 +7,16 @@ more than its tolerance), 2 on bad input (an unknown batch, one still running, n
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..inputs import read_json
-from .common import share, share_options, write
+from .common import report_json, share, share_options, write
 
 if TYPE_CHECKING:  # the rest is imported by the command that runs (see common.py)
     from ..quality import suites
 
-
-def _json(data: Any) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
 def suite_text(suite: suites.Suite) -> str:
@@ -38,7 +34,7 @@ def cmd_suite_validate(args: argparse.Namespace) -> int:
     from ..quality import suites  # what batch.load_suite reads, without the regression machinery (and the store)
 
     suite = suites.resolve(args.file)
-    sys.stdout.write(_json(suite.summary()) if args.json else suite_text(suite))
+    sys.stdout.write(report_json(suite.summary()) if args.json else suite_text(suite))
     return 0
 
 
@@ -53,7 +49,7 @@ def cmd_compare_runs(args: argparse.Namespace) -> int:
     report = compare_runs(store, args.batch_a, args.batch_b, thresholds, allow_version_change=args.allow_version_change)
     for warning in report["warnings"]:
         print(f"warning: {warning}", file=sys.stderr)
-    write(_json(report) if args.json else paired_markdown(report), args.out)
+    write(report_json(report) if args.json else paired_markdown(report), args.out)
     share(report, store, args)
     return 1 if report["regression"] else 0
 

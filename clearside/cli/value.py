@@ -10,13 +10,12 @@ on a regression of B against A).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
 from ..providers import get_provider
 from . import here
-from .common import STRATEGIES, log_violations, share, share_options, write
+from .common import STRATEGIES, log_violations, report_json, share, share_options, write
 
 
 def cmd_value(args: argparse.Namespace) -> int:
@@ -46,12 +45,9 @@ def cmd_value(args: argparse.Namespace) -> int:
     for warning in report["warnings"]:
         print(f"warning: {warning}", file=sys.stderr)
     share(report, store, args)
-    write(_json(report) if args.format == "json" else value.markdown(report), args.out)
+    write(report_json(report) if args.format == "json" else value.markdown(report), args.out)
     return 1 if report["regression"] else 0
 
-
-def _json(data: Any) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
 def add_parsers(sub: Any, model_options: Any) -> None:
