@@ -9,7 +9,7 @@ import logging
 import streamlit as st
 
 from clearside.errors import ClearSideError
-from clearside_ui import a11y, jobs, owner, page_path, phone, settings
+from clearside_ui import a11y, jobs, links, owner, page_path, phone, settings
 from clearside_ui.format import esc
 
 # The tab's icon, a balance, drawn inline: Streamlit fetches a ":material/..." page icon from a font CDN (a request
@@ -44,7 +44,7 @@ def pages() -> None:
     with st.sidebar:
         owner.keep()  # the browser's ownership cookie: debates made here stay editable across reloads and tabs
         phone.close_sidebar_after_navigation()
-    st.navigation([
+    page = st.navigation([
         st.Page(page_path("app_pages/debate.py"), title="Debate", icon=":material/balance:", default=True),
         st.Page(page_path("app_pages/live.py"), title="Live debate", icon=":material/record_voice_over:"),
         st.Page(page_path("app_pages/perspectives.py"), title="Perspectives", icon=":material/diversity_3:"),
@@ -52,7 +52,9 @@ def pages() -> None:
         st.Page(page_path("app_pages/library.py"), title="Library", icon=":material/folder_open:"),
         st.Page(page_path("app_pages/compare.py"), title="Compare models", icon=":material/view_column:"),
         st.Page(page_path("app_pages/regression.py"), title="Regression", icon=":material/monitoring:"),
-    ]).run()
+    ])
+    links.arrive(page.url_path)  # a link opened from another page is the user's, never a stale rerun's
+    page.run()
 
 
 if __name__ == "__main__":  # Streamlit runs its main script as __main__

@@ -19,7 +19,7 @@ from clearside.providers import Provider, build, parse_spec, provider_class
 from clearside.quality import compare
 from clearside.quality.batch import batches
 from clearside.quality.job import CompareJob
-from clearside_ui import jobs, rate, settings
+from clearside_ui import jobs, links, rate, settings
 from clearside_ui.format import cut, when
 from clearside_ui.state import Compare
 
@@ -132,18 +132,14 @@ def providers(specs: list[str], temperatures: list[float] | None = None,
 
 
 def show(batch: str | None) -> None:
-    st.session_state.update({Compare.BATCH: batch, Compare.LOADED: None})
-    if batch:
-        st.query_params["compare"] = batch
-    else:
-        st.query_params.pop("compare", None)
+    links.show("compare", Compare.BATCH, batch)
+    st.session_state[Compare.LOADED] = None
 
 
 def current() -> str | None:
     """The comparison to show: the link's, else the one shown last in this session (and the URL says so)."""
-    linked = st.query_params.get("compare")
-    batch = linked or st.session_state.get(Compare.BATCH)
-    if batch != st.session_state.get(Compare.BATCH) or linked != batch:
+    batch = links.current("compare", Compare.BATCH)
+    if not links.synced("compare", Compare.BATCH, batch):
         show(batch)
     return batch
 

@@ -13,19 +13,16 @@ from clearside.errors import ClearSideError, InputError
 from clearside.quality.references import flagship
 from clearside.static.job import ChallengeJob, Snapshot, StaticJob, resume_job
 from clearside.static.run import DebateRun
-from clearside_ui import jobs, owner, personas_view, rate, settings, sources_view
+from clearside_ui import jobs, links, owner, personas_view, rate, settings, sources_view
 from clearside_ui.state import Challenge, Debate, Sources
 
 
 def show(debate_id: str | None) -> None:
     # a challenge's notices belong to the debate they were asked on
-    st.session_state.update({Debate.ID: debate_id, Challenge.JOB: None, Challenge.ERROR: "", Challenge.LANDED: None,
+    st.session_state.update({Challenge.JOB: None, Challenge.ERROR: "", Challenge.LANDED: None,
                              Challenge.CANCELLED: None})
     st.query_params.pop("example", None)
-    if debate_id:
-        st.query_params["debate"] = debate_id
-    else:
-        st.query_params.pop("debate", None)
+    links.show("debate", Debate.ID, debate_id)
 
 
 def open_example() -> None:
@@ -36,8 +33,8 @@ def open_example() -> None:
 def current() -> tuple[str | None, StaticJob | None, Snapshot | None]:
     """The debate the page shows (the link's, else this session's; the URL is kept its share link), the job this
     server runs for it, and that job's snapshot."""
-    debate_id = st.query_params.get("debate") or st.session_state.get(Debate.ID)
-    if debate_id != st.session_state.get(Debate.ID) or st.query_params.get("debate") != debate_id:
+    debate_id = links.current("debate", Debate.ID)
+    if not links.synced("debate", Debate.ID, debate_id):
         show(debate_id)  # opened from a link, or back from another page: the URL is the share link
     job = jobs.registry().get(debate_id, "static")
     return debate_id, job, job.snapshot() if job is not None else None
@@ -46,7 +43,7 @@ def current() -> tuple[str | None, StaticJob | None, Snapshot | None]:
 def shown_model() -> dict[str, str] | None:
     """The provider and model of what the page shows: the example's stored ``meta.model_info``, a saved or running
     debate's (as its record keeps them); ``None`` when nothing is open (the sidebar's model is the one to name)."""
-    debate_id = st.query_params.get("debate") or st.session_state.get(Debate.ID)
+    debate_id = links.current("debate", Debate.ID)
     if not debate_id:
         if st.query_params.get("example") == "flagship":
             return flagship().document["meta"]["model_info"]

@@ -20,6 +20,8 @@ class App:
     SCROLLED = "app_scrolled"  # the events already brought into view once (clearside_ui/scroll.py)
     FOLLOWERS = "app_followers"  # progress-row followers of jobs other processes run, by job id
     RATE_LIMITS = "app_rate_limits"  # this session's rate limits (clearside_ui/rate.py)
+    PAGE = "app_page"  # the page of the last full run, and whether that run arrived on it (clearside_ui/links.py)
+    LEFT = "app_left"  # by link parameter: what the page showed before the user left it (clearside_ui/links.py)
 
     @staticmethod
     def poll_pace(name: str) -> str:

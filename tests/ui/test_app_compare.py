@@ -371,6 +371,28 @@ def test_what_was_typed_and_the_comparison_shown_survive_a_visit_to_another_page
     assert at.text_area(key="cmp_question").value == QUESTION, "a new comparison starts from the same inputs"
 
 
+def test_a_rerun_carrying_the_address_from_before_new_comparison_does_not_bring_the_old_one_back(store, tmp_path):
+    """A running comparison's poll may ask for a page run just as the user presses "New comparison"; that run carries
+    the address the browser had before (``?compare=<old>``). It is not the user's link: the page stays new, and
+    the Compare button stays usable. Opened again from another page, the same link is the user's."""
+    a, b = two_specs(tmp_path)
+    at = fill(page(), QUESTION, [a, b])
+    batch = batch_of(at)
+    wait_done(at, store, batch)
+    run(at.button(key="cmp_new").click())
+    assert "compare" not in at.query_params
+    at.query_params["compare"] = batch  # the stale address, as the poll's rerun sends it
+    run(at)
+    assert at.session_state["cmp_batch"] is None and "compare" not in at.query_params, "the old one came back"
+    assert not frame_with(at, "better") and not at.button(key="cmp_start").disabled
+    at.switch_page("clearside_ui/app_pages/library.py")
+    run(at)
+    at.query_params["compare"] = batch  # a link to it, opened from another page
+    at.switch_page(COMPARE)
+    run(at)
+    assert batch_of(at) == batch and at.session_state["cmp_batch"] == batch, "a link the user opens is shown"
+
+
 def test_each_row_has_its_own_temperature_so_one_model_can_be_compared_at_two(store):
     one, same = ScriptedProvider(), ScriptedProvider()
     for provider in (one, same):
