@@ -143,8 +143,9 @@ def provider_or_error() -> tuple[Any, str]:
         return None, exc.for_dashboard()
 
 
-def start(suite: str) -> None:
-    """Start a batch of ``suite`` with the sidebar's model on a worker; the page polls it by id."""
+def start(suite: str, strategy: str | None = None) -> None:
+    """Start a batch of ``suite`` with the sidebar's model on a worker (``strategy``: instead of the sidebar's, as
+    the single-pass control is run); the page polls it by id."""
     st.session_state[Regression.START_ERROR] = ""
     try:
         provider = settings.build_provider()
@@ -152,7 +153,7 @@ def start(suite: str) -> None:
         with rate.debate_start(st.session_state):  # a batch run is one start
             job = RegressionJob(suite, provider, jobs.store(), runs=int(st.session_state.get(Regression.RUNS, 3)),
                                 concurrency=int(st.session_state.get(Regression.CONCURRENCY) or provider.concurrency),
-                                temperature=settings.temperature(), strategy=settings.strategy(),
+                                temperature=settings.temperature(), strategy=strategy or settings.strategy(),
                                 swap_check=bool(st.session_state.get(Regression.SWAP_CHECK))).start()
     except ClearSideError as exc:
         st.session_state[Regression.START_ERROR] = exc.for_dashboard()

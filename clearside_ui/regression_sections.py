@@ -1,5 +1,6 @@
 """The Regression page's sections, top to bottom: the suite, running it, the batches with the one picked, blessing a
-baseline, the deltas against it, time and tokens, trends, two batches compared, the bless history and one run.
+baseline, the deltas against it, time and tokens, trends, two batches compared, the debate against the single pass
+(clearside_ui/value_view.py), the bless history and one run.
 
 Every user, model or stored text goes through ``esc``; tables go to ``st.dataframe``, which shows text literally.
 """
@@ -15,7 +16,7 @@ from clearside.quality import baseline, metrics
 from clearside.quality import batch as quality_batch
 from clearside.quality.compare_runs import compare_runs
 from clearside.quality.versions import VersionChange
-from clearside_ui import jobs, page_path, settings
+from clearside_ui import jobs, page_path, settings, value_view
 from clearside_ui import regression_actions as ra
 from clearside_ui import regression_run_view as run_view
 from clearside_ui import regression_view as rv
@@ -319,5 +320,6 @@ def page() -> None:
     costs(batch, base)
     trends(batches, baseline_id, batch.id)
     compare_two(batches, baseline_id)
+    value_view.section(suite, batches)
     bless_history(suite)
     drill_down(batch)

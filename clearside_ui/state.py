@@ -371,6 +371,7 @@ class Regression:
     PAIRED_SHOW_CHART = "rg_paired_show_chart"
     PAIRED_CHART = "rg_paired_chart"
     PAIRED_SHARE = "rg_paired_share"
+    VALUE = "rg_value"  # "Did the debate add anything?": its widgets' keys begin with this (clearside_ui/value_view.py)
     HISTORY = "rg_history"
     LAYOUT = "rg_layout"
 

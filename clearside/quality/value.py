@@ -20,7 +20,9 @@ from typing import Any
 
 from ..errors import InputError
 from ..store import Store
+from .batch import Batch
 from .compare_runs import compare_runs, paired_markdown
+from .versions import batch_versions
 
 CONTROL = "single"  # the strategy batch A runs with
 TITLE = "Did the debate add anything? The debate (B) against one pass (A)"
@@ -35,6 +37,22 @@ def debate_strategy(strategy: str | None) -> str | None:
         raise InputError("value compares a debate with the single pass: give the debate's own strategy (whole or "
                          "focused), or none for the provider's default.")
     return strategy
+
+
+def strategy(batch: Batch) -> str | None:
+    """The generation strategy a batch ran with (None: the provider's default, or a batch from before it was kept)."""
+    return (batch_versions(batch).get("provider") or {}).get("strategy")
+
+
+def arms(batches: list[Batch]) -> tuple[list[Batch], list[Batch]]:
+    """A suite's batches as the two arms, newest first: the single-pass controls and the debates."""
+    newest = sorted(batches, key=lambda b: b.started_at, reverse=True)
+    return [b for b in newest if strategy(b) == CONTROL], [b for b in newest if strategy(b) != CONTROL]
+
+
+def partner(control: Batch, debates: list[Batch]) -> Batch:
+    """The debate batch to pair a control with by default: the newest on the same model, else the newest."""
+    return next((b for b in debates if b.spec == control.spec), debates[0])
 
 
 def paired(store: Store, control_batch: str, debate_batch: str) -> dict[str, Any]:

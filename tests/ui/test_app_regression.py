@@ -341,3 +341,30 @@ def test_the_swap_check_is_off_by_default_and_the_checkbox_reaches_the_batch(sto
     assert asked == [False, True]
     assert "stopped by the test" in texts(at, "error")
 
+
+
+def test_did_the_debate_add_anything_runs_the_single_pass_and_pairs_it_with_a_debate_batch(store, tmp_path):
+    """With only debate batches, the section offers to run the control on the sidebar's model; once it has run, the
+    two arms are paired run by run: what the figures say, and the table as single pass against debate."""
+    debates = seed(store, tmp_path, "debate", runs=2)
+    replies = helpers.flagship_replies()
+    thin = copy.deepcopy(replies["con"])
+    thin["arguments"] = thin["arguments"][:2]  # the single pass makes fewer of the reference's points
+    one = helpers.single_reply(replies["pro"], thin, replies["moderator"], ids=False)
+    at = page(ScriptedProvider(script={"single": [copy.deepcopy(one) for _ in range(2)],
+                                       "orchestrator": [copy.deepcopy(replies["orchestrator"]) for _ in range(2)]}))
+    assert "No single-pass batch of the flagship suite yet" in plain(at)
+    at.number_input(key="rg_runs").set_value(2)
+    run(at.button(key="rg_value_run").click())
+    app_kit.settle(at, job_done, timeout=120)
+    [control] = [b for b in batches(store, "flagship") if b.id != debates.id]
+    assert {r["status"] for r in control.rows} == {"done"}, [(r.get("data") or {}).get("error") for r in control.rows]
+    assert {store.get(r["debate_id"]).document["quality"]["strategy"] for r in control.rows} == {"single"}
+    assert at.selectbox(key="rg_value_a").value == control.id and at.selectbox(key="rg_value_b").value == debates.id
+    shown = plain(at)
+    assert "What the figures say" in shown and "- coverage: no difference the test can tell (2 pairs, debate" in shown
+    assert "completion_tokens: the debate costs" in shown
+    [paired] = [d.value for d in at.dataframe if "Debate − single pass" in d.value.columns]
+    coverage = paired.set_index("Metric").loc["coverage"]
+    assert coverage["Debate"] > coverage["Single pass"], "the debate made more of the reference's points"
+    assert not [s for s in at.success if "debate" in s.value.lower()], "no green verdict on the debate's value"
