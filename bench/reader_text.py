@@ -90,7 +90,8 @@ def cut_reason(text: str, kind: str = "sentence") -> str:
     if stripped[-1] in ",;:-–—(/&":
         return "dangling"
     last = stripped.rstrip(".!?…\"'”’)] ").split()
-    if last and (word := WORD.search(last[-1])) and word.group(0).lower() in DANGLING:
+    # a hyphenated compound ends on its last part by right ("well-being", "follow-up"): not a dangling "being"
+    if last and "-" not in last[-1] and (word := WORD.search(last[-1])) and word.group(0).lower() in DANGLING:
         return "dangling"
     at_cap = len(stripped) >= CAP_CHARS
     if kind == "sentence" and at_cap and stripped.endswith("…"):

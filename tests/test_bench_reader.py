@@ -33,6 +33,11 @@ def test_a_string_cut_mid_phrase_is_counted(text):
     assert reader_text.cut_reason(text, "label") == "dangling"  # no string may end on "the", "a" or ","
 
 
+def test_a_hyphenated_compound_is_no_dangling_word():
+    assert reader_text.cut_reason("The case is not a matter of personal freedom or economic well-being.") == ""
+    assert reader_text.cut_reason("Care for others and for our own well being.") == "dangling"  # "being" alone
+
+
 @pytest.mark.parametrize("text", SOUP)
 def test_codes_and_date_soup_are_counted(text):
     assert reader_text.code_soup(text)

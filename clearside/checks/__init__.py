@@ -33,8 +33,11 @@ from .base import LEXICAL_ONLY, Embeddings, Finding, Outcome, capped, repair, va
 # back, a string ended early is checked again as it now reads before it is kept (a verdict in it shipped); 1.3.3: a
 # string the cap ended with no whole clause left is marked as cut ("... requires careful…"); 1.3.4: in a list, such a
 # string's item goes while the list keeps its floor; 1.3.5: two codes with no word are code soup ("P3, C4"), an
-# assumption id opening a moderator sentence is taken off, an uncertainty repeating an assumption goes
-CHECKS_VERSION = "1.3.5"
+# assumption id opening a moderator sentence is taken off, an uncertainty repeating an assumption goes; 1.3.6: a
+# sentence ending on a modal or "be" whose phrase is not understood is cut ("... that they can"), talk about the
+# debate instead of in it says nothing ("This is a very important topic."), an assumption or uncertainty about
+# neither the proposition nor the arguments is off_topic
+CHECKS_VERSION = "1.3.6"
 M = TypeVar("M", bound=BaseModel)
 Check = Callable[[dict[str, Any]], list[Finding]]
 

@@ -239,6 +239,11 @@ _SUBORDINATE = frozenset(["although", "though", "because", "if", "when", "while"
 _BOUNDARY = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'“])|\s*[,;:]\s+|\s+[-–—]+\s+")
 
 
+# A verb that needs its verb phrase: a sentence ends on one only when the phrase is understood from before it ("as
+# it should", "more than they can", "if we must", "let it be").
+_MODALS = frozenset(["can", "could", "should", "would", "will", "may", "might", "must", "shall", "be"])
+_ELLIPSIS = frozenset(["as", "than", "when", "whenever", "if", "where", "wherever", "because", "though", "although",
+                       "while", "who", "whoever", "what", "whatever", "how", "so", "too", "not", "let", "whether"])
 _PREPOSITIONS = frozenset(["to", "of", "with", "by", "from", "for", "about", "at", "into", "towards", "toward",
                            "against", "among", "across", "during", "without", "within", "through", "via", "between"])
 _WH = frozenset(["what", "which", "who", "whom", "where", "whatever", "whoever"])
@@ -271,6 +276,8 @@ def cut_problem(text: str) -> str | None:
         return "stops mid-sentence, at a comma or dash"
     if tokens[-1] in _PREPOSITIONS and _stranded(stripped):
         return None  # "ask what they were looking for": the preposition ends a wh-clause by right
+    if tokens[-1] in _MODALS and not _ELLIPSIS & set(tokens[-4:-1]):
+        return f"stops mid-phrase, at {tokens[-1]!r}"  # "... people with money that they can", "... abroad may."
     if stripped.endswith(_STOPS):
         if tokens[-1] in _CUT_CLOSED and last != "A":
             return f"stops mid-phrase, at {tokens[-1]!r}"
@@ -355,7 +362,12 @@ _VACUOUS = frozenset([
     "etc", "other", "another", "different", "certain", "lot", "lots", "list", "make", "made", "below", "include",
     "includes", "including", "like", "follow", "follows", "next", "finally", "lastly", "firstly", "secondly",
     "thirdly", "additionally", "furthermore", "moreover", "well", "just", "say", "said", "explain", "explained",
-    "reasons", "points", "factors", "aspects", "things", "ways", "considerations", "arguments", "cases", "issues"
+    "reasons", "points", "factors", "aspects", "things", "ways", "considerations", "arguments", "cases", "issues",
+    # talk about the debate instead of in it: "This is a very important topic.", "This topic has many different
+    # sides that we must consider.", "This case is based on a unique perspective."
+    "topic", "topics", "debate", "debates", "debated", "discussion", "discuss", "discussed", "perspective",
+    "perspectives", "viewpoint", "side", "sides", "consider", "considered", "considering", "very", "unique",
+    "information", "contains", "contain", "final", "complex", "question", "questions", "more"
 ])
 
 
