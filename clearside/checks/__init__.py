@@ -36,8 +36,9 @@ from .base import LEXICAL_ONLY, Embeddings, Finding, Outcome, capped, repair, va
 # assumption id opening a moderator sentence is taken off, an uncertainty repeating an assumption goes; 1.3.6: a
 # sentence ending on a modal or "be" whose phrase is not understood is cut ("... that they can"), talk about the
 # debate instead of in it says nothing ("This is a very important topic."), an assumption or uncertainty about
-# neither the proposition nor the arguments is off_topic
-CHECKS_VERSION = "1.3.6"
+# neither the proposition nor the arguments is off_topic; 1.3.7: a sentence of 100 characters or more without a
+# stop is ended as if its length cap had ended it, and "is", "are", "such" need their phrase as the modals do
+CHECKS_VERSION = "1.3.7"
 M = TypeVar("M", bound=BaseModel)
 Check = Callable[[dict[str, Any]], list[Finding]]
 

@@ -174,6 +174,8 @@ def garbage(path: tuple, label: str, text: str, *, whole: bool = True) -> Findin
     if t.junk(text):
         return None  # the junk check names what it is (a field name, gibberish...)
     if problem := t.cut_problem(text):
+        if problem == t.RUNS_ON and whole and (ended := capped(path, text, problem)) is not None:
+            return ended  # ended for the writer, as if by a length cap: ended early, else it goes (marked at a floor)
         message = f"{label} {problem}: write one complete sentence that fits its length limit"
         if whole and (shorter := t.whole_part(text)):
             return Finding("cut_sentence", path, message, text, "replace", shorter)
@@ -183,14 +185,15 @@ def garbage(path: tuple, label: str, text: str, *, whole: bool = True) -> Findin
     return None
 
 
-def capped(path: tuple, text: str) -> Finding | None:
+def capped(path: tuple, text: str, problem: str = "ran into its length limit") -> Finding | None:
     """A string the decoder's length cap ended (see :func:`clearside.enforce.capped_strings`), ended at its last
     complete sentence or clause where that is still a statement ("ended early"). Else a list's item goes while the
     list keeps its floor, and otherwise stays marked as cut where it stops ("... requires careful…": a fragment is
-    never shown as a sentence); it is never re-asked. None for a question (never shortened into a statement) and
-    for a string that stops on a word needing more (left to :func:`garbage`). Measured on the embedded model: a
-    small model writes a hinge or a label up to its cap on every attempt, so re-asking what cannot be ended early
-    failed whole debates (5 of 7 on bench/reader.py's questions)."""
+    never shown as a sentence); it is never re-asked. A long sentence the writer closed without a stop is treated
+    the same (``problem``: :data:`clearside.checks.text.RUNS_ON`). None for a question (never shortened into a
+    statement) and for a string that stops on a word needing more (left to :func:`garbage`). Measured on the
+    embedded model: a small model writes a hinge or a label up to its cap on every attempt, so re-asking what cannot
+    be ended early failed whole debates (5 of 7 on bench/reader.py's questions)."""
     if text.rstrip().endswith("?"):
         return None
     shorter = t.whole_part(text)
@@ -199,7 +202,7 @@ def capped(path: tuple, text: str) -> Finding | None:
         if t.cut_problem(shorter):
             return None
     label = " ".join(str(part + 1) if isinstance(part, int) else str(part).replace("_", " ") for part in path)
-    message = f"{label} ran into its length limit: write one complete, shorter sentence"
+    message = f"{label} {problem}: write one complete, shorter sentence"
     if shorter.endswith("…") and len(path) >= 2 and isinstance(path[1], int):  # a list's item: it goes, while the
         return Finding("cut_sentence", path, message, text, "drop", shorter)   # list keeps its floor
     return Finding("cut_sentence", path, message, text, "replace", shorter)
