@@ -18,6 +18,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ..errors import ConfigError
+from . import substance as s
 from . import text as t
 
 Repair = Literal["drop", "replace", "reask"]
@@ -168,7 +169,7 @@ def garbage(path: tuple, label: str, text: str, *, whole: bool = True) -> Findin
     A cut string is ended at its last complete sentence or clause when that is still a statement (repaired as
     "replaced", which the dashboard calls "ended early"); else the item goes (or, under the floor, is re-asked).
     ``whole=False``: the string may not be shortened (a decision hinge must stay a question)."""
-    for name, test in (("code_soup", t.code_soup), ("number_soup", t.number_soup)):
+    for name, test in (("code_soup", s.code_soup), ("number_soup", s.number_soup)):
         if problem := test(text):
             return Finding(name, path, f"{label} {problem}: write plain words", text)
     if t.junk(text):
@@ -180,7 +181,7 @@ def garbage(path: tuple, label: str, text: str, *, whole: bool = True) -> Findin
         if whole and (shorter := t.whole_part(text)):
             return Finding("cut_sentence", path, message, text, "replace", shorter)
         return Finding("cut_sentence", path, message, text)
-    if problem := t.empty_statement(text):
+    if problem := s.empty_statement(text):
         return Finding("empty_claim", path, f"{label} {problem}: state the point itself", text)
     return None
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from . import substance as s
 from . import text as t
 from .base import LEXICAL_ONLY, Embeddings, Finding
 
@@ -131,7 +132,7 @@ def check(data: dict[str, Any], *, raw_input: str, user_context: dict[str, str],
             findings.append(Finding("junk", ("context", name), f"context {name} {value!r} {problem}", value))
     question = data.get("normalized_question") or ""
     fallback = raw_input.strip()
-    if question and t.negations(question) % 2 != t.negations(raw_input) % 2:
+    if question and s.negations(question) % 2 != s.negations(raw_input) % 2:
         # "Should our team rewrite ...?" normalized to "We should not rewrite ...": the headline would say the
         # opposite of what the user asked while FOR argues for it. The user's own question goes back.
         findings.append(Finding("polarity_flip", ("normalized_question",),

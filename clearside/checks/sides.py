@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from . import substance as s
 from . import text as t
 from .base import LEXICAL_ONLY, Embeddings, Finding, garbage
 
@@ -70,7 +71,7 @@ def duplicates(items: list[str], embeddings: Embeddings) -> list[tuple[int, int]
 def _summary(summary: list[str], questions: list[str], sims, about) -> list[Finding]:
     findings = []
     for i, item in enumerate(summary):
-        if echoes(item, questions, sims, i) or any(t.framed_restatement(item, q) for q in questions):
+        if echoes(item, questions, sims, i) or any(s.framed_restatement(item, q) for q in questions):
             findings.append(Finding("echoed_question", ("executive_summary", i), "executive_summary item "
                                     f"{i + 1} restates the question instead of making a point", item))
         elif found := garbage(("executive_summary", i), f"executive_summary item {i + 1}", item):
@@ -88,7 +89,7 @@ def _arguments(arguments: list[dict[str, Any]], questions: list[str], sims, n: i
     findings, m = [], len(arguments)
     for i, argument in enumerate(arguments):
         claim = argument.get("claim", "")
-        if echoes(claim, questions, sims, n + i) or any(t.framed_restatement(claim, q) for q in questions):
+        if echoes(claim, questions, sims, n + i) or any(s.framed_restatement(claim, q) for q in questions):
             findings.append(Finding("echoed_question", ("arguments", i, "claim"),
                                     f"argument {i + 1}'s claim restates the question instead of arguing", claim))
             continue

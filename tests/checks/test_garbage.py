@@ -19,6 +19,7 @@ from clearside import agents, checks, prompts
 from clearside.checks import moderator as moderator_checks
 from clearside.checks import proposition as proposition_checks
 from clearside.checks import sides as side_checks
+from clearside.checks import substance as s
 from clearside.checks import text as t
 from clearside.providers.scripted import ScriptedProvider
 from clearside.static.engine import Engine
@@ -150,7 +151,7 @@ def test_a_modal_whose_phrase_is_understood_is_no_cut(text):
     "The final fourth contains no more information.",
 ])
 def test_a_statement_about_the_debate_instead_of_in_it_says_nothing(text):
-    assert t.empty_statement(text)
+    assert s.empty_statement(text)
 
 
 @pytest.mark.parametrize("text", [
@@ -159,7 +160,7 @@ def test_a_statement_about_the_debate_instead_of_in_it_says_nothing(text):
     "More buses would carry the drivers the fee turns away.",
 ])
 def test_a_statement_that_names_the_debate_and_says_something_is_kept(text):
-    assert t.empty_statement(text) is None
+    assert s.empty_statement(text) is None
 
 
 def test_cut_claims_explanations_and_summary_items_are_caught_where_they_were_accepted():
@@ -239,7 +240,7 @@ def test_number_soup_is_caught_in_hinges_and_evidence_gaps():
                                   "H100 and A100 GPUs cost more every year", "B2B sales grow in 2025 and 2026",
                                   "Costs rose 12% from 2019 to 2023, 3.5 times the 2010-2015 rate"])
 def test_codes_and_numbers_in_ordinary_sentences_are_not_soup(text):
-    assert t.code_soup(text) is None and t.number_soup(text) is None
+    assert s.code_soup(text) is None and s.number_soup(text) is None
 
 
 def test_code_soup_in_an_argument_is_caught():

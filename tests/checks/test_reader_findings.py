@@ -9,7 +9,7 @@ from helpers import QUESTION, moderator_reply, scripted_debate, side_reply
 
 from clearside import checks
 from clearside.checks import moderator, sides
-from clearside.checks import text as t
+from clearside.checks import substance as s
 from clearside.checks.base import repair
 from clearside.providers.scripted import ScriptedProvider
 from clearside.static.engine import Engine
@@ -20,9 +20,9 @@ ABROAD = "C2- This case argues that there are significant risks associated with 
 
 def test_a_label_of_codes_alone_is_code_soup_and_a_label_with_a_word_is_not():
     for soup in ("D5 B6 CABS 102983", "P3, C4"):
-        assert t.code_soup(soup), soup
+        assert s.code_soup(soup), soup
     for label in ("5G vs 4G", "COVID-19 and H1N1", "GDP Q3 2024", "H1 2025 vs H2 2024", "B2B SaaS"):
-        assert t.code_soup(label) is None, label
+        assert s.code_soup(label) is None, label
 
 
 def test_a_disagreement_titled_with_codes_is_found_and_goes():
