@@ -37,6 +37,12 @@ def job_here(batch_id: str) -> RegressionJob | None:
     return jobs.registry().get(batch_id, "regression")
 
 
+def running() -> bool:
+    """A batch this session started is still under way (one at a time: the Start buttons wait for it)."""
+    job = job_here(st.session_state.get(Regression.JOB) or "")
+    return job is not None and not job.snapshot().finished
+
+
 def batch_job(batch_id: str) -> runtime.JobState | None:
     """The batch's job as the runtime has it (on any host); None for a batch it never ran (an older release's
     ``regress``) or when it cannot be asked: the rows say then (the core's rules: :mod:`clearside.runtime.status`)."""

@@ -58,7 +58,7 @@ def run_controls(suite: str) -> None:
     st.header("Run the suite")
     provider, why = ra.provider_or_error()
     job = ra.job_here(st.session_state.get(Regression.JOB) or "")
-    busy = job is not None and not job.snapshot().finished
+    busy = ra.running()
     if provider is None:
         st.error(esc(f"The sidebar's model cannot be used: {why}"))
     else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from clearside.errors import ClearSideError
+from clearside.quality import batch as quality_batch
 from clearside.quality import value
 from clearside.quality.batch import Batch
 from clearside_ui import jobs
@@ -29,12 +30,16 @@ def section(suite: str, batches: list[Batch]) -> None:
     st.caption(WHAT)
     controls, debates = value.arms(batches)
     if not controls:
-        st.caption(f"No single-pass batch of the {suite} suite yet. Run one with the sidebar's model (as many runs "
-                   f"as set above), or from the command line: `python -m clearside value --suite {suite}` runs "
-                   "both arms.")
-        st.button("Run the single pass", key=f"{KEY}_run", on_click=ra.start, args=(suite, value.CONTROL),
-                  icon=":material/play_arrow:", help="A batch of this suite in which one call writes each "
-                                                      "whole document: the control the debates are measured against.")
+        here = suite in quality_batch.SUITES  # a suite the page can run (as "Run the suite" above)
+        st.caption(f"No single-pass batch of the {suite} suite yet. "
+                   + ("Run one with the sidebar's model (as many runs as set above), or " if here else "")
+                   + f"from the command line: `python -m clearside value --suite {'FILE' if not here else suite}` "
+                     "runs both arms.")
+        if here:
+            st.button("Run the single pass", key=f"{KEY}_run", on_click=ra.start, args=(suite, value.CONTROL),
+                      disabled=ra.running(), icon=":material/play_arrow:",
+                      help="A batch of this suite in which one call writes each whole document: the control the "
+                           "debates are measured against. One batch runs at a time.")
         return
     if not debates:
         st.caption(f"Every batch of the {suite} suite is a single pass: run the suite with a debate strategy (the "
