@@ -16,16 +16,19 @@ _LABEL = r'^[A-Z][^"\\{}\[\]<>\x00-\x1f]{%d,%d}$'
 # starts with a capital letter (never a list number, "1. ..."), has at least four words (never a one- or
 # two-word label such as "Economic costs"), and its opening words hold no ":" or "_" (never a field name
 # such as "EvidenceGaps: ..." or "Root_cause: ..."). Opening words run to 12 characters, and the rest is
-# bounded so that the whole stays within maxLength.
-_WORD = r"[A-Za-z0-9'-]"
-_OPENING = rf"[A-Z]{_WORD}{{0,11}} {_WORD}{{1,12}} {_WORD}{{1,12}} "
+# bounded so that the whole stays within maxLength. An opening word is letters, or (after the first) a number
+# ("In 2020 cities ...", "Rents rose 3% ..."): never letters and digits mixed, so a small model cannot open a
+# sentence with the assumption ids or codes it was shown ("C1 a2 c3 d4", "P1 p5 e7 t8": whole syntheses failed so).
+_LETTER = r"[A-Za-z'-]"
+_NEXT = rf"({_LETTER}{{1,12}}|[0-9][0-9.,%%]{{0,11}})"  # "%%": the patterns are %-formatted with their bounds
+_OPENING = rf"[A-Z]{_LETTER}{{0,11}} {_NEXT} {_NEXT} "
 OPENING = len("A23456789012 123456789012 123456789012 ")  # the longest opening: the whole stays within maxLength
 _SENTENCE = "^" + _OPENING + r'[^"\\{}\[\]<>\x00-\x1f]{%d,%d}$'
 # Words that open a question, never a claim: a small model that starts a claim with "Should ..." is copying the
 # question it was given (the advocates' echo), so a statement's grammar cannot start with them.
 QUESTION_OPENERS = ("Should", "Would", "Could", "Can", "Will", "Shall", "Is", "Are", "Do", "Does", "Did", "What",
                     "Why", "How", "Which", "When", "Where", "Who")
-_WORD_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'-"
+_WORD_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'-"  # a first word's: letters only
 
 
 def first_word_except(words: tuple[str, ...], longest: int = 12) -> str:
@@ -41,7 +44,7 @@ def first_word_except(words: tuple[str, ...], longest: int = 12) -> str:
         if depth < longest:
             others = "".join(c for c in chars if c not in nexts)
             rest = longest - depth - 1
-            tail = f"{_WORD}{{0,{rest}}}" if rest else ""
+            tail = f"{_LETTER}{{0,{rest}}}" if rest else ""
             options.append(f"[{re_class(others)}]{tail}")
             options += [c + follow(prefix + c) for c in nexts]
         return options
@@ -70,7 +73,7 @@ def group(options: list[str]) -> str:
     return options[0] if len(options) == 1 else "(" + "|".join(options) + ")"
 
 
-_STATEMENT_OPENING = first_word_except(QUESTION_OPENERS) + rf" {_WORD}{{1,12}} {_WORD}{{1,12}} "
+_STATEMENT_OPENING = first_word_except(QUESTION_OPENERS) + rf" {_NEXT} {_NEXT} "
 # a claim is never a question: it holds no "?" and does not open with a question's word
 _STATEMENT = "^" + _STATEMENT_OPENING + r'[^"\\{}\[\]<>?\x00-\x1f]{%d,%d}$'
 SENTENCE_MIN = 15
