@@ -37,6 +37,7 @@ from .control import Control, LiveView, requested_pause
 from .debate import LiveDebate
 from .exchange import load_live
 from .protocol import PLAN, phase_break_after
+from .transcript import now
 
 log = logging.getLogger("clearside.jobs")
 
@@ -166,6 +167,16 @@ def live_turn(job_id: str, job: dict[str, Any], cursor: int) -> dict[str, Any]:
     return _call(job_id, job, work)
 
 
+@DBOS.step(name=f"{LIVE}.hold")
+def live_hold(job_id: str, job: dict[str, Any]) -> None:
+    """The user paused between turns: the saved debate says so too (a turn halted mid-speech saved it already)."""
+    store = steps.store()
+    transcript = load_live(store, job["debate_id"])
+    if transcript.state == "running":
+        transcript.state, transcript.updated_at = "paused", now()
+        LiveWriter(store, transcript.id).save(transcript)
+
+
 @DBOS.step(name=f"{LIVE}.finish")
 def live_finish(job_id: str, job: dict[str, Any]) -> dict[str, Any]:
     def work(debate: LiveDebate, should_stop: PauseWatch) -> dict[str, Any]:
@@ -280,6 +291,8 @@ def _run(job_id: str, job: dict[str, Any], control: Control) -> dict[str, Any]:
             publish(activity="Finished")
             return {"status": "done", "debate_id": job["debate_id"]}
         elif control.blocked or hold:
+            if control.paused and not hold:
+                live_hold(job_id, job)
             publish(waiting=True, activity="Paused" if control.paused or hold else "Waiting for the next step")
             live_wait(job_id)
             hold = False

@@ -90,6 +90,22 @@ def test_step_mode_is_state_folded_from_messages(db):
     assert wait_for(job, lambda s: s.status == "done", 60).transcript.document
 
 
+def test_a_pause_between_turns_is_saved_as_paused_and_resume_goes_on(db):
+    modes.host(role="test")
+    job = scripted_job(step_mode=True).start()
+    wait_for(job, lambda s: s.status == "waiting")
+    job.step()
+    wait_for(job, lambda s: len(s.transcript.turns) == 1 and s.status == "waiting")
+    job.pause()  # no turn in flight: nothing is halted, but the saved debate must not say "running"
+    snap = wait_for(job, lambda s: s.status == "paused" and s.transcript.state == "paused")
+    saved = load_live(open_store(), job.id)
+    assert saved.state == "paused" and saved.partial is None and len(saved.turns) == 1
+    job.resume()
+    job.set_step_mode(False)
+    done = wait_for(job, lambda s: s.status == "done", 60).transcript
+    assert done.state == "done" and done.document and done.turns[:1] == snap.transcript.turns[:1]
+
+
 def test_cancel_halts_the_turn_in_flight_and_retry_continues(db):
     modes.host(role="test")
     job = scripted_job(delay=0.004).start()
