@@ -39,6 +39,7 @@ from .quality import batch as quality_batch
 from .quality import compare
 from .quality import job as quality_job
 from .quality import workflow as quality_workflow
+from .quality.understanding import exchange as understanding_exchange
 from .static import exchange as static_exchange
 from .static import job as static_job
 from .static import workflow as static_workflow
@@ -237,7 +238,11 @@ def export_data(store: Store, debate_id: str) -> dict[str, Any]:
     """The debate as its file (its mode decides the format), secrets scrubbed; a batch's id: the batch whole."""
     if not store.exists(debate_id) and quality_batch.find_batch(store, debate_id) is not None:
         return batch_mode(store, debate_id).export(store, debate_id)
-    return mode(store.get(debate_id).kind).export(store, debate_id)  # an unknown id: the store's NotFound
+    kind = store.get(debate_id).kind  # an unknown id: the store's NotFound
+    data = mode(kind).export(store, debate_id)
+    if kind == "static" and (answers := understanding_exchange.exported(store, debate_id)):
+        data[understanding_exchange.KEY] = answers  # the understanding check's answers travel with the debate
+    return data
 
 
 def import_data(store: Store, data: Any, source: str = "the file") -> Imported:
@@ -248,11 +253,28 @@ def import_data(store: Store, data: Any, source: str = "the file") -> Imported:
         raise InputError(f"Not imported: {source} is a whole {BATCH_MODES[data['kind']].label.lower()} "
                          f"(`export` of batch {data['batch']}); a batch is not imported whole: export its "
                          "debates one by one (`python -m clearside export DEBATE_ID`) and import those.")
+    answers = understanding_exchange.read(data[understanding_exchange.KEY]) if (
+        understanding_exchange.KEY in data) else []  # checked before anything is saved
+    data = {key: value for key, value in data.items() if key != understanding_exchange.KEY}
     for candidate in MODES.values():
         if candidate.recognizes is not None and candidate.import_data is not None and candidate.recognizes(data):
-            return candidate.import_data(store, data, source)
+            imported = candidate.import_data(store, data, source)
+            return _with_answers(store, imported, answers) if answers else imported
     raise InputError(f"Not imported: {source} is neither a ClearSide debate document (with meta.schema_version) "
                      "nor a live transcript (with version and turns).")
+
+
+def _with_answers(store: Store, imported: Imported, answers: list[dict[str, Any]]) -> Imported:
+    """The understanding check's answers added to the debate just imported; the debate is removed again when they
+    cannot be saved, so an import stays all or nothing."""
+    try:
+        store.restore_answers(imported.id, answers)
+    except Exception:
+        store.delete(imported.id)
+        raise
+    imported.notes.append(f"Restored {len(answers)} understanding-check answer{'s' if len(answers) != 1 else ''} "
+                          "(no browser owns them: `python -m clearside understanding` lists them).")
+    return imported
 
 
 def import_file(store: Store, path: str) -> Imported:

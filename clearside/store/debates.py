@@ -31,7 +31,17 @@ from .records import (
     search_text,
 )
 from .sources import drop_unheld_texts, held_texts
-from .tables import Challenge, Debate, DebateSource, DebateVersion, InterventionRow, LiveTurn, Run, Section
+from .tables import (
+    Challenge,
+    Debate,
+    DebateSource,
+    DebateVersion,
+    InterventionRow,
+    LiveTurn,
+    Run,
+    Section,
+    UnderstandingAnswer,
+)
 
 # the rows that belong to one debate (a source's text, in ``sources``, is shared: store/sources.py)
 PARTS = (Section, Challenge, LiveTurn, InterventionRow, DebateVersion, DebateSource)
@@ -112,12 +122,12 @@ class Debates(Database):
         self.update(debate_id, title=title)
 
     def delete(self, debate_id: str) -> None:
-        """Remove a debate and all its parts (sections, challenges, turns, interventions, versions, sources), and
-        the texts of its sources that no other debate holds."""
+        """Remove a debate and all its parts (sections, challenges, turns, interventions, versions, sources, the
+        understanding check's answers), and the texts of its sources that no other debate holds."""
         with self.write() as session:
             row = self.debate_row(session, debate_id)
             texts = held_texts(session, row.id)
-            for table in PARTS:  # also where FKs are not enforced
+            for table in (*PARTS, UnderstandingAnswer):  # also where FKs are not enforced; answers are never copied
                 session.execute(delete(table).where(table.debate_id == row.id))
             session.delete(row)
             session.flush()

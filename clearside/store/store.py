@@ -7,7 +7,8 @@
 * :class:`~clearside.store.parts.StaticParts`: a static debate's sections, document and challenges;
 * :class:`~clearside.store.runs.Runs`: comparison and regression runs, and baselines;
 * :class:`~clearside.store.versions.Versions`: a static debate's re-maps and stances, beside the original;
-* :class:`~clearside.store.sources.Sources`: the files a user attaches to a debate, each distinct text once.
+* :class:`~clearside.store.sources.Sources`: the files a user attaches to a debate, each distinct text once;
+* :class:`~clearside.store.understanding.Understanding`: the understanding check's answers beside their debate.
 
 Mixins rather than parts held as attributes (``store.runs.add(...)``) because every
 caller (the pages, the CLI, compare, regress, the live writer) keeps calling
@@ -40,13 +41,14 @@ from .records import (
 )
 from .runs import Runs
 from .sources import SOURCE_FIELDS, SOURCE_KINDS, Sources
+from .understanding import ANY_OWNER, STAGES, AnswerRow, Understanding
 from .versions import VERSION_KINDS, Version, Versions
 
 
-class Store(Debates, StaticParts, Runs, Versions, Sources):
+class Store(Debates, StaticParts, Runs, Versions, Sources, Understanding):
     """One database. ``Store()`` opens the default (``DATABASE_URL`` or the SQLite file) and migrates it."""
 
 
-__all__ = ["KINDS", "SEARCH_LIMIT", "SOURCE_FIELDS", "SOURCE_KINDS", "VERSION_KINDS", "ListQuery", "NewDebate",
-           "NewRun", "Page", "Record", "Store", "Summary", "Version", "check_id", "document_text", "iso", "new_id",
-           "now", "search_text"]
+__all__ = ["ANY_OWNER", "KINDS", "SEARCH_LIMIT", "SOURCE_FIELDS", "SOURCE_KINDS", "STAGES", "VERSION_KINDS",
+           "AnswerRow", "ListQuery", "NewDebate", "NewRun", "Page", "Record", "Store", "Summary", "Version", "check_id",
+           "document_text", "iso", "new_id", "now", "search_text"]

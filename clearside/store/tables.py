@@ -189,3 +189,21 @@ class Blessing(Base):
 
 
 Index("ix_blessings_suite_created_at", Blessing.suite, Blessing.created_at)
+
+
+class UnderstandingAnswer(Base):
+    """One answer of the understanding check (clearside/quality/understanding/): the reasons a person knew for and
+    against, their lean and confidence, before reading the debate, after, or at a later re-test. No name: ``owner``
+    is the answering browser's token (clearside_ui/owner.py), or empty when the command line recorded it. ``match``
+    is how the reasons matched the debate's arguments, written once the debate has its document. Deleted with the
+    debate, never copied with it (a copy is someone else's)."""
+
+    __tablename__ = "understanding_answers"
+
+    debate_id: Mapped[str] = _parent()
+    number: Mapped[int] = mapped_column(Integer, primary_key=True)  # 1, 2, ... in the order answered
+    stage: Mapped[str] = mapped_column(String(16))  # before | after | retest
+    owner: Mapped[str | None] = mapped_column(String(32), nullable=True, index=True)
+    body: Mapped[dict[str, Any]] = mapped_column(Json)  # reasons_for, reasons_against, lean, confidence
+    match: Mapped[dict[str, Any] | None] = mapped_column(Json, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(Stamp)
