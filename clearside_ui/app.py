@@ -9,7 +9,7 @@ import logging
 import streamlit as st
 
 from clearside.errors import ClearSideError
-from clearside_ui import a11y, jobs, links, owner, page_path, phone, settings
+from clearside_ui import a11y, jobs, links, owner, page_path, phone, settings, understanding_view
 from clearside_ui.format import esc
 
 # The tab's icon, a balance, drawn inline: Streamlit fetches a ":material/..." page icon from a font CDN (a request
@@ -42,6 +42,7 @@ def pages() -> None:
     if unhosted:
         st.sidebar.warning(f"Debates cannot be generated here: {esc(unhosted)}", icon=":material/cloud_off:")
     with st.sidebar:
+        understanding_view.switch()  # the understanding check, off by default
         owner.keep()  # the browser's ownership cookie: debates made here stay editable across reloads and tabs
         phone.close_sidebar_after_navigation()
     page = st.navigation([
@@ -52,6 +53,7 @@ def pages() -> None:
         st.Page(page_path("app_pages/library.py"), title="Library", icon=":material/folder_open:"),
         st.Page(page_path("app_pages/compare.py"), title="Compare models", icon=":material/view_column:"),
         st.Page(page_path("app_pages/regression.py"), title="Regression", icon=":material/monitoring:"),
+        st.Page(page_path("app_pages/understanding.py"), title="Understanding", icon=":material/psychology:"),
     ])
     links.arrive(page.url_path)  # a link opened from another page is the user's, never a stale rerun's
     page.run()

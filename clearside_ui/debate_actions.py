@@ -13,7 +13,7 @@ from clearside.errors import ClearSideError, InputError
 from clearside.quality.references import flagship
 from clearside.static.job import ChallengeJob, Snapshot, StaticJob, resume_job
 from clearside.static.run import DebateRun
-from clearside_ui import jobs, links, owner, personas_view, rate, settings, sources_view
+from clearside_ui import jobs, links, owner, personas_view, rate, settings, sources_view, understanding_actions
 from clearside_ui.state import Challenge, Debate, Sources
 
 
@@ -71,6 +71,9 @@ def start_debate() -> None:
         st.session_state[Debate.INPUT_ERROR] = exc.for_dashboard()
         return
     st.session_state[Debate.INPUT_ERROR] = ""
+    ready, before = understanding_actions.before_answer()  # refused: said under its form, the debate waits
+    if not ready:
+        return
     try:  # the sources, read all or nothing; a refusal (or sources with personas) is shown under the uploader
         attached, cite = sources_view.chosen()
         if attached:
@@ -86,6 +89,7 @@ def start_debate() -> None:
         st.session_state[Debate.INPUT_ERROR] = exc.for_dashboard()
         return
     owner.claim(job.id)
+    understanding_actions.keep_before(job.id, before)
     show(job.id)
 
 

@@ -19,7 +19,18 @@ from clearside.render import render
 from clearside.schema import ACTIONS, SOURCE_ACTION, Document
 from clearside.static.job import Snapshot, StaticJob
 from clearside.store.records import missing_parts, partial_notice
-from clearside_ui import explore_view, jobs, owner, page_path, personas_view, scroll, settings, sources_view, view
+from clearside_ui import (
+    explore_view,
+    jobs,
+    owner,
+    page_path,
+    personas_view,
+    scroll,
+    settings,
+    sources_view,
+    understanding_view,
+    view,
+)
 from clearside_ui.debate_actions import (
     cancel_challenge,
     copy_to_edit,
@@ -193,6 +204,7 @@ def saved_debate(debate_id: str) -> None:
                    "Make a copy to challenge it.")
         st.button("Make an editable copy", key=Debate.COPY_TO_EDIT, on_click=copy_to_edit, args=(debate_id,))
     exports(document)
+    understanding_view.after(debate_id)  # with the sidebar's switch on: what the user knows now, then the counts
 
 
 def followed_debate(debate_id: str, job_id: str) -> None:

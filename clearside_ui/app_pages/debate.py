@@ -10,7 +10,7 @@ flagship debate, read-only and never saved.
 
 import streamlit as st
 
-from clearside_ui import debate_actions, debate_view, personas_view, settings, sources_view
+from clearside_ui import debate_actions, debate_view, personas_view, settings, sources_view, understanding_view
 from clearside_ui.format import esc
 from clearside_ui.inputs import context_boxes, question_box
 from clearside_ui.state import Debate
@@ -26,6 +26,8 @@ personas_view.picker(error_key=Debate.INPUT_ERROR)
 sources_view.attach()
 
 debate_id, job, snapshot = debate_actions.current()
+if not debate_id:
+    understanding_view.before()  # with the sidebar's switch on: what the user knows before reading (optional)
 running = snapshot is not None and not snapshot.finished
 example = st.query_params.get("example")
 with st.container(horizontal=True):  # buttons at their own width, wrapping on a narrow screen: never cut off
