@@ -26,10 +26,11 @@ MODERATOR_LISTS = ("areas_of_agreement", "evidence_gaps", "decision_hinges", "le
 MODERATOR_OBJECTS = ("core_disagreements", "assumption_conflicts")
 
 # A word a complete sentence or label does not end on: articles, conjunctions, determiners, auxiliaries and the
-# prepositions that need an object (not the particles of phrasal verbs: "weighed in.", "no room for.").
+# prepositions that need an object (not the particles of phrasal verbs: "weighed in.", "no room for."; not the
+# demonstratives, pronouns at a sentence's end: "You should know better than this.", "all of these.").
 _DANGLING_WORDS = """
 a an the of and or but nor than because although though whether unless which whose its their our your his her my
-this these those such every each very including includes between among towards toward into onto upon via per to
+such every each very including includes between among towards toward into onto upon via per to
 from by at as is are was were be been being has have had will would can could should may might must
 """
 DANGLING = frozenset(_DANGLING_WORDS.split())

@@ -33,6 +33,11 @@ def test_a_string_cut_mid_phrase_is_counted(text):
     assert reader_text.cut_reason(text, "label") == "dangling"  # no string may end on "the", "a" or ","
 
 
+def test_a_demonstrative_ending_a_sentence_is_a_pronoun_not_a_dangling_word():
+    assert reader_text.cut_reason("You're not sure about what you are doing. You should know better than this.") == ""
+    assert reader_text.cut_reason("The city must take a step towards protecting the.") == "dangling"
+
+
 def test_a_hyphenated_compound_is_no_dangling_word():
     assert reader_text.cut_reason("The case is not a matter of personal freedom or economic well-being.") == ""
     assert reader_text.cut_reason("Care for others and for our own well being.") == "dangling"  # "being" alone

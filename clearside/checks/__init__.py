@@ -37,8 +37,11 @@ from .base import LEXICAL_ONLY, Embeddings, Finding, Outcome, capped, repair, va
 # sentence ending on a modal or "be" whose phrase is not understood is cut ("... that they can"), talk about the
 # debate instead of in it says nothing ("This is a very important topic."), an assumption or uncertainty about
 # neither the proposition nor the arguments is off_topic; 1.3.7: a sentence of 100 characters or more without a
-# stop is ended as if its length cap had ended it, and "is", "are", "such" need their phrase as the modals do
-CHECKS_VERSION = "1.3.7"
+# stop is ended as if its length cap had ended it, and "is", "are", "such" need their phrase as the modals do;
+# 1.4.0: a capped string with no whole clause is ended after its last word where it still reads whole (else marked
+# or dropped as before), a summary item or moderator statement below QUESTION_FLOOR to the question is off_topic
+# whatever the arguments share with it, and a preposition ending a wh-clause whose wh-word is its subject is a cut
+CHECKS_VERSION = "1.4.0"
 M = TypeVar("M", bound=BaseModel)
 Check = Callable[[dict[str, Any]], list[Finding]]
 

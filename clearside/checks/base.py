@@ -88,6 +88,14 @@ class Embeddings:
 
 
 LEXICAL_ONLY = Embeddings(enabled=False)
+# Below this cosine to the question (the user's or the normalized one) a summary item or a moderator statement is
+# about something else, whatever it shares with the arguments: an off-topic argument or assumption would vouch for a
+# sentence on its own topic ("This case is about ethics." 0.02 in a debate on a job abroad, beside arguments about
+# ethics). Assumptions and uncertainties are more indirect: the arguments alone judge them (clearside.checks.sides).
+# Calibrated 2026-11-29 on every sentence of the flagship and of the contract's example, so that neither loses one:
+# the least reach 0.035 ("Team adaptation time is variable", an uncertainty) and 0.043 (a label, "Speed of
+# regulation"); the embedded model's strays in bench/reader.py's debates -0.02 to 0.02.
+QUESTION_FLOOR = 0.03
 
 
 @dataclass
@@ -166,8 +174,9 @@ def _drop_items(data: dict[str, Any], where: Path, flagged: dict[int, list[Findi
 def garbage(path: tuple, label: str, text: str, *, whole: bool = True) -> Finding | None:
     """What a reader calls garbage in one string: codes, number runs, a sentence cut mid-phrase, or nothing said.
 
-    A cut string is ended at its last complete sentence or clause when that is still a statement (repaired as
-    "replaced", which the dashboard calls "ended early"); else the item goes (or, under the floor, is re-asked).
+    A cut string is ended at its last complete sentence or clause when that is still a statement, else after its
+    last word where it reads whole (repaired as "replaced", which the dashboard calls "ended early"); else the item
+    goes (or, under the floor, is re-asked).
     ``whole=False``: the string may not be shortened (a decision hinge must stay a question)."""
     for name, test in (("code_soup", s.code_soup), ("number_soup", s.number_soup)):
         if problem := test(text):
@@ -178,7 +187,7 @@ def garbage(path: tuple, label: str, text: str, *, whole: bool = True) -> Findin
         if problem == t.RUNS_ON and whole and (ended := capped(path, text, problem)) is not None:
             return ended  # ended for the writer, as if by a length cap: ended early, else it goes (marked at a floor)
         message = f"{label} {problem}: write one complete sentence that fits its length limit"
-        if whole and (shorter := t.whole_part(text)):
+        if whole and (shorter := t.whole_part(text) or t.ended_at_word(text)):
             return Finding("cut_sentence", path, message, text, "replace", shorter)
         return Finding("cut_sentence", path, message, text)
     if problem := s.empty_statement(text):
@@ -188,7 +197,8 @@ def garbage(path: tuple, label: str, text: str, *, whole: bool = True) -> Findin
 
 def capped(path: tuple, text: str, problem: str = "ran into its length limit") -> Finding | None:
     """A string the decoder's length cap ended (see :func:`clearside.enforce.capped_strings`), ended at its last
-    complete sentence or clause where that is still a statement ("ended early"). Else a list's item goes while the
+    complete sentence or clause where that is still a statement, else after its last word where it still reads whole
+    (:func:`clearside.checks.text.ended_at_word`): "ended early". Else a list's item goes while the
     list keeps its floor, and otherwise stays marked as cut where it stops ("... requires careful…": a fragment is
     never shown as a sentence); it is never re-asked. A long sentence the writer closed without a stop is treated
     the same (``problem``: :data:`clearside.checks.text.RUNS_ON`). None for a question (never shortened into a
@@ -197,7 +207,7 @@ def capped(path: tuple, text: str, problem: str = "ran into its length limit") -
     be ended early failed whole debates (5 of 7 on bench/reader.py's questions)."""
     if text.rstrip().endswith("?"):
         return None
-    shorter = t.whole_part(text)
+    shorter = t.whole_part(text) or t.ended_at_word(text)
     if not shorter:
         shorter = text.rstrip().rstrip(" ,;:-–—") + "…"
         if t.cut_problem(shorter):

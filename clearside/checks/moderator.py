@@ -14,7 +14,7 @@ from typing import Any
 
 from .. import neutrality
 from . import text as t
-from .base import LEXICAL_ONLY, Embeddings, Finding, garbage
+from .base import LEXICAL_ONLY, QUESTION_FLOOR, Embeddings, Finding, garbage
 from .sides import duplicates, echoes
 
 FLOORS = {"areas_of_agreement": 1, "core_disagreements": 1, "assumption_conflicts": 1, "evidence_gaps": 1,
@@ -114,8 +114,9 @@ def _strings(data: dict[str, Any], pro: dict[str, Any], con: dict[str, Any], que
         elif hits := neutrality.violations(item):
             findings.append(Finding("verdict", path, f"{where} takes a side ({hits[0].phrase!r}): describe the "
                                     "disagreement without a verdict or recommendation", item, optional=optional))
-        elif sims is not None and not short and path[-1] != "conflict_description" and float(
-                sims[row].max()) < OFF_TOPIC:  # a conflict description is tied to the debate by its pair
+        elif sims is not None and not short and (  # a conflict description is tied to the debate by its pair
+                path[-1] != "conflict_description" and float(sims[row].max()) < OFF_TOPIC
+                or question and float(sims[row, 0]) < QUESTION_FLOOR):
             findings.append(Finding("off_topic", path, f"{where} is not about this debate's proposition or "
                                     "either side's case", item, optional=optional))
     return findings

@@ -15,7 +15,7 @@ import numpy as np
 
 from . import substance as s
 from . import text as t
-from .base import LEXICAL_ONLY, Embeddings, Finding, garbage
+from .base import LEXICAL_ONLY, QUESTION_FLOOR, Embeddings, Finding, garbage
 
 ECHO = 0.90  # cosine of an item to the question: a restatement, not a point
 ECHO_WORDS = 0.85  # without embeddings: share of the item's words that are the question's, both ways
@@ -79,7 +79,8 @@ def _summary(summary: list[str], questions: list[str], sims, about) -> list[Find
         elif problem := t.statement_problem(item, verb=True, fragment=False):
             findings.append(Finding("junk", ("executive_summary", i), f"executive_summary item {i + 1} {problem}",
                                     item))
-        elif about is not None and float(about[i].max()) < SUMMARY_OFF_TOPIC:
+        elif about is not None and (float(about[i].max()) < SUMMARY_OFF_TOPIC
+                                    or float(sims[i].max()) < QUESTION_FLOOR):
             findings.append(Finding("off_topic", ("executive_summary", i), f"executive_summary item {i + 1} is "
                                     "about neither the proposition nor the arguments", item))
     return findings
@@ -140,7 +141,9 @@ REPEATS_CLAIM = 0.85  # share of an assumption's content words that one claim al
 
 def _lists(data: dict[str, Any], claims: list[str], embeddings: Embeddings, anchors: list[str]) -> list[Finding]:
     """Assumptions and uncertainties: statements about the proposition or the arguments (``anchors``: the question
-    and the on-topic arguments; none, no judging topic), no repeats, and an assumption that is not a claim again."""
+    and the on-topic arguments; none, no judging topic), no repeats, and an assumption that is not a claim again.
+    They are judged by the arguments too, never by the question alone (:data:`QUESTION_FLOOR`): an indirect one
+    reaches little of the question ("team adaptation time varies": 0.01 to "Should we adopt microservices?")."""
     findings = []
     for field in ("assumptions", "uncertainties"):
         items = list(data.get(field, []))

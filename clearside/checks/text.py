@@ -8,6 +8,7 @@ as a text file from the model package, no torch), used to tell gibberish from wo
 
 from __future__ import annotations
 
+import math
 import re
 from functools import cache
 from importlib import resources
@@ -254,13 +255,18 @@ _ELLIPSIS = frozenset(["as", "than", "when", "whenever", "if", "where", "whereve
 _PREPOSITIONS = frozenset(["to", "of", "with", "by", "from", "for", "about", "at", "into", "towards", "toward",
                            "against", "among", "across", "during", "without", "within", "through", "via", "between"])
 _WH = frozenset(["what", "which", "who", "whom", "where", "whatever", "whoever"])
+_SUBJECT_VERBS = _NEEDS_PHRASE | frozenset(["can't", "cannot", "won't", "wouldn't", "shouldn't", "couldn't", "isn't",
+                                            "aren't", "has", "have", "had", "do", "does", "did", "don't", "doesn't"])
 
 
 def _stranded(text: str) -> bool:
     """The last clause of ``text`` is a wh-clause, whose preposition may end it ("what they were looking for",
     "the people who we work with"); a cut ("the costs associated with") has none."""
-    clause = re.split(r"[.;:!?,]\s", text.rstrip(" .!?"))[-1]
-    return bool(_WH & set(words(clause)[:-2]))
+    clause = words(re.split(r"[.;:!?,]\s", text.rstrip(" .!?"))[-1])
+    wh = [i for i, word in enumerate(clause[:-2]) if word in _WH]
+    # the wh-word is the object the preposition keeps only when a subject follows it: "which we rely on", never
+    # "which can't just happen without some form of" (its subject: the preposition has nothing)
+    return bool(wh) and clause[wh[-1] + 1] not in _SUBJECT_VERBS
 
 
 @cache
@@ -327,4 +333,53 @@ def whole_part(text: str) -> str | None:
                 or statement_problem(sentence, verb=True)):
             continue
         return sentence
+    return None
+
+
+# Words a sentence ended for its writer may not stop on: they promise more ("several key", "they need", "the
+# public"); conservative, as a cut changes what a sentence says more than a comma does.
+_OPEN_ENDINGS = frozenset([
+    "several", "many", "some", "any", "all", "few", "more", "most", "less", "other", "another", "both", "either",
+    "neither", "no", "not", "own", "same", "only", "just", "also", "even", "still", "so", "too", "key", "main",
+    "important", "major", "significant", "potential", "possible", "certain", "whole", "entire", "real", "good", "bad",
+    "high", "low", "big", "small", "large", "great", "new", "different", "various", "specific", "particular",
+    "common", "public", "private", "social", "economic", "financial", "local", "national", "global", "human", "better",
+    "best", "worse", "worst", "higher", "lower", "greater", "additional", "further", "next", "first", "second",
+    "last", "following", "current", "future", "get", "gets", "take", "takes", "give", "gives", "want", "wants",
+    "use", "uses", "provide", "provides", "require", "requires", "include", "includes", "lead", "leads", "mean",
+    "means", "become", "becomes", "seem", "seems", "keep", "keeps", "bring", "brings", "put", "puts", "let", "lets",
+    "allow", "allows", "help", "helps", "cause", "causes", "create", "creates", "reduce", "reduces", "increase",
+    "increases", "affect", "affects", "ensure", "ensures", "involve", "involves", "rely", "relies", "show", "shows",
+    "suggest", "suggests", "offer", "offers", "raise", "raises", "represent", "represents", "contain", "contains",
+    "support", "supports", "threaten", "threatens", "replace", "replaces", "face", "faces", "produce", "produces",
+]) | _VERBS | _CUT_OPEN | _CUT_CLOSED | _SUBORDINATE | _WH | _PREPOSITIONS | _SUBJECT_VERBS
+# a gerund or an adjective wants its noun ("towards protecting", "requires careful", "more expensive"); a noun with
+# such an ending ("an incentive", "the traffic") is left marked as cut, not ended there
+_OPEN_SUFFIXES = ("ing", "ful", "ous", "ive", "able", "ible", "ic", "less", "ly")
+_CLAUSE_OPENERS = _WH | frozenset(["if", "because", "that", "when", "while", "since", "unless", "although", "though",
+                                   "whether", "as", "than", "so"])
+_KEEP = 0.75  # a sentence ended for its writer keeps at least this share of its words (and six of them): "The
+# city must take a step towards protecting the" is not ended as "The city must take a step."
+
+
+def ended_at_word(text: str) -> str | None:
+    """``text`` (cut by a length cap, no whole clause in it) ended after its last word where it still reads as a
+    whole statement ("... made in recent years by many people who have no idea." from "... no idea what"), or
+    None: never on a word that promises more, never leaving a clause without its verb ("... possible if you"), never
+    without a verb the word lists know ("Charging drivers at rush hour in the centre." is no statement)."""
+    parts = text.split()
+    for n in range(len(parts), max(6, math.ceil(_KEEP * len(parts))) - 1, -1):
+        head = " ".join(parts[:n]).rstrip(" ,;:-–—'\"‘’“”(")
+        tokens, clause = words(head), words(re.split(r"[,;:]\s|\s[-–—]+\s", head)[-1])
+        if (not tokens or tokens[-1] in _OPEN_ENDINGS or tokens[-1].endswith(_OPEN_SUFFIXES) or "'" in tokens[-1]
+                or "’" in tokens[-1] or tokens[0] in _SUBORDINATE and len(clause) == len(tokens)):
+            continue  # never on a word that wants more, nor a subordinate clause alone ("If you want ...")
+        opener = max((i for i, w in enumerate(clause) if w in _CLAUSE_OPENERS), default=None)
+        finite = any(w in _VERBS or w in _SUBJECT_VERBS or w.endswith("ed") for w in tokens[1:])
+        if not finite or len(clause) < 3 or not has_verb(clause) or opener is not None and (
+                len(clause) - opener < 3 or not has_verb(clause[opener + 1:])):
+            continue
+        sentence = f"{head}."
+        if not (cut_problem(sentence) or statement_problem(sentence, verb=True)):
+            return sentence
     return None

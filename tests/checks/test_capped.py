@@ -6,40 +6,57 @@ never touched."""
 
 from __future__ import annotations
 
+import pytest
 from helpers import QUESTION, scripted_debate, side_reply
 
 from clearside import checks
+from clearside.checks import text as t
 from clearside.checks.base import capped, repair
 from clearside.providers.scripted import ScriptedProvider
 from clearside.static.engine import Engine
 from clearside.static.run import DebateRun
 
 CAREFUL = "The case for selling your car and getting around by bike-sharing is a complex one that requires careful"
+# no whole clause, and no word to end it after: a gerund subject, no verb before "involves several key"
+NO_END = "Charging drivers at rush hour in the centre of the city during the working week involves several key"
 
 
-def test_a_capped_string_with_no_whole_clause_is_dropped_or_else_marked_where_it_stops():
+def test_a_capped_string_with_no_whole_clause_is_ended_after_a_word_where_it_reads_whole():
     found = capped(("executive_summary", 0), CAREFUL)
-    assert (found.check, found.repair, found.replacement) == ("cut_sentence", "drop", CAREFUL + "…")
-    assert capped(("normalized_question",), CAREFUL.replace("The case", "A case")).repair == "replace"  # no list
-    assert capped(("executive_summary", 0), "Taxes on the idle land of the city fall hardest on the owners of") is None
+    assert (found.check, found.repair, found.replacement) == (
+        "cut_sentence", "replace", "The case for selling your car and getting around by bike-sharing is a complex one.")
+    ended = capped(("executive_summary", 0), "Taxes on the idle land of the city fall hardest on the owners of")
+    assert ended.replacement == "Taxes on the idle land of the city fall hardest on the owners."
+    assert t.ended_at_word("The city must take a step towards protecting the environment of the people who are "
+                           "most") == "The city must take a step towards protecting the environment of the people."
+    # never a subordinate clause without its verb ("... possible if you."), never a bare "It is not just about."
+    assert t.ended_at_word("If you want to be taken seriously in your field of study or career, it is only possible "
+                           "if you can do") is None
+    assert t.ended_at_word("It is not just about saving a") is None
+
+
+def test_a_capped_string_with_no_whole_clause_and_no_word_to_end_at_is_dropped_or_else_marked_where_it_stops():
+    found = capped(("executive_summary", 0), NO_END)
+    assert (found.check, found.repair, found.replacement) == ("cut_sentence", "drop", NO_END + "…")
+    assert capped(("normalized_question",), NO_END).repair == "replace"  # no list
     assert capped(("decision_hinges", 0), "Whether the city can keep buses running while the lanes are built and?") \
         is None
 
 
 def test_the_item_goes_above_its_floor_and_stays_marked_at_it_never_reasked():
-    data = {"executive_summary": [CAREFUL, "Selling the car saves about two thousand euros a year."]}
-    found = [capped(("executive_summary", 0), CAREFUL)]
+    data = {"executive_summary": [NO_END, "Selling the car saves about two thousand euros a year."]}
+    found = [capped(("executive_summary", 0), NO_END)]
     above = repair(data, found, {"executive_summary": 1}, last_attempt=False)
     assert above.data["executive_summary"] == ["Selling the car saves about two thousand euros a year."]
     assert [action for _, action in above.done] == ["dropped"] and above.reask == []
     at = repair(data, found, {"executive_summary": 2}, last_attempt=False)
-    assert at.data["executive_summary"][0] == CAREFUL + "…" and at.reask == []
+    assert at.data["executive_summary"][0] == NO_END + "…" and at.reask == []
     assert [action for _, action in at.done] == ["replaced"]
     # beside an item that must go back to the model, the marked one stays and is not re-asked
     other = checks.Finding("empty_claim", ("executive_summary", 1), "state the point itself",
                            data["executive_summary"][1])
     both = repair(data, [*found, other], {"executive_summary": 2}, last_attempt=False)
-    assert both.data["executive_summary"][0] == CAREFUL + "…" and both.reask == [other]
+    assert both.data["executive_summary"][0] == NO_END + "…" and both.reask == [other]
 
 
 def long_assumption() -> str:
@@ -75,3 +92,30 @@ def test_of_two_capped_items_at_a_floor_of_one_the_first_ships_marked_and_the_se
     assert ("cut_sentence", "uncertainties/0", "replaced") in items and (
         "cut_sentence", "uncertainties/1", "dropped") in items, items
     assert document["quality"]["agents"]["pro"]["reasks"] == 0
+
+
+@pytest.mark.parametrize(("capped_text", "ended"), [
+    ("This is the most important argument that has been made in recent years by many people who have no idea",
+     "This is the most important argument that has been made in recent years by many people who have no idea."),
+    ("This could potentially lead to increased costs for the company as they need to choose between two options "
+     "that do", "This could potentially lead to increased costs for the company as they need to choose between two "
+     "options."),
+    ("The claim that your proposal will be successful depends on you making changes in the way we do business and "
+     "there's no need '", "The claim that your proposal will be successful depends on you making changes in the way "
+     "we do business."),
+])
+def test_strings_the_embedded_model_ran_to_their_cap_end_after_their_last_whole_word(capped_text, ended):
+    """Argument claims and an assumption that bench/reader.py's debates showed marked as cut ("... no idea…"):
+    each ends where it still reads whole, and the quality record says it was ended early."""
+    found = capped(("arguments", 0, "claim"), capped_text)
+    assert (found.repair, found.replacement) == ("replace", ended)
+    assert not t.cut_problem(ended)
+
+
+def test_a_preposition_after_a_which_clause_with_no_subject_of_its_own_is_a_cut():
+    """"which we rely on" keeps its object; "which can't just happen without some form of" has none (an executive
+    summary item the checks showed as whole)."""
+    assert t.cut_problem("To solve these problems we need to have more transparency which can't just happen without "
+                         "some form of") == "stops mid-phrase, at 'of'"
+    assert t.cut_problem("These are the tools which we rely on") is None
+    assert t.cut_problem("Ask them what they were looking for") is None

@@ -202,7 +202,7 @@ def test_a_debate_stores_no_fragment_and_records_what_was_ended_early_or_dropped
 def test_a_cut_list_at_its_floor_is_reasked():
     provider = ScriptedProvider()
     pro = side_reply("pro")
-    pro["assumptions"] = [CUT_PROTECTING, "Teams will need time to learn the impact of the"]
+    pro["assumptions"] = [CUT_PROTECTING, CUT_SAVING]  # neither ends at a clause or a word
     scripted_debate(provider, orchestrator=CLEAN_ORCHESTRATOR, pro=pro)
     provider.enqueue(side_reply("pro"), agent="pro")
     document = Engine(provider, embeddings=LEX, retries=2, mend=False).run(DebateRun.from_input(QUESTION)).dump()
@@ -362,10 +362,45 @@ def test_health_care_statements_in_the_synthesis_of_a_software_rule_debate_are_o
                                          description="They weigh public component lists against trade secrets.",
                                          root_cause="Different views of what vendors owe their buyers.")
     for conflict in data["assumption_conflicts"]:
-        conflict.update(pro_assumption=side["assumptions"][0], con_assumption=side["assumptions"][1])
+        conflict.update(pro_assumption=side["assumptions"][0], con_assumption=side["assumptions"][1],
+                        conflict_description="Whether buyers can read the lists and vendors can produce them.")
     findings = moderator_checks.check(data, pro=side, con=side, question=SBOM, embeddings=EMB)
     assert found(findings) == [("off_topic", ("areas_of_agreement", 1)), ("off_topic", ("evidence_gaps", 1)),
                                ("off_topic", ("decision_hinges", 1))]
+
+
+JOB = "Should I take a job offer abroad that pays 30% more?"
+
+
+def job_side() -> dict:
+    """A side of a debate on a job abroad with an argument about its ethics, on topic."""
+    return {"executive_summary": ["The higher salary abroad would let me save for a house sooner.",
+                                  "Leaving family raises questions of duty."],
+            "arguments": [{"category": c, "claim": claim, "explanation": why, "evidence_type": "projection",
+                           "confidence": "medium"} for c, claim, why in [
+                ("economic", "The higher salary abroad would let me save for a house sooner.",
+                 "Thirty percent more pay, with similar living costs, leaves more to save each month."),
+                ("ethical", "Moving abroad for the offer raises ethical questions about leaving aging parents behind.",
+                 "Someone would have to care for them while I work in another country.")]],
+            "assumptions": ["Living costs abroad are close to those at home."],
+            "uncertainties": ["Whether the new employer keeps its promises about the role."]}
+
+
+def test_sentences_about_another_subject_are_off_topic_even_beside_an_argument_that_shares_their_words():
+    """Items the embedded model wrote in bench/reader.py's debate on a job abroad: an argument about the ethics of
+    leaving one's parents vouched for "This case is about ethics." (0.29 to it, 0.02 to the question)."""
+    side = job_side()
+    side["executive_summary"].append("This case is about ethics.")
+    findings = side_checks.check(side, question=JOB, raw_input=JOB, embeddings=EMB)
+    assert found(findings) == [("off_topic", ("executive_summary", 2))], "the indirect summary item stays"
+    synthesis = moderator_reply()
+    synthesis["evidence_gaps"][1] = "Ethics exist outside of human society."
+    for conflict in synthesis["assumption_conflicts"]:
+        conflict.update(pro_assumption=side["assumptions"][0], con_assumption=side["uncertainties"][0],
+                        conflict_description="This case is about ethics.")
+    findings = [f for f in moderator_checks.check(synthesis, pro=job_side(), con=job_side(), question=JOB,
+                                                  embeddings=EMB) if f.check == "off_topic"]
+    assert {f.path for f in findings} >= {("evidence_gaps", 1), ("assumption_conflicts", 0, "conflict_description")}
 
 
 @pytest.mark.parametrize("document", ["contract example", "flagship reference"])
@@ -429,7 +464,8 @@ def test_a_string_is_capped_when_its_decoding_schema_would_take_no_more():
                                                                          "noise and fumes for the families.")
     hinge = "Whether the shops, the schools and the families that line the old streets can do without cars in the?"
     assert capped(("decision_hinges", 0), hinge) is None, "a question is never shortened into a statement"
-    assert capped(("assumptions", 1), "Banning cars from the old town would cut noise for the families of") is None
+    ended = capped(("assumptions", 1), "Banning cars from the old town would cut noise for the families of")
+    assert ended.replacement == "Banning cars from the old town would cut noise for the families.", "at a whole word"
 
 
 def test_a_string_the_cap_ended_is_ended_at_its_last_whole_clause_and_recorded():
