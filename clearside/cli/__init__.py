@@ -4,7 +4,7 @@ One module per command group: ``debate`` (debate, challenge, render, schema), ``
 import, delete, rename, duplicate), ``jobs`` (worker, status, cancel, the ``--enqueue`` of ``debate`` and
 ``remap``), ``evaluate`` (metrics, compare), ``regression`` (regress, runs, bless), ``review`` (suite validate,
 compare-runs), ``perspectives``, ``remap``, ``check`` (a provider's health check), ``dashboard`` (ui),
-``value``, ``understanding`` (the understanding check: answer, show, gains);
+``value``, ``understanding`` (the understanding check: answer, show, gains); ``study`` (study mode);
 ``common`` holds what they share, ``here`` a command's work run on the runtime in its own process.
 
 Exit codes: 0 ok, 2 bad input (an unknown debate id or a refused import
@@ -32,6 +32,7 @@ from . import (
     remap,
     review,
     store,
+    study,
     understanding,
     value,
 )
@@ -50,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     regression.add_parsers(sub, model_options)
     value.add_parsers(sub, model_options)
     understanding.add_parser(sub)
+    study.add_parser(sub, model_options)
     evaluate.add_compare_parser(sub)
     review.add_parsers(sub)
     perspectives.add_parser(sub, model_options)

@@ -8,7 +8,8 @@
 * :class:`~clearside.store.runs.Runs`: comparison and regression runs, and baselines;
 * :class:`~clearside.store.versions.Versions`: a static debate's re-maps and stances, beside the original;
 * :class:`~clearside.store.sources.Sources`: the files a user attaches to a debate, each distinct text once;
-* :class:`~clearside.store.understanding.Understanding`: the understanding check's answers beside their debate.
+* :class:`~clearside.store.understanding.Understanding`: the understanding check's answers beside their debate;
+* :class:`~clearside.store.studies.Studies`: studies, their participants (no name) and their answers.
 
 Mixins rather than parts held as attributes (``store.runs.add(...)``) because every
 caller (the pages, the CLI, compare, regress, the live writer) keeps calling
@@ -41,11 +42,12 @@ from .records import (
 )
 from .runs import Runs
 from .sources import SOURCE_FIELDS, SOURCE_KINDS, Sources
+from .studies import Studies
 from .understanding import ANY_OWNER, STAGES, AnswerRow, Understanding
 from .versions import VERSION_KINDS, Version, Versions
 
 
-class Store(Debates, StaticParts, Runs, Versions, Sources, Understanding):
+class Store(Debates, StaticParts, Runs, Versions, Sources, Understanding, Studies):
     """One database. ``Store()`` opens the default (``DATABASE_URL`` or the SQLite file) and migrates it."""
 
 

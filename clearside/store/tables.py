@@ -207,3 +207,62 @@ class UnderstandingAnswer(Base):
     body: Mapped[dict[str, Any]] = mapped_column(Json)  # reasons_for, reasons_against, lean, confidence
     match: Mapped[dict[str, Any] | None] = mapped_column(Json, nullable=True)
     created_at: Mapped[datetime] = mapped_column(Stamp)
+
+
+class Study(Base):
+    """A study (clearside/quality/study/): questions and arms whose gains are compared across participants.
+    ``owner`` is the creating browser's token (clearside_ui/owner.py), or empty when the command line made it: only
+    that browser sees the results. ``join_key`` is the secret of the participant link. ``spec`` holds the
+    questions, the arms and the provider the documents were made with."""
+
+    __tablename__ = "studies"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    owner: Mapped[str | None] = mapped_column(String(32), nullable=True, index=True)
+    title: Mapped[str] = mapped_column(Text)
+    spec: Mapped[dict[str, Any]] = mapped_column(Json)
+    join_key: Mapped[str] = mapped_column(String(32), unique=True)
+    created_at: Mapped[datetime] = mapped_column(Stamp)
+
+
+class StudyItem(Base):
+    """What one arm of a study shows for one question: a debate made once and shared by every participant of the
+    arm (``debate_id``, the ``debate`` and ``single`` arms), or the creator's files (``sources``, the ``sources``
+    arm, as the store's source entries)."""
+
+    __tablename__ = "study_items"
+
+    study_id: Mapped[str] = mapped_column(String(32), ForeignKey("studies.id", ondelete="CASCADE"), primary_key=True)
+    question: Mapped[int] = mapped_column(Integer, primary_key=True)  # 1, 2, ... in the study's order
+    arm: Mapped[str] = mapped_column(String(16), primary_key=True)  # debate | single | sources
+    debate_id: Mapped[str | None] = mapped_column(String(32), ForeignKey("debates.id", ondelete="SET NULL"),
+                                                  nullable=True)
+    sources: Mapped[list[dict[str, Any]] | None] = mapped_column(Json, nullable=True)
+
+
+class StudyParticipant(Base):
+    """One participant: no name, only the hash of their link's secret (``key``), the question and arm drawn when
+    they joined, and their number in the order of joining."""
+
+    __tablename__ = "study_participants"
+
+    key: Mapped[str] = mapped_column(String(32), primary_key=True)
+    study_id: Mapped[str] = mapped_column(String(32), ForeignKey("studies.id", ondelete="CASCADE"), index=True)
+    number: Mapped[int] = mapped_column(Integer)
+    question: Mapped[int] = mapped_column(Integer)
+    arm: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[datetime] = mapped_column(Stamp)
+
+
+class StudyAnswer(Base):
+    """A participant's answer at one stage (before, after, retest: one each), as the understanding check's, and
+    how its reasons matched the question's arguments once matched."""
+
+    __tablename__ = "study_answers"
+
+    participant: Mapped[str] = mapped_column(String(32), ForeignKey("study_participants.key", ondelete="CASCADE"),
+                                             primary_key=True)
+    stage: Mapped[str] = mapped_column(String(16), primary_key=True)
+    body: Mapped[dict[str, Any]] = mapped_column(Json)
+    match: Mapped[dict[str, Any] | None] = mapped_column(Json, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(Stamp)
