@@ -54,6 +54,8 @@ def pages() -> None:
         st.Page(page_path("app_pages/compare.py"), title="Compare models", icon=":material/view_column:"),
         st.Page(page_path("app_pages/regression.py"), title="Regression", icon=":material/monitoring:"),
         st.Page(page_path("app_pages/understanding.py"), title="Understanding", icon=":material/psychology:"),
+        st.Page(page_path("app_pages/study.py"), title="Study", icon=":material/science:"),
+        st.Page(page_path("app_pages/participate.py"), title="Participate", icon=":material/how_to_reg:"),
     ])
     links.arrive(page.url_path)  # a link opened from another page is the user's, never a stale rerun's
     page.run()
