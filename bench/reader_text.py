@@ -34,6 +34,8 @@ such every each very including includes between among towards toward into onto u
 from by at as is are was were be been being has have had will would can could should may might must
 """
 DANGLING = frozenset(_DANGLING_WORDS.split())
+OWNING = frozenset(["has", "have", "had"])
+AUXILIARY_BEFORE = frozenset(["to", "will", "would", "can", "could", "should", "may", "might", "must", "not"])
 CAP_CHARS = 100  # the strings' length caps end them at about 100-120 characters (the cuts readers found)
 TERMINAL = re.compile(r"[.!?…][\"'”’)\]]*$")
 WORD = re.compile(r"[A-Za-z']+$")
@@ -92,7 +94,9 @@ def cut_reason(text: str, kind: str = "sentence") -> str:
         return "dangling"
     last = stripped.rstrip(".!?…\"'”’)] ").split()
     # a hyphenated compound ends on its last part by right ("well-being", "follow-up"): not a dangling "being"
-    if last and "-" not in last[-1] and (word := WORD.search(last[-1])) and word.group(0).lower() in DANGLING:
+    # "have" ends a clause as a main verb ("how much money you have."), not after a modal or "to" ("will have.")
+    if last and "-" not in last[-1] and (word := WORD.search(last[-1])) and word.group(0).lower() in DANGLING and (
+            word.group(0).lower() not in OWNING or len(last) > 1 and last[-2].lower() in AUXILIARY_BEFORE):
         return "dangling"
     at_cap = len(stripped) >= CAP_CHARS
     if kind == "sentence" and at_cap and stripped.endswith("…"):

@@ -38,6 +38,13 @@ def test_a_demonstrative_ending_a_sentence_is_a_pronoun_not_a_dangling_word():
     assert reader_text.cut_reason("The city must take a step towards protecting the.") == "dangling"
 
 
+def test_have_ending_a_clause_is_a_main_verb_unless_a_modal_or_to_stands_before_it():
+    said = "It's not just the price you pay for your car but also how much money you have."
+    assert reader_text.cut_reason(said) == ""
+    assert reader_text.cut_reason("The city will have.") == "dangling"
+    assert reader_text.cut_reason("Owners would need to have.") == "dangling"
+
+
 def test_a_hyphenated_compound_is_no_dangling_word():
     assert reader_text.cut_reason("The case is not a matter of personal freedom or economic well-being.") == ""
     assert reader_text.cut_reason("Care for others and for our own well being.") == "dangling"  # "being" alone

@@ -40,8 +40,9 @@ from .base import LEXICAL_ONLY, Embeddings, Finding, Outcome, capped, repair, va
 # stop is ended as if its length cap had ended it, and "is", "are", "such" need their phrase as the modals do;
 # 1.4.0: a capped string with no whole clause is ended after its last word where it still reads whole (else marked
 # or dropped as before), a summary item or moderator statement below QUESTION_FLOOR to the question is off_topic
-# whatever the arguments share with it, and a preposition ending a wh-clause whose wh-word is its subject is a cut
-CHECKS_VERSION = "1.4.0"
+# whatever the arguments share with it, and a preposition ending a wh-clause whose wh-word is its subject is a cut;
+# 1.4.1: a passive that stops before its agent ("... will be influenced by.") is a cut
+CHECKS_VERSION = "1.4.1"
 M = TypeVar("M", bound=BaseModel)
 Check = Callable[[dict[str, Any]], list[Finding]]
 

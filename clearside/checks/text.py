@@ -287,6 +287,8 @@ def cut_problem(text: str) -> str | None:
         return unfinished if _unfinished_last_sentence(stripped) else None
     if stripped.endswith((",", ";", ":", "-", "–", "(", "/", "&")):
         return "stops mid-sentence, at a comma or dash"
+    if tokens[-2:-1] and tokens[-1] == "by" and tokens[-2].endswith(("ed", "en")) and tokens[-2] != "passed":
+        return "stops mid-phrase, at 'by'"  # a passive without its agent: "... will be influenced by."
     if tokens[-1] in _PREPOSITIONS and _stranded(stripped):
         return None  # "ask what they were looking for": the preposition ends a wh-clause by right
     if tokens[-1] in _NEEDS_PHRASE and not _ELLIPSIS & set(tokens[-4:-1]):

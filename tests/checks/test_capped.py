@@ -119,3 +119,15 @@ def test_a_preposition_after_a_which_clause_with_no_subject_of_its_own_is_a_cut(
                          "some form of") == "stops mid-phrase, at 'of'"
     assert t.cut_problem("These are the tools which we rely on") is None
     assert t.cut_problem("Ask them what they were looking for") is None
+
+
+def test_a_passive_that_stops_before_its_agent_is_a_cut_and_ends_at_its_last_whole_clause():
+    """An executive summary item bench/reader.py's debate on a congestion fee showed whole: "... as it will be
+    influenced by."; a phrasal "by" ("Days passed by.") stays."""
+    item = ("This decision has far-reaching implications for the future of urban planning, as it will be "
+            "influenced by.")
+    assert t.cut_problem(item) == "stops mid-phrase, at 'by'"
+    assert t.cut_problem("Days passed by.") is None
+    found = checks.base.garbage(("executive_summary", 1), "executive_summary item 2", item)
+    assert (found.check, found.repair, found.replacement) == (
+        "cut_sentence", "replace", "This decision has far-reaching implications for the future of urban planning.")
