@@ -18,11 +18,20 @@ from clearside.quality import study
 from clearside_ui import jobs, owner, settings
 
 PREFIX = "study_"
-TITLE, QUESTIONS, ARMS = PREFIX + "title", PREFIX + "questions", PREFIX + "arms"
+TITLE, QUESTIONS = PREFIX + "title", PREFIX + "questions"
 CREATE_ERROR, CREATED = PREFIX + "create_error", PREFIX + "created"
 TOKENS = PREFIX + "tokens"  # study id -> this session's participant token (the link's p= as well)
 CSV, SAMPLE_D = PREFIX + "csv", PREFIX + "sample_d"
 FIELDS = ("for", "against", "lean", "confidence")
+
+
+def arm_key(arm: str) -> str:
+    """The form's checkbox of an arm: ``study_arm_debate``..."""
+    return f"{PREFIX}arm_{arm}"
+
+
+def chosen_arms() -> list[str]:
+    return [arm for arm in study.ARM_LABELS if st.session_state.get(arm_key(arm))]
 
 
 def files_key(question: int) -> str:
@@ -62,7 +71,7 @@ def create() -> None:
     state = st.session_state
     state[CREATE_ERROR] = ""
     try:
-        arms = list(state.get(ARMS) or [])
+        arms = chosen_arms()
         files = _files() if "sources" in arms else {}
         plan = study.plan(state.get(TITLE), question_lines(), arms, files)
         provider = settings.build_provider()

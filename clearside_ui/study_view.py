@@ -19,19 +19,22 @@ from clearside_ui.format import esc
 PAGE = "app_pages/study.py"
 COMPARISONS = {"after-before": "After reading, minus before", "retest-before": "At the re-test, minus before"}
 POLL_SECONDS = 2.0
+ARM_HELP = {"debate": "ClearSide's debate: both cases written blind, then the moderator's map.",
+            "single": "The control: one model call writes the same document in a single pass.",
+            "sources": "No model: the participant reads the files you attach to the question."}
 
 
 def create_form() -> None:
     """Title, questions (one a line), arms, and for the sources arm each question's files."""
-    st.session_state.setdefault(actions.ARMS, ["debate", "single"])
+    for arm in ARMS:
+        st.session_state.setdefault(actions.arm_key(arm), arm in study.spec.DEFAULT_ARMS)
     st.markdown("#### New study")
     st.text_input("Study title", key=actions.TITLE, max_chars=study.spec.MAX_TITLE)
     st.text_area(f"Questions, one a line (at most {study.MAX_QUESTIONS})", key=actions.QUESTIONS, height=110)
-    st.multiselect("Arms (each participant is drawn one)", options=list(ARMS), key=actions.ARMS,
-                   format_func=lambda arm: study.ARM_LABELS[arm],
-                   help="Full debate: ClearSide's debate. Single pass: one model call writes the same document (the "
-                        "control). Sources only: the participant reads the files you attach to the question.")
-    if "sources" in (st.session_state.get(actions.ARMS) or []):
+    st.markdown("Arms (each participant is drawn one, at random):")
+    for arm, help_text in ARM_HELP.items():
+        st.checkbox(study.ARM_LABELS[arm].capitalize(), key=actions.arm_key(arm), help=help_text)
+    if "sources" in actions.chosen_arms():
         for number, line in enumerate(actions.question_lines(), start=1):
             st.file_uploader(f"Sources for question {number}: {esc(line[:80])}", accept_multiple_files=True,
                              key=actions.files_key(number), help=f"Up to {MAX_FILES} files: text, Markdown, HTML, "

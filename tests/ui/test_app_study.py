@@ -31,10 +31,10 @@ def test_the_form_refuses_what_it_cannot_make_and_keeps_what_was_typed():
     at = open_page(PAGE, ScriptedProvider())
     at.text_input(key=actions.TITLE).set_value("Microservices")
     at.text_area(key=actions.QUESTIONS).set_value(QUESTION)
-    at.multiselect(key=actions.ARMS).set_value(["debate"])
+    at.checkbox(key=actions.arm_key("single")).uncheck()
     at.button(key=actions.PREFIX + "create").click().run()
     assert "choose at least two" in kit.of_kind(at, "error")
-    at.multiselect(key=actions.ARMS).set_value(["debate", "sources"]).run()
+    at.checkbox(key=actions.arm_key("sources")).check().run()
     at.button(key=actions.PREFIX + "create").click().run()
     assert "question 1 has none" in kit.of_kind(at, "error")
     assert at.text_area(key=actions.QUESTIONS).value == QUESTION and at.text_input(key=actions.TITLE).value
