@@ -40,6 +40,7 @@ from .quality import compare
 from .quality import job as quality_job
 from .quality import workflow as quality_workflow
 from .quality.understanding import exchange as understanding_exchange
+from .render import aif
 from .static import exchange as static_exchange
 from .static import job as static_job
 from .static import workflow as static_workflow
@@ -249,6 +250,8 @@ def import_data(store: Store, data: Any, source: str = "the file") -> Imported:
     """Add one exported debate to ``store``; refuses (InputError) anything it cannot read faithfully."""
     if not isinstance(data, dict):
         raise InputError(f"Not imported: {source} holds JSON but not a ClearSide debate (expected an object).")
+    if aif.is_aif(data):
+        return _import_map(store, data, source)
     if data.get("kind") in BATCH_MODES and "batch" in data:
         raise InputError(f"Not imported: {source} is a whole {BATCH_MODES[data['kind']].label.lower()} "
                          f"(`export` of batch {data['batch']}); a batch is not imported whole: export its "
@@ -262,6 +265,19 @@ def import_data(store: Store, data: Any, source: str = "the file") -> Imported:
             return _with_answers(store, imported, answers) if answers else imported
     raise InputError(f"Not imported: {source} is neither a ClearSide debate document (with meta.schema_version) "
                      "nor a live transcript (with version and turns).")
+
+
+def _import_map(store: Store, data: dict[str, Any], source: str) -> Imported:
+    """An AIF map ClearSide made: its debate again (the document it carries, with its nodes' texts). Any other AIF
+    map is refused here: it is shown read-only (:mod:`clearside.render.aif_foreign`), never stored."""
+    if not aif.is_own(data):
+        raise InputError(f"Not imported: {source} is an AIF map ClearSide did not make, which holds no debate to "
+                         "store (no FOR and AGAINST cases, no moderator's map). Show it read-only: `python -m "
+                         "clearside import FILE` prints its outline, the Library's import shows its map.")
+    document, notes = aif.own_document(data, source)
+    imported = static_exchange.import_static(store, document, source)
+    imported.notes[:0] = notes
+    return imported
 
 
 def _with_answers(store: Store, imported: Imported, answers: list[dict[str, Any]]) -> Imported:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from ..static.engine import Engine
 
 # What the parsers show from modules that are slow to import (tests/cli/test_startup.py checks each against its source)
-FORMATS = ("json", "md", "quick", "script")  # clearside.render.FORMATS
+FORMATS = ("json", "md", "quick", "script", "argdown", "aif", "kialo")  # clearside.render.FORMATS
 STRATEGIES = ("whole", "focused", "single")  # clearside.static.run.STRATEGIES
 ALL_ACTIONS = ("question_assumption", "stronger_counterargument", "evidence_that_changes_outcome",
                "question_source")  # clearside.schema.ALL_ACTIONS

@@ -73,12 +73,32 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _show_foreign(path: str, data: dict[str, Any]) -> int:
+    """A foreign AIF map: its outline on stdout, what was and was not placed on stderr; nothing stored."""
+    from ..render.aif_foreign import foreign_map
+
+    shown = foreign_map(data, path)
+    sys.stdout.write(shown.text())
+    print(f"Not stored: {path} is an AIF map ClearSide did not make; shown read-only above (a ClearSide debate "
+          "needs FOR and AGAINST cases and a moderator's map, which it does not have).", file=sys.stderr)
+    print(shown.placed(), file=sys.stderr)
+    if shown.unplaced:
+        print(f"Could not place {len(shown.unplaced)} thing(s): " + "; ".join(shown.unplaced[:10])
+              + ("; ..." if len(shown.unplaced) > 10 else "") + ".", file=sys.stderr)
+    return 0
+
+
 def cmd_import(args: argparse.Namespace) -> int:
-    from ..modes import import_file
+    from ..inputs import read_json
+    from ..modes import import_data
+    from ..render import aif
     from ..store import open_store, safe_url
 
+    data = read_json(args.file, "the import file")
+    if aif.is_aif(data) and not aif.is_own(data):
+        return _show_foreign(args.file, data)
     store = open_store()
-    result = import_file(store, args.file)
+    result = import_data(store, data, args.file)
     for note in result.notes:
         print(note, file=sys.stderr)
     print(f"Imported {args.file} as {result.kind} debate {result.id} into {safe_url(store.url)}", file=sys.stderr)
@@ -132,8 +152,9 @@ def add_parsers(sub: Any) -> None:
     export.add_argument("--out", metavar="FILE", help="write here instead of stdout")
     export.set_defaults(func=cmd_export)
 
-    imp = sub.add_parser("import", help="add an exported debate to the store (refused if unreadable or of "
-                                        "another major schema version)")
+    imp = sub.add_parser("import", help="add an exported debate (or an AIF map ClearSide made) to the store, "
+                                        "refused if unreadable or of another major schema version; a foreign AIF "
+                                        "map is shown read-only, not stored")
     imp.add_argument("file", metavar="FILE")
     imp.set_defaults(func=cmd_import)
 

@@ -1,11 +1,13 @@
-"""Renderers: one debate document, four output formats.
+"""Renderers: one debate document, seven output formats.
 
 ``render(document, fmt)`` returns text for ``fmt`` in ``FORMATS``:
 
 - ``json``: the schema document itself, pretty-printed;
 - ``md``: the Markdown structured report;
 - ``quick``: the quick view (short bullets with confidence and uncertainty flags);
-- ``script``: the debate script.
+- ``script``: the debate script;
+- ``argdown``, ``aif``, ``kialo``: the argument map (:mod:`clearside.render.argmap`) as Argdown, AIF JSON (read back
+  by ``import``) and Kialo's outline.
 
 All renderers are pure functions of the document: no I/O, no UI.
 """
@@ -16,6 +18,9 @@ import json
 from collections.abc import Callable
 
 from clearside.errors import InputError
+from clearside.render.aif import aif_text
+from clearside.render.argdown import argdown_text
+from clearside.render.kialo import kialo_text
 from clearside.render.markdown import structured_report
 from clearside.render.quick import quick_view
 from clearside.render.script import debate_script
@@ -32,6 +37,9 @@ _RENDERERS: dict[str, Callable[[Document], str]] = {
     "md": structured_report,
     "quick": quick_view,
     "script": debate_script,
+    "argdown": argdown_text,
+    "aif": aif_text,
+    "kialo": kialo_text,
 }
 FORMATS: tuple[str, ...] = tuple(_RENDERERS)
 
