@@ -14,6 +14,14 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" > /dev/null
 fi
+# The Argdown command line (npm's @argdown/cli, pinned) into the gitignored .tools/argdown: the argument map's
+# Argdown export is parsed by it in tests/render/test_argmap_exports.py (skipped, naming this script, without it).
+ARGDOWN_CLI_VERSION=1.7.5
+if [ "$(cat .tools/argdown/.installed 2>/dev/null)" != "$ARGDOWN_CLI_VERSION" ]; then
+  mkdir -p .tools/argdown
+  npm install --prefix .tools/argdown --no-audit --no-fund --silent "@argdown/cli@$ARGDOWN_CLI_VERSION"
+  echo "$ARGDOWN_CLI_VERSION" > .tools/argdown/.installed
+fi
 # A portable llama.cpp build: a native one uses every instruction the CPU reports, and on virtual machines that
 # report Intel AMX without enabling it the embedded model dies with a general protection fault at its first token.
 export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}"
