@@ -20,6 +20,7 @@ from clearside.schema import ACTIONS, SOURCE_ACTION, Document
 from clearside.static.job import Snapshot, StaticJob
 from clearside.store.records import missing_parts, partial_notice
 from clearside_ui import (
+    argmap_view,
     explore_view,
     jobs,
     owner,
@@ -47,7 +48,10 @@ from clearside_ui.state import Challenge, Debate
 PAGE = "app_pages/debate.py"  # this page, as the mode registry names it: it shows static debates
 OTHER = "__other__"
 EXPORTS = {"json": ("JSON", "json", "application/json"), "md": ("Markdown report", "md", "text/markdown"),
-           "quick": ("Quick View", "md", "text/markdown"), "script": ("Debate Script", "md", "text/markdown")}
+           "quick": ("Quick View", "md", "text/markdown"), "script": ("Debate Script", "md", "text/markdown"),
+           "argdown": ("Argument map: Argdown", "argdown", "text/plain"),
+           "aif": ("Argument map: AIF", "json", "application/json"),
+           "kialo": ("Argument map: Kialo", "txt", "text/plain")}
 
 
 def example_debate(name: str) -> None:
@@ -59,6 +63,7 @@ def example_debate(name: str) -> None:
                 "Read-only: it is not saved and cannot be challenged.", icon=":material/menu_book:")
         st.caption(esc(flagship().title))
         view.document_view(Document.model_validate(flagship().document))
+        argmap_view.map_panel(Document.model_validate(flagship().document), where="example")
     st.button("Back to a new debate", key=Debate.EXAMPLE_BACK, on_click=show, args=(None,))
 
 
@@ -197,6 +202,7 @@ def saved_debate(debate_id: str) -> None:
     sources_view.panel(document)
     quality_view(document)
     explore_view.explore(document, debate_id=debate_id, store=jobs.store(), editable=editable)
+    argmap_view.map_panel(document, editable=editable)
     if editable:
         challenge_panel(document)
     else:

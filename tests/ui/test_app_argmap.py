@@ -1,0 +1,76 @@
+"""The argument map on the dashboard: under a debate (drawing, text alternative, a chosen node and its challenges),
+its exports, and the Library's import of a ClearSide map or a foreign AIF map (shown read-only, never stored)."""
+
+from __future__ import annotations
+
+import json
+
+import app_kit as kit
+from app_kit import generate, settle
+from helpers import challenge_reply, scripted_debate, side_reply
+
+from clearside.render import render
+from clearside.schema import Document
+
+FOREIGN = {"nodes": [{"nodeID": "a", "text": "Cities should ban cars", "type": "I"},
+                     {"nodeID": "b", "text": "<img src=x onerror=alert(1)> pollution", "type": "I"},
+                     {"nodeID": "s", "text": "Default Inference", "type": "RA"},
+                     {"nodeID": "l", "text": "Ann: ban them", "type": "L"}],
+           "edges": [{"fromID": "b", "toID": "s"}, {"fromID": "s", "toID": "a"}]}
+
+
+def _html(at) -> str:
+    return "\n".join(element.proto.body for element in at.get("html") if "cs-map" in element.proto.body)
+
+
+def test_the_example_shows_its_map_read_only_with_a_text_alternative():
+    at = kit.open_page(query={"example": "flagship"})
+    drawn = _html(at)
+    assert drawn.count("<svg") == 2 and "cs-map-narrow" in drawn and "<script" not in drawn
+    assert "FOR assumption 8" in drawn and "Hinge 4" in drawn
+    listed = "\n".join(m.value for m in at.markdown).replace("\\", "")
+    assert "- Proposition: Should the United States" in listed and "        - FOR 1: AI capabilities" in listed
+    at.selectbox(key="argmap_example_node").set_value("pro.assumptions.3")
+    kit.run(at)
+    assert "Precaution is justified under high uncertainty." in kit.plain(at)
+    assert "conflicts with AGAINST assumption 2" in "\n".join(c.value for c in at.caption)
+    assert not [b for b in at.button if b.key.startswith("argmap_")], "read-only: no challenge here"
+
+
+def test_a_node_chosen_on_the_map_is_challenged_and_the_exports_hold_the_map():
+    at, provider = kit.debate_app()
+    scripted_debate(provider, pro=side_reply("pro"), con=side_reply("con"))
+    generate(at, "Should we adopt microservices?")
+    settle(at, lambda a: any("MODERATOR SYNTHESIS" in m.value for m in a.markdown))
+    labels = {b.key for b in at.get("download_button")}
+    assert {"debate_export_argdown", "debate_export_aif", "debate_export_kialo"} <= labels
+    at.selectbox(key="argmap_debate_node").set_value("pro.assumptions.0")
+    kit.run(at)
+    provider.enqueue(challenge_reply(), agent="challenge")
+    at.button(key="argmap_debate_question_assumption").click()
+    kit.run(at)
+    settle(at, lambda a: any("Challenge: the organization" in m.value.replace("\\", "") for m in a.markdown))
+
+
+def test_the_library_imports_a_clearside_map_and_shows_a_foreign_one_read_only(store):
+    at = kit.open_page(kit.LIBRARY)
+    document = json.loads((kit.helpers.FIXTURE).read_text(encoding="utf-8"))
+    own = render(Document.model_validate(document), "aif").encode()
+    at.file_uploader(key="argmap_upload").set_value(("map.json", own, "application/json"))
+    kit.run(at)
+    assert "Imported map.json as a static debate" in kit.of_kind(at, "success")
+    assert store.list("").total == 1
+    kit.run(at)
+    assert store.list("").total == 1, "a rerun does not import it again"
+
+    at.file_uploader(key="argmap_upload").set_value(("other.json", json.dumps(FOREIGN).encode(), "application/json"))
+    kit.run(at)
+    info = kit.of_kind(at, "info")
+    assert "Read-only, not stored" in info and "Placed 2 claim(s) and 1 support or attack link(s)" in info
+    assert "1 locutions (L-nodes)" in kit.of_kind(at, "warning")
+    assert "Pro: <img src=x onerror=alert(1)> pollution" in kit.plain(at).replace("&lt;", "<")
+    assert store.list("").total == 1
+
+    at.file_uploader(key="argmap_upload").set_value(("bad.json", b'{"nodes": [1], "edges": []}', "application/json"))
+    kit.run(at)
+    assert "nodes[0] is not an object" in kit.of_kind(at, "error") and store.list("").total == 1
