@@ -1,19 +1,23 @@
 """The argument map on the dashboard (docs/tools/argument-map.md): the drawing, its text alternative, a chosen node's
-text with the challenge actions; and, on the Library page, a map file read: a ClearSide
-export or a map ClearSide made is imported, a foreign AIF map shown read-only with what could and could not be placed.
+text with the challenge actions; and, on the Library page, a map file read: a ClearSide export or a map ClearSide
+made is imported, a foreign AIF map shown read-only with what could and could not be placed.
 
 The drawing is an SVG built in Python (:mod:`clearside.render.mapsvg`: no script, no font, nothing from another
-host), every text XML-escaped; a wide layout (two columns) and a narrow one (one column) are both sent, a CSS media
-query showing the one that fits. Its text alternative is a nested list of the same graph (every string through
-``esc``). The keys of this module's widgets live here (``argmap_``), not in ``state``: they belong to the map alone.
+host), every text XML-escaped, shown as an image (an SVG in an image runs nothing); a wide layout (two columns)
+and a narrow one (one column) are both sent, a CSS media query showing the one that fits. Its text alternative is
+a nested list of the same graph (every string through ``esc``). The keys of this module's widgets live here
+(``argmap_``), not in ``state``: they belong to the map alone.
 """
 
 from __future__ import annotations
 
+import base64
+from xml.sax.saxutils import quoteattr
+
 import streamlit as st
 
 from clearside.errors import ClearSideError, InputError
-from clearside.inputs import loads
+from clearside.inputs import clean, loads
 from clearside.modes import import_data
 from clearside.render import aif
 from clearside.render.aif_foreign import foreign_map
@@ -32,7 +36,7 @@ LEGEND = ("FOR's arguments and the assumptions its case rests on in green (left)
           "assumptions have dashed borders. Red dashed links: assumption conflicts. Grey links: what rests on a "
           "decision hinge (found by text similarity: a guide, not a verdict).")
 _STYLE = ("<style>.cs-map-narrow{display:none}@media (max-width: 700px){.cs-map-wide{display:none}"
-          ".cs-map-narrow{display:block}}.cs-map svg{height:auto;max-width:100%}</style>")
+          ".cs-map-narrow{display:block}}.cs-map img{height:auto;width:100%;max-width:100%}</style>")
 MAX_UPLOAD_MB = 5
 
 
@@ -40,10 +44,18 @@ def key(name: str) -> str:
     return f"{PREFIX}{name}"
 
 
+def _image(svg: str, alt: str) -> str:
+    """An SVG as an image (an SVG in an image runs nothing, and the dashboard's HTML keeps images only)."""
+    data = base64.b64encode(svg.encode("utf-8")).decode("ascii")
+    return f'<img src="data:image/svg+xml;base64,{data}" alt={quoteattr(alt)}>'
+
+
 def drawing(graph: ArgMap) -> str:
-    """Both layouts of the map in one block; the SVGs are built with every text XML-escaped."""
-    return (f'{_STYLE}<div class="cs-map"><div class="cs-map-wide">{map_svg(graph)}</div>'
-            f'<div class="cs-map-narrow">{map_svg(graph, narrow=True)}</div></div>')
+    """Both layouts of the map in one block, the one that fits the screen shown; the SVGs are built with every text
+    XML-escaped, the alternative text says where the same map is as a list."""
+    alt = f"Argument map: {clean(graph.title)} (the same map is under the tab As a list)"
+    return (f'{_STYLE}<div class="cs-map"><div class="cs-map-wide">{_image(map_svg(graph), alt)}</div>'
+            f'<div class="cs-map-narrow">{_image(map_svg(graph, narrow=True), alt)}</div></div>')
 
 
 def outline_markdown(rows: list[tuple[int, str]]) -> str:

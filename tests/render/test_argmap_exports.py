@@ -200,3 +200,19 @@ def test_render_command_writes_each_map_format(tmp_path, capsys):
     for fmt, start in (("argdown", "// ClearSide argument map"), ("kialo", "Discussion Title:"), ("aif", "{")):
         code, out, _ = run_cli(capsys, "render", str(path), "--format", fmt)
         assert code == 0 and out.startswith(start)
+
+
+def test_the_drawing_escapes_every_text_and_its_list_holds_every_node():
+    from xml.etree import ElementTree
+
+    from clearside.render.mapsvg import map_svg, outline
+
+    graph = argument_map(Document.model_validate(debates()["hostile"]))
+    for narrow in (False, True):
+        svg = map_svg(graph, narrow=narrow)
+        tree = ElementTree.fromstring(svg)  # well-formed: every text escaped
+        shown = " ".join(" ".join(element.itertext()) for element in tree)
+        assert "<b>x</b>" in shown and not tree.findall(".//{http://www.w3.org/2000/svg}b")
+    listed = "\n".join(text for _, text in outline(graph))
+    assert all(f"{node.label}: {node.text}" in listed for node in graph.nodes if node.kind != "proposition")
+    assert "rests on Hinge" in listed and "conflicts with" in listed

@@ -3,7 +3,9 @@ its exports, and the Library's import of a ClearSide map or a foreign AIF map (s
 
 from __future__ import annotations
 
+import base64
 import json
+import re
 
 import app_kit as kit
 from app_kit import generate, settle
@@ -25,9 +27,11 @@ def _html(at) -> str:
 
 def test_the_example_shows_its_map_read_only_with_a_text_alternative():
     at = kit.open_page(query={"example": "flagship"})
-    drawn = _html(at)
-    assert drawn.count("<svg") == 2 and "cs-map-narrow" in drawn and "<script" not in drawn
-    assert "FOR assumption 8" in drawn and "Hinge 4" in drawn
+    block = _html(at)
+    images = re.findall(r'src="data:image/svg\+xml;base64,([^"]+)"', block)
+    assert len(images) == 2 and "cs-map-narrow" in block and "<script" not in block
+    drawn = [base64.b64decode(image).decode("utf-8") for image in images]
+    assert all("FOR assumption 8" in svg and "Hinge 4" in svg and "<script" not in svg for svg in drawn)
     listed = "\n".join(m.value for m in at.markdown).replace("\\", "")
     assert "- Proposition: Should the United States" in listed and "        - FOR 1: AI capabilities" in listed
     at.selectbox(key="argmap_example_node").set_value("pro.assumptions.3")
