@@ -216,3 +216,20 @@ def test_the_drawing_escapes_every_text_and_its_list_holds_every_node():
     listed = "\n".join(text for _, text in outline(graph))
     assert all(f"{node.label}: {node.text}" in listed for node in graph.nodes if node.kind != "proposition")
     assert "rests on Hinge" in listed and "conflicts with" in listed
+
+
+def test_a_reports_flipped_debates_carry_their_map_as_a_nested_list():
+    from types import SimpleNamespace
+
+    from clearside.quality import reports
+    from clearside.quality.reports.html import nested_list
+
+    hostile = debates()["hostile"]
+    store = {"d1": SimpleNamespace(document=hostile, question="q"), "d2": SimpleNamespace(document={}, question="q")}
+    report = {"a": {}, "b": {}, "pairs": [], "metrics": [],
+              "flips": [{"a": {"debate_id": "d1"}, "b": {"debate_id": "d2"}}]}
+    flip = reports.attach_debates(report, SimpleNamespace(get=store.__getitem__))["flips"][0]
+    assert flip["b"]["map"] is None, "a record that is not a whole document has no map"
+    html = nested_list(flip["a"]["map"])
+    assert html.count("<ul>") == html.count("</ul>") and "&lt;b&gt;x&lt;/b&gt;" in html and "<b>" not in html
+    assert "<li>FOR<ul><li>Arguments<ul><li>FOR 1: Pro: " in html

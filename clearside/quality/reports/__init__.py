@@ -44,6 +44,18 @@ def excerpt(document: Mapping[str, Any] | None) -> dict[str, list[str]]:
     return {key: [_line(i) for i in items[:EXCERPT_LINES]] for key, items in found.items() if isinstance(items, list)}
 
 
+def map_rows(document: Mapping[str, Any] | None) -> list[tuple[int, str]] | None:
+    """The debate's argument map as the nested list the map view shows (None for a document that is not whole)."""
+    from ...render.argmap import argument_map
+    from ...render.mapsvg import outline
+    from ...schema import Document
+
+    try:
+        return outline(argument_map(Document.model_validate(document)))
+    except ValueError:  # pydantic's ValidationError: a partial or foreign record has no map
+        return None
+
+
 def _question(record: Any) -> str:
     document = getattr(record, "document", None) or {}
     proposition = document.get("proposition") or {}
@@ -72,6 +84,7 @@ def attach_debates(report: Mapping[str, Any], store: _Debates, *, flips: int = F
                 if record is not None:
                     flip[side]["question"] = _question(record)
                     flip[side]["debate"] = excerpt(getattr(record, "document", None))
+                    flip[side]["map"] = map_rows(getattr(record, "document", None))
     else:
         questions: dict[str, str] = {}
         for row in out.get("debates") or []:

@@ -87,6 +87,21 @@ def _list(items: Iterable[Any]) -> str:
     return "<ul>" + "".join(f"<li>{esc(i)}</li>" for i in items) + "</ul>"
 
 
+def nested_list(rows: Iterable[tuple[int, str]]) -> str:
+    """(depth, text) rows, each one deeper than its parent at most, as nested lists (a child list inside its
+    parent's item); every text escaped."""
+    out, depth = ["<ul>"], 0
+    for i, (level, text) in enumerate(rows):
+        level = min(int(level), depth + 1)
+        if i and level > depth:
+            out.append("<ul>")
+        elif i:
+            out.append("</li>" + "</ul></li>" * (depth - level))
+        out.append(f"<li>{esc(text)}")
+        depth = level
+    return "".join([*out, "</li></ul>" * (depth + 1)])
+
+
 def page(title: str, body: Iterable[str]) -> str:
     """The whole document around ``body`` (already-escaped HTML fragments)."""
     stamp = datetime.now(UTC).isoformat(timespec="seconds")
@@ -160,6 +175,8 @@ def _debate_excerpt(side: Mapping[str, Any]) -> list[str]:
         lines = (side.get("debate") or {}).get(key)
         if lines:
             out.append(f"<p><strong>{esc(label)}</strong></p>" + _list(lines))
+    if side.get("map"):  # the debate's argument map as its nested list (clearside.render.mapsvg.outline)
+        out.append("<details><summary>Argument map</summary>" + nested_list(side["map"]) + "</details>")
     return out
 
 
