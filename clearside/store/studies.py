@@ -94,17 +94,17 @@ def _check_items(items: list[dict[str, Any]]) -> None:
 
 
 def _study(row: Study) -> StudyRow:
-    return StudyRow(id=row.id, owner=row.owner, title=row.title, spec=copy.deepcopy(row.spec), join_key=row.join_key,
+    return StudyRow(id=row.id, owner=row.owner, title=row.title, spec=copy.deepcopy(row.spec), join_key=row.invite,
                     created_at=iso(row.created_at))
 
 
 def _participant(row: StudyParticipant) -> ParticipantRow:
-    return ParticipantRow(key=row.key, study_id=row.study_id, number=row.number, question=row.question, arm=row.arm,
-                          created_at=iso(row.created_at))
+    return ParticipantRow(key=row.token_hash, study_id=row.study_id, number=row.number, question=row.question,
+                          arm=row.arm, created_at=iso(row.created_at))
 
 
 def _answer(answer: StudyAnswer, who: StudyParticipant) -> StudyAnswerRow:
-    return StudyAnswerRow(participant=who.key, number=who.number, question=who.question, arm=who.arm,
+    return StudyAnswerRow(participant=who.token_hash, number=who.number, question=who.question, arm=who.arm,
                           stage=answer.stage, body=copy.deepcopy(answer.body), match=copy.deepcopy(answer.match),
                           created_at=iso(answer.created_at))
 
@@ -121,7 +121,7 @@ class Studies(Database):
             _token(owner, "owner token")
         _check_items(items)
         with self.write() as session:
-            row = Study(id=study_id, owner=owner, title=scrub(title), spec=scrub(spec), join_key=join_key,
+            row = Study(id=study_id, owner=owner, title=scrub(title), spec=scrub(spec), invite=join_key,
                         created_at=now())
             session.add(row)
             session.flush()
@@ -167,7 +167,7 @@ class Studies(Database):
         _token(key, "participant key")
         with self.write() as session:
             study = session.get(Study, _token(study_id, "study id"), with_for_update=True)
-            if study is None or study.join_key != join_key:
+            if study is None or study.invite != join_key:
                 raise NotFound("This participant link is not valid: no study has this id and key.",
                                dashboard="This participant link is not valid: ask the study's creator for the link.")
             counts: dict[Cell, int] = {(i.question, i.arm): 0 for i in session.scalars(
@@ -178,8 +178,8 @@ class Studies(Database):
                     .group_by(StudyParticipant.question, StudyParticipant.arm)):
                 counts[(question, arm)] = count
             question, arm = pick(counts)
-            row = StudyParticipant(key=key, study_id=study_id, number=sum(counts.values()) + 1, question=question,
-                                   arm=arm, created_at=now())
+            row = StudyParticipant(token_hash=key, study_id=study_id, number=sum(counts.values()) + 1,
+                                   question=question, arm=arm, created_at=now())
             session.add(row)
             session.flush()
             return _participant(row)
@@ -208,27 +208,27 @@ class Studies(Database):
             who = session.get(StudyParticipant, _token(key, "participant key"), with_for_update=True)
             if who is None:
                 raise NotFound("No participant has this link.", dashboard="This participant link is not valid.")
-            done = set(session.scalars(select(StudyAnswer.stage).where(StudyAnswer.participant == key)))
+            done = set(session.scalars(select(StudyAnswer.stage).where(StudyAnswer.respondent == key)))
             if stage in done:
                 raise InputError(f"This participant already answered '{stage}'; an answer is kept as first given.",
                                  dashboard="You already gave this answer: it is saved.")
             if NEEDS[stage] and NEEDS[stage] not in done:
                 raise InputError(f"'{stage}' comes after '{NEEDS[stage]}', which this participant has not answered.",
                                  dashboard=f"Answer the '{NEEDS[stage]}' questions first.")
-            session.add(StudyAnswer(participant=key, stage=stage, body=scrub(body), match=None,
+            session.add(StudyAnswer(respondent=key, stage=stage, body=scrub(body), match=None,
                                     created_at=created_at or now()))
 
     def participant_answers(self, key: str) -> dict[str, dict[str, Any]]:
         """A participant's answers by stage (their body and when given), for their own page only."""
         with self.read() as session:
-            rows = session.scalars(select(StudyAnswer).where(StudyAnswer.participant == _token(key, "participant key")))
+            rows = session.scalars(select(StudyAnswer).where(StudyAnswer.respondent == _token(key, "participant key")))
             return {r.stage: {"body": copy.deepcopy(r.body), "created_at": iso(r.created_at)} for r in rows}
 
     def study_answers(self, study_id: str) -> list[StudyAnswerRow]:
         """Every answer of the study, by participant number then stage order."""
         with self.read() as session:
             rows = session.execute(select(StudyAnswer, StudyParticipant)
-                                   .join(StudyParticipant, StudyParticipant.key == StudyAnswer.participant)
+                                   .join(StudyParticipant, StudyParticipant.token_hash == StudyAnswer.respondent)
                                    .where(StudyParticipant.study_id == study_id)).all()
             found = [_answer(answer, who) for answer, who in rows]
             return sorted(found, key=lambda r: (r.number, STAGES.index(r.stage)))

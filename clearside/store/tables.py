@@ -212,7 +212,7 @@ class UnderstandingAnswer(Base):
 class Study(Base):
     """A study (clearside/quality/study/): questions and arms whose gains are compared across participants.
     ``owner`` is the creating browser's token (clearside_ui/owner.py), or empty when the command line made it: only
-    that browser sees the results. ``join_key`` is the secret of the participant link. ``spec`` holds the
+    that browser sees the results. ``invite`` is the secret of the participant link (its ``join=``). ``spec`` holds the
     questions, the arms and the provider the documents were made with."""
 
     __tablename__ = "studies"
@@ -221,7 +221,7 @@ class Study(Base):
     owner: Mapped[str | None] = mapped_column(String(32), nullable=True, index=True)
     title: Mapped[str] = mapped_column(Text)
     spec: Mapped[dict[str, Any]] = mapped_column(Json)
-    join_key: Mapped[str] = mapped_column(String(32), unique=True)
+    invite: Mapped[str] = mapped_column(String(32), unique=True)
     created_at: Mapped[datetime] = mapped_column(Stamp)
 
 
@@ -241,12 +241,12 @@ class StudyItem(Base):
 
 
 class StudyParticipant(Base):
-    """One participant: no name, only the hash of their link's secret (``key``), the question and arm drawn when
-    they joined, and their number in the order of joining."""
+    """One participant: no name, only the hash of their link's secret (``token_hash``), the question and arm drawn
+    when they joined, and their number in the order of joining."""
 
     __tablename__ = "study_participants"
 
-    key: Mapped[str] = mapped_column(String(32), primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(32), primary_key=True)
     study_id: Mapped[str] = mapped_column(String(32), ForeignKey("studies.id", ondelete="CASCADE"), index=True)
     number: Mapped[int] = mapped_column(Integer)
     question: Mapped[int] = mapped_column(Integer)
@@ -260,8 +260,8 @@ class StudyAnswer(Base):
 
     __tablename__ = "study_answers"
 
-    participant: Mapped[str] = mapped_column(String(32), ForeignKey("study_participants.key", ondelete="CASCADE"),
-                                             primary_key=True)
+    respondent: Mapped[str] = mapped_column(String(32), ForeignKey("study_participants.token_hash",
+                                                                   ondelete="CASCADE"), primary_key=True)
     stage: Mapped[str] = mapped_column(String(16), primary_key=True)
     body: Mapped[dict[str, Any]] = mapped_column(Json)
     match: Mapped[dict[str, Any] | None] = mapped_column(Json, nullable=True)

@@ -4,9 +4,10 @@ Revision ID: 0008
 Revises: 0007
 Create Date: 2026-11-29 15:00:00
 
-clearside/store/studies.py: ``studies`` (owner token, title, spec, the participant link's secret), ``study_items``
-(one debate or the creator's sources per question and arm), ``study_participants`` (the hash of each participant's
-link secret, the question and arm drawn) and ``study_answers`` (one answer per participant and stage). Everything is
+clearside/store/studies.py: ``studies`` (owner token, title, spec, ``invite``: the participant link's secret),
+``study_items`` (one debate or the creator's sources per question and arm), ``study_participants`` (``token_hash``:
+the hash of each participant's link secret; the question and arm drawn) and ``study_answers`` (one answer per
+participant, ``respondent``, and stage). No column is named for a person (tests/store/test_store.py). Everything is
 deleted with its study; a study's debate deleted leaves its item without one.
 """
 
@@ -28,10 +29,10 @@ def upgrade() -> None:
         sa.Column("owner", sa.String(length=32), nullable=True),
         sa.Column("title", sa.Text(), nullable=False),
         sa.Column("spec", JSON, nullable=False),
-        sa.Column("join_key", sa.String(length=32), nullable=False),
+        sa.Column("invite", sa.String(length=32), nullable=False),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_studies")),
-        sa.UniqueConstraint("join_key", name=op.f("uq_studies_join_key")),
+        sa.UniqueConstraint("invite", name=op.f("uq_studies_invite")),
     )
     op.create_index(op.f("ix_studies_owner"), "studies", ["owner"], unique=False)
     op.create_table(
@@ -48,7 +49,7 @@ def upgrade() -> None:
     )
     op.create_table(
         "study_participants",
-        sa.Column("key", sa.String(length=32), nullable=False),
+        sa.Column("token_hash", sa.String(length=32), nullable=False),
         sa.Column("study_id", sa.String(length=32), nullable=False),
         sa.Column("number", sa.Integer(), nullable=False),
         sa.Column("question", sa.Integer(), nullable=False),
@@ -56,19 +57,19 @@ def upgrade() -> None:
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(["study_id"], ["studies.id"], name=op.f("fk_study_participants_study_id"),
                                 ondelete="CASCADE"),
-        sa.PrimaryKeyConstraint("key", name=op.f("pk_study_participants")),
+        sa.PrimaryKeyConstraint("token_hash", name=op.f("pk_study_participants")),
     )
     op.create_index(op.f("ix_study_participants_study_id"), "study_participants", ["study_id"], unique=False)
     op.create_table(
         "study_answers",
-        sa.Column("participant", sa.String(length=32), nullable=False),
+        sa.Column("respondent", sa.String(length=32), nullable=False),
         sa.Column("stage", sa.String(length=16), nullable=False),
         sa.Column("body", JSON, nullable=False),
         sa.Column("match", JSON, nullable=True),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.ForeignKeyConstraint(["participant"], ["study_participants.key"],
-                                name=op.f("fk_study_answers_participant"), ondelete="CASCADE"),
-        sa.PrimaryKeyConstraint("participant", "stage", name=op.f("pk_study_answers")),
+        sa.ForeignKeyConstraint(["respondent"], ["study_participants.token_hash"],
+                                name=op.f("fk_study_answers_respondent"), ondelete="CASCADE"),
+        sa.PrimaryKeyConstraint("respondent", "stage", name=op.f("pk_study_answers")),
     )
 
 
