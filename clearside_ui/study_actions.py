@@ -15,7 +15,7 @@ import streamlit as st
 
 from clearside.errors import ClearSideError
 from clearside.quality import study
-from clearside_ui import jobs, owner, settings
+from clearside_ui import jobs, owner, rate, settings
 
 PREFIX = "study_"
 TITLE, QUESTIONS = PREFIX + "title", PREFIX + "questions"
@@ -74,10 +74,11 @@ def create() -> None:
         arms = chosen_arms()
         files = _files() if "sources" in arms else {}
         plan = study.plan(state.get(TITLE), question_lines(), arms, files)
-        provider = settings.build_provider()
-        jobs.host()
-        made = study.create(jobs.store(), plan, owner=owner.token(), provider=provider.spec)
-        study.queue(jobs.store(), made.id, provider, temperature=settings.temperature())
+        with rate.debate_start(state):  # one start, as a debate's (clearside_ui/rate.py): refused, it says when
+            provider = settings.build_provider()
+            jobs.host()
+            made = study.create(jobs.store(), plan, owner=owner.token(), provider=provider.spec)
+            study.queue(jobs.store(), made.id, provider, temperature=settings.temperature())
     except ClearSideError as exc:
         state[CREATE_ERROR] = exc.for_dashboard()
         return

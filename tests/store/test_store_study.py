@@ -115,3 +115,17 @@ def test_the_command_line_runs_a_study_from_creation_to_csv(db, capsys, tmp_path
     code, _, err = run(capsys, "study", "create", "--title", "T", "--question", "Is it so?", "--arm", "debate",
                        "--arm", "sources")
     assert code == 2 and "question 1 has none" in err
+
+
+def test_the_command_line_lists_shows_and_deletes_a_study(db, capsys):
+    made = study_kit.ready(db, ("debate", "single"))
+    code, out, _ = run(capsys, "study", "list", "--format", "json")
+    assert code == 0 and [s["id"] for s in json.loads(out)] == [made.id] and "join_key" not in out
+    code, out, _ = run(capsys, "study", "status", made.id, "--format", "json")
+    assert json.loads(out)["ready"] is True and [i["status"] for i in json.loads(out)["items"]] == ["ready"] * 2
+    code, _, err = run(capsys, "study", "status", "not-a-study")
+    assert code == 2 and "is not a study id" in err
+    assert run(capsys, "study", "delete", made.id)[0] == 0
+    assert db.studies() == []
+    code, _, err = run(capsys, "study", "results", made.id)
+    assert code == 2 and "No study has the id" in err

@@ -98,3 +98,16 @@ def test_another_browser_is_refused_the_study_and_a_bad_link_is_named():
     at = open_page(JOIN, query={"study": made.id, "p": "f" * 32})
     assert "not valid for this study" in kit.of_kind(at, "error")
     assert "Open the participant link" in plain(open_page(JOIN))
+
+
+def test_creating_a_study_counts_as_a_start_and_the_limit_keeps_the_form(monkeypatch):
+    monkeypatch.setenv("CLEARSIDE_DEBATE_STARTS_PER_MINUTE", "1")
+    at = open_page(PAGE, ScriptedProvider())
+    for attempt in range(2):
+        at.query_params.pop("study", None)
+        at = kit.run(at)
+        at.text_input(key=actions.TITLE).set_value(f"Study {attempt}")
+        at.text_area(key=actions.QUESTIONS).set_value(QUESTION)
+        at.button(key=actions.PREFIX + "create").click().run()
+    assert "Try again in" in kit.of_kind(at, "error") and len(jobs.store().studies()) == 1
+    assert at.text_input(key=actions.TITLE).value == "Study 1", "nothing typed is lost"
