@@ -40,7 +40,7 @@ from .quality import compare
 from .quality import job as quality_job
 from .quality import workflow as quality_workflow
 from .quality.understanding import exchange as understanding_exchange
-from .render import aif
+from .render import aif, argdown
 from .static import exchange as static_exchange
 from .static import job as static_job
 from .static import workflow as static_workflow
@@ -250,7 +250,7 @@ def import_data(store: Store, data: Any, source: str = "the file") -> Imported:
     """Add one exported debate to ``store``; refuses (InputError) anything it cannot read faithfully."""
     if not isinstance(data, dict):
         raise InputError(f"Not imported: {source} holds JSON but not a ClearSide debate (expected an object).")
-    if aif.is_aif(data):
+    if aif.is_aif(data) or argdown.is_argdown_json(data):
         return _import_map(store, data, source)
     if data.get("kind") in BATCH_MODES and "batch" in data:
         raise InputError(f"Not imported: {source} is a whole {BATCH_MODES[data['kind']].label.lower()} "
@@ -268,13 +268,17 @@ def import_data(store: Store, data: Any, source: str = "the file") -> Imported:
 
 
 def _import_map(store: Store, data: dict[str, Any], source: str) -> Imported:
-    """An AIF map ClearSide made: its debate again (the document it carries, with its nodes' texts). Any other AIF
-    map is refused here: it is shown read-only (:mod:`clearside.render.aif_foreign`), never stored."""
-    if not aif.is_own(data):
+    """An AIF map ClearSide made, or Argdown's JSON export of ClearSide's Argdown: its debate again (the document it
+    carries, with the map's texts). Any other AIF map is refused here: it is shown read-only
+    (:mod:`clearside.render.aif_foreign`), never stored."""
+    if argdown.is_argdown_json(data):
+        document, notes = argdown.argdown_document(data, source)
+    elif not aif.is_own(data):
         raise InputError(f"Not imported: {source} is an AIF map ClearSide did not make, which holds no debate to "
                          "store (no FOR and AGAINST cases, no moderator's map). Show it read-only: `python -m "
                          "clearside import FILE` prints its outline, the Library's import shows its map.")
-    document, notes = aif.own_document(data, source)
+    else:
+        document, notes = aif.own_document(data, source)
     imported = static_exchange.import_static(store, document, source)
     imported.notes[:0] = notes
     return imported

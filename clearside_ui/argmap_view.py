@@ -116,8 +116,9 @@ def _read(upload) -> object:
 def import_panel() -> None:
     """Import a ClearSide export or an AIF map; a foreign AIF map is shown read-only, never stored."""
     with st.expander("Import a debate or an argument map", icon=":material/upload_file:"):
-        st.caption("A ClearSide export (JSON) or an AIF map (JSON). A map ClearSide made comes back as its debate; "
-                   "an AIF map from another tool is shown read-only, not stored.")
+        st.caption("A ClearSide export (JSON), an AIF map (JSON) or the JSON of ClearSide's Argdown (`argdown json`). "
+                   "A map ClearSide made comes back as its debate; an AIF map from another tool is shown read-only, "
+                   "not stored.")
         upload = st.file_uploader("Debate or map file", type=["json"], key=UPLOAD)
         if upload is None:
             return

@@ -152,7 +152,8 @@ def add_parsers(sub: Any) -> None:
     export.add_argument("--out", metavar="FILE", help="write here instead of stdout")
     export.set_defaults(func=cmd_export)
 
-    imp = sub.add_parser("import", help="add an exported debate (or an AIF map ClearSide made) to the store, "
+    imp = sub.add_parser("import", help="add an exported debate (or an AIF map, or the JSON of an Argdown export, "
+                                        "ClearSide made) to the store, "
                                         "refused if unreadable or of another major schema version; a foreign AIF "
                                         "map is shown read-only, not stored")
     imp.add_argument("file", metavar="FILE")

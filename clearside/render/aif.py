@@ -161,6 +161,20 @@ def _set_text(document: dict[str, Any], node_id: str, text: str) -> None:
         document[parts[0]][parts[1]][int(parts[2])] = text
 
 
+def with_texts(document: dict[str, Any], graph: ArgMap, texts: dict[str, str]) -> dict[str, Any]:
+    """A copy of ``document`` (whose map is ``graph``) with each node's text from ``texts`` (by ClearSide id), each
+    assumption conflict quoting the texts of the two nodes it links."""
+    document = copy.deepcopy(document)
+    for node in graph.nodes:
+        if not node.id.startswith("moderator.assumption_conflicts."):
+            _set_text(document, node.id, texts.get(node.id, node.text))
+    for i, conflict in enumerate(document["moderator"]["assumption_conflicts"]):
+        link = next(link for link in graph.links if link.id == f"moderator.assumption_conflicts.{i}")
+        conflict["pro_assumption"] = texts.get(link.source, graph.node(link.source).text)
+        conflict["con_assumption"] = texts.get(link.target, graph.node(link.target).text)
+    return document
+
+
 def own_document(data: dict[str, Any], source: str) -> tuple[dict[str, Any], list[str]]:
     """The document a ClearSide map carries, its texts taken from the map's I-nodes; notes on what was set aside."""
     nodes, edges = checked(data, source)
@@ -171,17 +185,11 @@ def own_document(data: dict[str, Any], source: str) -> tuple[dict[str, Any], lis
         graph = argument_map(Document.model_validate(data[MARK].get("document")))
     except Exception as exc:  # pydantic's ValidationError, or a document that is not an object
         raise refusal(source, f"the ClearSide document it carries is not valid ({shown(exc, 200)})") from None
-    document = copy.deepcopy(data[MARK]["document"])
     missing = [node.id for node in graph.nodes if nodes.get(node.id, ("",))[0] != "I"]
     if missing:
         raise refusal(source, f"{len(missing)} of the debate's nodes are missing or not I-nodes "
                               f"({', '.join(shown(m) for m in missing[:4])}); export the debate again")
-    for node in graph.nodes:
-        if not node.id.startswith("moderator.assumption_conflicts."):
-            _set_text(document, node.id, nodes[node.id][1])
-    for i, conflict in enumerate(document["moderator"]["assumption_conflicts"]):
-        link = next(link for link in graph.links if link.id == f"moderator.assumption_conflicts.{i}")
-        conflict["pro_assumption"], conflict["con_assumption"] = nodes[link.source][1], nodes[link.target][1]
+    document = with_texts(data[MARK]["document"], graph, {node.id: nodes[node.id][1] for node in graph.nodes})
     known = {node.id for node in graph.nodes}
     extra = [node_id for node_id, (kind, _) in nodes.items() if kind == "I" and node_id not in known]
     notes = ["Read an AIF map made by ClearSide: the debate's document, with the texts of its map's nodes."]

@@ -3,9 +3,11 @@ export; AIF round trips are exact; foreign maps are shown read-only; bad files a
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 import subprocess
+import zlib
 from functools import cache
 from pathlib import Path
 
@@ -17,6 +19,7 @@ from clearside.modes import export_data, import_data
 from clearside.providers.scripted import ScriptedProvider
 from clearside.render import render
 from clearside.render.aif import aif_data
+from clearside.render.argdown import escaped
 from clearside.render.argmap import argument_map
 from clearside.schema import Document
 from clearside.static.engine import Engine
@@ -63,13 +66,19 @@ def test_generated_debates_have_cruxes_so_hinges_are_linked():
         assert [link for link in graph.links if link.kind == "rests_on"], name
 
 
-def test_the_argdown_command_line_parses_every_export_and_keeps_every_element(tmp_path):
+def test_the_argdown_command_line_parses_every_export_keeps_every_element_and_its_json_imports_back(tmp_path,
+                                                                                                      store):
     if not ARGDOWN.exists():
         pytest.skip("the Argdown command line is not installed: run scripts/test.sh (it installs @argdown/cli "
                     "into .tools/argdown)")
     for name, document in debates().items():
         (tmp_path / f"{name}.argdown").write_text(render(Document.model_validate(document), "argdown"),
                                                   encoding="utf-8")
+    three = (tmp_path / "three.argdown").read_text(encoding="utf-8")
+    assumption = debates()["three"]["pro"]["assumptions"][1]
+    edited = three.replace(escaped(assumption), "Reworded in the Argdown editor\\.", 1)
+    assert edited != three
+    (tmp_path / "edited.argdown").write_text(edited, encoding="utf-8")
     out = tmp_path / "json"
     run = subprocess.run([str(ARGDOWN), "json", str(tmp_path / "*.argdown"), str(out)], capture_output=True,
                          text=True, timeout=120)
@@ -86,6 +95,26 @@ def test_the_argdown_command_line_parses_every_export_and_keeps_every_element(tm
         relations = {(r["from"], r["to"], r["relationType"]) for r in exported["relations"]}
         assert ("FOR 1", "Proposition", "support") in relations and ("AGAINST 1", "Proposition", "attack") in relations
         assert any(kind == "contradictory" for _, _, kind in relations), name
+        imported = import_data(store, exported, f"{name}.json")
+        assert export_data(store, imported.id) == document, name
+    back = export_data(store, import_data(store, json.loads((out / "edited.json").read_text()), "edited.json").id)
+    expected = copy.deepcopy(debates()["three"])
+    expected["pro"]["assumptions"][1] = "Reworded in the Argdown editor."
+    assert back == expected, "only the text edited in Argdown changed"
+
+
+def test_argdown_json_not_made_here_or_damaged_is_refused(tmp_path, capsys, store):
+    foreign = {"statements": {"Proposition": {"members": [{"text": "Ban cars?"}]}}, "arguments": {}, "relations": []}
+    code, _, err = run_cli(capsys, "import", _write(tmp_path, foreign))
+    assert code == 2 and "not made from ClearSide's Argdown" in err
+    foreign["statements"]["Proposition"]["data"] = {"clearside": "bm90IHpsaWI="}
+    code, _, err = run_cli(capsys, "import", _write(tmp_path, foreign))
+    assert code == 2 and "damaged or over 20 MB unpacked" in err and "Nothing was stored" in err
+    bomb = base64.urlsafe_b64encode(zlib.compress(b" " * (21 * 1024 * 1024), 9)).decode()
+    foreign["statements"]["Proposition"]["data"] = {"clearside": bomb}
+    code, _, err = run_cli(capsys, "import", _write(tmp_path, foreign))
+    assert code == 2 and "over 20 MB unpacked" in err
+    assert store.list("").total == 0
 
 
 def test_aif_has_i_ra_and_ca_nodes_under_clearside_ids():
