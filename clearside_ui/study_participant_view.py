@@ -104,3 +104,20 @@ def taking_part(study_id: str, token: str) -> None:
     else:
         st.success("Thank you: you have finished this study, re-test included. You may close this page.",
                    icon=":material/task_alt:")
+
+
+def page() -> None:
+    """The page from its address: the participant's own link, the join link (opened again in the session that
+    joined, it is their own link), or neither."""
+    params = st.query_params
+    study_id = params.get("study")
+    token = params.get("p") or joined(study_id)
+    if study_id and token and not params.get("p"):
+        params.pop("join", None)
+        params["p"] = token
+    if study_id and token:
+        taking_part(study_id, token)
+    elif study_id and (join_key := params.get("join")):
+        welcome(study_id, join_key)
+    else:
+        st.info("Open the participant link you were sent: this page needs it.")

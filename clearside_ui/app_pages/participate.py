@@ -10,13 +10,6 @@ from clearside_ui.format import esc
 
 st.title("Take part in a study")
 try:
-    study_id = st.query_params.get("study")
-    token = st.query_params.get("p") or study_participant_view.joined(study_id)
-    if study_id and token:
-        study_participant_view.taking_part(study_id, token)
-    elif study_id and (join_key := st.query_params.get("join")):
-        study_participant_view.welcome(study_id, join_key)
-    else:
-        st.info("Open the participant link you were sent: this page needs it.")
+    study_participant_view.page()
 except ClearSideError as exc:  # the store is unreachable
     st.error(esc(exc.for_dashboard()))

@@ -61,6 +61,10 @@ def test_create_generate_take_part_and_read_the_results():
     participant.button(key=actions.PREFIX + "join").click().run()
     token = participant.query_params["p"]
     assert "join" not in participant.query_params and f"p={token}" in participant.code[0].value
+    participant.query_params.pop("p")
+    participant.query_params["join"] = made.join_key  # the join link again, in the session that joined
+    participant = kit.run(participant)
+    assert participant.query_params["p"] == token and len(jobs.store().participants(study_id)) == 1
     participant.text_area(key=actions.key("before", "for")).set_value("x" * 301)
     participant.button(key=SAVE["before"]).click().run()
     assert "Reason 1 for is 301 characters long" in kit.of_kind(participant, "error")
