@@ -64,7 +64,8 @@ def aif_data(doc: Document) -> dict[str, Any]:
     return {"nodes": nodes + list(schemes.values()),
             "edges": [{"edgeID": f"e{i}", "fromID": src, "toID": dst, "formEdgeID": None}
                       for i, (src, dst) in enumerate(edges, start=1)],
-            "locutions": [], MARK: {"format": FORMAT, "document": doc.dump()}}
+            "locutions": [], MARK: {"format": FORMAT, "document": doc.dump(),
+                                    **({"partial": graph.partial} if graph.partial else {})}}
 
 
 def aif_text(doc: Document) -> str:

@@ -103,7 +103,8 @@ def argdown_text(doc: Document) -> str:
     """The debate's map as an Argdown document: every argument, assumption, conflict and hinge, escaped; at its end
     the whole document as the proposition's data, which ``argdown json`` keeps, so its JSON export imports back."""
     writer = _Writer(argument_map(doc))
-    writer.lines += [f"// ClearSide argument map: {clean(doc.proposition.normalized_question)}", ""]
+    writer.lines += [f"// ClearSide argument map: {clean(doc.proposition.normalized_question)}",
+                     *([f"// {clean(writer.graph.partial)}"] if writer.graph.partial else []), ""]
     _cases(writer)
     _conflicts(writer)
     _hinges(writer)

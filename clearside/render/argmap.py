@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from clearside.schema import Document
+from clearside.store.records import missing_parts, partial_notice
 
 SIDE_NAMES = {"pro": "FOR", "con": "AGAINST"}
 PROPOSITION = "proposition"
@@ -46,6 +47,7 @@ class Link:
 @dataclass
 class ArgMap:
     title: str
+    partial: str | None = None  # a partial debate's notice (a persona dropped), said first by every export
     nodes: list[Node] = field(default_factory=list)
     links: list[Link] = field(default_factory=list)
 
@@ -109,7 +111,8 @@ def _hinges(doc: Document) -> tuple[list[Node], list[Link]]:
 def argument_map(doc: Document) -> ArgMap:
     """The debate's map: the proposition, both sides' arguments and assumptions, the conflicts, the hinges."""
     question = doc.proposition.normalized_question
-    result = ArgMap(question, [Node(PROPOSITION, "proposition", None, "Proposition", question)])
+    result = ArgMap(question, partial_notice(missing_parts(doc.dump())),
+                    [Node(PROPOSITION, "proposition", None, "Proposition", question)])
     for nodes, links in (_side_nodes(doc, "pro"), _side_nodes(doc, "con"), _conflicts(doc), _hinges(doc)):
         result.nodes += nodes
         result.links += links

@@ -41,7 +41,8 @@ def _case(graph: ArgMap, side: str, sign: str, number: list[int]) -> list[str]:
 def kialo_text(doc: Document) -> str:
     """The debate as a Kialo outline."""
     graph = argument_map(doc)
-    lines = [f"Discussion Title: {clean(doc.proposition.normalized_question)}", "",
+    partial = f" ({graph.partial})" if graph.partial else ""
+    lines = [f"Discussion Title: {clean(doc.proposition.normalized_question)}{clean(partial)}", "",
              f"1. {clean(graph.node(PROPOSITION).text)}"]
     child = 0
     for side, sign in (("pro", "Pro"), ("con", "Con")):

@@ -3,6 +3,8 @@ it is never read with the authority of a whole one; a whole debate has no such l
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from helpers import fixture_dict
 
@@ -10,6 +12,7 @@ from clearside.render import FORMATS, render
 from clearside.schema import Document
 
 NOTICE = "Partial debate: persona 'ethicist' is missing."
+MAP_FORMATS = ("argdown", "aif", "kialo")  # the argument map's formats say it in their own form
 
 
 def with_a_dropped_persona() -> Document:
@@ -23,10 +26,17 @@ def with_a_dropped_persona() -> Document:
     return Document.model_validate(data)
 
 
-@pytest.mark.parametrize("fmt", [f for f in FORMATS if f != "json"])
+@pytest.mark.parametrize("fmt", [f for f in FORMATS if f not in ("json", *MAP_FORMATS)])
 def test_a_partial_debate_opens_with_its_notice(fmt):
     lines = render(with_a_dropped_persona(), fmt).splitlines()
     assert lines[2] == f"> **{NOTICE}**", lines[:4]  # under the title, before anything else
+
+
+def test_a_partial_debates_map_says_so_first_in_each_format():
+    document = with_a_dropped_persona()
+    assert render(document, "argdown").splitlines()[1] == f"// {NOTICE}"
+    assert render(document, "kialo").splitlines()[0].endswith(f"({NOTICE})")
+    assert json.loads(render(document, "aif"))["clearside"]["partial"] == NOTICE
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

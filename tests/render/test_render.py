@@ -84,6 +84,8 @@ def test_fixture_is_the_complete_spec_example():
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_every_format_carries_every_claim(doc, fmt):
     text = render(doc, fmt)
+    if fmt == "argdown":  # every punctuation mark escaped with a backslash
+        text = re.sub(r"\\(.)", r"\1", text)
     assert text.endswith("\n")
     for claim in claims(doc):
         assert claim in text, f"{fmt} lost claim {claim!r}"
