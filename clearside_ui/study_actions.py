@@ -22,6 +22,7 @@ TITLE, QUESTIONS = PREFIX + "title", PREFIX + "questions"
 CREATE_ERROR, CREATED = PREFIX + "create_error", PREFIX + "created"
 TOKENS = PREFIX + "tokens"  # study id -> this session's participant token (the link's p= as well)
 CSV, SAMPLE_D = PREFIX + "csv", PREFIX + "sample_d"
+DELETE, DELETED = PREFIX + "delete", PREFIX + "deleted"
 FIELDS = ("for", "against", "lean", "confidence")
 
 
@@ -116,6 +117,18 @@ def retry(study_id: str) -> None:
         study.queue(jobs.store(), study_id, settings.build_provider(), temperature=settings.temperature())
     except ClearSideError as exc:
         st.session_state[CREATE_ERROR] = exc.for_dashboard()
+
+
+def delete(study_id: str) -> None:
+    """Delete this browser's study with its participants and answers (its debates stay in the Library)."""
+    try:
+        owned(study_id)
+        jobs.store().delete_study(study_id)
+    except ClearSideError as exc:
+        st.session_state[CREATE_ERROR] = exc.for_dashboard()
+        return
+    st.query_params.pop("study", None)
+    st.session_state[DELETED] = study_id
 
 
 def join_link(study_id: str) -> str:

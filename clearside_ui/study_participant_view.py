@@ -18,6 +18,7 @@ from clearside_ui.view import document_view
 
 TITLES = {"before": "Before you read: what do you know already?", "after": "After reading: what do you know now?",
           "retest": "Re-test: what do you remember now?"}
+LONG_SOURCE = 3_000  # characters: a longer file scrolls in a box of its own
 BUTTONS = {"before": "Save and read", "after": "Save my answer", "retest": "Save my re-test"}
 
 
@@ -73,7 +74,9 @@ def material(study_id: str, where: dict) -> None:
     for source in found["sources"]:
         with st.container(border=True):
             st.markdown(f"**{esc(source['ref'])} · {esc(source['name'])}**")
-            st.text(source["text"])  # shown as text: never Markdown, never HTML
+            long = len(source["text"]) > LONG_SOURCE
+            with st.container(height=480 if long else "content", border=False):  # a long file scrolls in place
+                st.text(source["text"])  # shown as text: never Markdown, never HTML
 
 
 def taking_part(study_id: str, token: str) -> None:

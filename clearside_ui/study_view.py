@@ -26,6 +26,8 @@ ARM_HELP = {"debate": "ClearSide's debate: both cases written blind, then the mo
 
 def create_form() -> None:
     """Title, questions (one a line), arms, and for the sources arm each question's files."""
+    if st.session_state.pop(actions.DELETED, None):
+        st.success("The study was deleted.", icon=":material/delete:")
     for arm in ARMS:
         st.session_state.setdefault(actions.arm_key(arm), arm in study.spec.DEFAULT_ARMS)
     st.markdown("#### New study")
@@ -102,6 +104,16 @@ def opened(study_id: str) -> None:
                "gets their own link, for the re-test.")
     st.code(actions.join_link(study_id), language=None)
     results(study_id)
+    delete(study_id)
+
+
+def delete(study_id: str) -> None:
+    """Deleting a study takes a second, explicit click."""
+    with st.expander("Delete this study"):
+        st.caption("Deletes the study, its participant link, every participant's answers and its results. Its "
+                   "debates stay in your Library. This cannot be undone.")
+        sure = st.checkbox("Yes, delete the answers too", key=actions.DELETE + "_sure")
+        st.button("Delete study", disabled=not sure, on_click=actions.delete, args=(study_id,), key=actions.DELETE)
 
 
 def _interval(row: dict) -> str:

@@ -89,6 +89,10 @@ def test_create_generate_take_part_and_read_the_results():
     assert arm["answered"] == {"before": 1, "after": 1, "retest": 1}
     assert "1 participant joined" in plain(at) and len(at.dataframe) == 4
     assert any(n == 1 for n in at.dataframe[1].value["n"])
+    at.checkbox(key=actions.DELETE + "_sure").check().run()
+    at.button(key=actions.DELETE).click().run()
+    assert "The study was deleted." in kit.of_kind(at, "success") and jobs.store().studies() == []
+    assert "study" not in at.query_params
 
 
 def test_another_browser_is_refused_the_study_and_a_bad_link_is_named():
