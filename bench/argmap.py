@@ -1,4 +1,4 @@
-"""The argument map's render time on a debate of 40 elements (issue 38's goal: under 1 s on a quiet machine).
+"""The argument map's render time on a debate of 40 elements (the goal: under 1 s on a quiet machine).
 
 The debate is the flagship reference (9 arguments and 8 assumptions a side, 4 hinges, 3 conflicts) with one more
 argument a side: 40 elements (20 arguments, 16 assumptions, 4 hinges) besides the proposition, and cruxes linking
