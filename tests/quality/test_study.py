@@ -207,3 +207,26 @@ def test_nobody_joins_before_the_documents_are_made(store):
     with pytest.raises(InputError, match="still being prepared"):
         study.join(store, made.id, made.join_key)
     assert store.participants(made.id) == []
+
+
+def test_documents_are_made_once_on_the_runtime_and_a_failed_one_is_continued(store):
+    from helpers import QUESTION, orchestrator_reply, scripted_debate, single_reply
+
+    from clearside.cli import here
+    from clearside.providers.scripted import ScriptedProvider
+
+    made = study.create(store, study.plan("T", [QUESTION], ["debate", "single"]), owner=MINE, provider="scripted")
+    provider = ScriptedProvider()
+    scripted_debate(provider)  # the debate's replies only: the single pass has none and fails
+    with here.hosting(store.url):
+        for job_id in study.queue(store, made.id, provider, here=True):
+            here.follow(job_id, None, store_url=store.url)
+        found = {i["arm"]: i["status"] for i in study.status(store, made.id)["items"]}
+        assert found == {"debate": "ready", "single": "failed"}
+        debate_id = store.study_items(made.id)[0].debate_id
+        provider.enqueue(orchestrator_reply(), agent="orchestrator")
+        provider.enqueue(single_reply(), agent="single")
+        for job_id in study.queue(store, made.id, provider, here=True):
+            here.follow(job_id, None, store_url=store.url)
+    assert study.status(store, made.id)["ready"] and store.study_items(made.id)[0].debate_id == debate_id
+    assert len(store.list().items) == 2, "each document is made once: the failed one continued, not made anew"
