@@ -217,14 +217,14 @@ def test_documents_are_made_once_on_the_runtime_and_a_failed_one_is_continued(st
 
     made = study.create(store, study.plan("T", [QUESTION], ["debate", "single"]), owner=MINE, provider="scripted")
     provider = ScriptedProvider()
-    scripted_debate(provider)  # the debate's replies only: the single pass has none and fails
+    scripted_debate(provider)  # the debate's replies, and the single pass's proposition but not its one call:
+    provider.enqueue(orchestrator_reply(), agent="orchestrator")  # it fails (the two jobs run at once)
     with here.hosting(store.url):
         for job_id in study.queue(store, made.id, provider, here=True):
             here.follow(job_id, None, store_url=store.url)
         found = {i["arm"]: i["status"] for i in study.status(store, made.id)["items"]}
         assert found == {"debate": "ready", "single": "failed"}
         debate_id = store.study_items(made.id)[0].debate_id
-        provider.enqueue(orchestrator_reply(), agent="orchestrator")
         provider.enqueue(single_reply(), agent="single")
         for job_id in study.queue(store, made.id, provider, here=True):
             here.follow(job_id, None, store_url=store.url)
