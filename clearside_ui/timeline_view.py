@@ -13,7 +13,8 @@ import streamlit as st
 from clearside.errors import ClearSideError
 from clearside.live.protocol import PHASE_LABELS, PHASES
 from clearside.live.transcript import Transcript
-from clearside_ui import jobs, live_view, page_path
+from clearside.schema import Document
+from clearside_ui import argmap_view, jobs, live_view, page_path
 from clearside_ui.format import esc
 from clearside_ui.state import Timeline
 
@@ -103,6 +104,8 @@ def shown(transcript: Transcript) -> None:
         st.button("Refresh", key=Timeline.REFRESH, icon=":material/refresh:")
     if transcript.error:
         st.error(esc(transcript.error))
+    if transcript.document is not None:  # a finished debate's assembled document: its argument map, read-only
+        argmap_view.map_panel(Document.model_validate(transcript.document), where="timeline")
 
     if not transcript.turns:
         st.info("No finished turns yet.")

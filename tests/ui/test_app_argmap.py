@@ -9,7 +9,7 @@ import re
 
 import app_kit as kit
 from app_kit import generate, settle
-from helpers import challenge_reply, scripted_debate, side_reply
+from helpers import LiveResponder, challenge_reply, scripted_debate, side_reply
 
 from clearside.render import render
 from clearside.schema import Document
@@ -54,6 +54,25 @@ def test_a_node_chosen_on_the_map_is_challenged_and_the_exports_hold_the_map():
     at.button(key="argmap_debate_question_assumption").click()
     kit.run(at)
     settle(at, lambda a: any("Challenge: the organization" in m.value.replace("\\", "") for m in a.markdown))
+
+
+def test_a_finished_live_debate_shows_its_map_on_the_timeline():
+    from clearside.live import LiveDebate
+    from clearside.providers.scripted import ScriptedProvider
+    from clearside.store import open_store
+
+    debate = LiveDebate.create("Should we adopt microservices?", ScriptedProvider(fallback=LiveResponder()),
+                               store=open_store())
+    debate.run()
+    transcript = debate.snapshot()
+    assert transcript.state == "done" and transcript.document is not None
+    at = kit.open_page(kit.TIMELINE, query={"debate": transcript.id})
+    assert len(re.findall(r'src="data:image/svg\+xml;base64,', _html(at))) == 2
+    at.selectbox(key="argmap_timeline_node").set_value("con.arguments.0")
+    kit.run(at)
+    claim = transcript.document["con"]["arguments"][0]["claim"]
+    assert claim.replace(" ", "") in kit.plain(at).replace(" ", "")
+    assert not [b for b in at.button if b.key.startswith("argmap_")], "a replay is read-only"
 
 
 def test_the_library_imports_a_clearside_map_and_shows_a_foreign_one_read_only(store):
