@@ -101,10 +101,15 @@ def _hinges(doc: Document) -> tuple[list[Node], list[Link]]:
              for i, text in enumerate(doc.moderator.decision_hinges)]
     links = []
     for crux in doc.moderator.cruxes or []:
+        if crux.hinge >= len(nodes):  # an index past the list (a file edited by hand) links nothing
+            continue
         hinge = f"moderator.decision_hinges.{crux.hinge}"
         for side in ("pro", "con"):
-            links += [Link(f"{side}.arguments.{i}", hinge, "rests_on") for i in getattr(crux, f"{side}_arguments")]
-            links += [Link(f"{side}.assumptions.{i}", hinge, "rests_on") for i in getattr(crux, f"{side}_assumptions")]
+            body = getattr(doc, side)
+            links += [Link(f"{side}.arguments.{i}", hinge, "rests_on") for i in getattr(crux, f"{side}_arguments")
+                      if i < len(body.arguments)]
+            links += [Link(f"{side}.assumptions.{i}", hinge, "rests_on") for i in getattr(crux, f"{side}_assumptions")
+                      if i < len(body.assumptions)]
     return nodes, links
 
 

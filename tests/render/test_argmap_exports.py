@@ -262,3 +262,17 @@ def test_a_reports_flipped_debates_carry_their_map_as_a_nested_list():
     html = nested_list(flip["a"]["map"])
     assert html.count("<ul>") == html.count("</ul>") and "&lt;b&gt;x&lt;/b&gt;" in html and "<b>" not in html
     assert "<li>FOR<ul><li>Arguments<ul><li>FOR 1: Pro: " in html
+
+
+def test_cruxes_naming_items_past_the_lists_link_nothing():
+    document = copy.deepcopy(debates()["three"])
+    document["moderator"]["cruxes"][0]["pro_arguments"].append(99)
+    document["moderator"]["cruxes"].append({**document["moderator"]["cruxes"][0], "hinge": 42})
+    graph = argument_map(Document.model_validate(document))
+    ids = {node.id for node in graph.nodes}
+    assert all(link.source in ids and link.target in ids for link in graph.links)
+    for fmt in ("argdown", "aif", "kialo"):
+        assert render(Document.model_validate(document), fmt)
+    from clearside.render.mapsvg import map_svg
+
+    assert map_svg(graph).startswith("<svg")
