@@ -264,7 +264,8 @@ def add_parsers(sub: Any) -> None:
     model_options(challenge)
     challenge.set_defaults(func=cmd_challenge)
 
-    rend = sub.add_parser("render", help="render a saved debate as Markdown, Quick View, script or JSON")
+    rend = sub.add_parser("render", help="render a saved debate as Markdown, Quick View, script or JSON, or its "
+                                         "argument map as Argdown, AIF JSON or a Kialo outline")
     rend.add_argument("debate", metavar="DEBATE.json")
     rend.add_argument("--format", choices=FORMATS, default="md")
     rend.add_argument("--out", metavar="FILE")
