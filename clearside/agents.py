@@ -45,12 +45,14 @@ SIDE_WIRE = obj(
     assumptions=array(string(), 2, 3),
     uncertainties=array(string(), 2, 3),
 )
+_NEUTRAL = string(neutral=True)
 MODERATOR_WIRE = obj(
-    areas_of_agreement=array(string(), 1, 3),
-    core_disagreements=array(obj(topic=string(80, 3, words=True), description=string(), root_cause=string()), 1, 3),
+    areas_of_agreement=array(_NEUTRAL, 1, 3),
+    core_disagreements=array(obj(topic=string(80, 3, words=True, neutral=True), description=_NEUTRAL,
+                                 root_cause=_NEUTRAL), 1, 3),
     assumption_conflicts=array(obj(pro_assumption=string(), con_assumption=string(),
-                                    conflict_description=string()), 1, 2),
-    evidence_gaps=array(string(), 1, 3),
+                                    conflict_description=_NEUTRAL), 1, 2),
+    evidence_gaps=array(_NEUTRAL, 1, 3),
     decision_hinges=array(string(), 2, 4),
 )
 

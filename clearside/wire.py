@@ -10,10 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 
-def string(limit: int = 150, low: int = 8, *, statement: bool = False, words: bool = False) -> dict[str, Any]:
+def string(limit: int = 150, low: int = 8, *, statement: bool = False, words: bool = False,
+           neutral: bool = False) -> dict[str, Any]:
     """A bounded string; ``statement``: a claim, never a question (constrained decoders leave out "?");
-    ``words``: a short label made of words, never a bare number (a topic, unlike a timeframe's "2030")."""
+    ``words``: a short label made of words, never a bare number (a topic, unlike a timeframe's "2030");
+    ``neutral``: a moderator's, never opening by addressing the user or speaking for someone ("You should ...")."""
     schema = {"type": "string", "minLength": low, "maxLength": limit}
+    if neutral:
+        schema["x-neutral"] = True
     if statement:
         schema["x-statement"] = True
     if words:

@@ -77,6 +77,13 @@ _STATEMENT_OPENING = first_word_except(QUESTION_OPENERS) + rf" {_NEXT} {_NEXT} "
 # a claim is never a question: it holds no "?" and does not open with a question's word
 _STATEMENT = "^" + _STATEMENT_OPENING + r'[^"\\{}\[\]<>?\x00-\x1f]{%d,%d}$'
 SENTENCE_MIN = 15
+# Words that make a moderator's string address the user or speak for someone (x-neutral): "You should ...",
+# "I recommend ...", "We must ..." take a side, and the neutrality check rejects them; a small model asked about a
+# personal decision ("Should I ...?") opened its synthesis's topics with "You should" on every attempt.
+ADDRESSING = ("You", "I", "We")
+_NOT_LETTER = r'[^"\\{}\[\]<>\x00-\x1fA-Za-z' + "'-]"  # what ends a first word: the rest cannot make "Yo" "You"
+_NEUTRAL_LABEL = "^" + first_word_except(ADDRESSING) + "(" + _NOT_LETTER + r'[^"\\{}\[\]<>\x00-\x1f]{0,%d})?$'
+_NEUTRAL_SENTENCE = "^" + first_word_except(ADDRESSING) + rf" {_NEXT} {_NEXT} " + r'[^"\\{}\[\]<>\x00-\x1f]{%d,%d}$'
 
 
 def compact(schema: Any) -> Any:
@@ -93,9 +100,12 @@ def compact(schema: Any) -> Any:
     if schema.get("type") == "string" and "enum" not in schema and "maxLength" in schema:
         low = max(int(schema.get("minLength", 1)) - 1, 0)
         high = int(schema["maxLength"])
+        if high < 100 and schema.get("x-neutral"):
+            return {"type": "string", "pattern": _NEUTRAL_LABEL % max(high - 2 - 12, 1)}
         if high < 100:
             return {"type": "string", "pattern": (_LABEL if schema.get("x-words") else _TEXT) % (low, high - 1)}
-        pattern = _STATEMENT if schema.get("x-statement") else _SENTENCE
+        pattern = _STATEMENT if schema.get("x-statement") else _NEUTRAL_SENTENCE if schema.get(
+            "x-neutral") else _SENTENCE
         rest = max(max(low, SENTENCE_MIN - 1) - OPENING, 2)
         return {"type": "string", "pattern": pattern % (rest, high - 1 - OPENING)}
     result = {key: compact(value) for key, value in schema.items()}

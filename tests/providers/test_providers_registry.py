@@ -82,6 +82,29 @@ def test_embedded_with_a_directory_is_a_config_error(tmp_path):
         get_provider(f"embedded:{tmp_path}")
 
 
+def test_a_moderator_string_never_opens_by_addressing_the_user_on_a_small_model():
+    """A synthesis of a debate on a personal decision failed whole (bench/reader.py, checks 1.4.0): both its
+    disagreement topics said "You should ..." on all three attempts, and the neutrality check rejects a verdict.
+    The moderator's strings are decoded so that their first word is not "You", "I" or "We"."""
+    import re
+
+    from clearside import agents
+    from clearside.providers.small_schema import compact
+
+    decode = compact(agents.MODERATOR_WIRE)["properties"]
+    topic = decode["core_disagreements"]["items"]["properties"]["topic"]["pattern"]
+    gap = decode["evidence_gaps"]["items"]["pattern"]
+    for verdict in ("You should stay home", "I recommend the job", "We must move abroad"):
+        assert not re.fullmatch(topic, verdict), verdict
+        assert not re.fullmatch(gap, verdict + " for the money."), verdict
+    for neutral in ("Your family ties", "Young children", "Weight of savings", "It depends on rent", "Cost"):
+        assert re.fullmatch(topic, neutral), neutral
+    assert re.fullmatch(gap, "Your savings abroad are not known in any detail yet.")
+    assert not re.fullmatch(topic, "2030"), "a topic is still made of words"
+    side = compact(agents.SIDE_WIRE)["properties"]["assumptions"]["items"]["pattern"]
+    assert re.fullmatch(side, "You will earn more there than at home."), "an advocate may address the user"
+
+
 def test_compact_bounds_strings_with_a_pattern():
     import re
 
