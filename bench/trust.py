@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -171,6 +172,15 @@ def markdown(out: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def kept_sections(old: str, written: str) -> str:
+    """The sections of the report before this run that it did not write: figures other benches recorded by hand
+    (bench/study_load.py, bench/argmap.py) stay below the ones measured now."""
+    headings = {line for line in written.splitlines() if line.startswith("## ")}
+    sections = re.split(r"(?m)^(?=## )", old)[1:]
+    kept = [section for section in sections if section.splitlines()[0] not in headings]
+    return "".join(["\n" if kept and not written.endswith("\n\n") else "", *kept])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--skip-load", action="store_true", help="leave out bench/load.py")
@@ -212,7 +222,10 @@ def main(argv: list[str] | None = None) -> int:
     out["machine"]["load_after"] = loadavg()
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "trust.json").write_text(json.dumps(out, indent=2), encoding="utf-8")
-    (ROOT / "bench" / "TRUST.md").write_text(markdown(out), encoding="utf-8")
+    report = ROOT / "bench" / "TRUST.md"
+    written = markdown(out)
+    old = report.read_text(encoding="utf-8") if report.exists() else ""
+    report.write_text(written + kept_sections(old, written), encoding="utf-8")
     print(f"wrote {ROOT / 'bench' / 'TRUST.md'} and {RESULTS / 'trust.json'}")
     return 0
 

@@ -126,3 +126,18 @@ def test_the_trust_report_lists_each_promise_with_its_outcome_and_says_what_is_m
                            "tests": {"Promises": result}})
     assert "1 of 2 passed; missing: tests/test_absent.py" in text
     assert "| `test_broken` | failed — " in text and "lost a section" in text
+
+
+def test_a_trust_run_keeps_the_sections_other_benches_wrote_by_hand():
+    from bench import trust
+
+    old = ("# Trust report\n\nold intro\n\n## Load (bench/load.py)\n\nold load figures\n\n"
+           "## Study mode: 100 participants at once (bench/study_load.py)\n\n0 errors\n\n"
+           "## Argument map: 40 elements (bench/argmap.py)\n\n3.6 ms\n")
+    written = "# Trust report\n\nnew intro\n\n## Load (bench/load.py)\n\nnew load figures\n"
+    report = written + trust.kept_sections(old, written)
+    assert "old load figures" not in report and "new load figures" in report
+    assert report.endswith("## Study mode: 100 participants at once (bench/study_load.py)\n\n0 errors\n\n"
+                           "## Argument map: 40 elements (bench/argmap.py)\n\n3.6 ms\n")
+    assert trust.kept_sections("", written) == ""
+
