@@ -10,9 +10,10 @@ from __future__ import annotations
 import streamlit as st
 
 from clearside.errors import ClearSideError
-from clearside.quality.understanding import LEANS, MAX_REASON, MAX_REASONS
+from clearside.quality.understanding import MAX_REASON, MAX_REASONS
 from clearside.schema import Document
 from clearside_ui import study_actions as actions
+from clearside_ui import understanding_view
 from clearside_ui.format import esc
 from clearside_ui.view import document_view
 
@@ -48,15 +49,7 @@ def form(stage: str) -> None:
     """The understanding check's boxes: reasons for and against (one a line), lean, confidence."""
     st.markdown(f"#### {TITLES[stage]}")
     st.caption(f"One reason a line, up to {MAX_REASONS} a side, {MAX_REASON} characters each. Nothing is graded.")
-    left, right = st.columns(2)
-    left.text_area("Reasons FOR you know", key=actions.key(stage, "for"), height=120)
-    right.text_area("Reasons AGAINST you know", key=actions.key(stage, "against"), height=120)
-    left.select_slider("Your lean", options=[None, *LEANS], key=actions.key(stage, "lean"),
-                       format_func=lambda v: "not given" if v is None else LEANS[v])
-    right.number_input("Your confidence (0-100)", min_value=0, max_value=100, step=5, value=None,
-                       key=actions.key(stage, "confidence"), placeholder="not given")
-    if st.session_state.get(actions.error_key(stage)):
-        st.error(esc(st.session_state[actions.error_key(stage)]))
+    understanding_view.boxes(lambda field: actions.key(stage, field), actions.error_key(stage))
 
 
 def _save(study_id: str, token: str, stage: str) -> None:

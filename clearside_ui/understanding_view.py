@@ -31,15 +31,21 @@ def form(stage: str) -> None:
     st.markdown(f"##### {TITLES[stage]}")
     st.caption(f"One reason a line, up to {MAX_REASONS} a side, {MAX_REASON} characters each. Nothing is graded; "
                "it is kept with the debate in this store, under this browser, with no name.")
+    boxes(lambda field: actions.key(stage, field), actions.error_key(stage))
+
+
+def boxes(key, error_key: str) -> None:
+    """The check's boxes (reasons for and against, lean, confidence) under the session keys ``key(field)``, and the
+    refusal kept at ``error_key``: the Debate page's check and a study's participant answer the same form."""
     left, right = st.columns(2)
-    left.text_area("Reasons FOR you know", key=actions.key(stage, "for"), height=120)
-    right.text_area("Reasons AGAINST you know", key=actions.key(stage, "against"), height=120)
-    left.select_slider("Your lean", options=[None, *LEANS], key=actions.key(stage, "lean"),
+    left.text_area("Reasons FOR you know", key=key("for"), height=120)
+    right.text_area("Reasons AGAINST you know", key=key("against"), height=120)
+    left.select_slider("Your lean", options=[None, *LEANS], key=key("lean"),
                        format_func=lambda v: "not given" if v is None else LEANS[v])
     right.number_input("Your confidence (0-100)", min_value=0, max_value=100, step=5, value=None,
-                       key=actions.key(stage, "confidence"), placeholder="not given")
-    if st.session_state.get(actions.error_key(stage)):
-        st.error(esc(st.session_state[actions.error_key(stage)]))
+                       key=key("confidence"), placeholder="not given")
+    if st.session_state.get(error_key):
+        st.error(esc(st.session_state[error_key]))
 
 
 def before() -> None:

@@ -9,8 +9,6 @@ so every arm is counted against the same list. Nothing here grades a person.
 
 from __future__ import annotations
 
-import csv
-import io
 from itertools import combinations
 from typing import Any
 
@@ -18,9 +16,10 @@ from ...errors import InputError
 from ...store import Store
 from ...store.studies import StudyAnswerRow, StudyRow
 from ...store.understanding import ANY_OWNER
+from ..understanding import report
 from ..understanding.answers import SIDES, Answer
 from ..understanding.match import MATCH_VERSION, counts, match
-from ..understanding.report import COMPARISONS, gain, safe_cell
+from ..understanding.report import COMPARISONS, gain
 from .spec import ARM_LABELS
 from .stats import difference, per_arm
 
@@ -126,9 +125,4 @@ def csv_rows(store: Store, study_id: str, *, owner: str | None = ANY_OWNER) -> l
 
 def csv_text(rows: list[dict[str, Any]]) -> str:
     """The rows as CSV (every text cell made safe for spreadsheets: no formula runs)."""
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS, lineterminator="\r\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({key: "" if row.get(key) is None else safe_cell(row[key]) for key in CSV_FIELDS})
-    return buffer.getvalue()
+    return report.csv_text(rows, CSV_FIELDS)

@@ -150,11 +150,11 @@ def csv_rows(store: Store, *, owner: str | None = ANY_OWNER) -> list[dict[str, A
     return out
 
 
-def csv_text(rows: list[dict[str, Any]]) -> str:
-    """The rows as CSV (RFC 4180 quoting, every text cell made safe for spreadsheets)."""
+def csv_text(rows: list[dict[str, Any]], fields: tuple[str, ...] = CSV_FIELDS) -> str:
+    """The rows as CSV with these columns (RFC 4180 quoting, every text cell made safe for spreadsheets)."""
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS, lineterminator="\r\n")
+    writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\r\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({key: "" if row.get(key) is None else safe_cell(row[key]) for key in CSV_FIELDS})
+        writer.writerow({key: "" if row.get(key) is None else safe_cell(row[key]) for key in fields})
     return buffer.getvalue()
