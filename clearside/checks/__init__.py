@@ -41,8 +41,9 @@ from .base import LEXICAL_ONLY, Embeddings, Finding, Outcome, capped, repair, va
 # 1.4.0: a capped string with no whole clause is ended after its last word where it still reads whole (else marked
 # or dropped as before), a summary item or moderator statement below QUESTION_FLOOR to the question is off_topic
 # whatever the arguments share with it, and a preposition ending a wh-clause whose wh-word is its subject is a cut;
-# 1.4.1: a passive that stops before its agent ("... will be influenced by.") is a cut
-CHECKS_VERSION = "1.4.1"
+# 1.4.1: a passive that stops before its agent ("... will be influenced by.") is a cut; 1.4.2: a decision hinge
+# that asks nothing specific ("What are your thoughts?") is a generic_question
+CHECKS_VERSION = "1.4.2"
 M = TypeVar("M", bound=BaseModel)
 Check = Callable[[dict[str, Any]], list[Finding]]
 

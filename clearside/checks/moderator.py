@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from .. import neutrality
+from . import substance
 from . import text as t
 from .base import LEXICAL_ONLY, QUESTION_FLOOR, Embeddings, Finding, garbage
 from .sides import duplicates, echoes
@@ -100,6 +101,10 @@ def _strings(data: dict[str, Any], pro: dict[str, Any], con: dict[str, Any], que
     for row, (path, item, short) in enumerate(strings):
         where = "/".join(map(str, path))
         optional = path[-1] in _OPTIONAL  # a bad root cause or conflict description goes alone
+        if path[0] == "decision_hinges" and substance.generic(item):  # "What are your thoughts?"
+            findings.append(Finding("generic_question", path, f"{where} asks nothing specific: ask what the decision "
+                                    "turns on (a fact, a value or an event)", item))
+            continue
         if (bare := _ID_PREFIX.sub("", item, count=1)) != item and len(re.findall(r"[A-Za-z]{2,}", bare)) >= 2:
             findings.append(Finding("id_prefix", path, f"{where} opens with an assumption's id: write about its "
                                     "content", item, "replace", bare[0].upper() + bare[1:]))

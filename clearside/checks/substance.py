@@ -1,6 +1,6 @@
 """What a string says, or fails to: letter-digit codes and number runs instead of words, statements that say
-nothing, a claim that restates the question, negations (which flip a question). Plain Python on strings, like
-:mod:`clearside.checks.text`, whose words and stems it uses.
+nothing, a claim that restates the question, negations (which flip a question), a question that asks nothing
+specific. Plain Python on strings, like :mod:`clearside.checks.text`, whose words and stems it uses.
 """
 
 from __future__ import annotations
@@ -84,3 +84,36 @@ _NEGATIONS = frozenset({"not", "no", "never", "cannot", "nor", "neither"})
 def negations(text: str) -> int:
     """How many negations ``text`` holds ("not", "never", "shouldn't" ...)."""
     return sum(1 for w in words(text.replace("’", "'")) if w in _NEGATIONS or w.endswith("n't"))
+
+
+# Words that ask for nothing in particular: a question made only of these (and stopwords) is generic (a clarifying
+# question of Perspectives, "Can you tell me more?"; a debate's decision hinge, "What are your thoughts?").
+FILLER = frozenset([
+    "tell", "more", "detail", "details", "information", "info", "else", "anything", "something", "everything",
+    "situation", "context", "provide", "share", "explain", "elaborate", "think", "feel", "feeling", "want", "know",
+    "mean", "help", "like", "please", "question", "thing", "happen", "happened", "happening", "going", "describe",
+    "give", "say", "add", "further", "additional", "background", "clarify", "specific", "specifically", "exactly",
+    "currently", "right", "good", "idea", "best", "option", "decision", "choice", "advice", "opinion", "view",
+    "matter", "important", "consider", "really", "actually", "also", "other", "way", "need", "go", "get", "now",
+    "one", "ok", "okay", "sure", "well", "much", "many", "me", "myself", "yourself", "yes", "else's", "decide",
+    "thought", "thoughts", "opinions", "ideas", "suggestions", "worth",
+])
+
+
+def roots(text: str) -> set[str]:
+    """The words of ``text`` that carry its content: stopwords and filler out, plurals and -ing/-ed folded."""
+    found = set()
+    for word in words(text):
+        if word in STOPWORDS or word in FILLER:
+            continue
+        word = stem(word)
+        for ending in ("ing", "ed"):
+            if word.endswith(ending) and len(word) > len(ending) + 3:
+                word = word[: -len(ending)]
+        found.add(word)
+    return found
+
+
+def generic(question: str) -> bool:
+    """It asks nothing specific: no word of it names a person, an event, a time or a wish."""
+    return not roots(question)

@@ -23,45 +23,17 @@ from typing import Any
 from ..checks import Embeddings, Finding, Review, quality_item, repair
 from ..checks import text as t
 from ..checks.base import LEXICAL_ONLY, garbage
+from ..checks.substance import generic, roots
 
 # Cosine of a clarifying question to the person's situation (or one sentence of it) from which it only hands the
 # situation back: measured with this MiniLM, echoes reach 0.93-1.00 ("Should you co-sign your sister's mortgage?"
 # 0.98), while specific questions about the same situation stay under 0.60 ("Were you offered a job abroad?" 0.59).
 ECHO = 0.85
 ECHO_WORDS = 0.8  # a yes/no question whose content words are this share of the situation's asks it back
-# Words that ask for nothing in particular: a question made only of these (and stopwords) is generic.
-FILLER = frozenset([
-    "tell", "more", "detail", "details", "information", "info", "else", "anything", "something", "everything",
-    "situation", "context", "provide", "share", "explain", "elaborate", "think", "feel", "feeling", "want", "know",
-    "mean", "help", "like", "please", "question", "thing", "happen", "happened", "happening", "going", "describe",
-    "give", "say", "add", "further", "additional", "background", "clarify", "specific", "specifically", "exactly",
-    "currently", "right", "good", "idea", "best", "option", "decision", "choice", "advice", "opinion", "view",
-    "matter", "important", "consider", "really", "actually", "also", "other", "way", "need", "go", "get", "now",
-    "one", "ok", "okay", "sure", "well", "much", "many", "me", "myself", "yourself", "yes", "else's", "decide",
-])
 _AUXILIARY = re.compile(r"(?i)^\s*(should|shall|do|does|did|is|are|was|were|can|could|will|would|have|has|had|"
                         r"may|might|must|am)\b")
 _SENTENCE = re.compile(r"(?<=[.?!])\s+")
 CLARIFIER_FLOORS = {"questions": 1}
-
-
-def roots(text: str) -> set[str]:
-    """The words of ``text`` that carry its content: stopwords and filler out, plurals and -ing/-ed folded."""
-    found = set()
-    for word in t.words(text):
-        if word in t.STOPWORDS or word in FILLER:
-            continue
-        word = t.stem(word)
-        for ending in ("ing", "ed"):
-            if word.endswith(ending) and len(word) > len(ending) + 3:
-                word = word[: -len(ending)]
-        found.add(word)
-    return found
-
-
-def generic(question: str) -> bool:
-    """It asks nothing specific: no word of it names a person, an event, a time or a wish."""
-    return not roots(question)
 
 
 def echoes(question: str, situation: str, similarity: float | None) -> bool:

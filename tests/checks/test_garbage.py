@@ -516,3 +516,15 @@ def test_a_reply_sent_back_keeps_what_was_ended_early_and_writes_again_a_list_it
     assert emptied(Reply(evidence_gaps=gaps[:1], decision_hinges=hinges[:1]), False)[0] is None
     assert set(emptied.failing) == {"evidence_gaps", "decision_hinges"}, "the emptied hinges are written again"
 
+
+
+def test_a_decision_hinge_that_asks_nothing_specific_is_caught_and_the_references_keep_theirs():
+    """The embedded model's debate in tests/static/test_e2e_embedded.py shipped one hinge, "What are your
+    thoughts?": nothing of either case rests on it. The clarifier's measure of Perspectives (no word names a fact,
+    a person, an event or a wish) judges hinges too."""
+    data = moderator_reply()
+    data["decision_hinges"] = ["What are your thoughts?", "Is it worth it?",
+                               "Will rents rise faster once the cap ends?"]
+    findings = [f for f in moderator_findings(data) if f.check == "generic_question"]
+    assert [f.path for f in findings] == [("decision_hinges", 0), ("decision_hinges", 1)]
+    assert "asks nothing specific" in findings[0].message
