@@ -1,7 +1,8 @@
 """The openai and ollama providers against real local servers running the embedded GGUF.
 
 * openai: a real ``python -m llama_cpp.server`` subprocess on 127.0.0.1 (one full debate, a challenge, live and
-  perspectives calls, and the ``compare`` command run through the CLI; ``regress`` over this wire runs on the paced
+  perspectives calls, and the ``value`` command, a debate beside the single-pass control, run through the CLI
+  (``compare`` over this path: the same scored runs); ``regress`` over this wire runs on the paced
   server in tests/quality/test_regress_server.py), and llama.cpp's own
   ``llama-server`` where bench/llama_server.py has built it (its prefix cache, as the provider reads it).
 * ollama: ``tests/ollama_wire.py``, Ollama's HTTP wire format translated onto the real
@@ -198,7 +199,7 @@ def test_openai_perspectives_clarifier_on_the_real_server(openai_debate, tmp_pat
 
 @pytest.fixture
 def no_substance_checks(monkeypatch):
-    """The engine compare builds for each debate (``clearside.scored.run_scored``), with the substance checks off.
+    """The engine value and compare build for each run (``clearside.scored.run_scored``), the substance checks off.
     The command has no switch for them, and with them on SmolLM2-135M behind this grammar-less server fails them:
     measured, ``compare --retries 1`` over it ended with both debates failed after 133 s (the pro agent's "starts
     with a list number", the moderator's "a field name, not content") and exit 3. What the test checks is the wire
@@ -211,49 +212,30 @@ def no_substance_checks(monkeypatch):
     monkeypatch.setattr(scored, "Engine", functools.partial(scored.Engine, substance=False))
 
 
-def served_usage(usage: dict[str, Any]) -> None:
-    """A debate's recorded usage (``metrics.lexical.usage``) shows every agent's calls answered by the server:
-    tokens streamed back for each. Prompt tokens are not asserted: llama-cpp-python's server streams no usage
-    (see ``test_openai_llama_cpp_python_server_reports_no_cache``), so the provider records 0 of them."""
-    assert usage["available"] and set(usage["agents"]) == {"orchestrator", "pro", "con", "moderator"}
-    assert all(a["calls"] >= 1 and a["completion_tokens"] > 0 for a in usage["agents"].values()), usage["agents"]
-    assert all(a["first_token_seconds"] > 0 for a in usage["agents"].values()), "the provider measures the wait"
-
-
-def test_openai_compare_on_the_real_server(llama_server, no_substance_checks, monkeypatch, capsys, store) -> None:
-    """``compare`` as a user runs it against an OpenAI-compatible server (``OPENAI_BASE_URL``, ``--provider
-    openai:MODEL``): the one served model at two temperatures, both debates saved, valid and scored (substance
-    checks off: see ``no_substance_checks``)."""
+def test_openai_value_pairs_a_debate_with_the_single_pass_on_the_real_server(llama_server, no_substance_checks,
+                                                                              monkeypatch, capsys, store) -> None:
+    """``value`` against an OpenAI-compatible llama.cpp server: the flagship proposition as a debate and as the
+    single-pass control (one call writes the whole document), both saved and paired, with the cost of each
+    (substance checks off: see ``no_substance_checks``)."""
     from helpers import run_cli
 
-    from clearside.quality import compare
-
     monkeypatch.setenv("OPENAI_BASE_URL", llama_server)
-    code, out, err = run_cli(capsys, "compare", QUESTION, "--provider", "openai:local", "--provider", "openai:local",
-                             "--temperatures", "0.2,0.8", "--retries", "1", "--format", "json")
+    code, out, err = run_cli(capsys, "value", "--suite", "flagship", "--runs", "1", "--provider", "openai:local",
+                             "--retries", "1", "--format", "json")
     assert code == 0, err
     report = json.loads(out)
-    labels = ["openai:local · T 0.2", "openai:local · T 0.8"]
-    assert report["models"] == labels and report["state"] == "done" and report["error"] is None
-    assert all(f"{label}: done" in err for label in labels)
-    rows = {r["data"]["label"]: r for r in store.runs(compare.SUITE, batch=report["batch"])}
-    assert set(rows) == set(labels)
-    for label, t in zip(labels, (0.2, 0.8), strict=True):
-        result, row = report["results"][label], rows[label]
-        assert result["status"] == row["status"] == "done" and result["debate_id"] == row["debate_id"]
-        assert (row["provider"], row["model"], row["data"]["temperature"]) == ("openai", "local", t)
+    assert report["pairs"] == 1 and set(report["cost"]) == {"seconds", "completion_tokens"}
+    for arm, writers in (("a", {"orchestrator", "single"}), ("b", {"orchestrator", "pro", "con", "moderator"})):
+        [row] = store.runs("flagship", batch=report[arm]["batch"])
         record = store.get(row["debate_id"])
-        assert record.status == "done"
-        assert jsonschema_errors(record.document) == []
+        assert record.status == "done" and jsonschema_errors(record.document) == [], row
         document = Document.model_validate(record.document)
-        assert document.proposition.raw_input == QUESTION
         assert (document.meta.model_info.provider, document.meta.model_info.model) == ("openai", "local")
-        assert result["metrics"]["schema_validity"]["valid"] is True
-        served_usage(result["metrics"]["usage"])
-        assert record.data["usage"]["pro"]["calls"] == result["metrics"]["usage"]["agents"]["pro"]["calls"]
-    # the saved comparison reopens from the store as the Compare page does (?compare=BATCH)
-    loaded, documents = compare.load(store, report["batch"])
-    assert set(documents) == set(labels) and loaded["state"] == "done"
+        usage = record.data["usage"]  # prompt tokens: llama-cpp-python's server streams none (see above)
+        assert set(usage) == writers and all(u["calls"] >= 1 and u["completion_tokens"] > 0 for u in usage.values())
+        assert all(u["first_token_seconds"] > 0 for u in usage.values()), "the provider measures the wait"
+    assert store.runs("flagship", batch=report["a"]["batch"])[0]["data"]["versions"]["provider"]["strategy"] == \
+        "single", "the control is the single pass"
 
 
 def test_openai_a_call_past_the_timeout_and_an_unknown_path_name_the_fix(openai_debate) -> None:
