@@ -31,6 +31,16 @@ def streamlit_server(env: dict[str, str] | None = None) -> Iterator[str]:
     stop_streamlit(proc)
 
 
+def latency_dashboard(data: Path) -> Iterator[str]:
+    """The dashboard on ``data`` with bench/latency_server.py as its OpenAI-compatible model (fast, no model
+    loaded) and no Ollama to find; yields its URL."""
+    from bench.latency_server import start
+
+    with start(0, ttft=0.02, tps=800) as model_server:
+        yield from streamlit_server({"CLEARSIDE_DATA": str(data), "OPENAI_BASE_URL": model_server.base_url,
+                                     "OPENAI_API_KEY": "x", "OLLAMA_HOST": f"http://127.0.0.1:{free_port()}"})
+
+
 def stop_streamlit(proc: subprocess.Popen, seconds: float = 30) -> None:
     """SIGTERM, and fail (after a SIGKILL) with the end of its log when the dashboard does not stop in time."""
     if proc.poll() is not None:

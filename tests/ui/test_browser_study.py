@@ -14,9 +14,7 @@ from pathlib import Path
 import browser_kit
 import pytest
 import study_kit
-from helpers import free_port
 
-from bench.latency_server import start
 from clearside.quality.references import flagship
 from clearside.store import Store
 
@@ -34,9 +32,7 @@ def data():
 
 @pytest.fixture(scope="module")
 def server(data):
-    with start(0, ttft=0.02, tps=800) as model_server:
-        yield from browser_kit.streamlit_server({"CLEARSIDE_DATA": str(data), "OPENAI_BASE_URL": model_server.base_url,
-                                                   "OPENAI_API_KEY": "x", "OLLAMA_HOST": f"http://127.0.0.1:{free_port()}"})
+    yield from browser_kit.latency_dashboard(data)
 
 
 @pytest.fixture(scope="module")
