@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
+import typing
 from typing import Any, ClassVar
 
 import httpx
@@ -49,7 +51,10 @@ class OpenAIProvider(Provider):
                  timeout: float = DEFAULT_TIMEOUT_S, concurrency: int | None = None, attempts: int | None = None,
                  backoff: float | None = None) -> None:
         import openai
+        from openai.types import Model
+        from openai.types.chat import ChatCompletionChunk
 
+        settle_types(ChatCompletionChunk, Model)
         self.limit_to(concurrency)
         self.retry = RetryPolicy.checked(attempts, backoff)
 
@@ -199,6 +204,38 @@ class OpenAIProvider(Provider):
 
     def list_models(self) -> list[str]:
         return self._retrying(lambda _: sorted(m.id for m in self.client.models.list()))
+
+
+_SETTLING = threading.Lock()
+_settled: set[type] = set()
+
+
+def settle_types(*roots: type) -> None:
+    """Build the schemas of the openai client's response types now, once per process, under a lock.
+
+    The client defers each type's pydantic schema to its first use (its ``DEFER_PYDANTIC_BUILD``), and that lazy
+    build is not thread-safe: two runs of a comparison or batch reading their first chunk at once can find a type
+    half rebuilt ("type object 'ChatCompletionChunk' has no attribute '__pydantic_core_schema__'"), which failed the
+    run. Each root and every model type its fields hold is built here, before any thread reads a stream."""
+    with _SETTLING:
+        todo = [cls for cls in roots if cls not in _settled]
+        while todo:
+            cls = todo.pop()
+            if cls in _settled:
+                continue
+            cls.model_rebuild(_parent_namespace_depth=0)  # nothing to do for a type already built
+            _settled.add(cls)
+            for field in cls.model_fields.values():
+                todo.extend(_models_in(field.annotation))
+
+
+def _models_in(annotation: Any) -> list[type]:
+    """The pydantic model classes an annotation names, through unions, lists and other generics."""
+    import pydantic
+
+    if isinstance(annotation, type) and issubclass(annotation, pydantic.BaseModel):
+        return [annotation]
+    return [cls for arg in typing.get_args(annotation) for cls in _models_in(arg)]
 
 
 def prompt_usage(usage: Any, timings: Any) -> tuple[int, int]:
