@@ -266,3 +266,19 @@ class StudyAnswer(Base):
     body: Mapped[dict[str, Any]] = mapped_column(Json)
     match: Mapped[dict[str, Any] | None] = mapped_column(Json, nullable=True)
     created_at: Mapped[datetime] = mapped_column(Stamp)
+
+
+class ImportedMap(Base):
+    """An argument map another tool made (a foreign AIF map, clearside/render/aif_foreign.py), kept read-only beside
+    the debates: ``data`` is the AIF JSON as imported (its nodes and edges, checked before it is saved), ``title`` its
+    first claim, ``source`` the file's name. ``owner`` is the importing browser's token (clearside_ui/owner.py), or
+    empty when the command line imported it. Never a debate: it has no FOR and AGAINST cases and no moderator's map."""
+
+    __tablename__ = "imported_maps"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    owner: Mapped[str | None] = mapped_column(String(32), nullable=True, index=True)
+    title: Mapped[str] = mapped_column(Text)
+    source: Mapped[str] = mapped_column(Text)
+    data: Mapped[dict[str, Any]] = mapped_column(Json)
+    created_at: Mapped[datetime] = mapped_column(Stamp)
