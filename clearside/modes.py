@@ -40,7 +40,7 @@ from .quality import compare
 from .quality import job as quality_job
 from .quality import workflow as quality_workflow
 from .quality.understanding import exchange as understanding_exchange
-from .render import aif, argdown
+from .render import aif, aif_foreign, argdown
 from .static import exchange as static_exchange
 from .static import job as static_job
 from .static import workflow as static_workflow
@@ -269,19 +269,28 @@ def import_data(store: Store, data: Any, source: str = "the file") -> Imported:
 
 def _import_map(store: Store, data: dict[str, Any], source: str) -> Imported:
     """An AIF map ClearSide made, or Argdown's JSON export of ClearSide's Argdown: its debate again (the document it
-    carries, with the map's texts). Any other AIF map is refused here: it is shown read-only
-    (:mod:`clearside.render.aif_foreign`), never stored."""
+    carries, with the map's texts). Any other AIF map holds no debate (no FOR and AGAINST cases, no moderator's
+    map): it is kept read-only as the map it is (kind ``map``, :mod:`clearside.store.maps`), with what could and
+    could not be placed in its notes."""
     if argdown.is_argdown_json(data):
         document, notes = argdown.argdown_document(data, source)
     elif not aif.is_own(data):
-        raise InputError(f"Not imported: {source} is an AIF map ClearSide did not make, which holds no debate to "
-                         "store (no FOR and AGAINST cases, no moderator's map). Show it read-only: `python -m "
-                         "clearside import FILE` prints its outline, the Library's import shows its map.")
+        return _import_foreign(store, data, source)
     else:
         document, notes = aif.own_document(data, source)
     imported = static_exchange.import_static(store, document, source)
     imported.notes[:0] = notes
     return imported
+
+
+def _import_foreign(store: Store, data: dict[str, Any], source: str) -> Imported:
+    shown = aif_foreign.foreign_map(data, source)  # refuses (InputError) what it cannot read, before anything is kept
+    map_id = store.save_map(data, title=shown.title(), source=source)
+    notes = [f"A read-only map: {source} is an AIF map ClearSide did not make (a ClearSide debate needs FOR and "
+             f"AGAINST cases and a moderator's map). {shown.placed()}"]
+    if shown.unplaced:
+        notes.append(shown.not_placed())
+    return Imported(id=map_id, kind="map", from_version="AIF", notes=notes)
 
 
 def _with_answers(store: Store, imported: Imported, answers: list[dict[str, Any]]) -> Imported:

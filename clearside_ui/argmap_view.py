@@ -1,6 +1,7 @@
 """The argument map on the dashboard (docs/tools/argument-map.md): the drawing, its text alternative, a chosen node's
 text with the challenge actions; and, on the Library page, a map file read: a ClearSide export or a map ClearSide
-made is imported, a foreign AIF map shown read-only with what could and could not be placed.
+made is imported, a foreign AIF map kept as a read-only map (clearside_ui/maps_view.py) with what could and could not
+be placed.
 
 The drawing is an SVG built in Python (:mod:`clearside.render.mapsvg`: no script, no font, nothing from another
 host), every text XML-escaped, shown as an image (an SVG in an image runs nothing); a wide layout (two columns)
@@ -19,19 +20,17 @@ import streamlit as st
 from clearside.errors import ClearSideError, InputError
 from clearside.inputs import clean, loads
 from clearside.modes import import_data
-from clearside.render import aif
-from clearside.render.aif_foreign import foreign_map
 from clearside.render.argmap import PROPOSITION, ArgMap, argument_map
 from clearside.render.mapsvg import map_svg, outline
 from clearside.schema import ACTIONS, Document
-from clearside_ui import jobs, page_path, view
+from clearside_ui import jobs, maps_view, page_path, view
 from clearside_ui.debate_actions import start_challenge
 from clearside_ui.format import esc
 
 PREFIX = "argmap_"
 NODE = "argmap_node"
 UPLOAD = "argmap_upload"
-IMPORTED = "argmap_imported"  # (the uploaded file's id, the message, the new debate's id): imported once
+IMPORTED = "argmap_imported"  # (the uploaded file's id, the message, the new debate's or map's id, its kind): once
 LEGEND = ("FOR's arguments and the assumptions its case rests on in green (left), AGAINST's in red (right); "
           "assumptions have dashed borders. Red dashed links: assumption conflicts. Grey links: what rests on a "
           "decision hinge (found by text similarity: a guide, not a verdict).")
@@ -114,47 +113,37 @@ def _read(upload) -> object:
 
 
 def import_panel() -> None:
-    """Import a ClearSide export or an AIF map; a foreign AIF map is shown read-only, never stored."""
+    """Import a ClearSide export or an AIF map; a foreign AIF map is kept read-only (listed under Imported maps)."""
     with st.expander("Import a debate or an argument map", icon=":material/upload_file:"):
         st.caption("A ClearSide export (JSON), an AIF map (JSON) or the JSON of ClearSide's Argdown (`argdown json`). "
-                   "A map ClearSide made comes back as its debate; an AIF map from another tool is shown read-only, "
-                   "not stored.")
+                   "A map ClearSide made comes back as its debate; an AIF map from another tool is kept read-only "
+                   "under Imported maps.")
         upload = st.file_uploader("Debate or map file", type=["json"], key=UPLOAD)
         if upload is None:
             return
         done = st.session_state.get(IMPORTED)
         if done is None or done[0] != upload.file_id:  # a rerun keeps the file: it is imported once
             done = _import(upload)
-        if done is not None:
-            st.success(esc(done[1]))
+        if done is None:
+            return
+        st.success(esc(done[1]))
+        if done[3] == "map":
+            maps_view.show(jobs.store().get_map(done[2]), where="imported")
+        else:
             st.page_link(page_path("app_pages/debate.py"), label="Open it", icon=":material/open_in_new:",
                          query_params={"debate": done[2]})
 
 
-def _import(upload) -> tuple[str, str, str] | None:
-    """The file imported (its id, what was done, the debate's id), or shown read-only or refused (None)."""
+def _import(upload) -> tuple[str, str, str, str] | None:
+    """The file imported (its id, what was done, the debate's or map's id, its kind), or refused (None)."""
     try:
-        data = _read(upload)
-        if aif.is_aif(data) and not aif.is_own(data):
-            _foreign(foreign_map(data, upload.name))
-            return None
-        imported = import_data(jobs.store(), data, upload.name)
+        imported = import_data(jobs.store(), _read(upload), upload.name)
     except ClearSideError as exc:
         st.error(esc(exc.for_dashboard()))
         return None
-    done = (upload.file_id, f"Imported {upload.name} as a {imported.kind} debate. " + " ".join(imported.notes),
-            imported.id)
+    what = "a read-only map" if imported.kind == "map" else f"a {imported.kind} debate"
+    done = (upload.file_id, f"Imported {upload.name} as {what}. " + " ".join(imported.notes[1:] if
+                                                                            imported.kind == "map" else imported.notes),
+            imported.id, imported.kind)
     st.session_state[IMPORTED] = done
     return done
-
-
-def _foreign(shown) -> None:
-    st.info(esc(f"Read-only, not stored: {shown.source} is an AIF map ClearSide did not make (a ClearSide debate "
-                f"needs FOR and AGAINST cases and a moderator's map). {shown.placed()}"))
-    if shown.unplaced:
-        st.warning(esc(f"Could not place {len(shown.unplaced)} thing(s): " + "; ".join(shown.unplaced[:10])))
-    st.markdown("\n".join(f"{'    ' * depth}- {esc(sign) + ': ' if sign else ''}{esc(text)}"
-                          for depth, sign, text in shown.outline()))
-    st.download_button("Outline (text)", shown.text(), file_name="map-outline.txt", mime="text/plain",
-                       key=key("foreign_outline"), on_click="ignore")
-

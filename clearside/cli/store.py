@@ -1,4 +1,4 @@
-"""Saved-debate commands: ``list``, ``export``, ``import``, ``delete``, ``rename``, ``duplicate``.
+"""Saved-debate commands: ``list``, ``export``, ``import``, ``maps``, ``delete``, ``rename``, ``duplicate``.
 
 ``debate --save`` and ``debate --resume ID`` live with the ``debate`` command. An
 unknown id or a refused import exits 2 and changes nothing.
@@ -73,36 +73,57 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _show_foreign(path: str, data: dict[str, Any]) -> int:
-    """A foreign AIF map: its outline on stdout, what was and was not placed on stderr; nothing stored."""
-    from ..render.aif_foreign import foreign_map
-
-    shown = foreign_map(data, path)
-    sys.stdout.write(shown.text())
-    print(f"Not stored: {path} is an AIF map ClearSide did not make; shown read-only above (a ClearSide debate "
-          "needs FOR and AGAINST cases and a moderator's map, which it does not have).", file=sys.stderr)
-    print(shown.placed(), file=sys.stderr)
-    if shown.unplaced:
-        print(f"Could not place {len(shown.unplaced)} thing(s): " + "; ".join(shown.unplaced[:10])
-              + ("; ..." if len(shown.unplaced) > 10 else "") + ".", file=sys.stderr)
-    return 0
-
-
 def cmd_import(args: argparse.Namespace) -> int:
     from ..inputs import read_json
     from ..modes import import_data
-    from ..render import aif
     from ..store import open_store, safe_url
 
     data = read_json(args.file, "the import file")
-    if aif.is_aif(data) and not aif.is_own(data):
-        return _show_foreign(args.file, data)
     store = open_store()
     result = import_data(store, data, args.file)
     for note in result.notes:
         print(note, file=sys.stderr)
-    print(f"Imported {args.file} as {result.kind} debate {result.id} into {safe_url(store.url)}", file=sys.stderr)
+    if result.kind == "map":
+        print(f"Imported {args.file} as read-only map {result.id} into {safe_url(store.url)}: `python -m clearside "
+              f"maps show {result.id}` prints its outline.", file=sys.stderr)
+    else:
+        print(f"Imported {args.file} as {result.kind} debate {result.id} into {safe_url(store.url)}", file=sys.stderr)
     print(result.id)
+    return 0
+
+
+def cmd_maps(args: argparse.Namespace) -> int:
+    """``maps``: the argument maps imported from other tools; ``maps show ID``, ``maps delete ID --yes``."""
+    from ..render.aif_foreign import foreign_map
+    from ..store import open_store
+
+    store = open_store()
+    if args.action == "list":
+        rows = store.maps()
+        if args.format == "json":
+            print(json.dumps([{k: v for k, v in row.as_dict().items() if k != "data"} for row in rows], indent=2,
+                             ensure_ascii=False))
+        else:
+            print("\n".join(f"{row.id}  {row.created_at[:16].replace('T', ' ')}  {clean(row.title)[:70]}"
+                            for row in rows) or "No imported maps.")
+        return 0
+    if not args.id:
+        raise InputError(f"`maps {args.action}` needs a map's id: `python -m clearside maps` lists them.")
+    row = store.get_map(args.id)
+    if args.action == "delete":
+        if not args.yes:
+            raise InputError(f"Deleting the map “{clean(row.title)[:70]}” cannot be undone: add --yes to confirm.")
+        store.delete_map(row.id)
+        print(f"Deleted map {row.id}", file=sys.stderr)
+        return 0
+    if args.format == "json":
+        sys.stdout.write(json.dumps(row.data, indent=2, ensure_ascii=False) + "\n")
+        return 0
+    shown = foreign_map(row.data, row.source)
+    sys.stdout.write(shown.text())
+    print(f"Read-only map from {row.source}. {shown.placed()}", file=sys.stderr)
+    if shown.unplaced:
+        print(shown.not_placed(), file=sys.stderr)
     return 0
 
 
@@ -154,10 +175,19 @@ def add_parsers(sub: Any) -> None:
 
     imp = sub.add_parser("import", help="add an exported debate (or an AIF map, or the JSON of an Argdown export, "
                                         "ClearSide made) to the store, "
-                                        "refused if unreadable or of another major schema version; a foreign AIF "
-                                        "map is shown read-only, not stored")
+                                        "refused if unreadable or of another major schema version; an AIF map "
+                                        "another tool made is kept as a read-only map (see `maps`)")
     imp.add_argument("file", metavar="FILE")
     imp.set_defaults(func=cmd_import)
+
+    maps = sub.add_parser("maps", help="the argument maps imported from other tools (read-only): list them, show "
+                                       "one's outline (or its AIF JSON), delete one")
+    maps.add_argument("action", nargs="?", choices=("list", "show", "delete"), default="list")
+    maps.add_argument("id", nargs="?", help="the map's id (as `maps` lists them)")
+    maps.add_argument("--format", choices=("text", "json"), default="text",
+                      help="list: table or JSON; show: the outline or the AIF JSON as imported")
+    maps.add_argument("--yes", action="store_true", help="delete: confirm (deleting cannot be undone)")
+    maps.set_defaults(func=cmd_maps)
 
     remove = sub.add_parser("delete", help="delete a saved debate and everything in it")
     remove.add_argument("id")

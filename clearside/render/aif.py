@@ -9,7 +9,7 @@ under ``clearside`` (what AIF has no place for: explanations, summaries, the mod
 reading the file back gives the same document, with any I-node text edited in another tool taken from the node.
 
 Reading (:func:`read_aif`): a map ClearSide made is checked (every node of its map present, no cycle) and becomes
-its document again; any other AIF map is a :class:`clearside.render.aif_foreign.ForeignMap`, shown read-only.
+its document again; any other AIF map is a :class:`clearside.render.aif_foreign.ForeignMap`, kept read-only.
 Files too large, malformed or hostile are refused with an InputError naming the problem; nothing is stored by
 this module (the caller stores, or not).
 """

@@ -1,7 +1,8 @@
 """An AIF map ClearSide did not make, read as a read-only outline: what could be placed and what could not.
 
 A ClearSide debate needs both cases, their assumptions and a moderator's map, which no foreign AIF map has, so a
-foreign map is never stored as a debate: it is shown, read-only, as a numbered outline of its claims, each with
+foreign map is never stored as a debate: it is kept as an imported map (clearside/store/maps.py) and shown,
+read-only, as a numbered outline of its claims, each with
 the claims that support it (``Pro:``, through an RA-node) or attack it (``Con:``, through a CA-node). Placed: the
 I-nodes and the RA/CA-nodes linking them. Not placed, and said so: dialogue nodes (L, TA, YA), rephrasings (MA),
 preferences (PA), scheme nodes lacking a premise or a conclusion, edges naming no node. A map whose every claim
@@ -35,6 +36,15 @@ class ForeignMap:
     children: dict[str, list[Child]]
     roots: list[str]
     unplaced: list[str] = field(default_factory=list)  # what could not be placed, in words
+
+    def title(self) -> str:
+        """The map's first claim, as a title for lists."""
+        return self.texts[self.roots[0]]
+
+    def not_placed(self) -> str:
+        """What could not be placed, in one sentence (the first ten things, and how many there are)."""
+        more = "; ..." if len(self.unplaced) > 10 else ""
+        return f"Could not place {len(self.unplaced)} thing(s): " + "; ".join(self.unplaced[:10]) + more + "."
 
     def placed(self) -> str:
         links = sum(len(kids) for kids in self.children.values())

@@ -165,7 +165,7 @@ def argdown_document(data: dict[str, Any], source: str) -> tuple[dict[str, Any],
     if blob is None:
         raise InputError(f"Not imported: {source} is an Argdown JSON export that was not made from ClearSide's "
                          "Argdown (no ClearSide document in its Proposition's data). ClearSide reads back the "
-                         "Argdown it exports; from other tools it imports AIF maps (shown read-only).")
+                         "Argdown it exports; from other tools it imports AIF maps (kept read-only).")
     document = _unpacked(blob, source)
     try:
         graph = argument_map(Document.model_validate(document))

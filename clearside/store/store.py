@@ -9,7 +9,8 @@
 * :class:`~clearside.store.versions.Versions`: a static debate's re-maps and stances, beside the original;
 * :class:`~clearside.store.sources.Sources`: the files a user attaches to a debate, each distinct text once;
 * :class:`~clearside.store.understanding.Understanding`: the understanding check's answers beside their debate;
-* :class:`~clearside.store.studies.Studies`: studies, their participants (no name) and their answers.
+* :class:`~clearside.store.studies.Studies`: studies, their participants (no name) and their answers;
+* :class:`~clearside.store.maps.Maps`: argument maps imported from other tools, read-only beside the debates.
 
 Mixins rather than parts held as attributes (``store.runs.add(...)``) because every
 caller (the pages, the CLI, compare, regress, the live writer) keeps calling
@@ -23,6 +24,7 @@ The store stores plain values: it imports no mode (see ``.importlinter``).
 from __future__ import annotations
 
 from .debates import Debates
+from .maps import Maps
 from .parts import StaticParts
 from .records import (
     KINDS,
@@ -47,7 +49,7 @@ from .understanding import ANY_OWNER, STAGES, AnswerRow, Understanding
 from .versions import VERSION_KINDS, Version, Versions
 
 
-class Store(Debates, StaticParts, Runs, Versions, Sources, Understanding, Studies):
+class Store(Debates, StaticParts, Runs, Versions, Sources, Understanding, Studies, Maps):
     """One database. ``Store()`` opens the default (``DATABASE_URL`` or the SQLite file) and migrates it."""
 
 

@@ -1,11 +1,12 @@
 """The argument map's exports (Argdown, AIF, Kialo) and the AIF import: the real Argdown command line parses every
-export; AIF round trips are exact; foreign maps are shown read-only; bad files are refused and nothing is stored."""
+export; AIF round trips are exact; foreign maps are kept read-only; bad files are refused and nothing is stored."""
 
 from __future__ import annotations
 
 import base64
 import copy
 import json
+import re
 import subprocess
 import zlib
 from functools import cache
@@ -164,14 +165,34 @@ def _write(tmp_path: Path, data) -> str:
     return str(path)
 
 
-def test_a_foreign_map_is_shown_read_only_and_nothing_is_stored(tmp_path, capsys, store):
+def test_a_foreign_map_is_kept_read_only_and_its_outline_shown_listed_and_deleted(tmp_path, capsys, store):
     code, out, err = run_cli(capsys, "import", _write(tmp_path, FOREIGN))
+    assert code == 0
+    map_id = out.strip()
+    assert re.fullmatch(r"[0-9a-f]{32}", map_id), out
+    assert "A read-only map" in err and "Placed 3 claim(s) and 2 support or attack link(s)" in err
+    assert "1 locutions (L-nodes)" in err and "names no node" in err and f"maps show {map_id}" in err
+    assert store.list("").total == 0, "a foreign map is no debate"
+    assert [(row.id, row.title, row.data) for row in store.maps()] == [(map_id, "Cities should ban cars", FOREIGN)]
+
+    code, out, _ = run_cli(capsys, "maps")
+    assert code == 0 and map_id in out and "Cities should ban cars" in out
+    code, out, err = run_cli(capsys, "maps", "show", map_id)
     assert code == 0
     assert out == ("1. Cities should ban cars\n  1.1. Pro: Cars pollute <b>a lot</b>\n"
                    "  1.2. Con: Deliveries need vans\n")
-    assert "Not stored" in err and "Placed 3 claim(s) and 2 support or attack link(s)" in err
-    assert "1 locutions (L-nodes)" in err and "names no node" in err
-    assert store.list("").total == 0
+    assert "Read-only map from" in err and "names no node" in err
+    code, out, _ = run_cli(capsys, "maps", "show", map_id, "--format", "json")
+    assert code == 0 and json.loads(out) == FOREIGN
+
+    code, _, err = run_cli(capsys, "maps", "delete", map_id)
+    assert code == 2 and "add --yes" in err and len(store.maps()) == 1
+    code, _, err = run_cli(capsys, "maps", "delete", map_id, "--yes")
+    assert code == 0 and store.maps() == []
+    code, _, err = run_cli(capsys, "maps", "show", map_id)
+    assert code == 2 and "No imported map has the id" in err
+    code, _, err = run_cli(capsys, "maps", "show")
+    assert code == 2 and "needs a map's id" in err
 
 
 def _cyclic() -> dict:
@@ -210,7 +231,7 @@ def test_bad_maps_are_refused_with_exit_2_and_nothing_stored(data, problem, tmp_
         data, lambda: data)() if isinstance(data, str) else data
     code, out, err = run_cli(capsys, "import", _write(tmp_path, data))
     assert code == 2 and problem in err and "Nothing was stored" in err, err
-    assert store.list("").total == 0
+    assert store.list("").total == 0 and store.maps() == []
 
 
 def test_kialo_outline_is_numbered_pro_and_con():

@@ -1,5 +1,5 @@
 """The argument map on the dashboard: under a debate (drawing, text alternative, a chosen node and its challenges),
-its exports, and the Library's import of a ClearSide map or a foreign AIF map (shown read-only, never stored)."""
+its exports, and the Library's import of a ClearSide map or a foreign AIF map (kept read-only under Imported maps)."""
 
 from __future__ import annotations
 
@@ -75,7 +75,7 @@ def test_a_finished_live_debate_shows_its_map_on_the_timeline():
     assert not [b for b in at.button if b.key.startswith("argmap_")], "a replay is read-only"
 
 
-def test_the_library_imports_a_clearside_map_and_shows_a_foreign_one_read_only(store):
+def test_the_library_imports_a_clearside_map_and_keeps_a_foreign_one_read_only(store):
     at = kit.open_page(kit.LIBRARY)
     document = json.loads((kit.helpers.FIXTURE).read_text(encoding="utf-8"))
     own = render(Document.model_validate(document), "aif").encode()
@@ -88,12 +88,35 @@ def test_the_library_imports_a_clearside_map_and_shows_a_foreign_one_read_only(s
 
     at.file_uploader(key="argmap_upload").set_value(("other.json", json.dumps(FOREIGN).encode(), "application/json"))
     kit.run(at)
+    assert "Imported other.json as a read-only map" in kit.of_kind(at, "success")
     info = kit.of_kind(at, "info")
-    assert "Read-only, not stored" in info and "Placed 2 claim(s) and 1 support or attack link(s)" in info
+    assert "Read-only map from other.json" in info and "Placed 2 claim(s) and 1 support or attack link(s)" in info
     assert "1 locutions (L-nodes)" in kit.of_kind(at, "warning")
     assert "Pro: <img src=x onerror=alert(1)> pollution" in kit.plain(at).replace("&lt;", "<")
-    assert store.list("").total == 1
+    assert store.list("").total == 1 and len(store.maps()) == 1
+    kit.run(at)
+    assert len(store.maps()) == 1, "a rerun does not import it again"
+    assert at.selectbox(key="maps_chosen").value == store.maps()[0].id, "listed under Imported maps"
 
     at.file_uploader(key="argmap_upload").set_value(("bad.json", b'{"nodes": [1], "edges": []}', "application/json"))
     kit.run(at)
     assert "nodes[0] is not an object" in kit.of_kind(at, "error") and store.list("").total == 1
+    assert len(store.maps()) == 1
+
+
+def test_an_imported_map_is_deleted_from_the_library_only_once_confirmed(store):
+    map_id = store.save_map(FOREIGN, title="Cities should ban cars", source="cars.json")
+    at = kit.open_page(kit.LIBRARY)
+    assert "Imported maps (1)" in [e.label for e in at.expander]
+    assert "Read-only map from cars.json" in kit.of_kind(at, "info")
+    at.button(key=f"maps_delete_{map_id}").click()
+    kit.run(at)
+    at.button(key=f"maps_keep_{map_id}").click()
+    kit.run(at)
+    assert len(store.maps()) == 1
+    at.button(key=f"maps_delete_{map_id}").click()
+    kit.run(at)
+    at.button(key=f"maps_yes_{map_id}").click()
+    kit.run(at)
+    assert store.maps() == []
+    assert not [e for e in at.expander if e.label.startswith("Imported maps")]
