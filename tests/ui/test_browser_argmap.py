@@ -65,3 +65,31 @@ def test_the_map_fits_each_width_and_axe_finds_nothing_serious(server, browser, 
     assert serious == [], "\n".join(serious)
     assert hosts <= {server.split("/")[2]}, f"fetched from another host: {hosts}"
     page.close()
+
+
+HOSTILE_MAP = {"nodes": [{"nodeID": 1, "text": "Cities should ban cars", "type": "I"},
+                         {"nodeID": 2, "text": "<img src=x onerror=\"window.__pwned=1\"> cars pollute", "type": "I"},
+                         {"nodeID": 3, "text": "Default Inference", "type": "RA"},
+                         {"nodeID": 4, "text": "Bob: cars pollute", "type": "L"}],
+               "edges": [{"edgeID": 1, "fromID": 2, "toID": 3}, {"edgeID": 2, "fromID": 3, "toID": 1}]}
+
+
+def test_a_foreign_aif_map_uploaded_in_the_library_is_kept_read_only_and_escaped(server, browser, tmp_path):
+    import json
+
+    expect = playwright.expect
+    path = tmp_path / "other-tool.json"
+    path.write_text(json.dumps(HOSTILE_MAP), encoding="utf-8")
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    page.goto(f"{server}/library")
+    page.get_by_text("Import a debate or an argument map").click()
+    page.locator("input[type=file]").set_input_files(str(path))
+    expect(page.get_by_text("Imported other-tool.json as a read-only map")).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("Placed 2 claim(s) and 1 support or attack link(s)").first).to_be_visible()
+    expect(page.get_by_text('Pro: <img src=x onerror="window.__pwned=1"> cars pollute').first).to_be_visible()
+    page.reload()
+    expect(page.get_by_text("Imported maps (1)")).to_be_visible(timeout=30_000)
+    page.get_by_text("Imported maps (1)").click()
+    expect(page.get_by_text("Read-only map from other-tool.json")).to_be_visible()
+    assert page.evaluate("window.__pwned") is None, "the map's text ran as HTML"
+    page.close()
