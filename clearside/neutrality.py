@@ -46,6 +46,11 @@ _ATTRIBUTION = re.compile(
     r"claimed|says|said|contends?|believes?|holds?|maintains?|assumes?|suggests?|insists?|thinks?|proposes?|"
     r"asserts?|favou?rs?|wants?|warns?|counters?)\b", _I)
 _QUESTION = re.compile(r"\b(whether|if)\b", _I)
+# a label that opens with a recommendation's subject and modal ("Government should cap rents"): the open question
+# it names is "Whether government should cap rents"; a proper name (Congress, the US) keeps its capital
+_OPENING_ADVICE = re.compile(r"(policymakers|policy makers|society|governments?|lawmakers|legislators|regulators|"
+                             r"congress|the (?:us|u\.s\.|country|state|company|team|user)) (?:should|must|ought to)\b",
+                             _I)
 _SENTENCE = re.compile(r"[^.!?]+[.!?]?")
 
 
@@ -83,3 +88,18 @@ def scan(text: str) -> list[Hit]:
 
 def violations(text: str) -> list[Hit]:
     return [hit for hit in scan(text) if hit.severity == "hard"]
+
+
+def open_question(label: str) -> str | None:
+    """A short label (a disagreement's topic, a root cause) that opens with a recommendation, as the open question
+    it names: "Government should cap rents." becomes "Whether government should cap rents"; None when the label does
+    not open so, or the question would still hold a verdict."""
+    text = (label or "").strip()
+    opening = _OPENING_ADVICE.match(text)
+    if opening is None:
+        return None
+    subject = opening.group(1)
+    if subject.lower() != "congress":
+        subject = subject[0].lower() + subject[1:]
+    question = f"Whether {subject}{text[opening.end(1):]}".rstrip(" .!")
+    return None if violations(question) else question

@@ -42,8 +42,10 @@ from .base import LEXICAL_ONLY, Embeddings, Finding, Outcome, capped, repair, va
 # or dropped as before), a summary item or moderator statement below QUESTION_FLOOR to the question is off_topic
 # whatever the arguments share with it, and a preposition ending a wh-clause whose wh-word is its subject is a cut;
 # 1.4.1: a passive that stops before its agent ("... will be influenced by.") is a cut; 1.4.2: a decision hinge
-# that asks nothing specific ("What are your thoughts?") is a generic_question
-CHECKS_VERSION = "1.4.2"
+# that asks nothing specific ("What are your thoughts?") is a generic_question; 1.4.3: a moderator's topic or root
+# cause that opens with a recommendation ("Government should cap rents") is kept as the open question it names
+# ("Whether government should cap rents"), not sent back
+CHECKS_VERSION = "1.4.3"
 M = TypeVar("M", bound=BaseModel)
 Check = Callable[[dict[str, Any]], list[Finding]]
 

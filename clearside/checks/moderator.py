@@ -116,7 +116,10 @@ def _strings(data: dict[str, Any], pro: dict[str, Any], con: dict[str, Any], que
             findings.append(dataclasses.replace(found, optional=optional))
         elif problem:  # a bad topic or description takes its item
             findings.append(Finding("junk", path, f"{where} {problem}", item, optional=optional))
-        elif hits := neutrality.violations(item):
+        elif (hits := neutrality.violations(item)) and short and (question := neutrality.open_question(item)):
+            findings.append(Finding("verdict", path, f"{where} took a side ({hits[0].phrase!r}): kept as the open "
+                                    "question it names", item, "replace", question, optional=optional))
+        elif hits:
             findings.append(Finding("verdict", path, f"{where} takes a side ({hits[0].phrase!r}): describe the "
                                     "disagreement without a verdict or recommendation", item, optional=optional))
         elif sims is not None and not short and (  # a conflict description is tied to the debate by its pair

@@ -429,6 +429,32 @@ def test_verdict_phrasing_is_flagged(text):
     assert "takes a side" in findings[0].message
 
 
+@pytest.mark.parametrize(("topic", "question"), [
+    # the embedded model's topic that failed a whole synthesis on three attempts (bench reader, checks 1.4.2)
+    ("Government should cap yearly rent increases at 3%.", "Whether government should cap yearly rent increases at 3%"),
+    ("Congress must act on rents", "Whether Congress must act on rents"),
+])
+def test_a_topic_that_opens_with_a_recommendation_is_kept_as_the_open_question_it_names(topic, question):
+    from clearside.checks.base import repair
+
+    data = moderator_reply()
+    data["core_disagreements"][0]["topic"] = topic
+    findings = moderator_findings(data)
+    assert [(f.check, f.path, f.repair, f.replacement) for f in findings] == [
+        ("verdict", ("core_disagreements", 0, "topic"), "replace", question)]
+    fixed = repair(data, findings, {}, last_attempt=False)
+    assert fixed.reask == [] and fixed.data["core_disagreements"][0]["topic"] == question
+    assert moderator_findings(fixed.data) == []
+
+
+def test_a_recommendation_in_a_description_or_a_topic_it_does_not_open_goes_back():
+    data = moderator_reply()
+    data["core_disagreements"][0]["description"] = "Government should cap yearly rent increases at 3% for everyone."
+    data["core_disagreements"][0]["topic"] = "Rent caps: regulators should act now"
+    assert [(f.path, f.repair) for f in moderator_findings(data)] == [
+        (("core_disagreements", 0, "topic"), "drop"), (("core_disagreements", 0, "description"), "drop")]
+
+
 def test_a_verdict_in_a_disagreement_description_is_flagged():
     data = moderator_reply()
     data["core_disagreements"][0]["description"] = "The con side makes the stronger case on complexity"
