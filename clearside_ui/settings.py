@@ -105,6 +105,9 @@ def _offers(name: str) -> None:
     """Each server found running, with **Use it** unless it is already the one in use."""
     for server in detected():
         where, kind = esc(server.base_url), provider_class(server.provider)
+        if server.foreign:  # something answers there, and it is not that kind of server: nothing to use
+            st.caption(f"Something answers at {where}, but not as {kind.label}: {esc(server.error)}")
+            continue
         if name == server.provider and _server_in_use(kind) == server:
             st.caption(f"{kind.found_using} found running at {where}.")
         else:

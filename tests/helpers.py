@@ -168,6 +168,55 @@ def request_text(request: Any) -> str:
     return "\n".join(message["content"] for message in request.messages)
 
 
+class WebPages:
+    """A real HTTP server on 127.0.0.1 that is not a model server: every GET and POST gets the same web page (a web
+    server's or a proxy's error page, as nginx sends it), or ``content_type``/``body`` as set.
+
+        with WebPages(404) as pages:
+            OllamaProvider("llama3.2", host=pages.url)...
+    """
+
+    PAGE = "<html>\r\n<head><title>{0}</title></head>\r\n<body>\r\n<center><h1>{0}</h1></center>\r\n" \
+           "<hr><center>nginx/1.25.3</center>\r\n</body>\r\n</html>\r\n"
+
+    def __init__(self, status: int, *, content_type: str = "text/html", body: str | None = None) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        page = body if body is not None else self.PAGE.format(f"{status} Not Found" if status == 404 else
+                                                             f"{status} Internal Server Error")
+
+        class Handler(BaseHTTPRequestHandler):
+            def _answer(self) -> None:
+                self.rfile.read(int(self.headers.get("content-length") or 0))
+                data = page.encode()
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = _answer
+
+            def version_string(self) -> str:
+                return "nginx/1.25.3"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def __enter__(self) -> WebPages:
+        import threading
+
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
 def free_port() -> int:
     """A loopback port nothing listens on right now."""
     with socket.socket() as sock:

@@ -22,7 +22,7 @@ import ollama
 
 from ..errors import ConfigError, ProviderError, ProviderUnreachable
 from .base import DEFAULT_TIMEOUT_S, ChatRequest, Completion, OnDelta, Provider, Setting
-from .detect import ollama_url
+from .detect import answered, api_error, fix_for, ollama_url
 from .limits import SERVER_CONCURRENCY
 from .retry import RETRIED_STATUS, Fault, RetryPolicy, StreamCut, retry_after
 from .urls import checked_url
@@ -41,6 +41,21 @@ class _Client(ollama.Client):
 
     def _request(self, cls, *args, **kwargs):
         return super()._request(_ChatResponse if cls is ollama.ChatResponse else cls, *args, **kwargs)
+
+
+def _not_ollama(exc: ollama.ResponseError) -> str | None:
+    """What answered, in words (status, server, content type; never its page), when the answer was not Ollama's
+    JSON error: an HTML page from a web server or a proxy, say. None for Ollama's own error."""
+    response = getattr(exc.__context__, "response", None)  # ollama-python raises it out of httpx's error
+    try:
+        body = response.text if response is not None else None
+    except httpx.ResponseNotRead:
+        body = None
+    if body is None:  # no response kept: judge by the text ollama-python kept (its error, or the raw body)
+        raw = str(exc.error or "")
+        return answered(exc.status_code, {}, raw, expected="Ollama") if raw.lstrip().startswith("<") else None
+    return None if api_error(body) is not None else answered(exc.status_code, response.headers, body,
+                                                               expected="Ollama")
 
 
 class OllamaProvider(Provider):
@@ -97,6 +112,10 @@ class OllamaProvider(Provider):
         if isinstance(exc, (ConnectionError, httpx.TransportError)):
             return self._unreachable()
         if isinstance(exc, ollama.ResponseError):
+            if (other := _not_ollama(exc)) is not None:  # never "run ollama pull" to a server that is not Ollama
+                return self.fault(f"The server at {self.host} (asked as Ollama for the model {self.model!r}) "
+                                  f"answered {other} — {fix_for(exc.status_code, 'Ollama host')}",
+                                  status_code=exc.status_code)
             if exc.status_code == 404:
                 return self.fault(f"Ollama at {self.host} has no model {self.model!r} — run "
                                   f"`ollama pull {self.model}` or pick one it lists.", status_code=404)
@@ -119,7 +138,7 @@ class OllamaProvider(Provider):
                 return None
             # ollama-python raises ResponseError out of httpx's HTTPStatusError, whose response has the headers
             response = getattr(exc.__context__, "response", None)
-            return Fault(f"answered HTTP {exc.status_code}", exc.status_code,
+            return Fault(f"answered {_not_ollama(exc) or f'HTTP {exc.status_code}'}", exc.status_code,
                          retry_after(getattr(response, "headers", None)))
         if isinstance(exc, StreamCut):
             return Fault(str(exc))

@@ -29,11 +29,25 @@ import httpx
 
 from ..errors import ConfigError, ProviderError
 from .base import DEFAULT_TIMEOUT_S, ChatRequest, Completion, OnDelta, Provider, Setting
+from .detect import answered, api_error, fix_for
 from .limits import SERVER_CONCURRENCY
 from .retry import RETRIED_STATUS, Fault, RetryPolicy, StreamCut, retry_after
 from .urls import checked_url
 
 OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
+
+
+def _not_the_api(exc: Any) -> str | None:
+    """What answered, in words (status, server, content type; never its page), when an error answer was not the
+    API's JSON: an HTML page from a web server or a proxy, say. None for the API's own error."""
+    response = getattr(exc, "response", None)
+    try:
+        body = response.text if response is not None else None
+    except httpx.ResponseNotRead:
+        return None
+    if body is None or api_error(body) is not None:
+        return None
+    return answered(exc.status_code, response.headers, body, expected="an OpenAI-compatible API")
 
 
 class OpenAIProvider(Provider):
@@ -112,6 +126,10 @@ class OpenAIProvider(Provider):
                               "provider.", unreachable=True,
                               dashboard=f"{where} is not reachable — start it, check the sidebar's Base URL, or "
                                         "choose another provider.")
+        if isinstance(exc, openai.APIStatusError) and (other := _not_the_api(exc)) is not None:
+            return self.fault(f"The server at {self.base_url} (asked as an OpenAI-compatible API for the model "
+                              f"{self.model!r}) answered {other} — {fix_for(exc.status_code, 'Base URL')}",
+                              status_code=exc.status_code)  # never its page
         if isinstance(exc, openai.AuthenticationError):
             return self.fault(f"{where} rejected the API key (HTTP 401) — set a valid OPENAI_API_KEY.",
                               status_code=401)
@@ -177,7 +195,8 @@ class OpenAIProvider(Provider):
         openai = self._openai
         if isinstance(exc, openai.APIStatusError):
             if exc.status_code in RETRIED_STATUS:
-                return Fault(f"answered HTTP {exc.status_code}", exc.status_code, retry_after(exc.response.headers))
+                return Fault(f"answered {_not_the_api(exc) or f'HTTP {exc.status_code}'}", exc.status_code,
+                             retry_after(exc.response.headers))
             return None
         if isinstance(exc, StreamCut):
             return Fault(str(exc))

@@ -99,6 +99,26 @@ def test_an_openai_key_in_streamlit_secrets_reaches_the_server_and_is_scrubbed(s
     assert store.get(debate_id).question == "Is [redacted] safe to share?", "scrubbed from what the store writes"
 
 
+def test_a_web_page_where_ollama_should_be_is_said_to_be_one_and_never_shown(monkeypatch):
+    """A web server's 404 page at the Ollama host (a real server on 127.0.0.1): the sidebar does not offer it as
+    Ollama, and Test connection says what answered and what that means, not the page, and no `ollama pull`."""
+    from helpers import WebPages
+
+    with WebPages(404) as pages:
+        monkeypatch.setenv("OLLAMA_HOST", pages.url)
+        at = open_page()
+        found = " ".join(c.value for c in at.sidebar.caption).replace("\\", "")
+        assert "Something answers at" in found and "but not as Ollama: HTTP 404 with an HTML page" in found, found
+        assert not at.sidebar.info and not [b for b in at.button if b.key == "sidebar_use_ollama"], "not offered"
+        at.selectbox(key="provider_name").set_value("ollama").run()
+        at.text_input(key="ollama_model").set_value("llama3.2").run()
+        at.button(key="sidebar_test_connection").click().run()
+    [error] = [e.value.replace("\\", "") for e in at.error]
+    assert "HTTP 404 with an HTML page (server: nginx/1.25.3, text/html)" in error, error
+    assert "what answers at this address is not Ollama" in error and "check the address" in error
+    assert "ollama pull" not in error and "<" not in error and "center>" not in error
+
+
 def test_a_running_ollama_is_offered_and_its_models_fill_the_model_field(monkeypatch):
     """The real Ollama wire server (tests/ollama_wire.py) serving three names; only listed, no model loaded."""
     from ollama_wire import SERVED_MODEL, OllamaWire
