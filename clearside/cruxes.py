@@ -216,6 +216,21 @@ def report(document: Document, *, semantic: bool) -> dict[str, Any]:
             "hinges": [{"text": text, **crux.dump()} for text, crux in sorted_by_load(document)]}
 
 
+def text(document: Document, *, semantic: bool) -> str:
+    """The hinges by load as plain text (``cruxes``), with how dependants were found (``semantic``: by MiniLM)."""
+    how = (f"MiniLM similarity at least {FLOOR:g} and within {MARGIN:g} of the item's closest hinge"
+           if semantic else f"word overlap at least {FLOOR_LEXICAL:g} with the item's closest hinge (no "
+                            "embedding model)")
+    lines = [f"Decision hinges of: {document.proposition.normalized_question}", LOAD_NOTE,
+             f"{CAVEAT} Here: {how}.", ""]
+    for rank, (hinge, crux) in enumerate(sorted_by_load(document), start=1):
+        lines += [f"{rank}. {hinge}  (hinge {crux.hinge + 1})", f"   Load: {load_line(document, crux)}",
+                  f"   Rests on it: {dependants_line(crux)}"]
+        lines += [f"   {crux.if_yes}"] if crux.if_yes == crux.if_no else [f"   {crux.if_yes}", f"   {crux.if_no}"]
+        lines.append("")
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
 def _data(document: dict[str, Any] | Document) -> dict[str, Any]:
     if isinstance(document, Document):
         return document.dump()

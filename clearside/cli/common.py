@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..providers import DEFAULT_PROVIDER, Provider, get_provider
-from ..providers.retry import retrying_text
 
 if TYPE_CHECKING:
     from ..runtime.events import Event
@@ -55,23 +54,12 @@ def progress(stream=None, prefix: str = "", lock: threading.Lock | None = None):
         out.flush()
 
     def on_event(event: Event) -> None:
-        if event.kind == "delta":
-            return
-        out = stream or sys.stderr
-        with lock:
-            if event.kind == "start":
-                say(out, f"{prefix}[{event.agent}] {LABELS.get(event.agent, 'working')}…")
-            elif event.kind == "done":
-                say(out, f"{prefix}[{event.agent}] done in {event.data['seconds']:.1f} s, "
-                         f"{event.data['tokens']} tokens")
-            elif event.kind == "retry" and "cause" in event.data:  # a provider fault, asked again
-                say(out, f"{prefix}[{event.agent}] {retrying_text(event.data)}")
-            elif event.kind == "retry":
-                first = event.data["errors"][0] if event.data["errors"] else "invalid output"
-                say(out, f"{prefix}[{event.agent}] output rejected ({first}); re-asking, "
-                         f"attempt {event.data['attempt']}")
-            elif event.kind == "error":
-                say(out, f"{prefix}[{event.agent}] failed")
+        from ..runtime.events import agent_line
+
+        line = agent_line(event, LABELS)
+        if line is not None:
+            with lock:
+                say(stream or sys.stderr, f"{prefix}{line}")
 
     return on_event
 

@@ -10,14 +10,11 @@ import argparse
 import json
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import InputError
 from ..inputs import read_json
 from .common import write
-
-if TYPE_CHECKING:  # the rest is imported by the command that runs (see common.py)
-    from ..schema import Document
 
 _ID = re.compile(r"[0-9a-f]{32}")
 
@@ -25,14 +22,11 @@ _ID = re.compile(r"[0-9a-f]{32}")
 def _load(source: str) -> dict[str, Any]:
     """A document from a file, or a saved debate's document by its id."""
     from ..contract import validate_document
-    from ..static.exchange import document_of
+    from ..static.exchange import document_of, finished_document
     from ..store import open_store
 
     if not Path(source).exists() and _ID.fullmatch(source):
-        record = open_store().get(source)
-        if record.document is None:
-            raise InputError(f"Debate {source} has no finished document yet (status {record.status}).")
-        return record.document
+        return finished_document(open_store(), source)
     if not Path(source).exists():
         raise InputError(f"No debate file {source}: give a debate JSON file or a saved debate's id "
                          "(`python -m clearside list` shows them).")
@@ -49,23 +43,6 @@ def _load(source: str) -> dict[str, Any]:
     return data
 
 
-def text(document: Document, *, semantic: bool) -> str:
-    """The hinges by load as plain text."""
-    from .. import cruxes
-
-    how = (f"MiniLM similarity at least {cruxes.FLOOR:g} and within {cruxes.MARGIN:g} of the item's closest hinge"
-           if semantic else f"word overlap at least {cruxes.FLOOR_LEXICAL:g} with the item's closest hinge (no "
-                            "embedding model)")
-    lines = [f"Decision hinges of: {document.proposition.normalized_question}", cruxes.LOAD_NOTE,
-             f"{cruxes.CAVEAT} Here: {how}.", ""]
-    for rank, (hinge, crux) in enumerate(cruxes.sorted_by_load(document), start=1):
-        lines += [f"{rank}. {hinge}  (hinge {crux.hinge + 1})", f"   Load: {cruxes.load_line(document, crux)}",
-                  f"   Rests on it: {cruxes.dependants_line(crux)}"]
-        lines += [f"   {crux.if_yes}"] if crux.if_yes == crux.if_no else [f"   {crux.if_yes}", f"   {crux.if_no}"]
-        lines.append("")
-    return "\n".join(lines).rstrip("\n") + "\n"
-
-
 def cmd_cruxes(args: argparse.Namespace) -> int:
     from .. import cruxes
     from ..checks import LEXICAL_ONLY, Embeddings
@@ -80,7 +57,7 @@ def cmd_cruxes(args: argparse.Namespace) -> int:
     elif args.json:
         out = json.dumps(cruxes.report(document, semantic=semantic), indent=2, ensure_ascii=False) + "\n"
     else:
-        out = text(document, semantic=semantic)
+        out = cruxes.text(document, semantic=semantic)
     write(out, args.out)
     return 0
 

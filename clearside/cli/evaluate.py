@@ -22,14 +22,12 @@ from .common import STRATEGIES, log_violations, progress, report_json, write
 
 def _load_debate(source: str) -> tuple[Any, dict[str, Any] | None]:
     """A document from a file, or a saved debate's document and recorded usage by its id."""
-    from ..static.exchange import document_of
+    from ..static.exchange import document_of, finished_document
     from ..store import open_store
 
     if not Path(source).exists() and re.fullmatch(r"[0-9a-f]{32}", source):
-        record = open_store().get(source)
-        if record.document is None:
-            raise InputError(f"Debate {source} has no finished document yet (status {record.status}).")
-        return record.document, (record.data or {}).get("usage")
+        store = open_store()
+        return finished_document(store, source), (store.get(source).data or {}).get("usage")
     data = document_of(read_json(source, "debate"))  # an export's versions set aside
     if isinstance(data, dict) and ("key_points" in data or "turns" in data) and isinstance(data.get("document"), dict):
         return data["document"], None  # a reference file or a live transcript: score its v1 document

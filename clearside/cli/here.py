@@ -46,29 +46,16 @@ def follow(job_id: str, on_entry: OnEntry | None, *, store_url: str, cancel: Cal
     from .. import runtime
     from ..runtime import progress, steps
 
-    printers = {job_id: on_entry, **(also or {})}
-    seen = dict.fromkeys(printers, 0)
-    now: Any = None
-
-    def drain() -> None:
-        for followed, printer in printers.items():
-            entries, seen[followed] = progress.read(followed, seen[followed], store_url)
-            for entry in entries if printer is not None else ():
-                printer(entry)
-
     try:
         with interrupts() as interrupted:
-            while not (now := runtime.state(job_id, store_url)).finished:
-                if now.status == "interrupted":  # the host that ran it stopped: this one takes it over now
-                    runtime.recover(job_id, store_url)
-                drain()
-                if interrupted.wait(POLL_SECONDS):
-                    raise KeyboardInterrupt
+            now = progress.follow({job_id: on_entry, **(also or {})}, job_id, store_url, stop=interrupted,
+                                  poll=POLL_SECONDS)
+            if now is None:
+                raise KeyboardInterrupt
     except KeyboardInterrupt:
         (cancel or (lambda: runtime.cancel(job_id, store_url)))()
         steps.wait_stopped(job_id)  # the step in flight stops at its next token, keeping what finished
         raise
-    drain()
     return now
 
 

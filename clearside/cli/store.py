@@ -35,23 +35,17 @@ def _table(items: list[Summary], shown: dict[str, str], partial: dict[str, list[
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from ..runtime.status import debate_statuses
+    from ..runtime.status import listing
     from ..store import open_store
 
-    store = open_store()
-    page = store.list(args.search or "", kind=args.kind, provider=args.provider_filter, model=args.model,
-                             status=args.status, limit=args.limit)
-    shown = debate_statuses(store, page.items)  # the runtime says which unfinished ones still run
-    partial = store.partial(s.id for s in page.items)  # what each partial debate lacks (labelled "(partial)")
-    if args.format == "json":
-        # "missing" only on a partial debate: a whole one lists as it always did
-        print(json.dumps([{**s.as_dict(), "state": shown[s.id], **({"missing": partial[s.id]} if partial.get(s.id)
-                                                                   else {})}
-                          for s in page.items], indent=2, ensure_ascii=False))
+    found = listing(open_store(), args.search or "", kind=args.kind, provider=args.provider_filter,
+                    model=args.model, status=args.status, limit=args.limit)
+    if args.format == "json":  # "missing" only on a partial debate: a whole one lists as it always did
+        print(json.dumps(found.rows(), indent=2, ensure_ascii=False))
     else:
-        print(_table(page.items, shown, partial))
-        if page.total > len(page.items):
-            print(f"({len(page.items)} of {page.total}; raise --limit or narrow with --search)", file=sys.stderr)
+        print(_table(found.items, found.shown, found.partial))
+        if found.total > len(found.items):
+            print(f"({len(found.items)} of {found.total}; raise --limit or narrow with --search)", file=sys.stderr)
     return 0
 
 

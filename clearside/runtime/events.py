@@ -21,9 +21,11 @@ cause and wait, and what streamed of the call is dropped.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+from ..providers.retry import retrying_text
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,24 @@ def apply_event(agents: dict[str, AgentProgress], event: Event) -> None:
         progress.seconds, progress.tokens = event.data.get("seconds", 0.0), event.data.get("tokens", 0)
     elif event.kind == "error":
         progress.status = "failed"
+
+
+def agent_line(event: Event, activities: Mapping[str, str]) -> str | None:
+    """An agent's event in one line (``activities``: what each agent does while it writes, ``"writing the case
+    FOR"``), as ``debate`` prints it and the MCP server reports it; None for a delta and any event that says nothing
+    on its own."""
+    if event.kind == "start":
+        return f"[{event.agent}] {activities.get(event.agent, 'working')}…"
+    if event.kind == "done":
+        return f"[{event.agent}] done in {event.data['seconds']:.1f} s, {event.data['tokens']} tokens"
+    if event.kind == "retry" and "cause" in event.data:  # a provider fault, asked again
+        return f"[{event.agent}] {retrying_text(event.data)}"
+    if event.kind == "retry":
+        first = event.data["errors"][0] if event.data["errors"] else "invalid output"
+        return f"[{event.agent}] output rejected ({first}); re-asking, attempt {event.data['attempt']}"
+    if event.kind == "error":
+        return f"[{event.agent}] failed"
+    return None
 
 
 class Agents(dict[str, AgentProgress]):

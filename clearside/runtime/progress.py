@@ -12,6 +12,7 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import sqlalchemy as sa
@@ -136,6 +137,35 @@ def clear(job_id: str, url: str | None = None) -> None:
     engine, table = _database(url)
     with engine.begin() as conn:
         conn.execute(table.delete().where(table.c.job_id == job_id))
+
+
+OnEntry = Callable[[dict[str, Any]], None]
+
+
+def follow(printers: dict[str, OnEntry | None], job_id: str, url: str, *, stop: threading.Event,
+           poll: float = 0.1) -> Any:
+    """Wait for ``job_id`` to end, handing each progress entry of each job in ``printers`` (the job, a batch's items)
+    to its printer as it is written, from whichever host runs it; a job whose host stopped (``interrupted``) is taken
+    over by this process's host at once. The job's final state (a :class:`clearside.runtime.JobState`), or None as
+    soon as ``stop`` is set (the job goes on). What a command and the MCP server follow a job with."""
+    from .client import recover, state
+
+    seen = dict.fromkeys(printers, 0)
+
+    def drain() -> None:
+        for followed, printer in printers.items():
+            entries, seen[followed] = read(followed, seen[followed], url)
+            for entry in entries if printer is not None else ():
+                printer(entry)
+
+    while not (now := state(job_id, url)).finished:
+        if now.status == "interrupted":  # the host that ran it stopped: this one takes it over now
+            recover(job_id, url)
+        drain()
+        if stop.wait(poll):
+            return None
+    drain()
+    return now
 
 
 class Follower:

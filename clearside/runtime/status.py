@@ -10,6 +10,7 @@ resumed by hand; anything else shows as the store saved it. Nothing is guessed f
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from .jobs import UNDER_WAY
@@ -42,6 +43,30 @@ def debate_statuses(store: Any, items: Iterable[Any]) -> dict[str, str]:
     unfinished = store.jobs(item.id for item in items if item.status in UNFINISHED)
     found = jobs_of(unfinished.values(), store.url)
     return {item.id: shown(item.status, found.get(unfinished.get(item.id, ""))) for item in items}
+
+
+@dataclass(frozen=True)
+class Listing:
+    """A page of saved debates as ``list`` shows them: the store's page (``items``, ``total``), the status to show
+    for each (``shown``) and what each partial debate lacks (``partial``)."""
+
+    items: list[Any]
+    total: int
+    shown: dict[str, str]
+    partial: dict[str, list[str]]
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Each debate as data: its summary, ``state`` (the status to show), ``missing`` on a partial one only."""
+        return [{**s.as_dict(), "state": self.shown[s.id], **({"missing": self.partial[s.id]}
+                                                              if self.partial.get(s.id) else {})}
+                for s in self.items]
+
+
+def listing(store: Any, search: str = "", **filters: Any) -> Listing:
+    """Saved debates, newest first, matching ``search`` (words in questions, titles, claims and hinges) and the
+    store's ``filters`` (kind, provider, model, status, limit); the runtime says which unfinished ones still run."""
+    page = store.list(search, **filters)
+    return Listing(page.items, page.total, debate_statuses(store, page.items), store.partial(s.id for s in page.items))
 
 
 def run_status(row: Mapping[str, Any], batch: Any = None) -> str:

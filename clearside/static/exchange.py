@@ -223,6 +223,15 @@ def import_static(store: Store, data: dict[str, Any], source: str) -> Imported:
     return Imported(debate_id, "static", original, notes)
 
 
+def finished_document(store: Store, debate_id: str) -> dict[str, Any]:
+    """A saved debate's finished v1 document (a live debate's assembled one), or an InputError saying it has none
+    yet (an unknown id: the store's NotFound)."""
+    record = store.get(debate_id)
+    if record.document is None:
+        raise InputError(f"Debate {debate_id} has no finished document yet (status {record.status}).")
+    return record.document
+
+
 def export_static(store: Store, debate_id: str) -> dict[str, Any]:
     """The finished debate's v1 document, with every challenge response, its versions under ``versions`` and its
     sources under ``sources_files`` when it has any; secrets scrubbed (but from a source's text)."""
