@@ -6,7 +6,8 @@ The debate agents answer with the flagship benchmark's own debate (``clearside.r
 agents' wire limits as tests/helpers.py ``flagship_replies`` does, so a debate of the flagship proposition (the
 ``flagship`` regression suite) passes the substance checks; any other question gets the same on-schema text,
 which those checks may reject as off topic (run such debates with ``substance=False``). Requests from other
-agents (live turns, perspectives, challenges) get a reply built from their schema alone.
+agents (live turns, perspectives) get a reply built from their schema alone; a challenge gets an analysis of the
+flagship's first decision hinge (a challenge of another element may be rejected as off target).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from clearside.quality.references import flagship
 SIDE_KEYS = {"executive_summary", "arguments", "assumptions", "uncertainties", "categories"}
 MODERATOR_KEYS = {"areas_of_agreement", "core_disagreements", "assumption_conflicts", "evidence_gaps",
                   "decision_hinges"}
+CHALLENGE_KEYS = {"analysis", "historical_context", "classification"}
 
 
 def _short(text: str, limit: int) -> str:
@@ -61,11 +63,19 @@ def flagship_replies() -> dict[str, dict[str, Any]]:
                       "core_disagreements": m["core_disagreements"][:3],
                       "assumption_conflicts": m["assumption_conflicts"][:2],
                       "evidence_gaps": m["evidence_gaps"][:3], "decision_hinges": m["decision_hinges"][:4]},
+        # a challenge of the first decision hinge ("Can AI governance demonstrably keep pace without pauses?")
+        "challenge": {"analysis": ["AI governance keeps pace only where regulators can audit new AI capacity as "
+                                   "fast as it is built.",
+                                   "Whether a pause is worth its cost to keep governance in step is a matter of "
+                                   "priorities."],
+                      "historical_context": ["Earlier moratoria on new technologies bought regulators time at a "
+                                             "cost to investment."],
+                      "classification": "uncertain"},
     }
 
 
 def agent_of(schema: dict[str, Any] | None, messages: list[dict[str, Any]]) -> str:
-    """orchestrator, pro, con, moderator, or "" for any other agent."""
+    """orchestrator, pro, con, moderator, challenge, or "" for any other agent."""
     keys = set((schema or {}).get("properties", {}))
     # the advocate's role follows the shared topic block in its first user message
     told = " ".join(str(m.get("content", "")) for m in messages if m.get("role") in ("system", "user"))
@@ -75,6 +85,8 @@ def agent_of(schema: dict[str, Any] | None, messages: list[dict[str, Any]]) -> s
         return "con" if "Your role: Con Advocate" in told or "case AGAINST" in told else "pro"
     if keys and keys <= MODERATOR_KEYS:
         return "moderator"
+    if keys and keys <= CHALLENGE_KEYS:
+        return "challenge"
     return ""
 
 
