@@ -4,7 +4,8 @@ One module per command group: ``debate`` (debate, challenge, render, schema), ``
 import, delete, rename, duplicate), ``jobs`` (worker, status, cancel, the ``--enqueue`` of ``debate`` and
 ``remap``), ``evaluate`` (metrics, compare), ``regression`` (regress, runs, bless), ``review`` (suite validate,
 compare-runs), ``perspectives``, ``remap``, ``check`` (a provider's health check), ``dashboard`` (ui),
-``value``, ``understanding`` (the understanding check: answer, show, gains); ``study`` (study mode);
+``value``, ``understanding`` (the understanding check: answer, show, gains); ``study`` (study mode); ``serve`` (the
+HTTP API, and its tokens: token create, list, revoke);
 ``common`` holds what they share, ``here`` a command's work run on the runtime in its own process.
 
 Exit codes: 0 ok, 2 bad input (an unknown debate id or a refused import
@@ -31,6 +32,7 @@ from . import (
     regression,
     remap,
     review,
+    serve,
     store,
     study,
     understanding,
@@ -60,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     debate.add_schema_parser(sub)
     check.add_parser(sub)
     dashboard.add_parser(sub)
+    serve.add_parsers(sub)
     return parser
 
 

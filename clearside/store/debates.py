@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import re
 from collections.abc import Iterable
 from dataclasses import asdict
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from sqlalchemy import Select, delete, func, select
+from sqlalchemy import Select, delete, func, literal_column, or_, select, table
+from sqlalchemy import column as named
 from sqlalchemy.orm import Session
 
 from ..errors import InputError, NotFound
@@ -47,14 +49,46 @@ from .tables import (
 PARTS = (Section, Challenge, LiveTurn, InterventionRow, DebateVersion, DebateSource)
 
 
+def owner_of(data: dict[str, Any] | None) -> str | None:
+    """The ``owner`` column of a debate whose data is ``data`` (its ``data["owner"]``)."""
+    owner = (data or {}).get("owner")
+    return owner[:32] if isinstance(owner, str) and owner else None
+
+
 def _day_start(day: date | datetime) -> datetime:
     if isinstance(day, datetime):
         return day if day.tzinfo else day.replace(tzinfo=UTC)
     return datetime.combine(day, time.min, tzinfo=UTC)
 
 
-def _matching(query: ListQuery) -> Select:
-    """The summary columns of the debates ``query`` matches, unordered."""
+# A search word matches where it is part of the text (LIKE '%word%', literally), or, for a word of letters, where
+# the text holds a form of it ("flags" finds "feature-flag service"): SQLite's FTS5 table of the search text with
+# the porter stemmer, PostgreSQL's to_tsvector('english', ...) under a GIN index (migration 0011)
+SEARCH_FTS = "debates_fts"  # SQLite: the FTS5 table (and its shadow tables, named after it)
+SEARCH_INDEX = "ix_debates_search_fts"  # PostgreSQL: the GIN index of the stemmed search text
+_ENGLISH = literal_column("'english'::regconfig")
+_FTS = table(SEARCH_FTS, named("rowid"), named("search_text"))
+
+
+def _word(word: str, dialect: str) -> Any:
+    """Where one search word matches (see ``SEARCH_FTS``)."""
+    pattern = word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    matches = Debate.search_text.like(f"%{pattern}%", escape="\\")
+    if not re.fullmatch(r"[^\W\d_]+", word):  # numbers and punctuation: taken literally
+        return matches
+    if dialect == "postgresql":
+        stemmed = func.to_tsvector(_ENGLISH, Debate.search_text).op("@@")(func.plainto_tsquery(_ENGLISH, word))
+    elif dialect == "sqlite":
+        stemmed = literal_column("debates.rowid").in_(
+            select(_FTS.c.rowid).where(_FTS.c.search_text.op("MATCH")(f'"{word}"')))
+    else:
+        return matches
+    return or_(matches, stemmed)
+
+
+def _matching(query: ListQuery, dialect: str = "") -> Select:
+    """The summary columns of the debates ``query`` matches, unordered (``dialect``: the database's, for the
+    search's word forms)."""
     if query.origin not in (None, "", "own", "runs"):
         raise InputError(f"Unknown origin {query.origin!r}: use own or runs.")
     matching = select(*SUMMARY_COLUMNS)
@@ -63,10 +97,9 @@ def _matching(query: ListQuery) -> Select:
         matching = matching.where(Debate.id.in_(made_by_runs) if query.origin == "runs"
                                   else Debate.id.not_in(made_by_runs))
     for word in query.search.lower().split():
-        pattern = word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        matching = matching.where(Debate.search_text.like(f"%{pattern}%", escape="\\"))
+        matching = matching.where(_word(word, dialect))
     for column, value in ((Debate.kind, query.kind), (Debate.provider, query.provider), (Debate.model, query.model),
-                          (Debate.status, query.status)):
+                          (Debate.status, query.status), (Debate.owner, query.owner)):
         if value:
             matching = matching.where(column == value)
     if query.since is not None:
@@ -93,7 +126,8 @@ class Debates(Database):
                      prompt_versions=debate.prompt_versions or {}, schema_version=debate.schema_version,
                      document=scrub(document), data=scrub(debate.data or {}),
                      search_text=scrub(search_text(question, title, *document_text(document))),
-                     parent_id=debate.parent_id, created_at=debate.created_at or stamp, updated_at=stamp)
+                     parent_id=debate.parent_id, owner=owner_of(debate.data), created_at=debate.created_at or stamp,
+                     updated_at=stamp)
         if session is not None:
             session.add(row)
         else:
@@ -107,6 +141,7 @@ class Debates(Database):
             row = self.debate_row(session, debate_id)
             if "data" in changes:
                 row.data = {**(row.data or {}), **scrub(changes.pop("data"))}
+                row.owner = owner_of(row.data)
             for name, value in changes.items():
                 setattr(row, name, scrub(value))
             if "document" in changes or "title" in changes:
@@ -204,7 +239,7 @@ class Debates(Database):
             query = ListQuery(**{"search": query, **filters})
         elif filters:
             query = dataclasses.replace(query, **filters)
-        matching = _matching(query)
+        matching = _matching(query, self.dialect)
         matches = matching.cte("matches")
         if query.search.split() and self.dialect == "postgresql":
             # Find the matches first (trigram index), then sort them: left to itself the planner may walk the

@@ -130,8 +130,9 @@ class ListQuery:
     ``search`` matches every word in the question, title, claims and hinges; ``kind``, ``provider``, ``model`` and
     ``status`` must match when given; ``since`` and ``until`` bound the creation time (``until`` is inclusive of
     that whole day when given as a date); ``origin``: ``"own"`` for the debates people made, ``"runs"`` for those
-    a comparison or regression run made (a ``runs`` row names them), None for all; ``limit`` and ``offset``: the
-    page."""
+    a comparison or regression run made (a ``runs`` row names them), None for all; ``owner``: only the debates of
+    that owner (``data["owner"]``: a browser's token, or an API token's ``api-`` id), None for anyone's; ``limit``
+    and ``offset``: the page."""
 
     search: str = ""
     kind: str | None = None
@@ -141,6 +142,7 @@ class ListQuery:
     until: date | datetime | None = None
     status: str | None = None
     origin: str | None = None
+    owner: str | None = None
     limit: int = 50
     offset: int = 0
 

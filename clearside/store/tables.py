@@ -10,7 +10,9 @@ stances), ``debate_sources`` (the files the user attached, in order, each linkin
 ``sources``, which holds each distinct text once: store/sources.py). ``runs`` records comparison and
 regression runs. No column holds a user identifier (docs/design/requirements.md#nfr-400): nothing here knows who asked.
 A debate made in the dashboard carries ``data["owner"]``, the hash of a random key its browser keeps in a cookie
-(clearside_ui/owner.py): it tells that browser "yours" and names no one.
+(clearside_ui/owner.py): it tells that browser "yours" and names no one; one made through the HTTP API carries the
+id of its API token (``api_tokens``: a name its creator chose and the hash of its secret, never the secret). The
+``owner`` column repeats ``data["owner"]`` so a list can filter on it.
 """
 
 from __future__ import annotations
@@ -49,6 +51,9 @@ class Debate(Base):
     data: Mapped[dict[str, Any]] = mapped_column(Json, default=dict)  # context, usage, live header, imports
     search_text: Mapped[str] = mapped_column(Text, default="")  # lower-cased question, title and claims
     parent_id: Mapped[str | None] = mapped_column(String(32), nullable=True)  # duplicated or re-run from
+    # data["owner"] as a column (migration 0010), so a list can ask for one owner's debates: a browser's token, or
+    # "api-" and the id of the API token that made it (store/tokens.py); None: made by the command line
+    owner: Mapped[str | None] = mapped_column(String(32), nullable=True, index=True)
     created_at: Mapped[datetime] = mapped_column(Stamp, index=True)
     updated_at: Mapped[datetime] = mapped_column(Stamp)
 
@@ -282,3 +287,18 @@ class ImportedMap(Base):
     source: Mapped[str] = mapped_column(Text)
     data: Mapped[dict[str, Any]] = mapped_column(Json)
     created_at: Mapped[datetime] = mapped_column(Stamp)
+
+
+class ApiToken(Base):
+    """A token of the HTTP API (clearside/api/): the SHA-256 of its secret (the secret itself is shown once, when
+    it is made, and never kept), the name its creator gave it, whether it is an admin token (it sees every debate),
+    and when it was revoked (a revoked token is refused, and kept so its debates still name it)."""
+
+    __tablename__ = "api_tokens"
+
+    id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    name: Mapped[str] = mapped_column(Text, default="")
+    secret_sha256: Mapped[str] = mapped_column(String(64), unique=True)
+    admin: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(Stamp)
+    revoked_at: Mapped[datetime | None] = mapped_column(Stamp, nullable=True)
