@@ -126,7 +126,7 @@ def _probe(provider: Literal["ollama", "openai"], base_url: str, path: str, head
         return None
     if response.is_error:
         words = answered(response.status_code, response.headers, response.text, expected=EXPECTED[provider])
-        return Detected(provider, base_url, [], f"{words}.", foreign=api_error(response.text) is None)
+        return Detected(provider, base_url, [], words, foreign=api_error(response.text) is None)
     try:
         body = response.json()
         if provider == "ollama":
