@@ -22,6 +22,7 @@ from clearside.static.recorder import load_run, start_static
 from clearside.static.run import DebateRun
 from clearside.store import LiveWriter, NewDebate, Store
 from clearside.store.db import current, head
+from clearside.store.debates import SEARCH_FTS, SEARCH_INDEX
 from clearside.store.tables import Base, Debate, LiveTurn
 
 STAMP = "2026-11-22T08:00:00.000Z"
@@ -38,8 +39,11 @@ def test_a_new_database_is_migrated_to_head_and_matches_the_models(store):
     assert current(store.engine) == head()
     with store.engine.connect() as connection:
         postgres_only = {"ix_debates_search_trgm"} if store.dialect == "sqlite" else set()
+        # the search's word forms (migration 0011): SQLite's FTS5 tables, PostgreSQL's expression index
+        undeclared = (SEARCH_FTS, SEARCH_INDEX)
         context = MigrationContext.configure(connection, opts={
-            "include_object": lambda obj, name, kind, reflected, other: name not in postgres_only})
+            "include_object": lambda obj, name, kind, reflected, other: name not in postgres_only
+            and not (name or "").startswith(undeclared)})
         diff = compare_metadata(context, Base.metadata)
     assert diff == []  # the migrations create exactly what tables.py declares
     assert set(inspect(store.engine).get_table_names()) >= {"debates", "sections", "challenges", "live_turns",
@@ -130,6 +134,54 @@ def test_list_searches_words_anywhere_and_filters(store):
     page = store.list(limit=2)
     assert page.total == 3 and len(page.items) == 2
     assert store.facets() == {"provider": ["embedded", "ollama", "openai"], "model": ["gpt-4", "llama3.2", "smollm2"]}
+
+
+def test_search_finds_other_forms_of_a_word_and_follows_every_change(store):
+    """"flags" finds a "feature-flag service" (SQLite: FTS5 with the porter stemmer; PostgreSQL: to_tsvector
+    'english'), through renames and deletes; numbers and punctuation are still matched literally."""
+    flags = store.create(NewDebate("static", "Should we build a feature-flag service?", provider="p", model="m"))
+    other = store.create(NewDebate("static", "Should cities ban cars downtown?", provider="p", model="m"))
+    assert [s.id for s in store.list("flags").items] == [flags]
+    assert [s.id for s in store.list("Flags servicing").items] == [flags], "every word, in any of its forms"
+    assert [s.id for s in store.list("feat").items] == [flags], "part of a word still matches"
+    assert store.list("flagpole").total == 0 and store.list("should").total == 2  # a stop word: matched literally
+    store.rename(other, "Deploying canaries")
+    assert [s.id for s in store.list("canary").items] == [other], "a new title is searched at once"
+    assert store.list("downtown").total == 1, "the question stays searchable"
+    store.delete(flags)
+    assert store.list("flags").total == 0
+    again = store.create(NewDebate("static", "Are feature flags worth it?", provider="p", model="m"))
+    assert [s.id for s in store.list("flag").items] == [again]
+
+
+def test_migration_0011_makes_the_debates_of_an_older_store_findable_by_word_forms(store_url):
+    """A store at the migration before 0011, with debates in it: upgraded, every one of them is found by its
+    words' other forms, and a debate saved after the upgrade too."""
+    from alembic.script import ScriptDirectory
+
+    from clearside.store.db import alembic_config, make_engine, migrate
+
+    before = ScriptDirectory.from_config(alembic_config()).get_revision("0011").down_revision
+    engine = make_engine(store_url)
+    migrate(engine, before)
+    stamp = datetime(2026, 11, 1, tzinfo=UTC)
+    with engine.begin() as connection:
+        for debate_id, question in (("a" * 32, "Should we build a feature-flag service?"),
+                                    ("b" * 32, "Should cities ban cars downtown?")):
+            connection.execute(insert(Debate.__table__).values(
+                id=debate_id, kind="static", status="done", title=question, question=question, provider="p",
+                model="m", prompt_versions={}, schema_version="1.0.0", document=None, data={},
+                search_text=question.lower(), parent_id=None, created_at=stamp, updated_at=stamp))
+    engine.dispose()
+    upgraded = Store(store_url)
+    try:
+        assert current(upgraded.engine) == head()
+        assert [s.id for s in upgraded.list("flags").items] == ["a" * 32]
+        assert [s.id for s in upgraded.list("city car").items] == ["b" * 32]
+        later = upgraded.create(NewDebate("static", "Which flags should we retire?", provider="p", model="m"))
+        assert [s.id for s in upgraded.list("flagging").items] == [later, "a" * 32]
+    finally:
+        upgraded.close()
 
 
 def test_rename_delete_and_duplicate(store):
