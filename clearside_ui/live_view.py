@@ -15,7 +15,7 @@ import streamlit as st
 from clearside.enforce import partial_object
 from clearside.errors import InputError, NotFound
 from clearside.inputs import shown
-from clearside.live import costs
+from clearside.live import conversation, costs
 from clearside.live.exchange import load_live
 from clearside.live.export import TYPE_LABELS, flag_label, quote_label, source_label, to_markdown
 from clearside.live.guardrails import argument_problem, texts_of
@@ -248,7 +248,8 @@ def turn_meta(turn: Turn) -> str:
     return " · ".join(parts)
 
 
-def turn_view(turn: Turn, after: list[Intervention] | None = None, *, key: str = "") -> None:
+def turn_view(turn: Turn, after: list[Intervention] | None = None, *, key: str = "",
+              transcript: Transcript | None = None) -> None:
     """One finished turn: label, speaker, speech, key fields, flags, notes, then the interventions made after it."""
     with st.container(border=True, key=f"{key}turn_{turn.turn}" if key else None):
         badge = " :orange-badge[truncated]" if turn.truncated else ""
@@ -265,11 +266,27 @@ def turn_view(turn: Turn, after: list[Intervention] | None = None, *, key: str =
         for note in turn.notes:
             st.caption(f":material/info: {esc(note)}")
     for item in after or []:
-        intervention_view(item)
+        intervention_view(item, transcript)
 
 
-def outcome(item: Intervention) -> str:
-    """What became of an intervention, in words (Markdown, escaped)."""
+def reach(transcript: Transcript | None, item: Intervention) -> list[str]:
+    """Who received injected evidence, turn by turn, whether each acknowledged it, and who is still to receive it
+    (Markdown lines); without the transcript, the turns only."""
+    if transcript is None:
+        return [f"Delivered in turn{'s' if len(item.delivered_to) > 1 else ''} "
+                f"{', '.join(map(str, item.delivered_to))}."] if item.delivered_to else []
+    lines = [f"Received by **{speaker_label(r.speaker)}** in turn {r.turn}: "
+             + ("acknowledged it." if r.acknowledged else "did not acknowledge it.")
+             for r in conversation.receipts(transcript, item)]
+    if waiting := conversation.still_to_receive(transcript, item):
+        lines.append(f":gray[Not yet received by {' or '.join(speaker_label(s) for s in waiting)}: each takes it at "
+                     "its next turn (the moderator, at its own turn).]")
+    return lines
+
+
+def outcome(item: Intervention, transcript: Transcript | None = None) -> str:
+    """What became of an intervention, in words (Markdown, escaped); with ``transcript``, who received injected
+    evidence and who acknowledged it."""
     if item.status == "failed":
         return f":red[Could not be answered: {esc(item.error or 'unknown error')}]"
     lines = []
@@ -277,9 +294,7 @@ def outcome(item: Intervention) -> str:
         lines.append(f"**{speaker_label(item.answered_by or '')} answered:** {esc(item.response)}")
     if item.answered_in_turn:
         lines.append(f"Clarified inline in turn {item.answered_in_turn}.")
-    if item.delivered_to:
-        lines.append(f"Delivered in turn{'s' if len(item.delivered_to) > 1 else ''} "
-                     f"{', '.join(map(str, item.delivered_to))}.")
+    lines += reach(transcript, item)
     if item.status == "queued":
         lines.append(":gray[Waiting for its point in the debate…]")
     elif item.status == "delivered":
@@ -291,7 +306,7 @@ def intervention_anchor(item: Intervention) -> str:
     return f"cs-iv-{item.id}"
 
 
-def intervention_view(item: Intervention) -> None:
+def intervention_view(item: Intervention, transcript: Transcript | None = None) -> None:
     target = f" → {speaker_label(item.to)}" if item.to else ""
     scroll.anchor(intervention_anchor(item))
     with st.container(border=True):
@@ -299,7 +314,7 @@ def intervention_view(item: Intervention) -> None:
                     f":gray[after turn {item.after_turn}]  \n{esc(item.text)}")
         if item.source is not None:
             st.caption(f":material/attach_file: File: {esc(source_label(item.source))}")
-        st.markdown(outcome(item))
+        st.markdown(outcome(item, transcript))
 
 
 def interventions_by_turn(transcript: Transcript) -> dict[int, list[Intervention]]:
@@ -321,13 +336,13 @@ def transcript_view(transcript: Transcript, *, key: str = "") -> None:
     """Every finished turn under its phase heading, interventions inline after the turn they followed."""
     by_turn = interventions_by_turn(transcript)
     for item in by_turn.get(0, []):
-        intervention_view(item)
+        intervention_view(item, transcript)
     phase = ""
     for turn in transcript.turns:
         if turn.phase != phase and turn.phase in PHASES:
             phase = turn.phase
             st.markdown(f"### {PHASE_LABELS[phase]}")
-        turn_view(turn, by_turn.get(turn.turn, []), key=key)
+        turn_view(turn, by_turn.get(turn.turn, []), key=key, transcript=transcript)
     partial_view(transcript)
     if not transcript.turns and not by_turn:
         st.caption("No finished turns yet.")

@@ -67,8 +67,8 @@ def replay(transcript) -> None:
     by_turn = live_view.interventions_by_turn(transcript)
     if number == 1:
         for item in by_turn.get(0, []):  # made before the first turn
-            live_view.intervention_view(item)
-    live_view.turn_view(turn, by_turn.get(number, []), key=Timeline.TURNS)
+            live_view.intervention_view(item, transcript)
+    live_view.turn_view(turn, by_turn.get(number, []), key=Timeline.TURNS, transcript=transcript)
 
 
 def choices() -> dict[str, Any] | None:

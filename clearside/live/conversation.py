@@ -85,6 +85,35 @@ def evidence_for(transcript: Transcript, step: Step) -> list[Intervention]:
 
 
 @dataclass(frozen=True)
+class Receipt:
+    """One turn that took an injected piece of evidence: its number, its speaker, and whether it acknowledged the
+    evidence (said what it makes of it: the turn's ``evidence_response``)."""
+
+    turn: int
+    speaker: str
+    acknowledged: bool
+
+
+def receipts(transcript: Transcript, item: Intervention) -> list[Receipt]:
+    """Who received ``item`` (injected evidence), in the order they did, and who acknowledged it."""
+    out = []
+    for number in item.delivered_to:
+        turn = transcript.turn(number)
+        said = turn.fields.get("evidence_response")
+        out.append(Receipt(number, turn.speaker, isinstance(said, str) and bool(said.strip())))
+    return out
+
+
+def still_to_receive(transcript: Transcript, item: Intervention) -> list[str]:
+    """The advocates queued evidence has not reached yet (:func:`evidence_for`: each advocate takes it at its next
+    turn; the moderator, at its turn, takes whatever is still queued); none once it is delivered."""
+    if item.status != "queued":
+        return []
+    reached = {receipt.speaker for receipt in receipts(transcript, item)}
+    return [speaker for speaker in ("pro", "con") if speaker not in reached]
+
+
+@dataclass(frozen=True)
 class Outlook:
     """What one agent's next message is built on: its conversation so far (``history``), the turns it may see
     and has not been shown (``unseen``), and whether the message opens with the header (``first``). ``seen``:

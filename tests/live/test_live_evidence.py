@@ -15,7 +15,7 @@ from helpers import QUESTION, LiveResponder, stored
 from clearside.cli import main
 from clearside.cli.live import read_evidence_file, read_interventions
 from clearside.errors import InputError
-from clearside.live import LiveConfig, LiveDebate
+from clearside.live import LiveConfig, LiveDebate, conversation
 from clearside.live.assemble import to_document
 from clearside.live.debate import intervention_for
 from clearside.live.exchange import export_live, import_live
@@ -68,6 +68,8 @@ def test_a_file_injected_as_evidence_is_quoted_verbatim_by_the_turns_that_acknow
     source = read_source("transit report.md", REPORT)
     item = debate.submit("inject_evidence", "", None, source)
     assert item.text == "The attached file transit report.md" and item.source.ref == "S1"
+    assert conversation.receipts(debate.transcript, item) == []
+    assert conversation.still_to_receive(debate.transcript, item) == ["pro", "con"], "queued: no one has it yet"
     assert item.source.sha256 == hashlib.sha256(REPORT).hexdigest() and item.source.kind == "markdown"
     transcript = debate.run()
     assert transcript.state == "done"
@@ -90,6 +92,14 @@ def test_a_file_injected_as_evidence_is_quoted_verbatim_by_the_turns_that_acknow
         assert quote["quote"] in offered[quote["passage"]]
         assert all(s in passages[p].text for p, sentences in offered.items() for s in sentences)
     assert all("evidence_quote" not in t.fields for t in transcript.turns if t.turn not in evidence.delivered_to)
+    # who received it, and who acknowledged it (said what it makes of it): what the evidence card shows
+    first, second = evidence.delivered_to
+    assert conversation.receipts(transcript, evidence) == [conversation.Receipt(first, "pro", True),
+                                                          conversation.Receipt(second, "con", True)]
+    assert conversation.still_to_receive(transcript, evidence) == [], "delivered: no one is waiting for it"
+    silent = transcript.model_copy(deep=True)
+    silent.turn(second).fields["evidence_response"] = "  "
+    assert [r.acknowledged for r in conversation.receipts(silent, evidence)] == [True, False]
     # saved: the transcript with its file, and the debate's sources as a static debate has them
     assert stored(transcript.id).model_dump() == transcript.model_dump()
     [linked] = open_store().sources(transcript.id)

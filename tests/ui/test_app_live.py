@@ -205,6 +205,7 @@ def test_the_four_interventions_are_recorded_with_their_outcomes_inline():
     settle(at, lambda a: status(a, "Paused") and "Con answered:" in plain(a))
     page = plain(at)
     assert "Waiting for its point in the debate" in page, "queued clarification and evidence say so"
+    assert "Not yet received by Pro or Con: each takes it at its next turn" in page, "who the evidence still awaits"
     assert at.text_area(key="live_iv_pause_question").value == "", "a sent intervention clears its box"
 
     at.toggle(key=f"live_step_{at.session_state['live_job']}").set_value(False).run()
@@ -228,7 +229,11 @@ def test_the_four_interventions_are_recorded_with_their_outcomes_inline():
     for item in items.values():
         assert item.text in page
     assert f"Clarified inline in turn {clarification.answered_in_turn}." in page
-    assert f"Delivered in turns {', '.join(map(str, evidence.delivered_to))}." in page
+    for number in evidence.delivered_to:  # who received it, in which turn, and whether it said so
+        side = {"pro": "Pro", "con": "Con"}[t.turn(number).speaker]
+        said = "acknowledged it" if t.turn(number).fields.get("evidence_response") else "did not acknowledge it"
+        assert f"Received by **{side}** in turn {number}: {said}." in page, page
+    assert "Not yet received by" not in page
     # the page counts turns as the turn cards and the Timeline do: the clarification is one of them
     assert len(t.turns) == 22 and f"all {len(t.turns)} turns" in page
     bar = [p for p in at.get("progress")][0]
