@@ -5,7 +5,7 @@ import, delete, rename, duplicate), ``jobs`` (worker, status, cancel, the ``--en
 ``remap``), ``evaluate`` (metrics, compare), ``regression`` (regress, runs, bless), ``review`` (suite validate,
 compare-runs), ``perspectives``, ``remap``, ``check`` (a provider's health check), ``dashboard`` (ui),
 ``value``, ``understanding`` (the understanding check: answer, show, gains); ``study`` (study mode); ``serve`` (the
-HTTP API, and its tokens: token create, list, revoke);
+HTTP API, and its tokens: token create, list, revoke); ``mcp`` (the MCP server);
 ``common`` holds what they share, ``here`` a command's work run on the runtime in its own process.
 
 Exit codes: 0 ok, 2 bad input (an unknown debate id or a refused import
@@ -28,6 +28,7 @@ from . import (
     evaluate,
     jobs,
     live,
+    mcp,
     perspectives,
     regression,
     remap,
@@ -63,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_parser(sub)
     dashboard.add_parser(sub)
     serve.add_parsers(sub)
+    mcp.add_parser(sub)
     return parser
 
 

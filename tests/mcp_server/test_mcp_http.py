@@ -1,0 +1,50 @@
+"""``python -m clearside mcp --http``: a real server on a free port of 127.0.0.1, reached with the official SDK's
+streamable HTTP client: every tool on one debate with its progress, a refusal as a tool error, and the transport's
+exposure rules (another site's Host or Origin refused, what counts as this machine, --host without --http
+refused)."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from mcp_kit import call, data, http_server, http_session, map_and_explore, run, script, text
+
+from clearside.cli import main
+from clearside.mcp import server
+
+
+def test_an_agent_maps_a_question_and_explores_the_debate_over_streamable_http(tmp_path):
+    with http_server(tmp_path, "--provider", script(tmp_path)) as url:
+        async def scenario():
+            async with http_session(url) as session:
+                await map_and_explore(session)
+                refused = await call(session, "get_debate", debate_id="f" * 32)
+                assert refused.isError and text(refused).startswith("error: ")
+                assert data(refused)["error"] == "NotFound"
+
+        run(scenario)
+        # another site's page cannot reach it through the browser (DNS rebinding): the SDK checks Host and Origin
+        hello = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+        assert httpx.post(url, json=hello, headers={**headers, "Host": "evil.example:80"}).status_code == 421
+        assert httpx.post(url, json=hello, headers={**headers, "Origin": "http://evil.example"}).status_code == 403
+
+
+@pytest.mark.parametrize(("host", "local"), [("127.0.0.1", True), ("localhost", True), ("::1", True),
+                                              ("[::1]", True), ("0.0.0.0", False), ("192.168.1.20", False),
+                                              ("example.org", False)])
+def test_only_loopback_addresses_count_as_this_machine(host, local):
+    assert server.loopback(host) is local
+
+
+def test_host_and_port_go_with_http_only(capsys):
+    assert main(["mcp", "--host", "0.0.0.0"]) == 2
+    assert "--host and --port go with --http" in capsys.readouterr().err
+    assert main(["mcp", "--http", "--port", "70000"]) == 2
+    assert "--port is 70000: give a port from 1 to 65535." in capsys.readouterr().err
+
+
+def test_the_commands_defaults_are_the_servers():
+    from clearside.cli import mcp as command
+
+    assert (command.DEFAULT_HOST, command.DEFAULT_PORT) == (server.DEFAULT_HOST, server.DEFAULT_PORT)
