@@ -142,7 +142,10 @@ def test_the_whole_transcript_shows_every_turn_and_intervention_in_order(saved):
     for item in saved.interventions:
         assert item.text in page
     evidence = next(i for i in saved.interventions if i.type == "inject_evidence")
-    assert f"Delivered in turns {', '.join(map(str, evidence.delivered_to))}." in page
+    for number in evidence.delivered_to:  # who received it, in which turn, and whether it acknowledged it
+        side = {"pro": "Pro", "con": "Con", "moderator": "Moderator"}[saved.turn(number).speaker]
+        said = "acknowledged it" if saved.turn(number).fields.get("evidence_response") else "did not acknowledge it"
+        assert f"Received by **{side}** in turn {number}: {said}." in page, page
     headings = [m.value for m in at.markdown if m.value.startswith("### ")]
     assert headings == ["### Opening statements", "### Constructive rounds", "### Cross-examination",
                         "### Rebuttals", "### Closing statements", "### Moderator synthesis"]
