@@ -40,7 +40,7 @@ from clearside_ui.debate_actions import (
     show,
     start_challenge,
 )
-from clearside_ui.format import esc, file_stem
+from clearside_ui.format import download_name, esc, file_stem
 from clearside_ui.inputs import length_note
 from clearside_ui.quality_view import quality_view
 from clearside_ui.state import Challenge, Debate
@@ -150,7 +150,7 @@ def exports(document: Document) -> None:
     stem = file_stem("debate", document.proposition.normalized_question, st.session_state.get(Debate.ID))
     with st.container(horizontal=True):
         for fmt, (label, ext, mime) in EXPORTS.items():
-            st.download_button(label, render(document, fmt), file_name=f"{stem}-{fmt}.{ext}",
+            st.download_button(label, render(document, fmt), file_name=download_name(stem, fmt, ext),
                                mime=mime, key=Debate.export(fmt), on_click="ignore")
 
 

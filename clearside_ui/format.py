@@ -89,6 +89,12 @@ def file_stem(kind: str, title: str, debate_id: str | None) -> str:
     return "-".join(part for part in ("clearside", kind, slug, (debate_id or "")[:8]) if part)
 
 
+def download_name(stem: str, fmt: str, extension: str) -> str:
+    """A download's file name: the stem and the extension, the format named only where the extension does not say
+    it (``…-quick.md``, ``…-aif.json``; never ``…-md.md``)."""
+    return f"{stem}.{extension}" if fmt == extension else f"{stem}-{fmt}.{extension}"
+
+
 _TOKEN = re.compile(r"[^\W_]+")
 
 

@@ -3,11 +3,14 @@
 No ``max_chars`` on user text: the browser would cut a longer paste silently. The box
 keeps everything, a note under it says as soon as the text is over its limit and by how
 much to shorten it, and the page's own check (``clearside.inputs``) refuses it with the
-same numbers. Editing a box clears the page's last input error, so a stale error never
+same numbers: once refused, the note under the question box turns into the error, said once (not again
+beside the buttons). Editing a box clears the page's last input error, so a stale error never
 stays after the input is fixed.
 """
 
 from __future__ import annotations
+
+import re
 
 import streamlit as st
 
@@ -22,10 +25,26 @@ def _clear(error_key: str | None) -> None:
         st.session_state[error_key] = ""
 
 
-def length_note(key: str, limit: int, label: str) -> None:
-    """A warning under the box while its text is over ``limit`` (counted as the input rules count it)."""
+_COUNTS = re.compile(r"is (\d+) characters long; the limit is (\d+)\.")
+
+
+def _says_the_same(error: object, note: str) -> bool:
+    """Whether the page's refusal ``error`` is the length ``note`` again (the same numbers, whatever the label)."""
+    found = _COUNTS.search(error) if isinstance(error, str) else None
+    return found is not None and found.groups() == _COUNTS.search(note).groups()
+
+
+def length_note(key: str, limit: int, label: str, error_key: str | None = None) -> None:
+    """A warning under the box while its text is over ``limit`` (counted as the input rules count it). Once the
+    page refused the text for that (its ``error_key`` says the same numbers), the note is that error, said once:
+    the page's own copy is cleared."""
     message = over_limit(clean(str(st.session_state.get(key) or "")), limit, label)
-    if message:
+    if not message:
+        return
+    if error_key and _says_the_same(st.session_state.get(error_key), message):
+        st.session_state[error_key] = ""
+        st.error(message, icon=":material/content_cut:")
+    else:
         st.warning(message, icon=":material/content_cut:")
 
 
@@ -33,7 +52,7 @@ def question_box(key: str, *, label: str = "Question or claim", limit: int = MAX
                  placeholder: str = "", help: str | None = None, error_key: str | None = None) -> None:
     st.text_area(label, key=key, height=height, persist_state="session", placeholder=placeholder,
                  help=help or f"At most {limit} characters.", on_change=_clear, args=(error_key,))
-    length_note(key, limit, label)
+    length_note(key, limit, label, error_key)
 
 
 def context_boxes(prefix: str, *, error_key: str | None = None, placeholders: bool = True) -> None:

@@ -68,10 +68,21 @@ def test_generate_shows_three_sections_then_challenge_then_exports(app):
     assert not [s for s in at.success if "Jump to the answer" in s.value]
 
 
-def test_export_contents_match_the_renderers(app, downloads):
-    """Each export button serves the bytes of its renderer's output for the debate on the page."""
+def test_export_contents_match_the_renderers(app, downloads, monkeypatch):
+    """Each export button serves the bytes of its renderer's output for the debate on the page, under a file name
+    that names the format only where its extension does not (never ``...-md.md`` or ``...-json.json``)."""
+    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+
     from clearside.render import render
 
+    names: list[str] = []
+    kept = MemoryMediaFileStorage.load_and_get_id
+
+    def named(self, data, mimetype, kind, filename=None):
+        names.append(filename or "")
+        return kept(self, data, mimetype, kind, filename)
+
+    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", named)
     at, provider = app
     scripted_debate(provider)
     generate(at, "Should we adopt microservices?")
@@ -90,6 +101,8 @@ def test_export_contents_match_the_renderers(app, downloads):
     claim = side_reply("pro")["arguments"][0]["claim"]
     assert all(claim in re.sub(r"\\(.)", r"\1", text) for text in served.values()), \
         "every file holds the debate's own text (Argdown's with each punctuation mark escaped)"
+    endings = {re.sub(r"^clearside-debate-[a-z0-9-]*-[0-9a-f]{8}", "", name) for name in names}
+    assert endings == {".json", ".md", "-quick.md", "-script.md", ".argdown", "-aif.json", "-kialo.txt"}, names
 
 
 def test_export_file_names_say_which_debate_they_are():
@@ -113,6 +126,8 @@ def test_a_long_paste_is_kept_and_says_how_much_to_shorten_then_the_error_clears
     assert any("620 characters long; the limit is 500. Shorten it by 120 characters." in w.value for w in at.warning)
     at.button(key="generate").click().run()
     assert any("Shorten it by 120 characters" in e.value for e in at.error)
+    shown = [e.value for kind in kit.TEXT_KINDS for e in at.get(kind) if "Shorten it by 120" in e.value]
+    assert len(shown) == 1, f"one message, not the note and the refusal both: {shown}"
     assert provider.requests == [], "nothing was started"
     at.text_area(key="question").set_value(long[:480]).run()
     assert not at.warning and not at.error, "the note and the stale error go once the text fits"
