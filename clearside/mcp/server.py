@@ -4,9 +4,10 @@ HTTP.
 
 stdio (the default) is what an MCP client starts as a subprocess: the protocol owns this process's standard output,
 so file descriptor 1 is pointed at standard error for everything else (a library or llama.cpp writing there would
-break the protocol). Streamable HTTP listens on 127.0.0.1 unless told otherwise, as the dashboard does; there the
-SDK refuses requests whose Host or Origin header names another site (DNS rebinding). Another address is the
-user's deliberate choice, said on standard error: whoever reaches it can run debates and read every saved debate.
+break the protocol). Streamable HTTP takes the HTTP API's tokens (:mod:`clearside.mcp.auth`) and listens on
+127.0.0.1 unless told otherwise, as the dashboard and the API do; there the SDK also refuses requests whose Host or
+Origin header names another site (DNS rebinding). Another address is the user's deliberate choice, and standard
+error says that tokens then need TLS in front.
 """
 
 from __future__ import annotations
@@ -16,14 +17,13 @@ import ipaddress
 import logging
 import os
 import sys
-from typing import Any
 
 from mcp.server.fastmcp import FastMCP
 
 from .. import modes, runtime
 from ..providers import Provider
 from ..store import open_store, safe_url
-from . import tools, work
+from . import auth, tools, work
 
 NAME = "clearside"
 HTTP_PATH = "/mcp"
@@ -76,17 +76,15 @@ def serve_stdio(provider: Provider, temperature: float) -> None:
     build(hosted(provider, temperature)).run("stdio")
 
 
-def serve_http(provider: Provider, temperature: float, host: str, port: int, guard: Any = None) -> None:
-    """Serve streamable HTTP at ``http://host:port/mcp`` until stopped (Ctrl+C, SIGTERM); ``guard``: an ASGI
-    middleware class every request passes first (the API tokens)."""
+def serve_http(provider: Provider, temperature: float, host: str, port: int) -> None:
+    """Serve streamable HTTP at ``http://host:port/mcp`` until stopped (Ctrl+C, SIGTERM), every request with an API
+    token (:mod:`clearside.mcp.auth`)."""
     import uvicorn
 
-    app: Any = build(hosted(provider, temperature), host=host, port=port).streamable_http_app()
-    if guard is not None:
-        app = guard(app)
+    settings = hosted(provider, temperature)
+    app = auth.TokenGuard(build(settings, host=host, port=port).streamable_http_app(), settings.store)
     if not loopback(host):
-        print(f"Listening on {host}: anyone who can reach port {port} can run debates on this model and read "
-              "every saved debate. Expose it only behind TLS, to people you trust (docs/reference/mcp.md).",
-              file=sys.stderr, flush=True)
+        print(f"Listening on {host}: API tokens travel in the clear over plain HTTP. Put TLS in front of it "
+              "(docs/security.md); `python -m clearside token create` makes a token.", file=sys.stderr, flush=True)
     print(f"MCP over streamable HTTP at http://{host}:{port}{HTTP_PATH}", file=sys.stderr, flush=True)
     uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).run()

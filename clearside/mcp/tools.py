@@ -23,6 +23,7 @@ from pydantic import Field
 from ..errors import ClearSideError
 from ..inputs import MAX_CONTEXT_FIELD, MAX_QUESTION, MAX_TARGET
 from . import summary, work
+from .auth import caller_of
 
 DebateId = Annotated[str, Field(description="A saved debate's id (32 hex characters), as map_question or "
                                             "list_debates gives it.")]
@@ -110,7 +111,7 @@ class Tools:
         challenge_element."""
         reporter = Reporter(ctx)
         context = {"geography": geography, "timeframe": timeframe, "domain": domain}
-        job = await anyio.to_thread.run_sync(work.start_map, self.settings, question, context)
+        job = await anyio.to_thread.run_sync(work.start_map, self.settings, question, context, caller_of(ctx))
         await reporter.say(f"Debate {job.id} saved and queued; get_debate fetches it later if this call ends.")
         state = await followed(job.job_id or job.id, self.store.url, reporter, lambda: work.cancel_map(job))
         document = await anyio.to_thread.run_sync(work.mapped, job, state)
@@ -135,7 +136,8 @@ class Tools:
         """Challenge one element of a saved debate: a model answers the challenge (analysis, historical context,
         and whether the disagreement is empirical, values-dependent or both) and the answer is saved with the
         debate. Progress is reported as it runs."""
-        job = await anyio.to_thread.run_sync(work.start_challenge, self.settings, debate_id, action, target)
+        job = await anyio.to_thread.run_sync(work.start_challenge, self.settings, debate_id, action, target,
+                                             caller_of(ctx))
         state = await followed(job.id, self.store.url, Reporter(ctx), job.cancel)
         data = await anyio.to_thread.run_sync(work.answered, job, state)
         return result(summary.answer_text(data), data)
@@ -144,17 +146,17 @@ class Tools:
     async def get_debate(self, debate_id: DebateId, format: Annotated[Format, Field(description=(
             "summary: the compact summary with element ids (default); json: the whole schema-v1 document; md: "
             "the Markdown report; quick: short bullets; script: the debate as a script; argdown, aif, kialo: "
-            "the argument map."))] = "summary") -> CallToolResult:
+            "the argument map."))] = "summary", *, ctx: Context) -> CallToolResult:
         """Fetch a saved, finished debate: its summary, its whole document, or a rendering."""
-        text, data = await anyio.to_thread.run_sync(work.fetch, self.store, debate_id, format)
+        text, data = await anyio.to_thread.run_sync(work.fetch, self.store, debate_id, format, caller_of(ctx))
         return result(text, data)
 
     @refusals
-    async def list_cruxes(self, debate_id: DebateId) -> CallToolResult:
+    async def list_cruxes(self, debate_id: DebateId, ctx: Context) -> CallToolResult:
         """The decision hinges of a saved debate, most load-bearing first: how much of each side's case rests on
         each, which arguments and assumptions, and what a yes or a no would test (found by text similarity, no
         model call)."""
-        text, data = await anyio.to_thread.run_sync(work.cruxes, self.store, debate_id)
+        text, data = await anyio.to_thread.run_sync(work.cruxes, self.store, debate_id, caller_of(ctx))
         return result(text, data)
 
     @refusals
@@ -164,9 +166,10 @@ class Tools:
                                                      "empty lists every debate.")] = "",
             limit: Annotated[int, Field(description=f"At most this many, newest first (1 to "
                                                     f"{work.MAX_LISTED}).")] = 20,
+            *, ctx: Context,
     ) -> CallToolResult:
         """List or search saved debates, newest first: id, status, kind, date and title of each."""
-        text, data = await anyio.to_thread.run_sync(work.listing, self.store, search, limit)
+        text, data = await anyio.to_thread.run_sync(work.listing, self.store, search, limit, caller_of(ctx))
         return result(text, data)
 
 

@@ -29,7 +29,8 @@ from ..static.exchange import finished_document
 from ..static.job import ChallengeJob, StaticJob, new_job
 from ..static.run import DebateRun
 from ..store import Store
-from . import summary
+from . import auth, summary
+from .auth import Caller
 
 MAX_LISTED = 100
 
@@ -43,11 +44,15 @@ class Settings:
     temperature: float = 0.4
 
 
-def start_map(settings: Settings, question: str, context: dict[str, str | None]) -> StaticJob:
+def start_map(settings: Settings, question: str, context: dict[str, str | None],
+              who: Caller | None = None) -> StaticJob:
     """Save a new debate of ``question`` (its input rules applied first: nothing is saved for a refused one) and
-    queue it on the runtime; this process's host runs it, or any other host if this one stops."""
+    queue it on the runtime; this process's host runs it, or any other host if this one stops. ``who``: the token
+    it is made with over HTTP (its owner; its start counted)."""
     run = DebateRun.from_input(question, **context)
-    return new_job(settings.store, run, settings.provider, temperature=settings.temperature).start()
+    with auth.starts(who):
+        return new_job(settings.store, run, settings.provider, temperature=settings.temperature,
+                       owner=who.owner if who is not None else None).start()
 
 
 def follow(job_id: str, store_url: str, on_line: Callable[[str], None], stop: threading.Event) -> Any:
@@ -76,19 +81,23 @@ def mapped(job: StaticJob, state: Any) -> Document:
     return document_of(job.store, job.id)
 
 
-def document_of(store: Store, debate_id: str) -> Document:
-    """A saved debate's finished document (an unknown id or an unfinished debate: the command line's message)."""
+def document_of(store: Store, debate_id: str, who: Caller | None = None) -> Document:
+    """A saved debate's finished document (an unknown id or an unfinished debate: the command line's message; over
+    HTTP, another token's debate is an unknown one)."""
+    auth.visible(store, debate_id, who)
     return Document.model_validate(finished_document(store, debate_id))
 
 
-def start_challenge(settings: Settings, debate_id: str, action: str, target: str) -> ChallengeJob:
+def start_challenge(settings: Settings, debate_id: str, action: str, target: str,
+                    who: Caller | None = None) -> ChallengeJob:
     """One challenge of a saved debate queued on the runtime, as the dashboard asks it (``target``: an element's id
     from the summary, whose text is what is challenged, or any text); saved with the debate once answered."""
-    saved = settings.store.get(debate_id).document  # an unfinished one: ChallengeJob refuses it, in its words
+    saved = auth.visible(settings.store, debate_id, who).document  # unfinished: ChallengeJob refuses it, in its words
     if saved is not None:
         target = element_text(Document.model_validate(saved), target)
-    return ChallengeJob(settings.store, debate_id, action, target, settings.provider,
-                        temperature=settings.temperature).start()
+    job = ChallengeJob(settings.store, debate_id, action, target, settings.provider, temperature=settings.temperature)
+    with auth.challenges(who):
+        return job.start()
 
 
 def answered(job: ChallengeJob, state: Any) -> dict[str, Any]:
@@ -111,10 +120,10 @@ def element_text(document: Document, target: str) -> str:
     return target
 
 
-def fetch(store: Store, debate_id: str, fmt: str) -> tuple[str, dict[str, Any]]:
+def fetch(store: Store, debate_id: str, fmt: str, who: Caller | None = None) -> tuple[str, dict[str, Any]]:
     """A saved debate as its summary (``summary``) or rendered as ``render --format`` renders it; the document
     itself comes back as data with ``json``."""
-    document = document_of(store, debate_id)
+    document = document_of(store, debate_id, who)
     if fmt == "summary":
         data = summary.summary(debate_id, document)
         return summary.summary_text(data), data
@@ -122,23 +131,24 @@ def fetch(store: Store, debate_id: str, fmt: str) -> tuple[str, dict[str, Any]]:
     return text, {"debate_id": debate_id, "format": fmt, **({"document": document.dump()} if fmt == "json" else {})}
 
 
-def cruxes(store: Store, debate_id: str) -> tuple[str, dict[str, Any]]:
+def cruxes(store: Store, debate_id: str, who: Caller | None = None) -> tuple[str, dict[str, Any]]:
     """The decision hinges by load, as ``cruxes ID`` prints them (text) and ``cruxes ID --json`` (data)."""
     from .. import cruxes as found
     from ..checks import Embeddings
 
     embeddings = Embeddings()
-    document = found.attach(finished_document(store, debate_id), embeddings)
+    document = found.attach(document_of(store, debate_id, who), embeddings)
     semantic = embeddings.enabled
     return found.text(document, semantic=semantic), {"debate_id": debate_id,
                                                      **found.report(document, semantic=semantic)}
 
 
-def listing(store: Store, search: str, limit: int) -> tuple[str, dict[str, Any]]:
-    """Saved debates, newest first, as ``list --format json`` has them, and one line each."""
+def listing(store: Store, search: str, limit: int, who: Caller | None = None) -> tuple[str, dict[str, Any]]:
+    """Saved debates, newest first, as ``list --format json`` has them, and one line each (over HTTP, the token's
+    own, or all with an admin token)."""
     if not 1 <= limit <= MAX_LISTED:
         raise InputError(f"limit is {shown(limit)}: give 1 to {MAX_LISTED}.")
-    found = saved(store, search, limit=limit)
+    found = saved(store, search, limit=limit, owner=None if who is None or who.admin else who.owner)
     rows = found.rows()
     lines = [f"{row['id']}  {row['state']}{' (partial)' if row.get('missing') else ''}  {row['kind']}  "
              f"{row['created_at'][:16].replace('T', ' ')}  {row['title']}" for row in rows]
