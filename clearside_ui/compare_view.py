@@ -316,5 +316,5 @@ def page() -> None:
         try:
             comparison(batch)
         except InputError as exc:  # a link to a comparison this store does not have
-            st.error(esc(f"This link does not open a saved comparison. {exc}"))
+            st.error(esc(f"This link does not open a saved comparison. {exc.for_dashboard()}"))
     earlier_view()

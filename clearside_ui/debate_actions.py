@@ -113,6 +113,7 @@ def copy_to_edit(debate_id: str) -> None:
         return
     owner.claim(copy_id)
     show(copy_id)
+    st.session_state[Debate.COPIED] = copy_id  # the page says the user is now on the copy
 
 
 def start_challenge(action: str, target: str) -> None:

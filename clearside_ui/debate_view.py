@@ -171,8 +171,9 @@ def saved_debate(debate_id: str) -> None:
     """A saved debate: finished (editable here, or read-only when shared), or unfinished with Resume."""
     try:
         record = jobs.store().get(debate_id)
-    except ClearSideError as exc:
-        st.error(esc(f"This link does not open a saved debate. {exc}"))
+    except ClearSideError as exc:  # in the dashboard's words: the Library, never a command to run
+        st.error(esc(f"This link does not open a saved debate. {exc.for_dashboard()}"))
+        st.page_link(page_path("app_pages/library.py"), label="Open the Library", icon=":material/folder_open:")
         return
     shown_by = mode(record.kind)
     ours = shown_by.page == PAGE
@@ -181,6 +182,7 @@ def saved_debate(debate_id: str) -> None:
         st.page_link(page_path(shown_by.page), label=f"Open in {shown_by.page_title}", icon=":material/open_in_new:",
                      query_params={shown_by.param: debate_id})
     if record.document is None:
+        title_line(record, ours)
         if ours and owner.may_change(debate_id, record.data):
             st.warning(f"This debate was not finished ({record.status}). The sections that did finish are kept; "
                        "Resume generates only the missing ones with the model chosen in the sidebar.")
@@ -196,6 +198,15 @@ def saved_debate(debate_id: str) -> None:
     editable = ours and owner.owns(debate_id, record.data)
     scroll.anchor("cs-debate")  # a finished debate starts below the fold: it is brought into view once
     scroll.into_view("cs-debate", once=f"debate:{debate_id}")
+    title_line(record, ours)
+    if ours and not editable:  # said first, with the way out, not under the whole debate
+        st.info("Read-only: this debate was made in another browser or on another machine. Make an editable copy "
+                "to challenge it or explore it under your priorities; the original stays as it is.",
+                icon=":material/lock:")
+        st.button("Make an editable copy", key=Debate.COPY_TO_EDIT, on_click=copy_to_edit, args=(debate_id,))
+    elif editable and st.session_state.get(Debate.COPIED) == debate_id:
+        st.success(f"You are now on your own copy, “{esc(record.title)}”: challenges and re-maps change only this "
+                   "copy; the shared original stays as it is.", icon=":material/content_copy:")
     partial_warning(record.document)
     view.document_view(document)
     personas_view.columns(document)
@@ -205,12 +216,23 @@ def saved_debate(debate_id: str) -> None:
     argmap_view.map_panel(document, editable=editable)
     if editable:
         challenge_panel(document)
+    elif ours:
+        st.caption("Read-only: challenges are for your own copy (**Make an editable copy**, at the top).")
     else:
         st.caption("Read-only: this debate was made in another browser or on another machine. "
                    "Make a copy to challenge it.")
         st.button("Make an editable copy", key=Debate.COPY_TO_EDIT, on_click=copy_to_edit, args=(debate_id,))
     exports(document)
     understanding_view.after(debate_id)  # with the sidebar's switch on: what the user knows now, then the counts
+
+
+def title_line(record, ours: bool) -> None:
+    """A saved debate's title where the user gave it one (renamed in the Library, or a copy's): every debate
+    starts titled by its question, which the page shows anyway."""
+    title = " ".join(record.title.split()).casefold()
+    question = (record.document or {}).get("proposition", {}).get("normalized_question", "")
+    if ours and title and title not in (" ".join(t.split()).casefold() for t in (record.question, question)):
+        st.markdown(f"**Title:** {esc(record.title)}")
 
 
 def followed_debate(debate_id: str, job_id: str) -> None:

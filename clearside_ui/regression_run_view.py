@@ -62,7 +62,7 @@ def run_document(debate_id: str | None) -> Document | None:
     try:
         record = jobs.store().get(debate_id)
     except ClearSideError as exc:
-        st.warning(esc(f"The debate is gone: {exc}"))
+        st.warning(esc(f"The debate is gone: {exc.for_dashboard()}"))
         return None
     if record.document is None:
         st.caption("The debate did not finish: the sections that did are shown.")

@@ -54,8 +54,7 @@ class Sidebar:
 
     @staticmethod
     def field(provider: str, setting: str) -> str:
-        """A provider's setting: ``ollama_host``, ``openai_model`` (kept: tests/static/test_strategy.py sets
-        ``ollama_model``)."""
+        """A provider's setting, ``ollama_host`` (kept: tests/static/test_strategy.py sets ``ollama_model``)."""
         return f"{provider}_{setting}"
 
     @staticmethod
@@ -79,6 +78,7 @@ class Debate:
     RETRY = "retry"  # kept: tests/static/test_personas.py
     RESUME_SAVED = "debate_resume_saved"
     COPY_TO_EDIT = "debate_copy_to_edit"
+    COPIED = "debate_copied"  # the editable copy just made of a shared debate: the page says the user is on it
     CANCEL = "debate_cancel"
     CANCEL_FOLLOWED = "debate_cancel_followed"
 

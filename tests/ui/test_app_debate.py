@@ -16,6 +16,7 @@ from clearside.contract import jsonschema_errors
 from clearside.providers.scripted import ScriptedProvider
 from clearside.schema import Document
 from clearside.static.recorder import load_run, start_static
+from clearside_ui.format import esc
 
 
 @pytest.fixture
@@ -264,11 +265,45 @@ def test_a_generated_debate_is_saved_with_its_challenges_and_its_link_opens_it(a
     assert any(e.label.startswith("Challenge ·") for e in shared.expander), "the saved challenge is shown"
     assert not [b for b in shared.button if b.key.startswith("challenge_")], "read-only: no challenge buttons"
     assert any("Read-only" in c.value for c in shared.caption)
+    shown = in_order(shared)
+    said, debate = first_at(shown, "Read-only: this debate was made"), first_at(shown, "MODERATOR SYNTHESIS")
+    assert said < shown.index("Make an editable copy") < debate, "read-only is said at the top, with the way out"
     shared.button(key="debate_copy_to_edit").click().run()
     copy_id = shared.session_state["debate_id"]
     assert copy_id != debate_id and shared.query_params["debate"] in (copy_id, [copy_id])
     assert shared.button(key="challenge_question_assumption"), "the copy is editable"
     assert open_store().get(copy_id).parent_id == debate_id
+    assert "You are now on your own copy, “Copy of Should we adopt microservices?”" in kit.of_kind(shared, "success")
+    assert "**Title:** Copy of Should we adopt microservices?" in kit.plain(shared)
+    assert "Read-only" not in kit.plain(shared)
+
+
+def in_order(at: AppTest) -> list[str]:
+    """The page's texts and buttons' labels in the order the page draws them."""
+    return [node.value if node.type in kit.TEXT_KINDS else node.proto.label for node in at.main
+            if getattr(node, "type", "") in (*kit.TEXT_KINDS, "button")]
+
+
+def first_at(shown: list[str], text: str) -> int:
+    return next(n for n, value in enumerate(shown) if text in value.replace("\\", ""))
+
+
+def test_a_renamed_debate_shows_its_title_on_the_debate_page():
+    from clearside.store import open_store
+
+    store = open_store()
+    debate_id = start_static(store, load_run_input(), provider="scripted", model="script")
+    store.finish_static(debate_id, helpers.fixture_dict())
+    assert "Title:" not in kit.plain(open_link(debate_id)), "a debate titled by its question shows it once"
+    store.rename(debate_id, "Cars in the <b>old town</b>")
+    shown = [m.value for m in open_link(debate_id).markdown]
+    assert f"**Title:** {esc('Cars in the <b>old town</b>')}" in shown, "shown, and escaped"
+
+
+def load_run_input():
+    from clearside.static.run import DebateRun
+
+    return DebateRun.from_input("Should cities ban cars downtown?")
 
 
 def test_the_browser_that_made_a_debate_keeps_it_editable_across_reloads_and_tabs(app):
@@ -333,6 +368,9 @@ def test_an_unfinished_saved_debate_offers_resume_which_runs_only_what_is_missin
 def test_a_link_to_nothing_says_so():
     at = open_link("0123456789abcdef0123456789abcdef")
     assert any("does not open a saved debate" in e.value.replace("\\", "") for e in at.error)
+    said = kit.of_kind(at, "error")
+    assert "The Library lists the saved ones" in said and "python -m clearside" not in said, said
+    assert "Open the Library" in [link.proto.label for link in at.get("page_link")]
     assert at.button(key="generate"), "the form is still there"
 
 
