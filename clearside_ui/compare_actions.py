@@ -20,7 +20,7 @@ from clearside.quality import compare
 from clearside.quality.batch import batches
 from clearside.quality.job import CompareJob
 from clearside_ui import jobs, links, rate, settings
-from clearside_ui.format import cut, when
+from clearside_ui.format import cut, plural, when
 from clearside_ui.state import Compare
 
 MIN_MODELS, MAX_MODELS = 2, compare.MAX_MODELS
@@ -34,6 +34,11 @@ def sidebar_spec() -> str:
         name = settings.chosen()
         model = settings.values(provider_class(name)).get("model") or ""
         return f"{name}:{model}" if model else name
+
+
+def one_model() -> bool:
+    """Only the in-process model to hand: the sidebar uses it and no model server was found with a model."""
+    return settings.using_demo_model() and not any(server.models for server in settings.detected())
 
 
 def rows() -> list[int]:
@@ -224,7 +229,9 @@ def earlier() -> list[dict[str, Any]]:
         for row in batch.rows:
             counts[row["status"]] = counts.get(row["status"], 0) + 1
         question = (batch.rows[0].get("data") or {}).get("question", "")
-        label = f"{cut(question, 80)} · {len(batch.rows)} models · {when(batch.created_at)}"
+        # every model it was started with (a row is saved when a model's debate starts; older ones: those saved)
+        count = plural(max(batch.planned, len(batch.rows)), "model")
+        label = f"{cut(question, 80)} · {count} · {when(batch.created_at)}"
         items.append({"id": batch.id, "label": label,
                       "Question": question,
                       "Models": ", ".join(_label(r) for r in batch.rows),

@@ -34,16 +34,27 @@ QUALITY = ("count_ratio", "length_ratio", "assumption_linkage", "conflicts_two_s
 COST = {"wall_seconds": "Wall time (s)", "seconds": "Model time (s)", "first_token_seconds": "First token (s)",
         "completion_tokens": "Completion tokens"}
 SIDES = {side: AGENT_NAMES[side] for side in ("pro", "con")}
-ICONS = {"waiting": "○", "pending": "○", "running": "◐", "retrying": "↻", "done": "✓", "failed": "✗",
+ICONS = {"waiting": "◔", "pending": "○", "running": "◐", "retrying": "↻", "done": "✓", "failed": "✗",
          "cancelled": "■"}
+# a model's debate not started yet (its queue's turn: the in-process model runs one debate at a time), and an agent
+# started whose model has not written yet (the Debate page's words)
+MODEL_WORDS = {"waiting": "waiting: it starts when the model is free"}
+AGENT_WORDS = {"waiting": " (waiting for the model)"}
+ONE_MODEL = (
+    "**Only the built-in model here?** Compare it with itself: give both rows the same model (`embedded`) at two "
+    "temperatures, say 0.2 and 0.9, to see how much its cases change by chance, or make one row's strategy "
+    "*Single pass* to see what the debate adds. To compare other models, connect Ollama or an OpenAI-compatible "
+    "server in the sidebar.")
 SPEC_HELP = ("A provider:model string, for example `embedded` (the built-in model), `embedded:/path/model.gguf`, "
              "`ollama:llama3.2` or `openai:gpt-4o-mini`. OpenAI uses the sidebar's base URL and the OPENAI_API_KEY "
              "secret; Ollama uses the sidebar's host.")
 
 
 def agents_line(agents: dict[str, str]) -> str:
-    """``✓ proposition · ◐ FOR · ○ AGAINST · ○ moderator`` (then ``· scoring…`` while its metrics are computed)."""
-    line = " · ".join(f"{ICONS.get(agents.get(a, 'pending'), '○')} {AGENT_TAGS[a]}" for a in AGENT_ORDER)
+    """``✓ proposition · ◐ FOR · ◔ AGAINST (waiting for the model) · ○ moderator`` (then ``· scoring…`` while its
+    metrics are computed)."""
+    line = " · ".join(f"{ICONS.get(state := agents.get(a, 'pending'), '○')} {AGENT_TAGS[a]}"
+                      f"{AGENT_WORDS.get(state, '')}" for a in AGENT_ORDER)
     return line + (" · scoring…" if all(agents.get(a) == "done" for a in AGENT_ORDER) else "")
 
 
@@ -153,6 +164,8 @@ def agreement_caption(report: dict[str, Any]) -> str:
 def model_rows() -> None:
     rows = ca.rows()
     st.markdown(f"**Models** ({ca.MIN_MODELS} to {ca.MAX_MODELS})")
+    if ca.one_model():
+        st.info(ONE_MODEL, icon=":material/thermostat:")
     for number, row in enumerate(rows, 1):
         field, heat, remove = st.columns([5, 2, 2], vertical_alignment="bottom")
         field.text_input(f"Model {number}", key=Compare.row("model", row), max_chars=300, persist_state="session",
@@ -204,7 +217,8 @@ def watch(batch: str, shown: tuple) -> None:
                 "**Still running elsewhere** (another app or the command line), or it was interrupted.")
     for line in lines:
         agents = f" — {agents_line(line['agents'])}" if line["agents"] and line["status"] == "running" else ""
-        st.markdown(f"{ICONS.get(line['status'], '')} **{esc(line['label'])}**: {line['status']}{agents}")
+        words = MODEL_WORDS.get(line["status"], line["status"])
+        st.markdown(f"{ICONS.get(line['status'], '')} **{esc(line['label'])}**: {words}{agents}")
 
 
 def model_column(label: str, result: dict, document: dict | None) -> None:

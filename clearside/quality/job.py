@@ -80,8 +80,8 @@ class _BatchJob(ABC):
         return self.snapshot()
 
     def agents(self) -> dict[str, dict[str, str]]:
-        """Each running item's agents (``{label: {agent: status}}``: pending, running, retrying, done, failed),
-        in item order."""
+        """Each running item's agents (``{label: {agent: status}}``: pending, waiting, running, retrying, done,
+        failed), in item order."""
         finished = {self._label(r) for r in self.rows() if r["status"] != "running"}
         out: dict[str, dict[str, str]] = {}
         for n, label in enumerate(self.labels):
@@ -91,9 +91,9 @@ class _BatchJob(ABC):
             source: dict[str, AgentProgress] | None = steps.LOCAL.get(job_id)  # its step runs here
             if source is None:
                 source = self._followers.setdefault(job_id, Follower(job_id, self.store.url)).update()
-            # an agent started but not yet streaming ("waiting" for a shared model) is under way: running
-            statuses = {agent: "running" if p.status == "waiting" else p.status
-                        for agent, p in list(source.items()) if agent in AGENT_ORDER}
+            # an agent started but not yet streaming stays "waiting" (for a model that serves one call at a time,
+            # such as the in-process one, still writing the other side), as the Debate page says it
+            statuses = {agent: p.status for agent, p in list(source.items()) if agent in AGENT_ORDER}
             if any(s != "pending" for s in statuses.values()):
                 out[label] = statuses
         return out

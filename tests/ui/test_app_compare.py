@@ -299,7 +299,7 @@ def fast_done_slow_waiting(gate: threading.Event) -> tuple[AppTest, str]:
     at = fill(at, "Should we adopt microservices architecture?", ["fast", "slow"])
     batch = batch_of(at)
     # both: the fast model done, and the slow one's moderator called (its checks before that can take a while)
-    app_kit.settle(at, lambda a: "✓ **scripted:fast**: done" in plain(a) and "◐ moderator" in plain(a), timeout=90)
+    app_kit.settle(at, lambda a: "✓ **scripted:fast**: done" in plain(a) and "◔ moderator" in plain(a), timeout=90)
     return at, batch
 
 
@@ -312,7 +312,8 @@ def test_while_running_each_model_shows_its_status_and_finished_debates_appear_f
         app_kit.settle(at, lambda a: f"- {claim}" in plain(a), timeout=30)
         shown = plain(at)
         assert "Debating…" in shown and "◐ **scripted:slow**: running" in shown, "the slow one is still running"
-        assert "✓ proposition · ✓ FOR · ✓ AGAINST · ◐ moderator" in shown, "the slow model's agents"
+        # its moderator was asked and has not written yet: waiting for the model, as the Debate page says it
+        assert "✓ proposition · ✓ FOR · ✓ AGAINST · ◔ moderator (waiting for the model)" in shown, shown
         assert f"- {claim}" in shown, "the finished debate is shown already"
         assert any("Shown when every model" in i.value for i in at.info)
         assert at.button(key="cmp_start").proto.disabled, "no second start while this one runs"
@@ -344,6 +345,23 @@ def test_a_running_comparison_can_be_cancelled_keeping_what_finished(store):
     report, _documents = compare.load(store, batch)
     assert report["state"] == "done", "a cancelled comparison is over, and reopens as such"
     assert not at.button(key="cmp_start").proto.disabled
+
+
+def test_earlier_comparisons_count_every_model_they_were_started_with(store):
+    """A row is saved when a model's debate starts: a comparison cancelled before its second model started still
+    compared 2 models; a comparison saved before the count was kept says what it saved, in the singular for one."""
+    for batch, planned in (("a" * 32, 2), ("b" * 32, None)):
+        data = {"batch": batch, "question": QUESTION, "label": "scripted:one", "position": 0,
+                **({"planned": planned} if planned else {})}
+        store.add_run("compare", provider="scripted", model="one", data=data)
+    options = page().selectbox(key="cmp_pick").options
+    assert [option.split(" · ")[1] for option in options] == ["1 model", "2 models"], options
+
+
+def test_a_user_with_only_the_built_in_model_is_told_to_compare_two_temperatures(store):
+    shown = app_kit.of_kind(app_kit.open_page(COMPARE), "info")  # the sidebar's own model: the built-in one
+    assert "Only the built-in model here?" in shown and "two temperatures" in shown
+    assert "Only the built-in model here?" not in plain(page()), "a user of another model is not told"
 
 
 def test_two_rows_naming_the_same_model_are_refused(store):

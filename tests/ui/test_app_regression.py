@@ -136,7 +136,9 @@ def test_a_batch_of_one_run_shows_its_agents_while_its_debate_runs(store):
     run(at.number_input(key="rg_runs").set_value(1))
     run(at.button(key="rg_start").click())
     try:
-        app_kit.settle(at, lambda a: "flagship #1: ◐ proposition · ○ FOR" in plain(a), timeout=60)
+        # its orchestrator was asked and has not written yet: waiting for the model, as the Debate page says it
+        app_kit.settle(at, lambda a: "flagship #1: ◔ proposition (waiting for the model) · ○ FOR" in plain(a),
+                       timeout=60)
         assert "0 of 1 runs finished" in progress(at), "no run has finished, but the page shows which agent works"
     finally:
         gate.set()
