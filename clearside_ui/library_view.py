@@ -24,13 +24,26 @@ STATUS_LABELS = {"": "Any status", "running": "Running or interrupted", "paused"
                  "done": "Done"}
 
 
+GOING = ("queued", "running")  # being generated (or about to be) on some host: nothing to resume
+
+
+def _counted(counts: dict[str, int]) -> str:
+    return ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+
+
 def unfinished_notice() -> None:
+    """How many saved debates are not done; **Resume** offered only for those that stopped (interrupted, paused,
+    failed), never for work still being generated."""
     counts = lib.unfinished()
-    if counts:
-        parts = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
-        st.warning(f"**Unfinished debates: {sum(counts.values())}** ({parts}). Every finished section is saved: "
-                   "pick one below (the Status filter lists them) and press **Resume** to complete it.",
-                   icon=":material/restore:")
+    going = sum(n for status, n in counts.items() if status in GOING)
+    if counts and going == sum(counts.values()):
+        st.info(f"**Unfinished debates: {going}** ({_counted(counts)}): still being generated, each section saved "
+                "as it finishes. **Open** one to follow it.", icon=":material/sync:")
+    elif counts:
+        still = (" Those running or queued are still being generated: **Open** follows them." if going else "")
+        st.warning(f"**Unfinished debates: {sum(counts.values())}** ({_counted(counts)}). Every finished section is "
+                   "saved: pick one that stopped below (the Status filter lists them) and press **Resume** to "
+                   f"complete it.{still}", icon=":material/restore:")
 
 
 def filter_bar(facets: dict[str, list[str]]) -> None:

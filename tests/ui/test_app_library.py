@@ -329,9 +329,16 @@ def test_a_debate_running_on_this_server_offers_no_resume_and_no_delete(store):
     try:
         at = library(provider)
         assert at.dataframe[0].value["Status"][0] == "running" and "(1 running)" in plain(at)
+        banner = app_kit.of_kind(at, "info") + app_kit.of_kind(at, "warning")
+        assert "still being generated" in banner and "Resume" not in banner, "nothing to resume: it is running"
+        stopped = killed(store, "Should we keep the monolith?")  # beside it, one that stopped: Resume is for it
+        banner = app_kit.of_kind(library(provider), "warning")
+        assert "(1 interrupted, 1 running)" in banner and "press **Resume**" in banner
+        assert "Those running or queued are still being generated" in banner
         assert not has(at, "lib_resume") and at.button(key="lib_delete").proto.disabled
     finally:
         gate.set()
+    store.delete(stopped)
     wait_done(at, store, job.id)
     assert at.dataframe[0].value["Status"][0] == "done" and "Unfinished debates" not in plain(at)
 
