@@ -20,7 +20,7 @@ from fastapi import Depends, Request
 
 from ..errors import NotFound
 from ..limits import Limits
-from ..store import Record, Store
+from ..store import Record, Store, check_id
 from ..store.tokens import TokenRow, token_for
 from .errors import Forbidden, Unauthorized
 
@@ -61,10 +61,14 @@ class Caller:
 
     def debate(self, debate_id: str) -> Record:
         """The saved debate ``debate_id`` if this token may see it; else NotFound, as for an unknown id."""
-        record = self.store.get(debate_id)  # NotFound for an unknown or malformed id
+        debate_id = check_id(debate_id)  # a malformed id: NotFound, saying what an id looks like
+        unseen = NotFound(f"No saved debate has the id {debate_id}. GET /v1/debates lists the ones this token sees.")
+        try:
+            record = self.store.get(debate_id)
+        except NotFound:
+            raise unseen from None  # the same words as for another token's: nothing learnt of what it may not see
         if not self.sees(record.data):
-            raise NotFound(f"No saved debate has the id {debate_id}. GET /v1/debates lists the ones this token "
-                           "sees.")
+            raise unseen
         return record
 
     def need_admin(self, what: str) -> None:

@@ -17,6 +17,7 @@ from bench.latency_server import start
 from clearside.quality.references import flagship
 from clearside.render import FORMATS
 from clearside.schema import Document
+from clearside.store import NewDebate
 from clearside.store.tokens import revoke_token, tokens
 
 QUESTION = flagship().proposition  # the latency server's replies answer it
@@ -141,8 +142,12 @@ def test_a_token_lists_searches_and_deletes_only_its_own_debates(api, finished):
     assert api.request("GET", "/v1/debates?search=nowordlikethis", token=owner).json()["total"] == 0
     assert api.request("GET", "/v1/debates", token=other).json() == {"items": [], "total": 0, "limit": 50,
                                                                      "offset": 0}
+    cli_made = api.store.create(NewDebate("static", "Should we adopt microservices?", provider="scripted", model="",
+                                          status="paused"))  # the command line's: nobody's
     everyone = api.request("GET", "/v1/debates?limit=200", token=admin).json()
-    assert debate_id in {item["id"] for item in everyone["items"]} and everyone["total"] >= 3
+    assert {debate_id, cli_made} <= {item["id"] for item in everyone["items"]}
+    assert cli_made not in {item["id"] for item in api.request("GET", "/v1/debates", token=owner).json()["items"]}
+    assert api.request("GET", f"/v1/debates/{cli_made}", token=owner).status == 404
     assert api.request("GET", f"/v1/debates/{debate_id}", token=admin).status == 200
     copy = api.request("POST", "/v1/debates", {"question": QUESTION}, token=other).json()
     api.wait(copy["links"]["self"], other)
@@ -226,6 +231,9 @@ def test_hostile_requests_get_the_right_4xx_and_change_nothing(api, finished):
         ("PUT", "/v1/debates", {}, {}, owner, 405, "does not take that method"),
         ("GET", "/v1/nothing", None, {}, owner, 404, "No such endpoint"),
     ]
+    unknown = api.request("GET", "/v1/debates/" + "0" * 32, token=owner).error["message"]
+    assert api.request("GET", f"/v1/debates/{debate_id}", token=other).error["message"] == unknown.replace(
+        "0" * 32, debate_id)  # another token's debate reads exactly as an unknown one
     for method, path, body, headers, token, status, words in cases:
         raw = body if isinstance(body, bytes) else None
         got = api.request(method, path, None if raw else body, raw=raw, token=token, headers=headers)

@@ -13,7 +13,7 @@ import pytest
 from clearside.contract import jsonschema_errors
 from clearside.schema import Document
 
-pytestmark = pytest.mark.model
+pytestmark = [pytest.mark.model, pytest.mark.timeout(1800)]  # 2-3 min on a quiet 2-core machine; far more under load
 QUESTION = ("Should the United States impose a temporary moratorium on new large-scale AI data centers to allow "
             "democratic institutions to catch up?")
 
