@@ -1,14 +1,14 @@
 """``python -m clearside mcp --http``: a real server on a free port of 127.0.0.1, reached with the official SDK's
 streamable HTTP client with the HTTP API's tokens: every tool on one debate with its progress, a refusal as a tool
-error, a token's debates hidden from other tokens, missing and revoked tokens refused, and the transport's exposure
-rules (another site's Host or Origin refused, what counts as this machine, --host without --http
-refused)."""
+error, a token's debates hidden from other tokens, its rate limits, missing and revoked tokens refused, and the
+transport's exposure rules (another site's Host or Origin refused, what counts as this machine, --host without
+--http refused)."""
 
 from __future__ import annotations
 
 import httpx
 import pytest
-from mcp_kit import call, data, http_server, http_session, map_and_explore, run, script, text
+from mcp_kit import call, data, http_server, http_session, map_and_explore, run, script, server_env, text
 
 from clearside.cli import main
 from clearside.mcp import server
@@ -27,13 +27,20 @@ def test_an_agent_maps_a_question_and_explores_the_debate_over_streamable_http(t
     _, admin = create_token(store, "admin", admin=True)
     revoked, revoked_secret = create_token(store, "gone")
     revoke_token(store, revoked.id)
-    with http_server(tmp_path, "--provider", script(tmp_path)) as url:
+    limits = {"CLEARSIDE_DEBATE_STARTS_PER_MINUTE": "1", "CLEARSIDE_CHALLENGES_PER_MINUTE": "1"}  # per token
+    with http_server(tmp_path, "--provider", script(tmp_path), env={**server_env(), **limits}) as url:
         async def scenario():
             async with http_session(url, bearer(secret)) as session:
                 debate_id = await map_and_explore(session)
                 refused = await call(session, "get_debate", debate_id="f" * 32)
                 assert refused.isError and text(refused).startswith("error: No saved debate has the id ffff")
                 assert data(refused)["error"] == "NotFound"
+                again = await call(session, "map_question", question="Should we adopt microservices?")
+                assert data(again)["error"] == "RateLimited", text(again)
+                assert "Debate starts are limited to 1 a minute in each API token." in text(again)
+                again = await call(session, "challenge_element", debate_id=debate_id, action="question_assumption",
+                                   target="pro.assumptions.0")
+                assert "Challenges are limited to 1 a minute in each API token." in text(again)
             async with http_session(url, bearer(other)) as session:  # another token's debate is an unknown one
                 for tool, more in (("get_debate", {}), ("list_cruxes", {}), ("challenge_element", {
                         "action": "question_assumption", "target": "pro.assumptions.0"})):
