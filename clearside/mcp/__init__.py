@@ -5,7 +5,9 @@ challenge an element, fetch a saved debate, list its cruxes and list saved debat
   HTTP;
 - :mod:`~clearside.mcp.tools`: the tools, their typed inputs and descriptions, errors and progress notifications;
 - :mod:`~clearside.mcp.work`: what each tool does, with the operations the command line and the dashboard use;
-- :mod:`~clearside.mcp.summary`: a debate and a challenge's answer as an agent reads them.
+- :mod:`~clearside.mcp.summary`: a debate and a challenge's answer as an agent reads them;
+- :mod:`~clearside.mcp.auth`: streamable HTTP's tokens, the HTTP API's, and what each may see and start.
 
-Only :mod:`clearside.cli` imports this package (``.importlinter``); it imports the official ``mcp`` SDK.
+Only :mod:`clearside.cli` imports this package (``.importlinter``); it imports the official ``mcp`` SDK, and
+the HTTP API's token check.
 """
