@@ -23,7 +23,7 @@ from clearside.quality.metrics import SUMMARY
 from clearside.schema import Document
 from clearside_ui import compare_actions as ca
 from clearside_ui import page_path, settings
-from clearside_ui.format import esc
+from clearside_ui.format import MISSING, esc
 from clearside_ui.inputs import question_box
 from clearside_ui.state import Compare
 from clearside_ui.view import POLL_SECONDS, document_view, follow, poll_changed
@@ -260,7 +260,7 @@ def metrics_section(report: dict) -> None:
     st.header("Metrics")
     st.caption("Headline metrics of each debate (the column *better* says which way is better); no reference "
                "answers exist for a free question, so coverage and stance are absent.")
-    st.dataframe(frame, hide_index=True, width="stretch", height=35 * (len(frame) + 1) + 3)
+    st.dataframe(frame, hide_index=True, placeholder=MISSING, width="stretch", height=35 * (len(frame) + 1) + 3)
     for figure in (quality_figure(report), cost_figure(report)):
         if figure is not None:
             st.plotly_chart(figure, width="stretch")
@@ -268,7 +268,7 @@ def metrics_section(report: dict) -> None:
     if costs is not None:
         st.caption("Time and tokens: wall time from start to finish, model time summed over every call, the mean "
                    "wait for a call's first token (where the backend reports it) and the tokens generated.")
-        st.dataframe(costs, hide_index=True, width="stretch", key=Compare.COSTS)
+        st.dataframe(costs, hide_index=True, placeholder=MISSING, width="stretch", key=Compare.COSTS)
 
 
 def agreement_section(report: dict, running: bool) -> None:
@@ -284,7 +284,7 @@ def agreement_section(report: dict, running: bool) -> None:
         frame = agreement_frame(report, side)
         if frame is not None:
             st.markdown(f"**{title}**")
-            st.dataframe(frame, hide_index=True, width="stretch")
+            st.dataframe(frame, hide_index=True, placeholder=MISSING, width="stretch")
 
 
 def comparison(batch: str) -> None:
@@ -314,6 +314,7 @@ def earlier_view() -> None:
     st.header("Earlier comparisons")
     share = st.column_config.LinkColumn("Share link", display_text="Open ↗", help="A link that reopens it.")
     st.dataframe([{k: v for k, v in item.items() if k not in ("id", "label")} for item in items], hide_index=True,
+                 placeholder=MISSING,
                  width="stretch", column_config={"Link": share})
     labels = {item["id"]: item["label"] for item in items}
     pick, open_ = st.columns([5, 1], vertical_alignment="bottom")

@@ -18,6 +18,8 @@ _PUNCT = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&^=\"'@%])")
 # GitHub-flavoured Markdown links a bare "https://...", "www..." or "name@host" after parsing, whatever was
 # escaped. Shown as inline code, an address stays text (code is never linked), reads and copies as typed.
 _ADDRESS = re.compile(r"(?i)\b(?:(?:https?|ftp)://|www\.|mailto:)[^\s`<>]*\w[^\s`<>]*|[-.\w+]+@[-\w]+(?:\.[-\w]+)+")
+# What a table shows in a cell with no value (st.dataframe's own placeholder is the word "None")
+MISSING = "—"
 # The two sides of a debate as the views title them: (agent, title, the colour of its column)
 SIDES = (("pro", AGENT_NAMES["pro"], "green"), ("con", AGENT_NAMES["con"], "red"))
 

@@ -64,3 +64,12 @@ def context_boxes(prefix: str, *, error_key: str | None = None, placeholders: bo
                           placeholder=example if placeholders else "", on_change=_clear, args=(error_key,),
                           help=f"Optional. At most {MAX_CONTEXT_FIELD} characters.")
             length_note(f"{prefix}{name}", MAX_CONTEXT_FIELD, label)
+
+
+def current_label(key: str) -> None:
+    """Called just before a picker whose options' labels change as work goes on (a count of runs, a status): its
+    choice set again, so the browser shows the chosen option's label as it is now. Streamlit sends a kept
+    choice's label only when the choice changes, and the browser showed the label it was picked under ("0/1
+    runs" after the run finished)."""
+    if key in st.session_state:
+        st.session_state[key] = st.session_state[key]

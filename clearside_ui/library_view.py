@@ -13,8 +13,8 @@ from clearside.inputs import MAX_TITLE
 from clearside.modes import MODES, mode
 from clearside_ui import jobs, page_path
 from clearside_ui import library_actions as lib
-from clearside_ui.format import esc
-from clearside_ui.inputs import length_note
+from clearside_ui.format import MISSING, esc
+from clearside_ui.inputs import current_label, length_note
 from clearside_ui.state import Library
 
 # The kinds, what Resume and Re-run do for each, and the page that opens one: the mode registry's
@@ -75,7 +75,7 @@ def results_table(page, versions: dict[str, int], sources: dict[str, int]) -> No
     st.caption(f"{page.total} saved debate{'s match' if page.total != 1 else ' matches'} · showing "
                f"{offset + 1}–{offset + len(page.items)}, newest first")
     rows = lib.table(page.items, versions, sources)
-    st.dataframe(rows, hide_index=True, key=Library.TABLE, width="stretch", column_config={
+    st.dataframe(rows, hide_index=True, placeholder=MISSING, key=Library.TABLE, width="stretch", column_config={
         "Link": st.column_config.LinkColumn("Share link", display_text="Open ↗",
                                             help="A link to this debate: copy it to share it, or open it.")},
         on_select=lambda: lib.row_picked([item.id for item in page.items]), selection_mode="single-row")
@@ -179,6 +179,7 @@ def page() -> None:
     st.divider()
     labels = {debate_id: lib.label(item, versions=versions.get(debate_id, 0))  # fixed now: status changes
               for debate_id, item in options.items()}
+    current_label(Library.PICK)  # its status moves while it runs
     st.selectbox("Debate", list(labels), key=Library.PICK, format_func=labels.get)
     messages()  # next to the buttons that caused them
     actions(options[st.session_state[Library.PICK]], versions.get(st.session_state[Library.PICK], 0))

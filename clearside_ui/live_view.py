@@ -23,7 +23,7 @@ from clearside.live.protocol import PHASE_LABELS, PHASES, PLAN, SPEAKER_LABELS
 from clearside.live.transcript import Intervention, Transcript, Turn
 from clearside.store import Summary, check_id, open_store
 from clearside_ui import scroll, settings
-from clearside_ui.format import esc, file_stem, readable_title, short, when
+from clearside_ui.format import MISSING, esc, file_stem, readable_title, short, when
 from clearside_ui.state import Live
 from clearside_ui.view import poll_cached
 
@@ -377,4 +377,4 @@ def cost_view(transcript: Transcript) -> None:
         figure.update_layout(xaxis_title="Turn", yaxis_title="seconds", legend={"orientation": "h", "y": -0.3},
                              margin={"t": 20}, height=300)
         st.plotly_chart(figure, key=Live.COSTS_CHART)
-        st.dataframe(pd.DataFrame(table).rename(columns=costs.COLUMNS), hide_index=True)
+        st.dataframe(pd.DataFrame(table).rename(columns=costs.COLUMNS), hide_index=True, placeholder=MISSING)

@@ -13,7 +13,7 @@ import streamlit as st
 from clearside.agents import AGENT_NAMES
 from clearside.checks.summary import AgentSummary, agent_in_words, outcome, per_agent
 from clearside.schema import Document, Quality
-from clearside_ui.format import bullets, esc, plural
+from clearside_ui.format import MISSING, bullets, esc, plural
 
 
 def _agent(name: str) -> str:
@@ -50,12 +50,13 @@ def quality_view(document: Document) -> None:
             st.caption("The embedding (semantic) checks did not run: only the lexical checks did.")
         if agents:
             st.markdown(bullets(f"{_agent(a.agent)}: {agent_in_words(a)}" for a in agents))
-            st.dataframe([_row(a, quality.agents[a.agent].attempts) for a in agents], hide_index=True)
+            st.dataframe([_row(a, quality.agents[a.agent].attempts) for a in agents], hide_index=True,
+                         placeholder=MISSING)
         rows = [{"Agent": _agent(a.agent), "Outcome": outcome(item), "Check": item.check, "Where": item.path,
                  "Text": item.text or "", "Message": item.message}
                 for a in agents for item in a.items]
         if rows:
-            st.dataframe(rows, hide_index=True)
+            st.dataframe(rows, hide_index=True, placeholder=MISSING)
         if quality.inferred:
             st.caption("Context the model inferred (not given with the question): "
                        + ", ".join(esc(value) for value in quality.inferred))

@@ -13,7 +13,7 @@ from clearside.errors import ClearSideError
 from clearside.quality.references import Reference
 from clearside.schema import Document
 from clearside_ui import jobs, view
-from clearside_ui.format import SIDES, bullets, esc
+from clearside_ui.format import MISSING, SIDES, bullets, esc
 from clearside_ui.regression_view import headline_table, table_height
 from clearside_ui.state import Regression
 from clearside_ui.view import context_parts
@@ -199,7 +199,8 @@ def detail_view(row: dict[str, Any]) -> None:
     headline = row.get("metrics") or {}
     if headline:
         table = headline_table(headline)
-        st.dataframe(table, hide_index=True, key=Regression.headline(row["id"]), height=table_height(len(table)))
+        st.dataframe(table, hide_index=True,
+                     placeholder=MISSING, key=Regression.headline(row["id"]), height=table_height(len(table)))
     detail = data.get("detail")
     if not detail:
         st.caption("No metrics detail was saved for this run.")

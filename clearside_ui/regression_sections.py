@@ -20,7 +20,8 @@ from clearside_ui import jobs, page_path, settings, value_view
 from clearside_ui import regression_actions as ra
 from clearside_ui import regression_run_view as run_view
 from clearside_ui import regression_view as rv
-from clearside_ui.format import esc, when
+from clearside_ui.format import MISSING, esc, when
+from clearside_ui.inputs import current_label
 from clearside_ui.state import Regression
 from clearside_ui.view import POLL_SECONDS, follow, poll_changed
 
@@ -143,7 +144,8 @@ def deltas(batch, base) -> None:
                                              for c in failures))
     else:
         st.success(f"**PASS** — {ra.finished(batch)} finished run(s), no metric fails.")
-    st.dataframe(rv.highlight(rv.deltas_table(checks)), hide_index=True, key=Regression.DELTAS, width="stretch",
+    st.dataframe(rv.highlight(rv.deltas_table(checks)), hide_index=True,
+                 placeholder=MISSING, key=Regression.DELTAS, width="stretch",
                  height=rv.table_height(len(checks)), column_config={
                      "Reasons": st.column_config.TextColumn(width="large"),
                      "Status": st.column_config.TextColumn(help="fail: misses a gate or is worse than the baseline "
@@ -159,10 +161,11 @@ def costs(batch, base) -> None:
     with st.expander("Time and tokens", icon=":material/timer:"):
         st.caption("Means per run: wall time from start to finish, model time over every call, the mean wait for a "
                    "call's first token (where the backend reports it), tokens generated. Reported, never gated.")
-        st.dataframe(summary, hide_index=True, key=Regression.COSTS, width="stretch")
+        st.dataframe(summary, hide_index=True, placeholder=MISSING, key=Regression.COSTS, width="stretch")
         if st.toggle("Chart of wall time per run", key=Regression.COSTS_SHOW_CHART):
             st.plotly_chart(rv.cost_figure(shown), key=Regression.COSTS_CHART, width="stretch")
-        st.dataframe(rv.cost_rows(batch), hide_index=True, key=Regression.COSTS_RUNS, width="stretch")
+        st.dataframe(rv.cost_rows(batch), hide_index=True,
+                     placeholder=MISSING, key=Regression.COSTS_RUNS, width="stretch")
 
 
 def trends(batches, baseline_id: str | None, selected: str) -> None:
@@ -185,6 +188,7 @@ def drill_down(batch) -> None:
     if st.session_state.get(Regression.RUN) not in runs:
         st.session_state[Regression.RUN] = next(iter(runs))
     labels = {run_id: ra.run_label(row) for run_id, row in runs.items()}
+    current_label(Regression.RUN)  # its status moves while it runs
     st.selectbox("Run", list(labels), key=Regression.RUN, format_func=labels.get)
     row = runs[st.session_state[Regression.RUN]]
     status = ra.run_status(row)
@@ -244,7 +248,8 @@ def compare_two(batches, baseline_id: str | None) -> None:
     else:
         st.success("**NO REGRESSION** — no metric is significantly worse than A by more than its tolerance.")
     table = rv.paired_table(report)
-    st.dataframe(rv.paired_highlight(table), hide_index=True, key=Regression.PAIRED, width="stretch",
+    st.dataframe(rv.paired_highlight(table), hide_index=True,
+                 placeholder=MISSING, key=Regression.PAIRED, width="stretch",
                  height=rv.table_height(len(table)))
     if st.toggle("Chart of the differences", key=Regression.PAIRED_SHOW_CHART):
         st.plotly_chart(rv.paired_figure(report), key=Regression.PAIRED_CHART, width="stretch")
@@ -264,7 +269,7 @@ def compare_two(batches, baseline_id: str | None) -> None:
             run = flip[side]
             column.markdown(f"{side.upper()}: " + ("passes" if run["passed"] else
                                                    "fails — " + esc("; ".join(run["failures"]))))
-        st.dataframe(rv.flip_table(flip), hide_index=True, key=Regression.flip(n), width="stretch")
+        st.dataframe(rv.flip_table(flip), hide_index=True, placeholder=MISSING, key=Regression.flip(n), width="stretch")
 
 
 def bless_history(suite: str) -> None:
@@ -273,7 +278,7 @@ def bless_history(suite: str) -> None:
     if not rows:
         st.caption(f"No batch of the {suite} suite has been blessed yet.")
         return
-    st.dataframe(rv.history_table(rows), hide_index=True, key=Regression.HISTORY, width="stretch",
+    st.dataframe(rv.history_table(rows), hide_index=True, placeholder=MISSING, key=Regression.HISTORY, width="stretch",
                  column_config={"Note": st.column_config.TextColumn(width="large"),
                                 "Warnings": st.column_config.TextColumn(width="large")})
 
@@ -308,10 +313,12 @@ def page() -> None:
     base = quality_batch.baseline(store, suite)
     baseline_id = base.id if base else None
     batch = ra.picked(batches)
-    st.dataframe(rv.batches_table(batches, baseline_id), hide_index=True, key=Regression.BATCHES, width="stretch",
+    st.dataframe(rv.batches_table(batches, baseline_id), hide_index=True,
+                 placeholder=MISSING, key=Regression.BATCHES, width="stretch",
                  column_config={"Link": st.column_config.LinkColumn(
                      "Share link", display_text="Open ↗", help="A link to this batch on this page.")})
     labels = {b.id: ra.label(b, baseline_id) for b in reversed(batches)}
+    current_label(Regression.BATCH)  # its count of finished runs moves while it runs
     st.selectbox("Batch", list(labels), key=Regression.BATCH, format_func=labels.get, on_change=ra.batch_changed)
     messages()
     settings.demo_model_notice({"provider": batch.provider, "model": batch.model})  # the batch's model's debates

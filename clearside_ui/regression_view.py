@@ -21,7 +21,7 @@ from clearside.quality.batch import Batch
 from clearside.quality.job import RegressionJob
 from clearside_ui import compare_view as cv
 from clearside_ui import jobs
-from clearside_ui.format import esc, short_spec, when
+from clearside_ui.format import MISSING, esc, short_spec, when
 from clearside_ui.regression_actions import finished, run_status, runs_of, state, total
 from clearside_ui.state import Regression
 
@@ -80,7 +80,7 @@ def progress_view(job: RegressionJob) -> None:
     for label, agents in running.items():
         st.caption(f"{esc(label)}: {cv.agents_line(agents)}")
     if rows := job.finished:
-        st.dataframe(finished_table(rows), hide_index=True, key=Regression.finished(job.id))
+        st.dataframe(finished_table(rows), hide_index=True, placeholder=MISSING, key=Regression.finished(job.id))
 
 
 def verdict_view(report: dict[str, Any]) -> None:
@@ -110,7 +110,7 @@ def result_view(job: RegressionJob) -> None:
         verdict_view(report)
         share_buttons(report, f"batch-{report['batch'][:8]}", key=Regression.share(job.id))
     if rows := job.finished:
-        st.dataframe(finished_table(rows), hide_index=True, key=Regression.result(job.id))
+        st.dataframe(finished_table(rows), hide_index=True, placeholder=MISSING, key=Regression.result(job.id))
 
 
 def share_buttons(report: dict[str, Any], stem: str, *, key: str) -> None:
@@ -159,7 +159,7 @@ def deltas_table(checks: list[dict[str, Any]]) -> pd.DataFrame:
 def highlight(table: pd.DataFrame):
     """The table with failing rows tinted and numbers in short form."""
     return table.style.apply(lambda row: [FAIL_STYLE if row["Status"] == "fail" else ""] * len(row), axis=1).format(
-        "{:g}", subset=NUMBERS)
+        "{:g}", subset=NUMBERS, na_rep=MISSING).format(na_rep=MISSING, subset=[c for c in table if c not in NUMBERS])
 
 
 def table_height(rows: int) -> int:
@@ -277,7 +277,8 @@ def paired_table(report: dict[str, Any]) -> pd.DataFrame:
 
 def paired_highlight(table: pd.DataFrame):
     """The table with regressions shaded."""
-    return table.style.apply(lambda row: [FAIL_STYLE if row["Verdict"] == "regression" else ""] * len(row), axis=1)
+    return table.style.apply(lambda row: [FAIL_STYLE if row["Verdict"] == "regression" else ""] * len(row),
+                             axis=1).format(na_rep=MISSING)
 
 
 def too_few_notes(report: dict[str, Any]) -> list[str]:

@@ -14,7 +14,7 @@ from clearside.sources.ingest import MAX_FILES
 from clearside.store.studies import ARMS
 from clearside_ui import page_path
 from clearside_ui import study_actions as actions
-from clearside_ui.format import esc
+from clearside_ui.format import MISSING, esc
 
 PAGE = "app_pages/study.py"
 COMPARISONS = {"after-before": "After reading, minus before", "retest-before": "At the re-test, minus before"}
@@ -62,7 +62,7 @@ def studies() -> None:
 def _status_table(found: dict) -> None:
     rows = [{"Question": item["question"], "Arm": study.ARM_LABELS[item["arm"]], "Status": item["status"]}
             for item in found["items"]]
-    st.dataframe(rows, hide_index=True, key=actions.table_key("status"))
+    st.dataframe(rows, hide_index=True, placeholder=MISSING, key=actions.table_key("status"))
 
 
 def generation(study_id: str) -> None:
@@ -133,13 +133,14 @@ def results(study_id: str) -> None:
         st.dataframe([{"Arm": data["label"], "Measure": row["label"], "Mean gain": row["mean"],
                        "95 % interval": _interval(row), "n": row["n"]}
                       for data in found["arms"].values() for row in data["gains"][name].values()],
-                     hide_index=True, key=actions.table_key(f"gains_{name}"))
+                     hide_index=True, placeholder=MISSING, key=actions.table_key(f"gains_{name}"))
     st.markdown("##### Between arms")
     st.dataframe([{"Comparison": f"{study.ARM_LABELS[d['b']]} minus {study.ARM_LABELS[d['a']]}",
                    "When": COMPARISONS[d["comparison"]], "Measure": d["label"], "Difference": d["diff"],
                    "95 % interval": _interval(d), "n": f"{d['n_a']} and {d['n_b']}", "d": d["d"],
                    "Per arm to detect this d": d["per_arm_needed"]}
-                  for d in found["differences"]], hide_index=True, key=actions.table_key("differences"))
+                  for d in found["differences"]], hide_index=True,
+                 placeholder=MISSING, key=actions.table_key("differences"))
     st.caption("Counts of the reasons participants wrote that match the question's arguments (an approximate match), "
                "self-reported, from small groups: read docs/quality/study.md before drawing conclusions.")
     st.download_button("Download CSV", actions.csv_text(study_id), file_name=f"clearside-study-{study_id}.csv",

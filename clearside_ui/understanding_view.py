@@ -11,7 +11,7 @@ from clearside.errors import ClearSideError
 from clearside.quality.understanding import LEANS, MAX_REASON, MAX_REASONS
 from clearside_ui import page_path
 from clearside_ui import understanding_actions as actions
-from clearside_ui.format import esc
+from clearside_ui.format import MISSING, esc
 
 PAGE = "app_pages/understanding.py"
 TITLES = {"before": "Before you read: what do you know already?", "after": "After reading: what do you know now?",
@@ -119,7 +119,8 @@ def gains() -> None:
     for name, table in result["comparisons"].items():
         st.markdown(f"##### {COMPARISON_LABELS[name]}")
         st.dataframe([{"Measure": row["label"], "Mean gain": row["mean"], "95 % interval": _interval(row),
-                       "n": row["n"]} for row in table.values()], hide_index=True, key=actions.table_key(name))
+                       "n": row["n"]} for row in table.values()], hide_index=True,
+                     placeholder=MISSING, key=actions.table_key(name))
     st.download_button("Download CSV", actions.csv_text(), file_name="clearside-understanding.csv", mime="text/csv",
                        key=actions.CSV, on_click="ignore", disabled=not result["answers"])
 

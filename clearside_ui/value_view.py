@@ -16,7 +16,7 @@ from clearside.quality.batch import Batch
 from clearside_ui import jobs
 from clearside_ui import regression_actions as ra
 from clearside_ui import regression_view as rv
-from clearside_ui.format import esc
+from clearside_ui.format import MISSING, esc
 from clearside_ui.state import Regression
 
 KEY = Regression.VALUE
@@ -72,4 +72,5 @@ def figures(report: dict) -> None:
                    f"{esc(', '.join(report['regressions']))}.")
     table = rv.paired_table(report).rename(columns={"Mean A": "Single pass", "Mean B": "Debate",
                                                     "B − A": "Debate − single pass"})
-    st.dataframe(table, hide_index=True, key=f"{KEY}_table", width="stretch", height=rv.table_height(len(table)))
+    st.dataframe(table, hide_index=True,
+                 placeholder=MISSING, key=f"{KEY}_table", width="stretch", height=rv.table_height(len(table)))

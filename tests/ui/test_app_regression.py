@@ -144,6 +144,10 @@ def test_a_batch_of_one_run_shows_its_agents_while_its_debate_runs(store):
         gate.set()
     app_kit.settle(at, job_done, timeout=90)
     assert "flagship #1:" not in plain(at), "a finished run leaves the list of running ones"
+    # the picker tells the browser the label it shows now: the browser keeps the label a choice was made under
+    pick = at.selectbox(key="rg_batch")
+    assert pick.proto.set_value and "· 1/1 runs ·" in pick.proto.raw_value, pick.proto
+    assert all(frame.proto.placeholder == "—" for frame in at.dataframe), "a missing value is —, never None"
 
 
 def test_cancel_keeps_the_finished_runs_and_says_how_many_were_cancelled(store):
