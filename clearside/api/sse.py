@@ -8,7 +8,7 @@ The stream (``text/event-stream``) sends, in order:
   row it came from: a client that reconnects with ``Last-Event-ID`` (browsers do) gets only what it has not seen;
 - ``event: status`` whenever the job's status changes (``{"status": "running"}``...);
 - ``event: end`` once the job has finished: the debate's (or job's) final state, the same body its GET answers;
-  then the stream closes.
+  then the stream closes (``event: error`` instead, with the error's body, when the debate was deleted meanwhile).
 
 A comment line (``: keep-alive``) every :data:`KEEP_ALIVE` seconds keeps proxies from closing a quiet stream. A
 client that goes away stops only its stream: the work is the runtime's and goes on (nothing here runs it).
@@ -26,7 +26,9 @@ from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from .. import runtime
+from ..errors import ClearSideError
 from ..runtime import progress
+from .errors import body
 
 POLL_SECONDS = 0.3
 KEEP_ALIVE = 15.0
@@ -79,7 +81,11 @@ async def follow(job_id: str | None, url: str, end: Callable[[], Any], *, after:
             quiet = time.monotonic()
             yield b": keep-alive\n\n"
         await asyncio.sleep(POLL_SECONDS)
-    final = await run_in_threadpool(end)
+    try:
+        final = await run_in_threadpool(end)
+    except ClearSideError as exc:  # the debate was deleted while it was followed
+        yield event("error", body(exc)["error"])
+        return
     yield event("end", final.model_dump(mode="json") if hasattr(final, "model_dump") else final)
 
 

@@ -52,6 +52,8 @@ def state_of(store: Store, record: Record) -> DebateState:
     error = data.get("error", "") if status not in ("queued", "running") else ""
     if job is not None and job.status in ("cancelled", "failed") and record.status in ("queued", "running"):
         status, error = job.status, job.error or error
+    if job is not None and status == "failed" and (job.result or {}).get("message"):
+        error = job.result["message"]  # the command line's words (the store keeps the dashboard's)
     sections = [name for name in SECTIONS if name in store.sections(record.id)] if record.kind == "static" else []
     missing = store.partial([record.id]).get(record.id) if status not in ("queued", "running") else None
     turns = len(live_rows(store, record.id)["turns"]) if record.kind == "live" else None

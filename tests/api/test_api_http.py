@@ -8,6 +8,7 @@ processes on one PostgreSQL, one of them running no jobs. One server per databas
 from __future__ import annotations
 
 import json
+import threading
 
 import api_kit
 import pg_kit
@@ -273,3 +274,20 @@ def test_a_second_api_process_running_no_jobs_shares_the_store(api, model):
         assert "running no jobs here" in front.said()
     finally:
         api_kit.stop(front)
+
+
+def test_a_debate_deleted_while_followed_stops_and_its_stream_says_so(api):
+    token = api.token("deletes")
+    made = api.request("POST", "/v1/debates", {"question": QUESTION}, token=token).json()
+    seen: list[dict[str, str]] = []
+    reader = threading.Thread(target=lambda: seen.extend(api.events(made["links"]["events"], token)))
+    reader.start()
+    api.wait(made["links"]["self"], token, until=lambda s: s["sections"] or s["status"] not in ("queued",))
+    assert api.request("DELETE", made["links"]["self"], token=token).status == 204
+    reader.join(timeout=60)
+    assert not reader.is_alive() and seen
+    last = json.loads(seen[-1]["data"])
+    assert (seen[-1]["event"], last.get("type")) == ("error", "NotFound") or \
+        (seen[-1]["event"] == "end" and last["status"] in ("cancelled", "paused", "done")), seen[-1]
+    assert not api.store.exists(made["id"])
+    assert api.request("GET", made["links"]["self"], token=token).status == 404
