@@ -255,6 +255,9 @@ def test_no_button_is_cut_off_on_a_narrow_screen(server, browser, width):
         narrow.goto(f"{server}/{path}")
         playwright.expect(narrow.get_by_text(shown).first).to_be_visible(timeout=30_000)
         settled(narrow)
+        if path.startswith("?debate="):  # another browser's debate: said read-only where the page lands, on top
+            playwright.expect(narrow.get_by_text("Read-only: this debate was made in another browser",
+                                                 exact=False)).to_be_in_viewport()
         if found := browser_kit.cut_off_buttons(narrow):
             cut[path.split("=")[0]] = found
     narrow.close()
