@@ -44,8 +44,9 @@ from .base import LEXICAL_ONLY, Embeddings, Finding, Outcome, capped, repair, va
 # 1.4.1: a passive that stops before its agent ("... will be influenced by.") is a cut; 1.4.2: a decision hinge
 # that asks nothing specific ("What are your thoughts?") is a generic_question; 1.4.3: a moderator's topic or root
 # cause that opens with a recommendation ("Government should cap rents") is kept as the open question it names
-# ("Whether government should cap rents"), not sent back
-CHECKS_VERSION = "1.4.3"
+# ("Whether government should cap rents"), not sent back; 1.4.4: an assumption or uncertainty with nothing in common
+# with the question (a similarity under 0) is off_topic however close it is to an argument's wording
+CHECKS_VERSION = "1.4.4"
 M = TypeVar("M", bound=BaseModel)
 Check = Callable[[dict[str, Any]], list[Finding]]
 

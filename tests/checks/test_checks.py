@@ -379,6 +379,45 @@ def test_a_repeated_conflict_pair_is_flagged():
     assert found(moderator_findings(data)) == [("duplicate_conflict", ("assumption_conflicts", 1))]
 
 
+# the embedded model's sides in the reader bench (checks 1.4.2), word for word: assumptions and uncertainties that
+# echo an argument's vague wording but say nothing about the question
+MOBILE = "Should our mobile team replace its two native apps with one cross-platform codebase?"
+MOBILE_CON = {"arguments": [
+    {"category": "ethical", "claim": "Your case is not just about the proposition.", "explanation": "Should our "
+     "mobile team replace its two native apps with one cross-platform code base? (1) by any means, including "
+     "technological innovation.", "evidence_type": "fact", "confidence": "low"},
+    {"category": "political", "claim": "This isn't a matter of opinion, it's business.", "explanation": "Your case is "
+     "not just about the proposition. Your team should replace their two native apps with one cross-platform "
+     "codebase.", "evidence_type": "fact", "confidence": "low"}],
+    "assumptions": ["A second opinion from experts in ethics can provide the most reliable evidence to make such an "
+                    "arguments.", "This argument requires ethical consideration, and moral dilemmas are complex.",
+                    "Our developers know the cross-platform framework well enough to ship both apps from one "
+                    "codebase."],
+    "uncertainties": ["One key point you cannot ignore."]}
+NURSE = "Should I go back to university at 35 to retrain as a nurse?"
+NURSE_PRO = {"arguments": [
+    {"category": "ethical", "claim": "Ethical concerns about retraining as a nurse cannot be ignored.", "explanation":
+     "The moral implications of returning to university at age 35 are complex and multifaceted. As a medical "
+     "student.", "evidence_type": "fact", "confidence": "low"}],
+    "assumptions": ["Nursing programmes admit students in their thirties."],
+    "uncertainties": ["There is no such thing as morality or ethics, it exists only in human behavior."]}
+
+
+@pytest.mark.parametrize(("question", "side", "off"), [
+    (MOBILE, MOBILE_CON, [("uncertainties", 0)]),
+    (NURSE, NURSE_PRO, [("uncertainties", 0)]),
+])
+def test_an_assumption_or_uncertainty_with_nothing_in_common_with_the_question_is_off_topic(question, side, off):
+    findings = side_checks.check(copy.deepcopy(side), question=question, raw_input=question, embeddings=EMB)
+    assert [f.path for f in findings if f.check == "off_topic" and f.path[0] != "arguments"] == off
+
+
+def test_an_indirect_assumption_a_person_wrote_stays_though_it_shares_little_with_a_terse_question():
+    data = side_reply("pro")  # "Pro uncertainty B: team adaptation time varies": 0.010 to the question
+    assert "off_topic" not in {f.check for f in side_checks.check(data, question=QUESTION, raw_input=QUESTION,
+                                                                  embeddings=EMB)}
+
+
 @pytest.mark.parametrize("document", ["contract example", "flagship reference"])
 def test_reference_documents_pass_every_check(document):
     doc = fixture_dict() if document == "contract example" else flagship().document
