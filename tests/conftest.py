@@ -15,6 +15,19 @@ for _folder in (_TESTS, *sorted(p for p in _TESTS.iterdir() if p.is_dir() and an
 
 import pytest  # noqa: E402
 
+# The files whose tests take the longest (a minute or two each: dashboards killed and restarted, replicas, workers
+# killed mid-batch), measured with --durations on a quiet 2-core machine. Under pytest-xdist a worker takes the tests
+# in collection order, and tests/ui/ is collected last: those would start in the run's last minutes and stretch it
+# while the other workers sit idle. They are collected first instead; every other test keeps its order.
+SLOW_FIRST = ("tests/ui/test_browser_recovery.py", "tests/ui/test_browser_replicas.py", "tests/ui/test_browser_study.py",
+              "tests/quality/test_runtime_batch.py", "tests/runtime/test_runtime_workers.py",
+              "tests/perspectives/test_runtime_perspectives.py", "tests/store/test_db_faults.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {path: n for n, path in enumerate(SLOW_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))  # stable: the rest keep order
+
 
 @pytest.fixture(scope="session")
 def postgres_admin():
