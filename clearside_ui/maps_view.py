@@ -16,8 +16,13 @@ from clearside.store.maps import MapRow
 from clearside_ui import jobs
 from clearside_ui.format import esc
 
+PREFIX = "maps_"
 CHOSEN = "maps_chosen"
 CONFIRM = "maps_confirm_delete"
+
+
+def key(name: str) -> str:
+    return f"{PREFIX}{name}"
 
 
 def show(row: MapRow, where: str = "library") -> None:
@@ -31,10 +36,10 @@ def show(row: MapRow, where: str = "library") -> None:
     st.markdown(outline(shown))
     with st.container(horizontal=True):
         st.download_button("Outline (text)", shown.text(), file_name=f"map-{row.id[:8]}.txt", mime="text/plain",
-                           key=f"maps_{where}_text_{row.id}", on_click="ignore")
+                           key=key(f"{where}_text_{row.id}"), on_click="ignore")
         st.download_button("AIF (JSON)", json.dumps(row.data, indent=2, ensure_ascii=False),
                            file_name=f"map-{row.id[:8]}.json", mime="application/json",
-                           key=f"maps_{where}_aif_{row.id}", on_click="ignore")
+                           key=key(f"{where}_aif_{row.id}"), on_click="ignore")
 
 
 def outline(shown: ForeignMap) -> str:
@@ -60,13 +65,13 @@ def section() -> None:
 
 def _delete(row: MapRow) -> None:
     if st.session_state.get(CONFIRM) != row.id:
-        st.button("Delete this map", key=f"maps_delete_{row.id}", icon=":material/delete:",
+        st.button("Delete this map", key=key(f"delete_{row.id}"), icon=":material/delete:",
                   on_click=st.session_state.__setitem__, args=(CONFIRM, row.id))
         return
     st.warning(esc(f"Delete the map “{row.title[:80]}”? This cannot be undone."))
     with st.container(horizontal=True):
-        st.button("Yes, delete it", key=f"maps_yes_{row.id}", type="primary", on_click=_deleted, args=(row.id,))
-        st.button("Keep it", key=f"maps_keep_{row.id}", on_click=st.session_state.pop, args=(CONFIRM, None))
+        st.button("Yes, delete it", key=key(f"yes_{row.id}"), type="primary", on_click=_deleted, args=(row.id,))
+        st.button("Keep it", key=key(f"keep_{row.id}"), on_click=st.session_state.pop, args=(CONFIRM, None))
 
 
 def _deleted(map_id: str) -> None:

@@ -19,9 +19,10 @@ import pytest  # noqa: E402
 # killed mid-batch), measured with --durations on a quiet 2-core machine. Under pytest-xdist a worker takes the tests
 # in collection order, and tests/ui/ is collected last: those would start in the run's last minutes and stretch it
 # while the other workers sit idle. They are collected first instead; every other test keeps its order.
-SLOW_FIRST = ("tests/ui/test_browser_recovery.py", "tests/ui/test_browser_replicas.py", "tests/ui/test_browser_study.py",
-              "tests/quality/test_runtime_batch.py", "tests/runtime/test_runtime_workers.py",
-              "tests/perspectives/test_runtime_perspectives.py", "tests/store/test_db_faults.py")
+SLOW_FIRST = ("tests/ui/test_browser_recovery.py", "tests/ui/test_browser_replicas.py",
+              "tests/ui/test_browser_study.py", "tests/quality/test_runtime_batch.py",
+              "tests/runtime/test_runtime_workers.py", "tests/perspectives/test_runtime_perspectives.py",
+              "tests/store/test_db_faults.py")
 
 
 def pytest_collection_modifyitems(config, items):
