@@ -99,10 +99,11 @@ def table(items: list[Summary], versions: dict[str, int] | None = None,
     versions, sources = versions or {}, sources or {}
     shown, attached = any(versions.get(i.id) for i in items), any(sources.get(i.id) for i in items)
     status, gone = statuses(items), partial(items)
-    return [{"Title": i.title, "Kind": i.kind, "Status": labelled(status[i.id], gone.get(i.id)),
+    # the share link beside the title, where a wide screen shows it without scrolling the table sideways
+    return [{"Title": i.title, "Link": link(i), "Kind": i.kind, "Status": labelled(status[i.id], gone.get(i.id)),
              **({"Versions": remaps(versions.get(i.id, 0))} if shown else {}),
              **({"Sources": files(sources.get(i.id, 0))} if attached else {}), "Provider": i.provider,
-             "Model": i.model, "Created": when(i.created_at), "Link": link(i)} for i in items]
+             "Model": i.model, "Created": when(i.created_at)} for i in items]
 
 
 # -- queries -----------------------------------------------------------------------------------------------------
@@ -213,8 +214,11 @@ def clear_filters() -> None:
 
 
 def row_picked(ids: list[str]) -> None:
-    """A click on a row of the results table picks that debate for the actions below it."""
-    rows = (st.session_state.get(Library.TABLE) or {}).get("selection", {}).get("rows", [])
+    """A click on a row of the results table picks that debate for the actions below it: on its box (a row
+    selected) or on any of its cells, its title among them (a cell selected: the grid selects the cell clicked,
+    which alone would only highlight it)."""
+    selection = (st.session_state.get(Library.TABLE) or {}).get("selection", {})
+    rows = list(selection.get("rows", [])) + [cell[0] for cell in selection.get("cells", [])]
     if rows and 0 <= rows[0] < len(ids):
         st.session_state[Library.PICK] = ids[rows[0]]
         st.session_state.pop(Library.CONFIRM, None)

@@ -78,8 +78,9 @@ def results_table(page, versions: dict[str, int], sources: dict[str, int]) -> No
     st.dataframe(rows, hide_index=True, placeholder=MISSING, key=Library.TABLE, width="stretch", column_config={
         "Link": st.column_config.LinkColumn("Share link", display_text="Open ↗",
                                             help="A link to this debate: copy it to share it, or open it.")},
-        on_select=lambda: lib.row_picked([item.id for item in page.items]), selection_mode="single-row")
-    st.caption("Click a row to pick it for the actions below.")
+        on_select=lambda: lib.row_picked([item.id for item in page.items]),
+        selection_mode=["single-row", "single-cell"])
+    st.caption("Click a debate's title (or any cell of its row) to pick it for the actions below.")
     if page.total > lib.PAGE_SIZE:
         pages = (page.total - 1) // lib.PAGE_SIZE + 1
         # at their own width, spread across the row and wrapping on a narrow screen: never cut off

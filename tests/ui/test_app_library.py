@@ -85,7 +85,7 @@ def test_lists_newest_first_and_search_narrows_by_question_title_or_claims(store
     assert titles(at) == ["Should cities ban private cars?", "Tram plans", "Should we rewrite the billing service "
                           "in Rust?"]
     table = at.dataframe[0].value
-    assert list(table.columns) == ["Title", "Kind", "Status", "Provider", "Model", "Created", "Link"]
+    assert list(table.columns) == ["Title", "Link", "Kind", "Status", "Provider", "Model", "Created"]
     assert list(table["Link"]) == [f"timeline?debate={third}", f"./?debate={second}", f"./?debate={first}"]
     assert "3 saved debates match" in plain(at)
     for search, expected in (("rust billing", [first]), ("TRAM", [second]), ("tram line", [second]),
@@ -427,7 +427,7 @@ def test_a_debate_with_versions_shows_how_many_re_maps_it_has_counted_in_one_que
     monkeypatch.setattr(Store, "versions", lambda *a, **k: pytest.fail("the Library reads no version one by one"))
     at = library()
     table = at.dataframe[0].value
-    assert list(table.columns) == ["Title", "Kind", "Status", "Versions", "Provider", "Model", "Created", "Link"]
+    assert list(table.columns) == ["Title", "Link", "Kind", "Status", "Versions", "Provider", "Model", "Created"]
     assert dict(zip(ids(at), table["Versions"], strict=True)) == {remapped: "2 re-maps", plain_id: ""}
     assert counted == [[remapped, plain_id]], "one count for the whole page"
     [caption] = [c.value.replace("\\", "") for c in at.caption if "created" in c.value]  # escaped: re\-maps
@@ -439,3 +439,20 @@ def test_a_debate_with_versions_shows_how_many_re_maps_it_has_counted_in_one_que
     pick(at, plain_id)
     assert not [c.value for c in at.caption if "re-map" in c.value.replace("\\", "")]
     assert len(counted) == 2 and all(len(batch) == 2 for batch in counted), "still one count per run"
+
+
+@pytest.mark.parametrize(("selection", "picked"), [
+    ({"rows": [], "cells": [[1, "Title"]]}, "b" * 32),  # a click on the second debate's title (a cell)
+    ({"rows": [2], "cells": []}, "c" * 32),  # its box ticked
+    ({"rows": [], "cells": []}, None),  # a click that cleared the selection picks nothing
+    ({"rows": [], "cells": [[7, "Title"]]}, None),  # a row the page no longer has
+])
+def test_a_click_on_a_title_cell_or_a_rows_box_picks_that_debate(monkeypatch, selection, picked):
+    from clearside_ui import library_actions
+    from clearside_ui.state import Library
+
+    state = {Library.TABLE: {"selection": selection}, Library.CONFIRM: "a" * 32}
+    monkeypatch.setattr(library_actions.st, "session_state", state)
+    library_actions.row_picked(["a" * 32, "b" * 32, "c" * 32])
+    assert state.get(Library.PICK) == picked
+    assert (Library.CONFIRM in state) == (picked is None), "a new pick drops a pending delete's question"

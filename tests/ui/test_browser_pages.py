@@ -380,3 +380,30 @@ def test_an_uploaded_file_is_listed_as_attached_and_one_over_the_limit_is_refuse
     expect(box).to_have_value(QUESTION)
     browser_kit.ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(browser_kit.ARTIFACTS / "sources-refused-1440.png"), full_page=True)
+
+
+@pytest.mark.parametrize("width", [1440, 390])
+def test_a_click_on_a_debates_title_in_the_library_picks_that_debate(server, browser, width):
+    """The Library's table: a click on a row's title (a cell, not the row's small box) picks that debate for the
+    actions below it; a click on the first row's title picks the first again (which row is which is tested
+    without a browser, in test_app_library.py)."""
+    expect = playwright.expect
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    page.goto(f"{server}/library")
+    table = page.locator("[data-testid='stDataFrame']")
+    expect(table).to_be_visible(timeout=30_000)
+    page.wait_for_timeout(1500)  # the grid draws after its frame appears
+    picker = page.get_by_role("combobox", name="Debate")
+    first = picker.input_value()
+    assert first, "a debate is picked at first"
+    table.scroll_into_view_if_needed()  # on a phone the filters stack above it
+    page.wait_for_timeout(500)
+    box = table.bounding_box()
+    for row, expected in ((2, None), (1, first)):
+        page.mouse.click(box["x"] + 40, box["y"] + 35 * row + 17)  # the title cell of that row
+        if expected is None:
+            expect(picker).not_to_have_value(first, timeout=30_000)
+        else:
+            expect(picker).to_have_value(expected, timeout=30_000)
+        page.wait_for_timeout(500)
+    page.close()
