@@ -1,8 +1,8 @@
 """The openai and ollama providers against real local servers running the embedded GGUF.
 
-* openai: a real ``python -m llama_cpp.server`` subprocess on 127.0.0.1 (one full debate, a challenge, live and
-  perspectives calls, and the ``value`` command, a debate beside the single-pass control, run through the CLI
-  (``compare`` over this path: the same scored runs); ``regress`` over this wire runs on the paced
+* openai: a real ``python -m llama_cpp.server`` subprocess on 127.0.0.1 (the ``value`` command, a debate beside
+  the single-pass control, run through the CLI, whose debate the wire tests read (``compare`` over this path: the
+  same scored runs); a challenge, live and perspectives calls); ``regress`` over this wire runs on the paced
   server in tests/quality/test_regress_server.py), and llama.cpp's own
   ``llama-server`` where bench/llama_server.py has built it (its prefix cache, as the provider reads it).
 * ollama: ``tests/ollama_wire.py``, Ollama's HTTP wire format translated onto the real
@@ -92,20 +92,63 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory):
 
 
 @pytest.fixture(scope="module")
-def openai_debate(llama_server: str):
-    """One full debate through the openai provider; yields (document, events, base URL, usage per agent).
+def value_run(llama_server: str, tmp_path_factory: pytest.TempPathFactory):
+    """``value`` against the server, once for the module, through the command line in this process: the flagship
+    proposition as a debate and as the single-pass control (one call writes the whole document), both saved and
+    paired. Yields (the report, the store's URL, the agents' events of both runs as their engines streamed them).
 
-    What these tests check is the OpenAI-compatible wire path (requests, streaming, the json_object fallback,
-    schema validity); SmolLM2-135M behind a server without a grammar rarely passes every substance check, so
-    they are off here. The checks run on the real model in tests/test_e2e_embedded.py and bench/quality.py."""
+    What the tests on it check is the OpenAI-compatible wire path (requests, streaming, the json_object fallback,
+    schema validity) and the command's pairing; SmolLM2-135M behind a server without a grammar rarely passes every
+    substance check, so they are off (the command has no switch for them: its engines are built with them off).
+    Measured: ``compare --retries 1`` over this server with them on ended with both debates failed after 133 s (the
+    pro agent's "starts with a list number", the moderator's "a field name, not content") and exit 3. The checks run
+    on the real model in tests/static/test_e2e_embedded.py (``test_flagship_regression_on_the_embedded_model``
+    among them). One debate serves every test here: a second one on this server cost a minute of the suite."""
+    import contextlib
+    import io
+
+    from clearside.cli import main
     from clearside.providers.openai_compat import OpenAIProvider
+    from clearside.quality import scored
 
     OpenAIProvider._json_object_urls.discard(llama_server)  # the fallback must be learned in this run
     events: list[Event] = []
-    engine = Engine(OpenAIProvider("", base_url=llama_server), retries=2, on_event=events.append, substance=False)
-    run = DebateRun.from_input(QUESTION)
-    document = engine.run(run)
-    return document, events, llama_server, run.usage
+
+    def engine(*args: Any, on_event: Any = None, **kwargs: Any) -> Engine:
+        def both(event: Event) -> None:
+            events.append(event)
+            if on_event is not None:
+                on_event(event)
+        return Engine(*args, substance=False, on_event=both, **kwargs)
+
+    url = f"sqlite:///{tmp_path_factory.mktemp('value') / 'store.db'}"
+    out = io.StringIO()
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(scored, "Engine", engine)
+        patched.setenv("OPENAI_BASE_URL", llama_server)
+        patched.setenv("DATABASE_URL", url)
+        with contextlib.redirect_stdout(out):
+            code = main(["value", "--suite", "flagship", "--runs", "1", "--provider", "openai:local", "--retries",
+                         "1", "--format", "json"])
+    assert code == 0, out.getvalue()
+    return json.loads(out.getvalue()), url, events
+
+
+@pytest.fixture(scope="module")
+def openai_debate(value_run, llama_server: str):
+    """The value run's debate (its control aside): (document, its events, base URL, usage per agent as saved)."""
+    from clearside.store import Store
+
+    report, url, events = value_run
+    store = Store(url)
+    try:
+        [row] = store.runs("flagship", batch=report["b"]["batch"])
+        record = store.get(row["debate_id"])
+    finally:
+        store.close()
+    assert record.status == "done", row
+    debate = [e for e in events if e.agent in ("pro", "con", "moderator", "orchestrator")]
+    return Document.model_validate(record.document), debate, llama_server, record.data["usage"]
 
 
 def test_openai_lists_models(llama_server: str) -> None:
@@ -130,17 +173,22 @@ def test_openai_full_debate_is_schema_valid(openai_debate) -> None:
 def test_openai_streams_deltas_that_make_the_reply(openai_debate) -> None:
     _, events, _, _ = openai_debate
     pro = [e for e in events if e.agent == "pro"]
+    pro = pro[max(i for i, e in enumerate(pro) if e.kind == "start"):]  # the debate's own (the control's came first)
     assert [e.kind for e in pro][0] == "start" and pro[-1].kind == "done"
     deltas = [e for e in pro if e.kind == "delta"]
     assert len(deltas) > 1 and "".join(e.text for e in deltas).strip()
-    # the deltas streamed after the last re-ask are exactly the reply that was validated
+    # the deltas streamed after the last re-ask (or the last part of the reply asked for alone) are exactly the
+    # reply that was validated: the whole side, unless a part of it was written again on its own
     last_attempt: list[str] = []
     for event in pro:
-        if event.kind == "retry":
+        if event.kind in ("retry", "part"):
             last_attempt = []
         elif event.kind == "delta":
             last_attempt.append(event.text)
-    assert wire_errors(parse_json("".join(last_attempt)), agents.SIDE_WIRE) == []
+    reply = parse_json("".join(last_attempt))
+    assert isinstance(reply, dict) and reply
+    if not any(event.kind == "part" for event in pro):
+        assert wire_errors(reply, agents.SIDE_WIRE) == []
     assert pro[-1].data["tokens"] > 0
 
 
@@ -148,7 +196,7 @@ def test_openai_llama_cpp_python_server_reports_no_cache(openai_debate) -> None:
     """llama-cpp-python's server streams no usage at all (asked for with stream_options or not), so no cached
     prompt tokens are recorded for it; the stream_options the provider sends are accepted."""
     _, _, _, usage = openai_debate
-    assert usage and all(u.calls > 0 and u.cached_prompt_tokens == 0 for u in usage.values())
+    assert usage and all(u["calls"] > 0 and u.get("cached_prompt_tokens", 0) == 0 for u in usage.values())
 
 
 def test_openai_challenge_on_the_real_server_is_schema_valid(openai_debate) -> None:
@@ -197,45 +245,29 @@ def test_openai_perspectives_clarifier_on_the_real_server(openai_debate, tmp_pat
     store.close()
 
 
-@pytest.fixture
-def no_substance_checks(monkeypatch):
-    """The engine value and compare build for each run (``clearside.scored.run_scored``), the substance checks off.
-    The command has no switch for them, and with them on SmolLM2-135M behind this grammar-less server fails them:
-    measured, ``compare --retries 1`` over it ended with both debates failed after 133 s (the pro agent's "starts
-    with a list number", the moderator's "a field name, not content") and exit 3. What the test checks is the wire
-    path through the command, as for ``openai_debate`` above; the checks run on the real model in
-    tests/static/test_e2e_embedded.py (``test_flagship_regression_on_the_embedded_model`` among them)."""
-    import functools
-
-    from clearside.quality import scored
-
-    monkeypatch.setattr(scored, "Engine", functools.partial(scored.Engine, substance=False))
-
-
-def test_openai_value_pairs_a_debate_with_the_single_pass_on_the_real_server(llama_server, no_substance_checks,
-                                                                              monkeypatch, capsys, store) -> None:
+def test_openai_value_pairs_a_debate_with_the_single_pass_on_the_real_server(value_run) -> None:
     """``value`` against an OpenAI-compatible llama.cpp server: the flagship proposition as a debate and as the
-    single-pass control (one call writes the whole document), both saved and paired, with the cost of each
-    (substance checks off: see ``no_substance_checks``)."""
-    from helpers import run_cli
+    single-pass control, both saved and paired, with the cost of each (substance checks off: see ``value_run``)."""
+    from clearside.store import Store
 
-    monkeypatch.setenv("OPENAI_BASE_URL", llama_server)
-    code, out, err = run_cli(capsys, "value", "--suite", "flagship", "--runs", "1", "--provider", "openai:local",
-                             "--retries", "1", "--format", "json")
-    assert code == 0, err
-    report = json.loads(out)
+    report, url, _ = value_run
     assert report["pairs"] == 1 and set(report["cost"]) == {"seconds", "completion_tokens"}
-    for arm, writers in (("a", {"orchestrator", "single"}), ("b", {"orchestrator", "pro", "con", "moderator"})):
-        [row] = store.runs("flagship", batch=report[arm]["batch"])
-        record = store.get(row["debate_id"])
-        assert record.status == "done" and jsonschema_errors(record.document) == [], row
-        document = Document.model_validate(record.document)
-        assert (document.meta.model_info.provider, document.meta.model_info.model) == ("openai", "local")
-        usage = record.data["usage"]  # prompt tokens: llama-cpp-python's server streams none (see above)
-        assert set(usage) == writers and all(u["calls"] >= 1 and u["completion_tokens"] > 0 for u in usage.values())
-        assert all(u["first_token_seconds"] > 0 for u in usage.values()), "the provider measures the wait"
-    assert store.runs("flagship", batch=report["a"]["batch"])[0]["data"]["versions"]["provider"]["strategy"] == \
-        "single", "the control is the single pass"
+    store = Store(url)
+    try:
+        for arm, writers in (("a", {"orchestrator", "single"}), ("b", {"orchestrator", "pro", "con", "moderator"})):
+            [row] = store.runs("flagship", batch=report[arm]["batch"])
+            record = store.get(row["debate_id"])
+            assert record.status == "done" and jsonschema_errors(record.document) == [], row
+            document = Document.model_validate(record.document)
+            assert (document.meta.model_info.provider, document.meta.model_info.model) == ("openai", "local")
+            usage = record.data["usage"]  # prompt tokens: llama-cpp-python's server streams none (see above)
+            assert set(usage) == writers and all(u["calls"] >= 1 and u["completion_tokens"] > 0
+                                                 for u in usage.values())
+            assert all(u["first_token_seconds"] > 0 for u in usage.values()), "the provider measures the wait"
+        assert store.runs("flagship", batch=report["a"]["batch"])[0]["data"]["versions"]["provider"][
+            "strategy"] == "single", "the control is the single pass"
+    finally:
+        store.close()
 
 
 def test_openai_a_call_past_the_timeout_and_an_unknown_path_name_the_fix(openai_debate) -> None:
