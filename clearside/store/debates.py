@@ -160,7 +160,9 @@ class Debates(Database):
         """Remove a debate and all its parts (sections, challenges, turns, interventions, versions, sources, the
         understanding check's answers), and the texts of its sources that no other debate holds."""
         with self.write() as session:
-            row = self.debate_row(session, debate_id)
+            # the debate row first, as every writer takes it before its parts: a writer replacing a section
+            # (debate row, then section) would otherwise deadlock with this delete (sections, then debate row)
+            row = self.debate_row(session, debate_id, lock=True)
             texts = held_texts(session, row.id)
             for table in (*PARTS, UnderstandingAnswer):  # also where FKs are not enforced; answers are never copied
                 session.execute(delete(table).where(table.debate_id == row.id))

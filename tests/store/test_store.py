@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import threading
+import time
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from clearside.static.run import DebateRun
 from clearside.store import LiveWriter, NewDebate, Store
 from clearside.store.db import current, head
 from clearside.store.debates import SEARCH_FTS, SEARCH_INDEX
-from clearside.store.tables import Base, Debate, LiveTurn
+from clearside.store.tables import Base, Debate, LiveTurn, Section
 
 STAMP = "2026-11-22T08:00:00.000Z"
 
@@ -206,6 +207,35 @@ def test_rename_delete_and_duplicate(store):
         store.get(debate_id)
     with pytest.raises(NotFound, match="not a debate id"):
         store.get("../../etc/passwd")
+
+
+def test_a_delete_while_a_writer_replaces_a_section_waits_for_it_and_neither_fails(store):
+    """A writer replacing a section holds the debate row, then the section (as ``save_section`` does); the delete
+    must queue behind it, not lock the sections first and deadlock (PostgreSQL then aborts one of the two)."""
+    if store.dialect != "postgresql":
+        pytest.skip("SQLite runs one writer at a time")
+    debate_id = start_static(store, _run(), provider="scripted", model="m")
+    store.save_section(debate_id, "pro", Side.model_validate(side_reply("first")).dump())
+    failed: list[BaseException] = []
+
+    def delete() -> None:
+        try:
+            store.delete(debate_id)
+        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+            failed.append(exc)
+
+    deleting = threading.Thread(target=delete)
+    with store.write() as session:
+        session.get(Debate, debate_id).title = "Renamed while saving"
+        session.flush()  # the debate row is held until this commits
+        deleting.start()
+        time.sleep(0.5)
+        assert deleting.is_alive(), "the delete waits for the writer"
+        session.get(Section, (debate_id, "pro")).body = Side.model_validate(side_reply("second")).dump()
+        session.flush()  # a delete holding the sections would make this a deadlock
+    deleting.join(10)
+    assert not deleting.is_alive() and failed == []
+    assert not store.exists(debate_id)
 
 
 def test_an_owner_token_is_kept_with_the_debate_and_a_copy_belongs_to_its_copier(store):
