@@ -83,6 +83,10 @@ def take_part(browser, link: str, before: str, after: str) -> tuple[str, str]:
     read = "sources" if page.get_by_text("S1 · notes.txt").count() else "debate"
     if read == "debate":
         expect(page.get_by_text("MODERATOR SYNTHESIS")).to_be_visible()
+    # the "after" boxes come last: until the rerun reaches them, the boxes on screen may still be the faded
+    # "before" ones, and what is typed there is lost with them
+    expect(page.get_by_text("After reading: what do you know now?")).to_be_visible(timeout=30_000)
+    expect(page.get_by_role("button", name="Save my answer")).to_be_visible(timeout=30_000)
     page.get_by_role("textbox", name="Reasons FOR you know").fill(after)
     page.get_by_role("textbox", name="Reasons AGAINST you know").fill(HOSTILE)
     page.get_by_role("button", name="Save my answer").click()
