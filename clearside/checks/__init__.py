@@ -45,8 +45,10 @@ from .base import LEXICAL_ONLY, Embeddings, Finding, Outcome, capped, repair, va
 # that asks nothing specific ("What are your thoughts?") is a generic_question; 1.4.3: a moderator's topic or root
 # cause that opens with a recommendation ("Government should cap rents") is kept as the open question it names
 # ("Whether government should cap rents"), not sent back; 1.4.4: an assumption or uncertainty with nothing in common
-# with the question (a similarity under 0) is off_topic however close it is to an argument's wording
-CHECKS_VERSION = "1.4.4"
+# with the question (a similarity under 0) is off_topic however close it is to an argument's wording; 1.4.5: a
+# sentence ending on "to" with no infinitive understood ("no other choice but to.") is a cut, and a string is
+# never ended at a clause whose own last sentence is under three words or wants its object ("This includes.")
+CHECKS_VERSION = "1.4.5"
 M = TypeVar("M", bound=BaseModel)
 Check = Callable[[dict[str, Any]], list[Finding]]
 

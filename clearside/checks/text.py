@@ -259,6 +259,23 @@ _SUBJECT_VERBS = _NEEDS_PHRASE | frozenset(["can't", "cannot", "won't", "wouldn'
                                             "aren't", "has", "have", "had", "do", "does", "did", "don't", "doesn't"])
 
 
+# "to" ends a sentence only as an infinitive left understood after a word that takes one ("we have to.", "they
+# were not able to."); "no other choice but to.", "not limited to.", "what makes sense to." are cut
+_TAKES_INFINITIVE = frozenset([
+    "want", "wants", "wanted", "need", "needs", "needed", "have", "has", "had", "ought", "able", "unable", "going",
+    "used", "supposed", "like", "likes", "liked", "try", "tries", "tried", "trying", "refuse", "refuses", "refused",
+    "agree", "agrees", "agreed", "choose", "chooses", "chose", "plan", "plans", "planned", "hope", "hopes", "hoped",
+    "expect", "expects", "expected", "meant", "allowed", "forced", "willing", "unwilling", "wish", "wishes",
+    "decide", "decides", "decided", "intend", "intends", "intended", "afford", "dare", "promise", "promised",
+    "asked", "told", "required", "obliged", "prepared", "ready", "free", "right", "wrong", "how"])
+# who acts in a wh-clause that a preposition may end: "what we aspire to", never "what makes sense to"
+_SUBJECTS = frozenset(["i", "we", "you", "they", "he", "she", "it", "people", "one", "everyone", "someone",
+                       "anyone", "nobody", "the", "a", "an", "our", "their", "your", "his", "her", "its", "this",
+                       "that", "these", "those", "many", "most", "some"])
+
+_SUBJECTS_ONLY = frozenset(["i", "we", "you", "they", "he", "she", "people"])  # "the standard we aspire to"
+
+
 def _stranded(text: str) -> bool:
     """The last clause of ``text`` is a wh-clause, whose preposition may end it ("what they were looking for",
     "the people who we work with"); a cut ("the costs associated with") has none."""
@@ -266,7 +283,10 @@ def _stranded(text: str) -> bool:
     wh = [i for i, word in enumerate(clause[:-2]) if word in _WH]
     # the wh-word is the object the preposition keeps only when a subject follows it: "which we rely on", never
     # "which can't just happen without some form of" (its subject: the preposition has nothing)
-    return bool(wh) and clause[wh[-1] + 1] not in _SUBJECT_VERBS
+    if not wh:
+        return False
+    after = clause[wh[-1] + 1]
+    return after in _SUBJECTS if clause[-1] == "to" else after not in _SUBJECT_VERBS
 
 
 @cache
@@ -291,6 +311,8 @@ def cut_problem(text: str) -> str | None:
         return "stops mid-phrase, at 'by'"  # a passive without its agent: "... will be influenced by."
     if tokens[-1] in _PREPOSITIONS and _stranded(stripped):
         return None  # "ask what they were looking for": the preposition ends a wh-clause by right
+    if tokens[-1] == "to" and not (_TAKES_INFINITIVE & set(tokens[-2:-1]) or _SUBJECTS_ONLY & set(tokens[-5:-1])):
+        return "stops mid-phrase, at 'to'"  # "... and they have no other choice but to."
     if tokens[-1] in _NEEDS_PHRASE and not _ELLIPSIS & set(tokens[-4:-1]):
         return f"stops mid-phrase, at {tokens[-1]!r}"  # "... people with money that they can", "... abroad may."
     if stripped.endswith(_STOPS):
@@ -331,8 +353,10 @@ def whole_part(text: str) -> str | None:
         head = text[: match.start()].rstrip(" ,;:-–—")
         sentence = head if head.endswith(_STOPS) else f"{head}."
         tokens = words(head)
+        last = words(re.split(r"(?<=[.!?])\s+", head)[-1])  # its own last sentence: "... This includes" is none
         if (len(tokens) < 4 or tokens[0] in _SUBORDINATE or not has_verb(tokens) or cut_problem(sentence)
-                or statement_problem(sentence, verb=True)):
+                or statement_problem(sentence, verb=True) or len(last) < 3
+                or not head.endswith(_STOPS) and last[-1] in _OPEN_ENDINGS):
             continue
         return sentence
     return None

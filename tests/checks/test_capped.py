@@ -131,3 +131,27 @@ def test_a_passive_that_stops_before_its_agent_is_a_cut_and_ends_at_its_last_who
     found = checks.base.garbage(("executive_summary", 1), "executive_summary item 2", item)
     assert (found.check, found.repair, found.replacement) == (
         "cut_sentence", "replace", "This decision has far-reaching implications for the future of urban planning.")
+
+
+def test_a_sentence_ending_on_to_with_no_infinitive_understood_is_a_cut_and_ends_at_its_last_whole_sentence():
+    """Three items bench/reader.py's debates shipped whole under checks 1.4.4 ("... no other choice but to.");
+    "to" still ends a sentence where an infinitive is understood ("we have to.") or a clause keeps it ("the
+    standard we aspire to.")."""
+    shipped = {
+        "It goes far and it's not just about making decisions based on what makes sense to.":
+        "It goes far and it's not just about making decisions based on what makes sense.",
+        ("The startup should move servers from its own hardware. The company has a strong social responsibility to "
+         "ensure the safety of their clients, and they have no other choice but to."):
+        ("The startup should move servers from its own hardware. The company has a strong social responsibility to "
+         "ensure the safety of their clients."),
+        ("This is an argument against the proposition that goes beyond economic considerations. This includes, but "
+         "is not limited to."): "This is an argument against the proposition that goes beyond economic considerations.",
+    }
+    for text, ended in shipped.items():
+        assert t.cut_problem(text) == "stops mid-phrase, at 'to'", text
+        found = checks.base.garbage(("arguments", 0, "explanation"), "argument 1's explanation", text)
+        assert found.check == "cut_sentence"
+        assert (found.repair, found.replacement) == ("replace", ended), text
+    for whole in ("We should act now because we have to.", "They were not able to.", "This is the standard we "
+                  "aspire to.", "Decide what we want to.", "Cities set goals that people can hold them to."):
+        assert t.cut_problem(whole) is None, whole
