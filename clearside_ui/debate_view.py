@@ -17,7 +17,8 @@ from clearside.modes import mode
 from clearside.quality.references import flagship
 from clearside.render import render
 from clearside.schema import ACTIONS, SOURCE_ACTION, Document
-from clearside.static.job import Snapshot, StaticJob
+from clearside.static.job import Snapshot, StaticJob, past_debates
+from clearside.static.job import timing as job_timing
 from clearside.store.records import missing_parts, partial_notice
 from clearside_ui import (
     argmap_view,
@@ -88,10 +89,18 @@ def live_debate(job_id: str) -> None:
     if snap.status == "queued":
         st.info("Queued: it starts as soon as the model is free (it is generating another debate). It stays "
                 "queued if you close this tab.", icon=":material/schedule:")
+    timing(snap, snap.id)
     view.progress_view(snap)
     personas_view.progress(snap, job_id)
     if snap.finished:
         st.rerun()
+
+
+def timing(snap: Snapshot, debate_id: str) -> None:
+    """How long it has run and about how long is left, from the debates this model finished here (read once)."""
+    past = view.poll_cached("eta", debate_id, lambda: past_debates(jobs.store(), debate_id))
+    if line := job_timing(snap, past):
+        st.caption(line)
 
 
 @st.fragment(run_every=1.0)
@@ -247,6 +256,7 @@ def followed_debate(debate_id: str, job_id: str) -> None:
     else:
         st.caption("Generating on a worker: it goes on if you close this tab, and every section is saved as it "
                    "finishes.")
+    timing(snap, debate_id)
     view.progress_view(snap)
     personas_view.progress(snap, debate_id)
 

@@ -120,7 +120,7 @@ def followed(job_id: str) -> tuple[runtime.JobState, Snapshot]:
     shown = {name: agents.get(name, AgentProgress()) for name in AGENT_ORDER}
     shown.update((name, agents[name]) for name in sorted(agents) if name.startswith("persona-"))
     return state, Snapshot(id=job_id, status=state.status, agents=shown, document=None, error=state.error,
-                           exit_code=0)
+                           exit_code=0, started=state.created_at)
 
 
 

@@ -16,6 +16,8 @@ from clearside.quality import baseline, metrics
 from clearside.quality import batch as quality_batch
 from clearside.quality.compare_runs import compare_runs
 from clearside.quality.versions import VersionChange
+from clearside.runtime import eta
+from clearside.static.job import past_runs
 from clearside_ui import jobs, page_path, settings, value_view
 from clearside_ui import regression_actions as ra
 from clearside_ui import regression_run_view as run_view
@@ -55,6 +57,15 @@ def job_panel(job_id: str) -> None:
     rv.progress_view(job)
 
 
+def estimate(suite: str, provider) -> None:
+    """How long the run would take here, from the debates this model finished (none yet: it says so)."""
+    if provider is None:
+        return
+    count = len(quality_batch.suite_items(suite)) * int(st.session_state.get(Regression.RUNS) or 1)
+    past = past_runs(jobs.store(), provider)  # drawn when the page is, never polled: one query
+    st.caption(eta.batch_line(count, past, concurrency=int(st.session_state.get(Regression.CONCURRENCY) or 1)))
+
+
 def run_controls(suite: str) -> None:
     st.header("Run the suite")
     provider, why = ra.provider_or_error()
@@ -72,6 +83,8 @@ def run_controls(suite: str) -> None:
                              help="Debates run at once (default: what the provider handles well).")
     go.button(f"Run the {suite} suite", key=Regression.START, type="primary", on_click=ra.start, args=(suite,),
               disabled=provider is None or busy, icon=":material/play_arrow:")
+    if not busy:
+        estimate(suite, provider)
     st.checkbox("Swap check", key=Regression.SWAP_CHECK, value=False,
                 help="Also rerun each debate's moderator with FOR and AGAINST exchanged and report the flip rate "
                      "(synthesis items that flipped side or vanished): one more moderator call per debate.")

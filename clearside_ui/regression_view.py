@@ -7,6 +7,7 @@ through ``esc``."""
 from __future__ import annotations
 
 import html
+import time
 from typing import Any
 
 import numpy as np
@@ -19,11 +20,14 @@ from clearside.quality import batch as quality_batch
 from clearside.quality import metrics, reports
 from clearside.quality.batch import Batch
 from clearside.quality.job import RegressionJob
+from clearside.runtime import eta
+from clearside.static.job import past_runs
 from clearside_ui import compare_view as cv
 from clearside_ui import jobs
 from clearside_ui.format import MISSING, esc, short_spec, when
 from clearside_ui.regression_actions import finished, run_status, runs_of, state, total
 from clearside_ui.state import Regression
+from clearside_ui.view import poll_cached
 
 # The columns of the batches table (when the batch has them), in this order.
 KEY_METRICS = ("schema_valid", "neutrality_violations", "coverage", "stance_margin", "diversity", "duplicate_pairs",
@@ -77,6 +81,11 @@ def progress_view(job: RegressionJob) -> None:
     running = job.agents()
     share = sum(sum(s == "done" for s in agents.values()) / len(AGENT_ORDER) for agents in running.values())
     st.progress(min((done + share) / count, 1.0) if count else 0.0, text=f"{done} of {count} runs finished")
+    snap = job.snapshot()
+    if snap.started and not snap.finished:
+        past = poll_cached("eta", (job.id, done), lambda: past_runs(jobs.store(), job.provider))  # grows per run
+        st.caption(eta.batch_line(count, past, concurrency=job.concurrency or 1, done=done,
+                                  elapsed=time.time() - snap.started))
     for label, agents in running.items():
         st.caption(f"{esc(label)}: {cv.agents_line(agents)}")
     if rows := job.finished:

@@ -36,6 +36,7 @@ class BatchSnapshot:
     error: str = ""
     passed: bool | None = None
     report: dict[str, Any] | None = None
+    started: float = 0.0  # when it was queued (seconds since the epoch; 0: not known)
 
     @property
     def finished(self) -> bool:
@@ -72,7 +73,7 @@ class _BatchJob(ABC):
         now = self._state()
         result = now.result or {}
         return BatchSnapshot(status=now.status, error=now.error, passed=result.get("passed"),
-                             report=result.get("report"))
+                             report=result.get("report"), started=now.created_at)
 
     def wait(self, timeout: float | None = None) -> BatchSnapshot:
         """Block until the batch ends (or ``timeout`` seconds pass); its snapshot."""

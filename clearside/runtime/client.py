@@ -38,6 +38,7 @@ class JobState:
     error: str = ""
     result: Any = None
     executor: str = ""
+    created_at: float = 0.0  # when it was queued (seconds since the epoch; 0: not known)
 
     @property
     def finished(self) -> bool:
@@ -55,7 +56,7 @@ def job_state(status: WorkflowStatus, alive: set[str] | None = None) -> JobState
         word = "interrupted"
     error = (result or {}).get("error", "") or (str(status.error) if status.error else "")
     return JobState(id=status.workflow_id, status=word, name=status.name or "", error=error, result=result,
-                    executor=status.executor_id or "")
+                    executor=status.executor_id or "", created_at=(status.created_at or 0) / 1000)
 
 
 _clients: dict[str, DBOSClient] = {}

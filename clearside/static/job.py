@@ -15,6 +15,7 @@ The mode registry (:mod:`clearside.modes`) resumes and re-runs static debates th
 from __future__ import annotations
 
 import copy
+import time
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Self
 
@@ -22,7 +23,7 @@ from .. import inputs, runtime
 from ..agents import AGENT_ORDER
 from ..errors import Cancelled, ClearSideError, InputError
 from ..providers import Provider
-from ..runtime import steps
+from ..runtime import eta, steps
 from ..runtime.events import AgentProgress
 from ..runtime.progress import Follower
 from ..schema import ALL_ACTIONS, Document
@@ -45,6 +46,7 @@ class Snapshot:
     error: str
     exit_code: int
     violations: list[dict[str, Any]] = field(default_factory=list)
+    started: float = 0.0  # when it was queued (seconds since the epoch; 0: not known)
 
     @property
     def finished(self) -> bool:
@@ -120,7 +122,7 @@ class StaticJob:
         if now.status == "cancelled" and not exit_code:  # cancelled by the runtime before the step noticed
             exit_code = Cancelled.exit_code
         return Snapshot(id=self.id, status=now.status, agents=agents, document=document, error=error,
-                        exit_code=exit_code)
+                        exit_code=exit_code, started=now.created_at)
 
     def _agents(self) -> dict[str, AgentProgress]:
         source = steps.LOCAL.get(self.job_id or "")  # a step runs in this process: no query needed
@@ -138,6 +140,29 @@ class StaticJob:
         """Block until the job ends (or ``timeout`` seconds pass); its snapshot."""
         runtime.wait(self.state().id, timeout, self.store.url)
         return self.snapshot()
+
+
+def past_debates(store: Store, debate_id: str) -> eta.History | None:
+    """How long the agents of the static debates finished here on this debate's provider and model took (the
+    median of the last :data:`~clearside.runtime.eta.HISTORY`), or None before the first."""
+    record = store.get(debate_id)
+    return eta.history(store.stage_seconds(record.provider, record.model, limit=eta.HISTORY))
+
+
+def past_runs(store: Store, provider: Provider) -> eta.History | None:
+    """:func:`past_debates` for debates ``provider`` is about to write (a batch's, before it starts)."""
+    return eta.history(store.stage_seconds(provider.name, provider.model, limit=eta.HISTORY))
+
+
+def timing(snap: Snapshot, past: eta.History | None, *, now: float | None = None) -> str:
+    """How long a running debate has run (queued: waited) and, from ``past``, about how long it takes in all and
+    how much is left: the agents not yet begun take at least what they took before. "" once it has ended."""
+    if snap.finished or not snap.started:
+        return ""
+    elapsed = (time.time() if now is None else now) - snap.started
+    if snap.status == "queued":
+        return eta.running_line(elapsed, past, AGENT_ORDER, verb="Queued")
+    return eta.running_line(elapsed, past, [a for a, p in snap.agents.items() if p.status == "pending"])
 
 
 def new_job(store: Store, run: DebateRun, provider: Provider, *, temperature: float, strategy: str | None = None,

@@ -225,6 +225,18 @@ class Debates(Database):
         return {row.id: list(row.data["missing"]) for row in rows
                 if isinstance(row.data, dict) and row.data.get("missing")}
 
+    def stage_seconds(self, provider: str, model: str, *, limit: int = 20) -> list[dict[str, float]]:
+        """The seconds each agent took in the last ``limit`` static debates this provider and model finished here
+        (their saved usage), newest first: what a running debate's estimate is made from
+        (:mod:`clearside.runtime.eta`). A debate finished in parts holds only its last part's agents."""
+        query = (select(Debate.data).where(Debate.kind == "static", Debate.status == "done",
+                                           Debate.provider == provider, Debate.model == model)
+                 .order_by(Debate.updated_at.desc()).limit(limit))
+        with self.read() as session:
+            rows = session.scalars(query).all()
+        return [{agent: float(used.get("seconds") or 0.0) for agent, used in data["usage"].items()
+                 if isinstance(used, dict)} for data in rows if isinstance(data, dict) and data.get("usage")]
+
     def exists(self, debate_id: str) -> bool:
         try:
             debate_id = check_id(debate_id)

@@ -238,6 +238,26 @@ def test_a_delete_while_a_writer_replaces_a_section_waits_for_it_and_neither_fai
     assert not store.exists(debate_id)
 
 
+def test_stage_seconds_are_the_agents_times_of_the_model_s_last_finished_debates_newest_first(store):
+    def finished(model: str, seconds: dict[str, float] | None) -> str:
+        debate_id = start_static(store, _run(), provider="ollama", model=model)
+        usage = {agent: {"calls": 1, "seconds": s, "completion_tokens": 9} for agent, s in (seconds or {}).items()}
+        store.finish_static(debate_id, fixture_dict(), usage=usage or None)
+        return debate_id
+
+    finished("qwen3", {"orchestrator": 2.0, "pro": 20.0})
+    finished("qwen3", {"orchestrator": 3.0, "pro": 30.0, "con": 25.0, "moderator": 12.0})
+    finished("qwen3", None)  # finished without usage (an import, an older version): no history
+    finished("llama3", {"pro": 99.0})  # another model
+    start_static(store, _run(), provider="ollama", model="qwen3")  # not finished
+    assert store.stage_seconds("ollama", "qwen3") == [{"orchestrator": 3.0, "pro": 30.0, "con": 25.0,
+                                                      "moderator": 12.0}, {"orchestrator": 2.0, "pro": 20.0}]
+    # the last two finished: one saved no usage
+    assert store.stage_seconds("ollama", "qwen3", limit=2) == [{"orchestrator": 3.0, "pro": 30.0, "con": 25.0,
+                                                               "moderator": 12.0}]
+    assert store.stage_seconds("openai", "qwen3") == []
+
+
 def test_an_owner_token_is_kept_with_the_debate_and_a_copy_belongs_to_its_copier(store):
     debate_id = start_static(store, _run(), provider="openai", model="gpt-4", data={"owner": "a" * 32})
     assert store.get(debate_id).data["owner"] == "a" * 32

@@ -96,6 +96,7 @@ def test_an_empty_suite_shows_its_propositions_and_the_run_controls(store):
     assert flagship().proposition in plain(at)
     assert at.number_input(key="rg_runs").value == 3
     assert at.number_input(key="rg_concurrency").value == ScriptedProvider.concurrency
+    assert "3 debates" in plain(at) and "no debate with this model has finished here yet, so no estimate" in plain(at)
     assert not at.button(key="rg_start").proto.disabled
     assert "scripted:script" in plain(at), "the sidebar's model is named"
     assert not at.get("plotly_chart") and not at.dataframe
@@ -116,6 +117,7 @@ def test_running_the_suite_shows_each_run_as_it_lands_then_pass(store):
     app_kit.settle(at, lambda a: "1 of 2 runs finished" in progress(a),
                    describe=plain, timeout=90)
     assert list(table(at, "rg_finished")["Status"]) == ["done"], "the first run is listed as soon as it lands"
+    assert "Running for 0:" in plain(at) and "2 debates: about 0:00 left (a debate takes about" in plain(at)
     gate.set()
     app_kit.settle(at, job_done, timeout=90)
     assert "PASS" in texts(at, "success") and "no baseline yet" in texts(at, "success")
@@ -128,6 +130,8 @@ def test_running_the_suite_shows_each_run_as_it_lands_then_pass(store):
     assert at.query_params["batch"] in (batch_id, [batch_id]), "the address is the share link"
     run(at.button(key="rg_dismiss").click())
     assert not has(at, "rg_dismiss") and not at.button(key="rg_start").proto.disabled
+    assert "2 debates: about 0:00 in all here (a debate takes about 0:00, the median of the last 2 debates with " \
+        "this model here)" in plain(at), "the next run's estimate, from the two debates just run"
 
 
 def test_a_batch_of_one_run_shows_its_agents_while_its_debate_runs(store):

@@ -66,12 +66,17 @@ def test_a_debate_generated_elsewhere_streams_on_the_page_then_shows_when_done(h
     assert "Generating on a worker" in text_of(at)
     assert "Normalizing the proposition: done" in text_of(at)
     assert "Writing the case FOR: waiting for the model" in text_of(at)  # the pro call is in flight
+    assert "Running for 0:0" in text_of(at) and "no debate with this model has finished here yet" in text_of(at)
     assert [b.label for b in at.button if b.key == "debate_cancel_followed"] == ["Cancel"]  # ownerless: anyone may
     release.set()
     helpers.settle(at, lambda at: any(s.value == "FOR" or "FOR" in s.value for s in at.subheader)
                    or "MODERATOR SYNTHESIS" in text_of(at).upper(), describe=text_of, timeout=60)
-    assert "Generating on a worker" not in text_of(at)
+    assert "Generating on a worker" not in text_of(at) and "Running for" not in text_of(at)
     assert open_store().get(debate_id).status == "done"
+    second, release = gated_debate()  # the same model again: the first one's agents are its history
+    at = opened(second)
+    assert "in all" in text_of(at) and "(the median of the last 1 debate with this model here)" in text_of(at)
+    release.set()
 
 
 def test_cancel_on_the_page_stops_the_job_and_keeps_the_finished_sections(hosted):
