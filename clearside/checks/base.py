@@ -18,6 +18,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ..errors import ConfigError
+from . import cuts
 from . import substance as s
 from . import text as t
 
@@ -183,11 +184,11 @@ def garbage(path: tuple, label: str, text: str, *, whole: bool = True) -> Findin
             return Finding(name, path, f"{label} {problem}: write plain words", text)
     if t.junk(text):
         return None  # the junk check names what it is (a field name, gibberish...)
-    if problem := t.cut_problem(text):
-        if problem == t.RUNS_ON and whole and (ended := capped(path, text, problem)) is not None:
+    if problem := cuts.cut_problem(text):
+        if problem == cuts.RUNS_ON and whole and (ended := capped(path, text, problem)) is not None:
             return ended  # ended for the writer, as if by a length cap: ended early, else it goes (marked at a floor)
         message = f"{label} {problem}: write one complete sentence that fits its length limit"
-        if whole and (shorter := t.whole_part(text) or t.ended_at_word(text)):
+        if whole and (shorter := cuts.whole_part(text) or cuts.ended_at_word(text)):
             return Finding("cut_sentence", path, message, text, "replace", shorter)
         return Finding("cut_sentence", path, message, text)
     if problem := s.empty_statement(text):
@@ -198,19 +199,19 @@ def garbage(path: tuple, label: str, text: str, *, whole: bool = True) -> Findin
 def capped(path: tuple, text: str, problem: str = "ran into its length limit") -> Finding | None:
     """A string the decoder's length cap ended (see :func:`clearside.enforce.capped_strings`), ended at its last
     complete sentence or clause where that is still a statement, else after its last word where it still reads whole
-    (:func:`clearside.checks.text.ended_at_word`): "ended early". Else a list's item goes while the
+    (:func:`clearside.checks.cuts.ended_at_word`): "ended early". Else a list's item goes while the
     list keeps its floor, and otherwise stays marked as cut where it stops ("... requires careful…": a fragment is
     never shown as a sentence); it is never re-asked. A long sentence the writer closed without a stop is treated
-    the same (``problem``: :data:`clearside.checks.text.RUNS_ON`). None for a question (never shortened into a
+    the same (``problem``: :data:`clearside.checks.cuts.RUNS_ON`). None for a question (never shortened into a
     statement) and for a string that stops on a word needing more (left to :func:`garbage`). Measured on the
     embedded model: a small model writes a hinge or a label up to its cap on every attempt, so re-asking what cannot
     be ended early failed whole debates (5 of 7 on bench/reader.py's questions)."""
     if text.rstrip().endswith("?"):
         return None
-    shorter = t.whole_part(text) or t.ended_at_word(text)
+    shorter = cuts.whole_part(text) or cuts.ended_at_word(text)
     if not shorter:
         shorter = text.rstrip().rstrip(" ,;:-–—") + "…"
-        if t.cut_problem(shorter):
+        if cuts.cut_problem(shorter):
             return None
     label = " ".join(str(part + 1) if isinstance(part, int) else str(part).replace("_", " ") for part in path)
     message = f"{label} {problem}: write one complete, shorter sentence"

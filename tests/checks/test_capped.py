@@ -10,7 +10,7 @@ import pytest
 from helpers import QUESTION, scripted_debate, side_reply
 
 from clearside import checks
-from clearside.checks import text as t
+from clearside.checks import cuts
 from clearside.checks.base import capped, repair
 from clearside.providers.scripted import ScriptedProvider
 from clearside.static.engine import Engine
@@ -27,12 +27,12 @@ def test_a_capped_string_with_no_whole_clause_is_ended_after_a_word_where_it_rea
         "cut_sentence", "replace", "The case for selling your car and getting around by bike-sharing is a complex one.")
     ended = capped(("executive_summary", 0), "Taxes on the idle land of the city fall hardest on the owners of")
     assert ended.replacement == "Taxes on the idle land of the city fall hardest on the owners."
-    assert t.ended_at_word("The city must take a step towards protecting the environment of the people who are "
+    assert cuts.ended_at_word("The city must take a step towards protecting the environment of the people who are "
                            "most") == "The city must take a step towards protecting the environment of the people."
     # never a subordinate clause without its verb ("... possible if you."), never a bare "It is not just about."
-    assert t.ended_at_word("If you want to be taken seriously in your field of study or career, it is only possible "
+    assert cuts.ended_at_word("If you want to be taken seriously in your field of study or career, it is only possible "
                            "if you can do") is None
-    assert t.ended_at_word("It is not just about saving a") is None
+    assert cuts.ended_at_word("It is not just about saving a") is None
 
 
 def test_a_capped_string_with_no_whole_clause_and_no_word_to_end_at_is_dropped_or_else_marked_where_it_stops():
@@ -109,16 +109,16 @@ def test_strings_the_embedded_model_ran_to_their_cap_end_after_their_last_whole_
     each ends where it still reads whole, and the quality record says it was ended early."""
     found = capped(("arguments", 0, "claim"), capped_text)
     assert (found.repair, found.replacement) == ("replace", ended)
-    assert not t.cut_problem(ended)
+    assert not cuts.cut_problem(ended)
 
 
 def test_a_preposition_after_a_which_clause_with_no_subject_of_its_own_is_a_cut():
     """"which we rely on" keeps its object; "which can't just happen without some form of" has none (an executive
     summary item the checks showed as whole)."""
-    assert t.cut_problem("To solve these problems we need to have more transparency which can't just happen without "
+    assert cuts.cut_problem("To solve these problems we need to have more transparency which can't just happen without "
                          "some form of") == "stops mid-phrase, at 'of'"
-    assert t.cut_problem("These are the tools which we rely on") is None
-    assert t.cut_problem("Ask them what they were looking for") is None
+    assert cuts.cut_problem("These are the tools which we rely on") is None
+    assert cuts.cut_problem("Ask them what they were looking for") is None
 
 
 def test_a_passive_that_stops_before_its_agent_is_a_cut_and_ends_at_its_last_whole_clause():
@@ -126,8 +126,8 @@ def test_a_passive_that_stops_before_its_agent_is_a_cut_and_ends_at_its_last_who
     influenced by."; a phrasal "by" ("Days passed by.") stays."""
     item = ("This decision has far-reaching implications for the future of urban planning, as it will be "
             "influenced by.")
-    assert t.cut_problem(item) == "stops mid-phrase, at 'by'"
-    assert t.cut_problem("Days passed by.") is None
+    assert cuts.cut_problem(item) == "stops mid-phrase, at 'by'"
+    assert cuts.cut_problem("Days passed by.") is None
     found = checks.base.garbage(("executive_summary", 1), "executive_summary item 2", item)
     assert (found.check, found.repair, found.replacement) == (
         "cut_sentence", "replace", "This decision has far-reaching implications for the future of urban planning.")
@@ -148,10 +148,10 @@ def test_a_sentence_ending_on_to_with_no_infinitive_understood_is_a_cut_and_ends
          "is not limited to."): "This is an argument against the proposition that goes beyond economic considerations.",
     }
     for text, ended in shipped.items():
-        assert t.cut_problem(text) == "stops mid-phrase, at 'to'", text
+        assert cuts.cut_problem(text) == "stops mid-phrase, at 'to'", text
         found = checks.base.garbage(("arguments", 0, "explanation"), "argument 1's explanation", text)
         assert found.check == "cut_sentence"
         assert (found.repair, found.replacement) == ("replace", ended), text
     for whole in ("We should act now because we have to.", "They were not able to.", "This is the standard we "
                   "aspire to.", "Decide what we want to.", "Cities set goals that people can hold them to."):
-        assert t.cut_problem(whole) is None, whole
+        assert cuts.cut_problem(whole) is None, whole

@@ -16,11 +16,11 @@ import pytest
 from helpers import QUESTION, fixture_dict, moderator_reply, orchestrator_reply, scripted_debate, side_reply
 
 from clearside import agents, checks, prompts
+from clearside.checks import cuts
 from clearside.checks import moderator as moderator_checks
 from clearside.checks import proposition as proposition_checks
 from clearside.checks import sides as side_checks
 from clearside.checks import substance as s
-from clearside.checks import text as t
 from clearside.providers.scripted import ScriptedProvider
 from clearside.static.engine import Engine
 from clearside.static.run import DebateRun
@@ -76,8 +76,8 @@ def moderator_findings(data, embeddings=LEX, pro=None, con=None, question=QUESTI
      "High congestion fees can be seen as an unnecessary form of punishment and must consider other forms."),
 ])
 def test_a_cut_sentence_is_found_and_ended_at_its_last_whole_clause(text, ended):
-    assert t.cut_problem(text)
-    assert t.whole_part(text) == ended
+    assert cuts.cut_problem(text)
+    assert cuts.whole_part(text) == ended
 
 
 @pytest.mark.parametrize("text", [
@@ -95,7 +95,7 @@ def test_a_cut_sentence_is_found_and_ended_at_its_last_whole_clause(text, ended)
     "Costs rise for a year (the migration takes that long. Then they fall)",  # ends on a bracket, not mid-sentence
 ])
 def test_whole_sentences_are_not_cut(text):
-    assert t.cut_problem(text) is None
+    assert cuts.cut_problem(text) is None
 
 
 # the embedded model closed these itself on a verb that needs its phrase (bench/reader.py: rent-cap, job-abroad,
@@ -107,7 +107,7 @@ def test_whole_sentences_are_not_cut(text):
     "Remote teams hire faster and the company should",
 ])
 def test_a_sentence_that_stops_on_a_modal_or_be_is_cut(text):
-    assert "stops mid-phrase" in t.cut_problem(text)
+    assert "stops mid-phrase" in cuts.cut_problem(text)
 
 
 # real output the embedded model closed itself at about 100 characters (bench/reader.py, checks 1.3.6): long, and
@@ -120,17 +120,17 @@ def test_a_sentence_that_stops_on_a_modal_or_be_is_cut(text):
     "True facts about the matter are.",
 ])
 def test_a_long_sentence_without_an_end_or_one_ending_on_a_word_that_needs_more_is_cut(text):
-    assert t.cut_problem(text)
+    assert cuts.cut_problem(text)
 
 
 def test_a_long_sentence_without_an_end_is_ended_at_its_last_whole_clause():
     text = ("One cross-platform codebase is less expensive than two native apps, but it also requires the development "
             "of new")
-    assert t.cut_problem(text) == "runs on without ending"
-    assert t.whole_part(text) == "One cross-platform codebase is less expensive than two native apps."
-    assert t.cut_problem("Pro sees complexity as manageable with modern tools; Con sees it as inherently "
+    assert cuts.cut_problem(text) == "runs on without ending"
+    assert cuts.whole_part(text) == "One cross-platform codebase is less expensive than two native apps."
+    assert cuts.cut_problem("Pro sees complexity as manageable with modern tools; Con sees it as inherently "
                          "problematic") is None, "the contract example's longest item without a stop (90 characters)"
-    assert t.cut_problem("That is simply who we are.") is None and t.cut_problem("It works, as such.") is None
+    assert cuts.cut_problem("That is simply who we are.") is None and cuts.cut_problem("It works, as such.") is None
 
 
 @pytest.mark.parametrize("text", [
@@ -141,7 +141,7 @@ def test_a_long_sentence_without_an_end_is_ended_at_its_last_whole_clause():
     "Teams can adopt Kotlin",
 ])
 def test_a_modal_whose_phrase_is_understood_is_no_cut(text):
-    assert t.cut_problem(text) is None
+    assert cuts.cut_problem(text) is None
 
 
 @pytest.mark.parametrize("text", [
@@ -457,7 +457,7 @@ def test_a_string_is_capped_when_its_decoding_schema_would_take_no_more():
     assert capped_strings(reply, small) == {("assumptions", 0): full}
     plain = {**side_reply("pro"), "assumptions": [CAPPED_ASSUMPTION, CAPPED_ASSUMPTION[:-1]]}
     assert capped_strings(plain, agents.SIDE_WIRE) == {("assumptions", 0): CAPPED_ASSUMPTION}  # maxLength alone
-    assert t.cut_problem(CAPPED_ASSUMPTION) == t.RUNS_ON, "no word list sees it: only its length without a stop"
+    assert cuts.cut_problem(CAPPED_ASSUMPTION) == cuts.RUNS_ON, "no word list sees it: only its length without a stop"
     from clearside.checks.base import capped
 
     assert capped(("assumptions", 0), CAPPED_ASSUMPTION).replacement == ("Banning cars from the old town would cut "
