@@ -9,6 +9,7 @@ comes back after a visit to another page.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import streamlit as st
@@ -19,9 +20,12 @@ from clearside.providers import Provider, build, parse_spec, provider_class
 from clearside.quality import compare
 from clearside.quality.batch import batches
 from clearside.quality.job import CompareJob
+from clearside.runtime import eta
+from clearside.static.job import past_runs
 from clearside_ui import jobs, links, rate, settings
 from clearside_ui.format import cut, plural, when
 from clearside_ui.state import Compare
+from clearside_ui.view import poll_cached
 
 MIN_MODELS, MAX_MODELS = 2, compare.MAX_MODELS
 
@@ -170,6 +174,18 @@ def start() -> None:
 def find(batch: str | None) -> CompareJob | None:
     """The comparison this server started under that id (its debates may run on any host)."""
     return jobs.registry().get(batch, "comparison")
+
+
+def timing(job: CompareJob) -> str:
+    """How long the comparison has run, and about how long a debate takes here with each model (the median of its
+    last finished ones: :mod:`clearside.runtime.eta`); "" once it has ended."""
+    snap = job.snapshot()
+    if not snap.started or snap.finished:
+        return ""
+    pasts = poll_cached("eta", job.id, lambda: [past_runs(jobs.store(), p) for p in job.providers])
+    each = [f"{label}: " + (f"a debate takes about {eta.clock(past.total)} here" if past else "no estimate yet, no "
+                            "debate with it has finished here") for label, past in zip(job.labels, pasts, strict=False)]
+    return f"Running for {eta.clock(time.time() - snap.started)} · " + "; ".join(each)
 
 
 def _stored_rows(batch: str) -> list[dict[str, Any]]:

@@ -215,6 +215,8 @@ def watch(batch: str, shown: tuple) -> None:
                                           for line in lines)))
     st.markdown("**Debating…**" if not elsewhere else
                 "**Still running elsewhere** (another app or the command line), or it was interrupted.")
+    if not elsewhere and (line := ca.timing(ca.find(batch))):
+        st.caption(esc(line))
     for line in lines:
         agents = f" — {agents_line(line['agents'])}" if line["agents"] and line["status"] == "running" else ""
         words = MODEL_WORDS.get(line["status"], line["status"])

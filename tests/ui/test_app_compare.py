@@ -314,6 +314,8 @@ def test_while_running_each_model_shows_its_status_and_finished_debates_appear_f
         assert "Debating…" in shown and "◐ **scripted:slow**: running" in shown, "the slow one is still running"
         # its moderator was asked and has not written yet: waiting for the model, as the Debate page says it
         assert "✓ proposition · ✓ FOR · ✓ AGAINST · ◔ moderator (waiting for the model)" in shown, shown
+        # the time it has run, and each model's usual time here (the slow one has never finished a debate)
+        assert "Running for 0:" in shown and "scripted:slow: no estimate yet" in shown, shown
         assert f"- {claim}" in shown, "the finished debate is shown already"
         assert any("Shown when every model" in i.value for i in at.info)
         assert at.button(key="cmp_start").proto.disabled, "no second start while this one runs"
