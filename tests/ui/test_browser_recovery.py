@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -20,6 +21,7 @@ import sqlalchemy as sa
 
 from bench.latency_server import MODEL, start
 from clearside import runtime
+from clearside.live.exchange import load_live
 from clearside.quality.references import flagship
 from clearside.store import open_store
 
@@ -124,6 +126,64 @@ def test_a_dashboard_stopped_while_its_debate_streams_exits_at_once(browser, tmp
             page.close()
             if proc.poll() is None:
                 proc.kill()
+
+
+def test_a_dashboard_stopped_with_a_live_debate_paused_and_a_comparison_cancelled_exits_at_once(browser, tmp_path):
+    """SIGTERM while this dashboard hosts a paused live debate (its workflow waits for a message) and a comparison
+    cancelled part-way (its debates stopped at a token, their workflows cancelled): the process exits within
+    seconds, with status 0, its heartbeat gone, and the paused debate left on the runtime for the next host."""
+    expect = playwright.expect
+    url = f"sqlite:///{tmp_path / 'team.db'}"
+    with start(0, ttft=0.3, tps=4) as server, contextlib.ExitStack() as stack:
+        env = {"DATABASE_URL": url, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "x"}
+        address, proc = browser_kit.start_streamlit(env)
+        stack.callback(lambda: proc.poll() is None and proc.kill())
+        live, comparison = browser.new_page(), browser.new_page()
+        stack.callback(live.close)
+        stack.callback(comparison.close)
+        live.goto(f"{address}/live")
+        live.get_by_test_id("stSidebar").get_by_role("combobox", name="Provider").click()
+        live.get_by_role("option", name="OpenAI-compatible").click()
+        expect(live.get_by_test_id("stSidebar").get_by_role("combobox", name="Model")).to_be_visible(timeout=30_000)
+        live.get_by_role("textbox", name="Question or claim").fill(flagship().proposition)
+        live.get_by_role("button", name="Start live debate").click()
+        expect(live).to_have_url(re.compile(r"[?&]live=[0-9a-f]{32}"), timeout=30_000)
+        wait_until(lambda: server.stats()["agents"], 30, "the live debate asks the model")
+        live.get_by_role("button", name="Pause", exact=True).click()
+        expect(live.get_by_role("button", name="Resume")).to_be_visible(timeout=30_000)
+        debate_id = re.search(r"[?&]live=([0-9a-f]{32})", live.url).group(1)
+
+        comparison.goto(f"{address}/compare")
+        question = comparison.get_by_role("textbox", name="Question or claim")
+        question.fill(flagship().proposition)
+        question.press("Control+Enter")
+        for n, temperature in ((1, "0.40"), (2, "0.80")):  # one model at two temperatures
+            for field, value in ((f"Model {n}", f"openai:{MODEL}"), (f"Temperature {n}", temperature)):
+                box = comparison.get_by_role("spinbutton" if "Temp" in field else "textbox", name=field)
+                box.fill(value)
+                box.press("Enter")
+                expect(box).to_have_value(value)
+        asked = sum(server.stats()["agents"].values())
+        comparison.get_by_role("button", name="Compare", exact=True).click()
+        wait_until(lambda: sum(server.stats()["agents"].values()) >= asked + 2, 30, "both compared debates stream")
+        comparison.get_by_role("button", name="Cancel").click()
+        expect(comparison.get_by_text("Cancelled", exact=False).first).to_be_visible(timeout=30_000)
+
+        assert proc.pid in heartbeats(url), "the dashboard beats as a runtime host"
+        began = time.monotonic()
+        proc.terminate()
+        try:
+            status = proc.wait(10)
+        except subprocess.TimeoutExpired:
+            pytest.fail("the dashboard was still running 10 s after SIGTERM:\n" + browser_kit.log_tail(proc))
+        print(f"exited {time.monotonic() - began:.2f} s after SIGTERM")
+        assert status == 0, browser_kit.log_tail(proc)
+        assert proc.pid not in heartbeats(url), "its heartbeat went with it: the next host takes over at once"
+        store = open_store(url)
+        saved = load_live(store, debate_id)
+        assert saved.state in ("running", "paused"), "the live debate is saved unfinished and unfailed: resumable"
+        assert runtime.state(store.get(debate_id).data["job"], url).status in runtime.UNDER_WAY, (
+            "the paused debate's workflow is left on the runtime for the next host")
 
 
 def test_a_dashboard_whose_store_cannot_be_opened_says_why_and_how_to_fix_it(browser):
