@@ -132,6 +132,13 @@ def start_challenge(action: str, target: str) -> None:
                              Challenge.CANCELLED: None})
 
 
+def challenge_element(action: str, target: str) -> None:
+    """A challenge asked beside its element: the panel's picker shows that element too, so its notices (and a
+    second challenge) are about the element the user tapped."""
+    st.session_state[Challenge.CHOICE] = target
+    start_challenge(action, target)
+
+
 def cancel_challenge() -> None:
     job = jobs.registry().get(st.session_state.get(Challenge.JOB), "challenge")
     if job is not None:

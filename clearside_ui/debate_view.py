@@ -9,6 +9,8 @@ goes through ``esc``.
 
 from __future__ import annotations
 
+import itertools
+
 import streamlit as st
 
 from clearside.errors import ClearSideError
@@ -35,6 +37,7 @@ from clearside_ui import (
 )
 from clearside_ui.debate_actions import (
     cancel_challenge,
+    challenge_element,
     copy_to_edit,
     resume,
     saved_record,
@@ -118,6 +121,33 @@ def live_challenge(job_id: str) -> None:
     st.session_state.update({Challenge.JOB: None, Challenge.ERROR: error, Challenge.LANDED: landed,
                              Challenge.CANCELLED: cancelled})
     st.rerun()
+
+
+def opening(text: str, words: int = 5) -> str:
+    """The first ``words`` words of an element, an ellipsis marking the cut: the name of its challenge control."""
+    head = text.split()
+    return " ".join(head[:words]).rstrip(",;:") + ("…" if len(head) > words else "")
+
+
+def element_control() -> view.Control:
+    """The challenge offered beside each element the document view draws (an argument, an assumption, a hinge): a
+    popover named after the element, with the panel's challenges for it. On a phone the user taps it where the
+    element is, rather than finding the element in the panel's long picker (which stays, for the keyboard)."""
+    drawn = itertools.count()  # an element drawn twice (the same assumption on both sides) gets two controls
+    busy = bool(st.session_state.get(Challenge.JOB))
+
+    def control(target: str) -> None:
+        number = next(drawn)
+        with st.popover(f"Challenge: {esc(opening(target))}", icon=":material/flag:",
+                        key=Challenge.action("element", number)):
+            st.caption(esc(target))
+            for action in ACTIONS:
+                st.button(view.ACTION_LABELS[action], key=Challenge.action(action, number), disabled=busy,
+                          on_click=challenge_element, args=(action, target), width="stretch")
+            if busy:
+                st.caption("A challenge is being answered: wait for it, or cancel it under **Challenge the "
+                           "reasoning**, below the debate.")
+    return control
 
 
 def challenge_panel(document: Document) -> None:
@@ -217,7 +247,7 @@ def saved_debate(debate_id: str) -> None:
         st.success(f"You are now on your own copy, “{esc(record.title)}”: challenges and re-maps change only this "
                    "copy; the shared original stays as it is.", icon=":material/content_copy:")
     partial_warning(record.document)
-    view.document_view(document)
+    view.document_view(document, control=element_control() if editable else None)
     personas_view.columns(document)
     sources_view.panel(document)
     quality_view(document)

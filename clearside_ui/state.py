@@ -104,9 +104,10 @@ class Challenge:
     CANCEL = "challenge_cancel"
 
     @staticmethod
-    def action(action: str) -> str:
-        """The button asking ``action`` (``challenge_question_assumption``...)."""
-        return f"challenge_{action}"
+    def action(action: str, element: int = -1) -> str:
+        """The button asking ``action`` in the panel (``challenge_question_assumption``), or beside the document's
+        ``element``-th element (``challenge_question_assumption_3``; ``challenge_element_3``: its popover)."""
+        return f"challenge_{action}" + (f"_{element}" if element >= 0 else "")
 
 
 class Sources:

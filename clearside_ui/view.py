@@ -180,9 +180,20 @@ def _challenge_notes(target: str, responses: dict[str, list[Any]]) -> None:
                     f"- `[{c.passage}]` :orange-background[{esc(c.quote)}]" for c in body.citations))
 
 
+Control = Callable[[str], None]  # draws the challenge offered beside an element, given the element's text
+
+
+def _element_notes(target: str, responses: dict[str, list[Any]], control: Control | None) -> None:
+    """Under an element: the challenge offered for it (where the page offers one), then its answers."""
+    if control is not None:
+        control(target)
+    _challenge_notes(target, responses)
+
+
 def side_view(side: Side, title: str, colour: str, responses: dict[str, list[Any]],
-              sources: list[SourceInfo] | None = None) -> None:
-    """One advocate's case; ``sources``: the document's sources, whose passages the citations open."""
+              sources: list[SourceInfo] | None = None, control: Control | None = None) -> None:
+    """One advocate's case; ``sources``: the document's sources, whose passages the citations open; ``control``:
+    the challenge drawn beside each argument and assumption (none: the document is read-only here)."""
     cited = sources_view.passages(sources)
     st.markdown(f"### :{colour}[{title}]")
     st.markdown("**Executive summary**\n\n" + bullets(side.executive_summary))
@@ -197,17 +208,17 @@ def side_view(side: Side, title: str, colour: str, responses: dict[str, list[Any
                         + f"  :blue-badge[{argument.evidence_type.replace('_', ' ')}] "
                         f":gray-badge[confidence: {argument.confidence}]{sources_view.badge(argument)}")
             sources_view.citations(argument, cited)  # each marker opens the passage it quotes
-            _challenge_notes(argument.claim, responses)
+            _element_notes(argument.claim, responses, control)
             for citation in argument.citations or []:  # a challenged citation's answers, under its claim
                 _challenge_notes(citation_target(citation), responses)
     st.markdown("**Assumptions**")
     for assumption in side.assumptions:
         st.markdown(f"- {esc(assumption)}")
-        _challenge_notes(assumption, responses)
+        _element_notes(assumption, responses, control)
     st.markdown("**Uncertainties**\n\n" + bullets(side.uncertainties))
 
 
-def moderator_view(document: Document, responses: dict[str, list[Any]]) -> None:
+def moderator_view(document: Document, responses: dict[str, list[Any]], control: Control | None = None) -> None:
     mod = document.moderator
     st.markdown("### :gray[MODERATOR SYNTHESIS]")
     st.caption("No verdict: the moderator maps the disagreement and never picks a winner.")
@@ -223,11 +234,11 @@ def moderator_view(document: Document, responses: dict[str, list[Any]]) -> None:
                     f"{esc(conflict.con_assumption)}{why}")
     st.markdown("**Evidence gaps**\n\n" + bullets(mod.evidence_gaps))
     st.markdown("**Decision hinges**")
-    if cruxes_view.hinges_view(document, lambda hinge: _challenge_notes(hinge, responses)):  # by load, with cruxes
+    if cruxes_view.hinges_view(document, lambda hinge: _element_notes(hinge, responses, control)):  # by load
         return
     for number, hinge in enumerate(mod.decision_hinges, 1):
         st.markdown(f"{number}\\. {esc(hinge)}")
-        _challenge_notes(hinge, responses)
+        _element_notes(hinge, responses, control)
 
 
 def context_parts(document: Document) -> list[str]:
@@ -238,9 +249,10 @@ def context_parts(document: Document) -> list[str]:
     return [f"{k.capitalize()}: {esc(v)}" + (" (inferred)" if k in inferred else "") for k, v in context.items()]
 
 
-def document_view(document: Document, *, level: int = 2) -> None:
+def document_view(document: Document, *, level: int = 2, control: Control | None = None) -> None:
     """The question (a heading of ``level``: 2 under a page's title, drawn as large as an h4: clearside_ui/a11y.py),
-    its context line, the three columns and challenges on elements the columns do not show."""
+    its context line, the three columns and challenges on elements the columns do not show; ``control`` draws the
+    challenge offered beside each argument, assumption and hinge (a debate the user may challenge)."""
     prop = document.proposition
     st.markdown(f"{'#' * level} {esc(prop.normalized_question)}")
     meta = document.meta
@@ -251,9 +263,9 @@ def document_view(document: Document, *, level: int = 2) -> None:
     columns = st.columns(3, gap="medium")
     for column, (side, title, colour) in zip(columns, SIDES, strict=False):  # FOR, AGAINST, then the moderator
         with column.container(border=True):
-            side_view(getattr(document, side), title, colour, responses, document.sources)
+            side_view(getattr(document, side), title, colour, responses, document.sources, control)
     with columns[2].container(border=True):
-        moderator_view(document, responses)
+        moderator_view(document, responses, control)
     targets = {t.casefold() for t in challenge_targets(document)}
     for number, response in enumerate(document.challenges.responses):
         if response.target.casefold() not in targets:

@@ -16,7 +16,9 @@ from clearside.contract import jsonschema_errors
 from clearside.providers.scripted import ScriptedProvider
 from clearside.schema import Document
 from clearside.static.recorder import load_run, start_static
+from clearside_ui.debate_view import opening
 from clearside_ui.format import esc
+from clearside_ui.state import Challenge
 
 
 @pytest.fixture
@@ -67,6 +69,28 @@ def test_generate_shows_three_sections_then_challenge_then_exports(app):
     settle(at, lambda a: a.session_state["document"] is not None and a.session_state["document"] != document)
     assert at.button(key="challenge_question_assumption")  # the next debate's own challenge panel
     assert not [s for s in at.success if "Jump to the answer" in s.value]
+
+
+def test_a_challenge_is_offered_beside_each_element_and_asked_there(app):
+    """Each argument, assumption and hinge has a "Challenge: <its first words>" popover holding the panel's
+    challenges for that element: one tap asks it, and the panel's picker then names the same element."""
+    at, provider = app
+    replies = scripted_debate(provider, pro=side_reply("pro"), con=side_reply("con"))
+    generate(at, "Should we adopt microservices?")
+    settle(at, lambda a: any("MODERATOR SYNTHESIS" in m.value for m in a.markdown))
+    labels = {p.proto.id.rsplit("_", 1)[-1]: p.proto.popover.label for p in at.get("popover")}
+    document = at.session_state["document"]
+    shown = [*document.pro.assumptions, *document.con.assumptions, *document.moderator.decision_hinges,
+             *(a.claim for side in (document.pro, document.con) for a in side.arguments)]
+    assert len(labels) >= len(set(shown)), "a control beside every element"
+    target = replies["pro"]["assumptions"][0]
+    [number] = [n for n, label in labels.items() if label == f"Challenge: {esc(opening(target))}"]
+    provider.enqueue(challenge_reply("uncertain"), agent="challenge")
+    at.button(key=Challenge.action("stronger_counterargument", int(number))).click().run()
+    settle(at, lambda a: any("Challenge · Ask for stronger counterargument" in e.label for e in a.expander))
+    [response] = at.session_state["document"].challenges.responses
+    assert (response.target, response.action) == (target, "stronger_counterargument")
+    assert at.selectbox(key=Challenge.CHOICE).value == target, "the panel's picker names the element tapped"
 
 
 def test_export_contents_match_the_renderers(app, downloads, monkeypatch):

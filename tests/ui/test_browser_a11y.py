@@ -1,5 +1,6 @@
 """Accessibility (WCAG 2 A and AA) in a real browser: axe-core on every page in its main states, the debate flow with
-the keyboard alone, and the FOR and AGAINST sides named in text wherever colour marks them.
+the keyboard alone, the FOR and AGAINST sides named in text wherever colour marks them, and a challenge asked from
+the control beside its element at 1440 and 390 px (axe run with the control open on the phone).
 
 One dashboard (`streamlit run app.py`) and one Debian Chromium for the module. Before the dashboard starts, its store
 is given, in a few seconds: the fixture debate imported and copied as this browser's own (the browser gets the
@@ -437,3 +438,67 @@ def test_the_debate_flow_with_the_keyboard_alone(server, browser):
         f"the jump link leads the keyboard to the answer: {after_jump}"
     first_main = next(i for i, c in enumerate(reached) if not c["sidebar"] and c["name"] != "Skip to main content")
     assert all(c["sidebar"] for c in reached[1:first_main]), "the sidebar comes first, then the page"
+
+
+# -- a challenge asked where its element is shown -------------------------------------------------------------------
+
+
+def ask_beside(page, element: str, label: str, action: str) -> None:
+    """Open the "Challenge: <first words>" control beside ``element``, tap ``action`` in it, and see the answer land
+    under the element (brought into view)."""
+    expect = playwright.expect
+    control = page.get_by_role("button", name=f"Challenge: {label}")
+    control.scroll_into_view_if_needed()
+    control.click()
+    body = page.get_by_test_id("stPopoverBody")
+    expect(body.get_by_text(element, exact=True)).to_be_visible(timeout=10_000)
+    return body.get_by_role("button", name=action)
+
+
+def answered_beside(page, element: str, action: str) -> None:
+    expect = playwright.expect
+    answer = page.get_by_text(re.compile(rf"^The element rests on an assumption: .?{re.escape(element)}"))
+    expect(answer).to_be_visible(timeout=30_000)
+    expect(page.get_by_text(f"Challenge · {action}", exact=False).first).to_be_visible()
+    expect(answer).to_be_in_viewport()  # the page goes to the answer
+    shown, box = page.get_by_text(element, exact=True).first.bounding_box(), answer.bounding_box()
+    assert 0 < box["y"] - shown["y"] < 400, f"the answer lands under its element: {shown} then {box}"
+
+
+def test_a_challenge_is_asked_where_its_element_is_shown_at_1440_and_390(context, server):
+    """Beside each argument, assumption and hinge of the user's own debate, a control named after the element opens
+    that element's challenges: one tap asks it and the answer lands under it, on a desktop (1440 px) and on a phone
+    (390 px), where the page does not scroll sideways; axe finds nothing serious with the control open."""
+    page = context.new_page()
+    try:
+        page.goto(f"{server}/?debate={IDS['owned']}")
+        playwright.expect(page.get_by_text("Challenge the reasoning")).to_be_visible(timeout=30_000)
+        settled(page)
+        page.get_by_role("button", name="Use it").click()  # the scripted model server the sidebar found
+        playwright.expect(page.get_by_text("Using the OpenAI-compatible server", exact=False)).to_be_visible(
+            timeout=30_000)
+        settled(page)
+        element = "Current monolith is maintainable"
+        ask_beside(page, element, element, "Ask for stronger counterargument").click()
+        answered_beside(page, element, "Ask for stronger counterargument")
+        page.keyboard.press("Escape")  # the control closes
+        settled(page)
+        cut = {}
+        for width in (780, 390):  # (780: the sidebar and the page side by side, both narrow)
+            page.set_viewport_size({"width": width, "height": 844})
+            page.wait_for_timeout(300)
+            cut[width] = browser_kit.cut_off_buttons(page)
+
+        element = "Teams can handle distributed system complexity"
+        button = ask_beside(page, element, "Teams can handle distributed system…", "What evidence would change this?")
+        result = run_axe(page)
+        page.screenshot(path=str(browser_kit.ARTIFACTS / "challenge-beside-390.png"))
+        width = page.evaluate("document.documentElement.scrollWidth")
+        button.click()
+        answered_beside(page, element, "What evidence would change this?")
+    finally:
+        page.close()
+    assert cut == {780: [], 390: []}, f"every control shows its whole label: {cut}"
+    assert width <= 400, f"no horizontal scrolling at 390 px with the control open (page is {width} px wide)"
+    blocking = [v for v in result["violations"] if v["impact"] in BLOCKING or v["id"] in OWN_RULES]
+    assert not blocking, f"a challenge control open at 390 px (axe-core {result['version']}):\n{report(blocking)}"
