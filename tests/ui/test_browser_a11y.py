@@ -443,9 +443,9 @@ def test_the_debate_flow_with_the_keyboard_alone(server, browser):
 # -- a challenge asked where its element is shown -------------------------------------------------------------------
 
 
-def ask_beside(page, element: str, label: str, action: str) -> None:
-    """Open the "Challenge: <first words>" control beside ``element``, tap ``action`` in it, and see the answer land
-    under the element (brought into view)."""
+def ask_beside(page, element: str, label: str, action: str):
+    """Open the "Challenge: <first words>" control beside ``element`` (named ``label``) and see it hold the element's
+    whole text; the button for ``action`` in it, to tap."""
     expect = playwright.expect
     control = page.get_by_role("button", name=f"Challenge: {label}")
     control.scroll_into_view_if_needed()
