@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import streamlit as st
-from streamlit.runtime import Runtime
+from streamlit.runtime import Runtime, RuntimeState
 
 from clearside import modes, runtime
 from clearside.agents import AGENT_ORDER
@@ -48,7 +48,13 @@ def host() -> runtime.Host:
     hosted = modes.host(store().url, role="dashboard")
     if served_by_streamlit():
         runtime.exit_with_main_thread()  # stopped (SIGTERM, Ctrl+C), it exits at once: the next host takes over
+        runtime.exit_after_stop(stopping)  # and if the web server's shutdown hangs, a few seconds later
     return hosted
+
+
+def stopping() -> bool:
+    """Whether the Streamlit server this process runs has begun to stop (SIGTERM, Ctrl+C)."""
+    return Runtime.instance().state in (RuntimeState.STOPPING, RuntimeState.STOPPED)
 
 
 def served_by_streamlit() -> bool:

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
         Host,
         alive,
         current_host,
+        exit_after_stop,
         exit_with_main_thread,
         on_reset,
         reset,
@@ -60,16 +61,16 @@ _API = {
     "client": ("JobState", "cancel", "dbos_client", "enqueue", "job_state", "recover", "resume", "send", "start",
                "state", "states", "wait"),
     "host": ("APP_VERSION", "BATCH_QUEUE", "DEAD_AFTER", "LIVE_QUEUE", "LOCAL_QUEUE", "SCHEMA", "SERVER_QUEUE",
-             "Host", "alive", "current_host", "exit_with_main_thread", "on_reset", "reset", "start_host", "stop_host",
-             "system_engine", "system_url"),
+             "Host", "alive", "current_host", "exit_after_stop", "exit_with_main_thread", "on_reset", "reset",
+             "start_host", "stop_host", "system_engine", "system_url"),
     "jobs": ("FINISHED", "STATUSES", "UNDER_WAY", "Job", "JobRegistry", "Status"),
 }
 _WHERE = {name: module for module, names in _API.items() for name in names}
 __all__ = ["APP_VERSION", "BATCH_QUEUE", "DEAD_AFTER", "FINISHED", "Host", "Job", "JobRegistry", "JobState",
-           "LIVE_QUEUE", "LOCAL_QUEUE", "SCHEMA", "SERVER_QUEUE", "STATUSES", "Status", "UNDER_WAY", "alive", "cancel",
-           "current_host", "dbos_client", "enqueue", "exit_with_main_thread", "job_state", "on_reset", "recover",
-           "reset", "resume", "send", "start", "start_host", "state", "states", "stop_host", "system_engine",
-           "system_url", "wait"]
+           "LIVE_QUEUE", "LOCAL_QUEUE", "SCHEMA", "SERVER_QUEUE", "STATUSES", "Status", "UNDER_WAY", "alive",
+           "cancel", "current_host", "dbos_client", "enqueue", "exit_after_stop", "exit_with_main_thread",
+           "job_state", "on_reset", "recover", "reset", "resume", "send", "start", "start_host", "state", "states",
+           "stop_host", "system_engine", "system_url", "wait"]
 assert sorted(_WHERE) == __all__, "every name of the API is listed once"
 
 

@@ -347,6 +347,29 @@ def exit_with_main_thread() -> None:
 
 _exit_hooked = False
 FORGET_SECONDS = 3.0  # how long a stopping host tries to delete its heartbeat
+STOP_GRACE_SECONDS = 5.0  # how long a server that began to stop may take to end its main thread
+
+
+def exit_after_stop(stopping: Callable[[], bool], grace: float = STOP_GRACE_SECONDS, poll: float = 0.5) -> None:
+    """End this process ``grace`` seconds after ``stopping()`` first says the server is stopping, should its main
+    thread not have ended it by then (:func:`exit_with_main_thread`). A server's shutdown may wait without a limit:
+    the dashboard's web server waits for every open connection to close, and one that never does kept a stopped
+    dashboard running for over a minute. A daemon thread watches; call it once per process."""
+    def watch() -> None:
+        while not stopping():
+            time.sleep(poll)
+        time.sleep(grace)
+        log.warning("Still running %.0f s after it began to stop: ending now", grace)
+        _exit_now()
+
+    global _watching
+    with _lock:
+        if not _watching:
+            threading.Thread(target=watch, name="clearside-stop-watch", daemon=True).start()
+            _watching = True
+
+
+_watching = False
 
 
 def _exit_now() -> None:
@@ -366,5 +389,5 @@ def _exit_now() -> None:
 
 
 __all__ = ["APP_VERSION", "BATCH_QUEUE", "DEAD_AFTER", "Host", "LIVE_QUEUE", "LOCAL_QUEUE", "SERVER_QUEUE", "alive",
-           "current_host", "exit_with_main_thread", "on_reset", "reset", "start_host", "stop_host", "system_engine",
-           "system_url"]
+           "current_host", "exit_after_stop", "exit_with_main_thread", "on_reset", "reset", "start_host", "stop_host",
+           "system_engine", "system_url"]
