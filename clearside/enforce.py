@@ -101,6 +101,43 @@ def model_errors(exc: ValidationError) -> list[str]:
     return [f"{'/'.join(map(str, err['loc'])) or '(root)'}: {err['msg']}" for err in exc.errors()]
 
 
+_CLOSE = {"{": "}", "[": "]"}
+
+
+def close_cut(raw: str) -> str | None:
+    """A reply its token limit cut off mid-JSON ("Unterminated string ..."), ended after its last complete value
+    with its open objects and lists closed; what was cut mid-way (the last string, item or member) is left out, and
+    the result is then checked like any reply. None when nothing complete came before the cut (or it was not cut).
+    """
+    start = raw.find("{")
+    if start < 0:
+        return None
+    stack: list[str] = []
+    in_string = escaped = False
+    ends: tuple[int, tuple[str, ...]] | None = None  # (where the last complete value ended, the open containers)
+    for i in range(start, len(raw)):
+        char = raw[i]
+        if in_string:
+            escaped, in_string = (False, True) if escaped else (char == "\\", char != '"')
+        elif char == '"':
+            in_string = True
+        elif char in _CLOSE:
+            stack.append(char)
+        elif char in "}]":
+            if not stack:
+                return None
+            stack.pop()
+            if not stack:
+                return None  # the object is whole: nothing was cut
+            ends = (i + 1, tuple(stack))
+        elif char == ",":
+            ends = (i, tuple(stack))
+    if ends is None:
+        return None
+    at, still_open = ends
+    return raw[start:at] + "".join(_CLOSE[c] for c in reversed(still_open))
+
+
 def check(text: str, model: type[M], schema: dict[str, Any] | None,
           prepare: Callable[[Any], Any] | None = None,
           dropped: list[tuple[str, Any]] | None = None) -> tuple[M | None, list[str]]:
@@ -281,7 +318,8 @@ def _read(call: CallSpec[M], raw: str, review: Review | None, *, last: bool,
     decoding schema (``decoded``) cut at their length cap among what the checks look at."""
     repeats: list[tuple[str, Any]] = []
     parsed, errors = check(raw, call.model, call.schema, call.prepare, repeats)
-    if parsed is None and call.salvage is not None and (repaired := call.salvage(raw)) is not None:
+    salvage = call.salvage or close_cut  # a reply cut at its token limit keeps what it completed
+    if parsed is None and (repaired := salvage(raw)) is not None:
         repeats = []
         parsed = check(repaired, call.model, call.schema, call.prepare, repeats)[0]
     substance = parsed is not None and review is not None
