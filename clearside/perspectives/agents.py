@@ -111,7 +111,7 @@ class Condensed(_Out):
 AGENTS: dict[str, tuple[str, type[BaseModel], dict[str, Any], int]] = {
     "clarifier": ("clarify", Clarification, CLARIFY_WIRE, 220),
     "A": ("expansion", Expansion, EXPANSION_WIRE, 900),
-    "B": ("compression", Compression, COMPRESSION_WIRE, 900),
+    "B": ("compression", Compression, COMPRESSION_WIRE, 1200),  # its wire allows about 4,300 characters
     "synthesis": ("synthesis", Synthesis, SYNTHESIS_WIRE, 800),
     "summarizer": ("summarize", Condensed, SUMMARY_WIRE, 400),
 }

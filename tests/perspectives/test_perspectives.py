@@ -19,6 +19,7 @@ from perspectives_kit import ANSWERS, QUESTION, compression_reply, expansion_rep
 from clearside.errors import ConfigError, ProviderError
 from clearside.modes import export_data
 from clearside.perspectives import InvalidTransition, PerspectivesRun, Session, allowed_next, load
+from clearside.perspectives import agents as perspective_agents
 from clearside.perspectives.runner import estimate_tokens
 from clearside.providers.scripted import ScriptedProvider
 from clearside.static.recorder import start_static
@@ -189,8 +190,8 @@ def test_earlier_rounds_are_summarized_when_the_synthesis_would_not_fit():
     roomy.answer(ANSWERS)
     roomy.run()
     assert roomy.session.summaries == [] and roomy_provider.requests_for("perspectives-summarizer") == []
-    needs = {r.agent: estimate_tokens(r.messages) + (900 if r.agent.endswith(("-A", "-B")) else 800)
-             for r in roomy_provider.requests}
+    budget = {f"perspectives-{agent}": spec[3] for agent, spec in perspective_agents.AGENTS.items()}
+    needs = {r.agent: estimate_tokens(r.messages) + budget[r.agent] for r in roomy_provider.requests}
     context = max(needs["perspectives-A"], needs["perspectives-B"]) + 20  # rounds fit, the whole transcript not
     assert needs["perspectives-synthesis"] > context
 
@@ -201,7 +202,7 @@ def test_earlier_rounds_are_summarized_when_the_synthesis_would_not_fit():
     assert session.summaries and session.summaries[0].step == "SYNTHESIS"
     assert session.summaries[0].covers == ["A1", "B1"] and "context" in session.summaries[0].reason
     [synthesis] = provider.requests_for("perspectives-synthesis")
-    assert estimate_tokens(synthesis.messages) + 800 <= context
+    assert estimate_tokens(synthesis.messages) + budget["perspectives-synthesis"] <= context
     assert "S1:" in prompt_of(synthesis) and "A1 reading one" not in prompt_of(synthesis)
     assert "A3:" in prompt_of(synthesis)  # the last round stays verbatim
     assert load(open_store(), session.session_id).summaries == session.summaries
