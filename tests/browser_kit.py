@@ -106,3 +106,23 @@ CUT_OFF_BUTTONS_JS = """() => [...document.querySelectorAll('button')]
 def cut_off_buttons(page) -> list[str]:
     """The labels of the buttons on screen that are cut off at the page's width."""
     return page.evaluate(CUT_OFF_BUTTONS_JS)
+
+
+def choose(page, combobox, option: str, seconds: float = 30) -> None:
+    """Open ``combobox`` (a Streamlit select box) and click ``option`` in its list.
+
+    A rerun that reaches the page between the click that opens the list and the click on the option (the first
+    run of a page just opened, a fragment's tick) redraws the select box and closes its list; the list is opened
+    again until ``seconds`` have passed."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    deadline = time.monotonic() + seconds
+    while True:
+        combobox.click()
+        try:
+            page.get_by_role("option", name=option).click(timeout=5_000)
+            return
+        except PlaywrightTimeout:
+            if time.monotonic() > deadline:
+                raise
+            page.keyboard.press("Escape")

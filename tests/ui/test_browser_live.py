@@ -189,8 +189,7 @@ def test_a_live_debate_runs_to_its_end_in_a_real_browser_and_opens_in_the_timeli
     page.goto(f"{server}/live")
     expect(page.get_by_text("Six phases, 21 timed turns", exact=False)).to_be_visible(timeout=30_000)
     sidebar = page.get_by_test_id("stSidebar")
-    sidebar.get_by_role("combobox", name="Provider").click()
-    page.get_by_role("option", name="OpenAI-compatible").click()
+    browser_kit.choose(page, sidebar.get_by_role("combobox", name="Provider"), "OpenAI-compatible")
     expect(sidebar.get_by_role("combobox", name="Model")).to_be_visible(timeout=30_000)  # the server's models
     debate_id = start_live(page, QUESTION, "150")
     expect(page.get_by_text("The live debate is finished", exact=False)).to_be_visible(timeout=300_000)

@@ -52,8 +52,7 @@ def test_switch_before_debate_after_results_csv_and_retest(server, browser, data
     page.goto(server)
     expect(page.get_by_text("Think both sides. Decide with clarity.")).to_be_visible(timeout=30_000)
     sidebar = page.get_by_test_id("stSidebar")
-    sidebar.get_by_role("combobox", name="Provider").click()
-    page.get_by_role("option", name="OpenAI-compatible").click()
+    browser_kit.choose(page, sidebar.get_by_role("combobox", name="Provider"), "OpenAI-compatible")
     assert page.get_by_role("textbox", name="Reasons FOR you know").count() == 0, "off by default"
     sidebar.get_by_text("Understanding check").click()
 
