@@ -48,7 +48,7 @@ from .base import LEXICAL_ONLY, Embeddings, Finding, Outcome, capped, repair, va
 # with the question (a similarity under 0) is off_topic however close it is to an argument's wording; 1.4.5: a
 # sentence ending on "to" with no infinitive understood ("no other choice but to.") is a cut, and a string is
 # never ended at a clause whose own last sentence is under three words or wants its object ("This includes.")
-CHECKS_VERSION = "1.4.5"
+CHECKS_VERSION = "1.4.6"
 M = TypeVar("M", bound=BaseModel)
 Check = Callable[[dict[str, Any]], list[Finding]]
 

@@ -105,7 +105,7 @@ def _arguments(arguments: list[dict[str, Any]], questions: list[str], sims, n: i
         # without embeddings there is no judging topic: shared words miss "scalability" for "microservices"
         if sims is not None and max(float(sims[n + i].max()), float(sims[n + m + i].max())) < OFF_TOPIC:
             findings.append(Finding("off_topic", ("arguments", i), f"argument {i + 1} ({claim!r}) is not about "
-                                    "the proposition", claim))
+                                    "the proposition: argue about what it asks, in its own terms", claim))
     return findings
 
 
@@ -162,7 +162,8 @@ def _lists(data: dict[str, Any], claims: list[str], embeddings: Embeddings, anch
             elif about is not None and (float(about[i].max()) < LIST_OFF_TOPIC
                                         or float(about[i, :questions].max()) < LIST_QUESTION_FLOOR):
                 findings.append(Finding("off_topic", (field, i), f"{field} item {i + 1} is about neither the "
-                                        "proposition nor the arguments", item))
+                                        "proposition nor the arguments: write about what the proposition asks",
+                                        item))
         for a, b in duplicates(items, LEXICAL_ONLY):
             findings.append(Finding("duplicate_item", (field, b), f"{field} item {b + 1} repeats item {a + 1}",
                                     items[b]))
@@ -200,3 +201,22 @@ def categories(arguments: list[dict[str, Any]], dropped: set[Any]) -> list[Findi
     return [Finding("one_category", ("arguments", i), message, arguments[i].get("claim"), "reask",
                     final="drop")
             for i, _ in kept[2:]]
+
+
+def both_ways(case: dict[str, Any]) -> list[Finding]:
+    """A case weighing both directions (a persona's ``arguments_for`` and ``arguments_against``): an argument
+    against whose claim an argument for already makes (the same content words, as many negations) cannot weigh
+    both ways. Words only, never embeddings: a claim and its denial ("will raise prices", "will not raise prices")
+    sit closer than most paraphrases do."""
+    claims_for, claims_against = ([a.get("claim", "") for a in case.get(key) or [] if isinstance(a, dict)]
+                                  for key in ("arguments_for", "arguments_against"))
+    findings = []
+    for j, claim in enumerate(claims_against):
+        for i, other in enumerate(claims_for):
+            same = t.folded(claim).rstrip(".") == t.folded(other).rstrip(".") or t.jaccard(claim, other) >= 0.9
+            if same and s.negations(claim) == s.negations(other):
+                findings.append(Finding("duplicate_claim", ("arguments_against", j),
+                                        f"argument against {j + 1} makes the same point as argument for {i + 1}: "
+                                        "an argument against says what weighs against the proposition", claim))
+                break
+    return findings

@@ -12,8 +12,7 @@ The document keeps every renderer, metric and export working: ``pro`` gathers ev
 other, appears on both sides, each argument where it points). A persona's assumptions and uncertainties go to the
 side of its stance, a mixed persona's to both; a side no stance chose gets them all, since every case rests on
 them. Each side's executive summary is composed, not written: one line per persona naming it, its stance and
-its first claim on that side. The moderator (the regular prompt with this file's addendum) also fills
-``lens_divergence``: where the lenses diverge.
+its first claim on that side. The moderator (the regular prompt with this addendum) also fills ``lens_divergence``.
 """
 
 from __future__ import annotations
@@ -275,7 +274,8 @@ def moderator_check(check):
 
 
 def case_check(question: str, raw_input: str, embeddings: checks.Embeddings):
-    """The advocates' checks on each direction's arguments, and once on the assumptions and uncertainties."""
+    """The advocates' checks on each direction's arguments, once on the assumptions and uncertainties, and no
+    claim given both ways (:func:`clearside.checks.sides.both_ways`)."""
 
     def check(data: dict[str, Any]) -> list[checks.Finding]:
         findings = checks.sides.check({"arguments": [], "assumptions": data.get("assumptions", []),
@@ -285,7 +285,7 @@ def case_check(question: str, raw_input: str, embeddings: checks.Embeddings):
             found = checks.sides.check({"arguments": data.get(key, [])}, question=question, raw_input=raw_input,
                                        embeddings=embeddings)
             findings += [_moved(f, key) for f in found if f.path and f.path[0] == "arguments"]
-        return findings
+        return findings + checks.sides.both_ways(data)
 
     return check
 

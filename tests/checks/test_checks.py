@@ -938,7 +938,8 @@ def test_off_topic_arguments_are_rewritten_one_per_call_and_the_rest_of_the_side
     assert "Write only argument 1" in instruction and "sent back" in instruction
     for n, (_, claim, _) in enumerate(OFF_TOPIC_ARGUMENTS, 1):
         # told which argument failed and why, without its text: shown it, a small model writes more of the same
-        assert f"argument {n} is not about the proposition" in instruction and claim not in instruction
+        assert f"argument {n} is not about the proposition: argue about what it asks" in instruction
+        assert claim not in instruction
     assert "sent back" not in second.messages[-1]["content"]  # the problems are told once
     assert prompts_quote(good["arguments"][0]["claim"]) in second.messages[-1]["content"]  # it sees its claim
     # the second argument takes a category the first did not use

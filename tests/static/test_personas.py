@@ -221,6 +221,41 @@ def test_a_failing_field_is_written_again_alone_and_the_rest_is_kept():
     assert document.quality.agents["persona-2"].reasks == 1
 
 
+# Written by the embedded model as one persona's argument for and against (reader bench, meat-tax question).
+BOTH_WAYS = ("The benefits of a tax on meat will be social welfare and economic growth.",
+             "The benefits of a tax on meat will be economic growth and social welfare.")
+
+
+def test_a_claim_given_both_for_and_against_is_found_and_its_denial_is_not():
+    from clearside.checks.sides import both_ways
+
+    def case(claim_for: str, claim_against: str) -> dict:
+        return {"arguments_for": [{"claim": claim_for}], "arguments_against": [{"claim": claim_against}]}
+
+    [finding] = both_ways(case(*BOTH_WAYS))
+    assert finding.check == "duplicate_claim" and finding.path == ("arguments_against", 0)
+    assert "argument against 1 makes the same point as argument for 1" in finding.message
+    assert both_ways(case("A meat tax will raise food prices.", "A meat tax will not raise food prices.")) == []
+    assert both_ways(case("A meat tax will raise food prices.", "A meat tax will cut farm emissions.")) == []
+
+
+def test_an_argument_against_that_repeats_an_argument_for_is_written_again_alone():
+    """The same claim for and against: only arguments_against is asked for again, told why; the rest is kept."""
+    twice = persona_reply("economist")
+    twice["arguments_for"][0]["claim"], twice["arguments_against"][0]["claim"] = BOTH_WAYS
+    fixed = {"arguments_against": persona_reply("economist")["arguments_against"]}
+    provider = ScriptedProvider()
+    provider.enqueue(orchestrator_reply(), agent="orchestrator")
+    provider.enqueue(twice, fixed, agent="persona-1")
+    provider.enqueue(persona_reply("ethicist", "against"), agent="persona-2")
+    provider.enqueue(persona_moderator_reply(), agent="moderator")
+    document = Engine(provider).run(persona_run())
+    retry = provider.requests_for("persona-1")[1]
+    assert list(retry.schema["properties"]) == ["arguments_against"]
+    assert "argument against 1 makes the same point as argument for 1" in retry.messages[-1]["content"]
+    assert [a.claim for a in document.personas[0].arguments] == [BOTH_WAYS[0], fixed["arguments_against"][0]["claim"]]
+
+
 def test_a_failing_lens_divergence_is_written_again_alone_and_never_dropped():
     """The moderator's reply passes everywhere but lens_divergence (a fragment): only lens_divergence is asked
     for again, in the persona frame (its prompt names the lenses), told why; the other five fields are kept and
