@@ -3,8 +3,11 @@
 Each check returns violations as ``{"rule", "detail", "text"}``. The checks are
 deliberately narrow and explainable: neutrality by lexicon (see
 :mod:`clearside.neutrality`), references to the other side by phrase, new
-arguments and straw men by word overlap with what was actually said, and
-missing assumptions by structure.
+arguments and straw men by word overlap with what was actually said,
+missing assumptions by structure, and text that is not language (runs of codes
+or numbers, gibberish) by the substance checks' own tests (:func:`garbled`).
+A sentence the model left unfinished is no violation: :func:`end_cuts` ends it
+at its last whole sentence once the turn is accepted, or marks it as cut.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .. import neutrality
+from ..checks.base import garbage
 from ..checks.moderator import listed
 from ..checks.text import junk
 from .protocol import ROUNDS, Step
@@ -125,6 +129,7 @@ def check_turn(step: Step, fields: dict[str, Any], *, opponent_claims: list[str]
             if overlap(point, own_earlier) < threshold:
                 found.append(_violation("new_argument", "A closing may only summarise points already made; "
                                                         "this one is new.", point))
+    found += garbled(fields)
     unique: dict[tuple[str, str], dict[str, str]] = {}
     for item in found:
         unique.setdefault((item["rule"], item["detail"]), item)
@@ -132,7 +137,9 @@ def check_turn(step: Step, fields: dict[str, Any], *, opponent_claims: list[str]
 
 
 def describe(violations: list[dict[str, str]]) -> str:
-    lines = [f"- {v['detail']}" + (f" In: \"{v['text'][:160]}\"" if v.get("text") else "") for v in violations]
+    # garbled text is not quoted back: shown it, a small model writes more of the same
+    lines = [f"- {v['detail']}" + (f" In: \"{v['text'][:160]}\"" if v.get("text") and v["rule"] != "garbled" else "")
+             for v in violations]
     return "\n".join(lines)
 
 
@@ -151,3 +158,44 @@ def argument_problem(argument: dict[str, Any], flags: Iterable[dict[str, Any]] =
         if str(flag.get("text") or "").strip().casefold() == claim:
             return f"a guardrail flagged it ({flag.get('rule', 'flag')})"
     return None
+
+
+_SOUP = ("code_soup", "number_soup")
+_CUT_MARK = " ,;:-–—"
+
+
+def _prose(text: str) -> bool:
+    """A string a reader reads as words: three or more (not an id such as "P1", a category, a confidence)."""
+    return len(text.split()) >= 3
+
+
+def garbled(fields: dict[str, Any]) -> list[dict[str, str]]:
+    """Strings of the reply that are not language: a run of codes or numbers ("P1 C2 D3 E4", "2019/3/7/48.56"),
+    or gibberish ("C3-DESCRIPCIONEZ ELIMICO AUTORES NOBREZILLA"). The turn is written again."""
+    found = []
+    for text in filter(_prose, texts_of(fields)):
+        finding = garbage((), "", text)
+        if finding is not None and finding.check in _SOUP or junk(text) == "is gibberish (mostly not words)":
+            found.append(_violation("garbled", "Write plain sentences in English: the reply holds text that is "
+                                               "not language (a run of codes or numbers, or made-up words).", text))
+    return found
+
+
+def end_cuts(value: Any) -> tuple[Any, int]:
+    """``value`` (a turn's fields) with every string the model left unfinished ended at its last whole sentence
+    or clause (:func:`clearside.checks.base.garbage`'s repair: "..., and you can join us in doing so," becomes
+    "... the right decision."), or, with none, marked as cut with "…"; and how many strings were ended."""
+    if isinstance(value, dict):
+        pairs = [(key, end_cuts(item)) for key, item in value.items()]
+        return {key: item for key, (item, _) in pairs}, sum(n for _, (_, n) in pairs)
+    if isinstance(value, list):
+        pairs = [end_cuts(item) for item in value]
+        return [item for item, _ in pairs], sum(n for _, n in pairs)
+    if not isinstance(value, str) or not _prose(value):
+        return value, 0
+    finding = garbage((), "", value)
+    if finding is None or finding.check != "cut_sentence":
+        return value, 0
+    if finding.repair == "replace" and isinstance(finding.replacement, str):
+        return finding.replacement, 1
+    return value.rstrip().rstrip(_CUT_MARK).removesuffix("…") + "…", 1

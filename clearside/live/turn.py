@@ -4,7 +4,8 @@
 :meth:`TurnRunner.run` plans the turn (:func:`clearside.live.prompting.plan_turn`), streams the reply (every
 delta told as a live event; a pause raises :class:`Interrupted` from inside the stream, and the speech said so
 far is kept for the resume), re-asks once a guardrail flags it, asks again from shorter digests while the
-model's context cannot hold the conversation, and settles a quote of the user's files. What it produced is a
+model's context cannot hold the conversation, ends the sentences the model left unfinished
+(:func:`clearside.live.guardrails.end_cuts`) and settles a quote of the user's files. What it produced is a
 :class:`TurnResult`; :meth:`TurnRunner.accept` turns that into the transcript's next turn, with its notes (a
 cut at the hard limit, a resumed pause), and hands what the agents who speak later will read to the provider
 early (:mod:`clearside.live.ahead`).
@@ -223,7 +224,11 @@ class TurnRunner:
         except Interrupted:
             self._pause(plan, call.stream)
             return None
+        fields, ended = guardrails.end_cuts(fields)  # before the quote goes back in: the user's words stay whole
         notes = call.settle_quote(fields, quote)
+        if ended:
+            notes.insert(0, f"{ended} sentence{'s' if ended > 1 else ''} the model left unfinished: ended at the "
+                            "last whole sentence, or marked as cut (…).")
         return TurnResult(plan=plan, fields=fields, flags=call.flags, regenerated=call.regenerated,
                           rejected=call.rejected, prompt=call.messages.prompt, fresh=call.messages.fresh,
                           notes=notes, raw=call.stream.raw, cut=call.stream.cut, first_token=call.stream.first,
