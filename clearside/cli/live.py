@@ -82,39 +82,30 @@ class Printer:
 
     def __init__(self, out=None) -> None:
         self._out = out
+        self.streamed = ""  # the speech of the turn in flight, as it streamed
 
     @property
     def out(self):
         return self._out or sys.stdout
 
     def __call__(self, event: Event) -> None:
-        from ..live.export import quote_label
         from ..live.protocol import SPEAKER_LABELS
-        from ..providers.retry import retrying_text
 
         write = self.out.write
         if event.kind == "turn_start":
             who = SPEAKER_LABELS.get(event.agent, event.agent.capitalize())
             write(f"\n== {event.data.get('label', '')} ({who}) ==\n")
+            self.streamed = ""
         elif event.kind == "speech":
             write(event.text)
+            self.streamed += event.text
         elif event.kind == "proposition":
             write(f"Proposition: {event.text}\n")
-        elif event.kind == "retry":
-            write(f"\n[output rejected, re-asking: {(event.data.get('errors') or ['invalid'])[0]}]\n")
-        elif event.kind == "retrying":  # a provider fault asked again: the speech so far is dropped
-            write(f"\n[{retrying_text(event.data)}]\n")
-        elif event.kind == "guardrail":
-            write("\n[guardrail: " + "; ".join(v["detail"] for v in event.data["violations"]) + " Regenerating.]\n")
+        elif event.kind in ("retry", "retrying", "guardrail"):  # the speech is written again from its start
+            self.streamed = ""
+            self._asked_again(event)
         elif event.kind == "turn_done":
-            for flag in event.data.get("flags", []):
-                write(f"\n[flag kept after regeneration: {flag['detail']}]")
-            if event.data.get("quote"):
-                quote = event.data["quote"]
-                write(f"\n[quotes {quote_label(quote)}, verified: \"{quote['quote']}\"]")
-            if event.data.get("truncated"):
-                write("\n[cut at the hard time limit]")
-            write("\n")
+            self._done(event)
         elif event.kind == "intervention":
             write(f"\n[user {event.data['type'].replace('_', ' ')}"
                   + (f" to {event.agent}" if event.agent else "") + f"] {event.text}"
@@ -124,6 +115,34 @@ class Printer:
         elif event.kind == "paused":
             write("\n[paused]\n")
         self.out.flush()
+
+    def _asked_again(self, event: Event) -> None:
+        from ..providers.retry import retrying_text
+
+        if event.kind == "retry":
+            self.out.write(f"\n[output rejected, re-asking: {(event.data.get('errors') or ['invalid'])[0]}]\n")
+        elif event.kind == "retrying":  # a provider fault asked again: the speech so far is dropped
+            self.out.write(f"\n[{retrying_text(event.data)}]\n")
+        else:
+            self.out.write("\n[guardrail: " + "; ".join(v["detail"] for v in event.data["violations"])
+                           + " Regenerating.]\n")
+
+    def _done(self, event: Event) -> None:
+        """A turn accepted: its flags and quote, and the text kept when it is not what streamed (a sentence left
+        unfinished ended at the last whole one, a speech cut at the hard limit)."""
+        from ..live.export import quote_label
+
+        write = self.out.write
+        for flag in event.data.get("flags", []):
+            write(f"\n[flag kept after regeneration: {flag['detail']}]")
+        if event.data.get("quote"):
+            quote = event.data["quote"]
+            write(f"\n[quotes {quote_label(quote)}, verified: \"{quote['quote']}\"]")
+        if event.data.get("truncated"):
+            write("\n[cut at the hard time limit]")
+        if self.streamed.strip() and not event.text.rstrip().endswith(self.streamed.strip()):
+            write(f"\n[kept as: {event.text}]")
+        write("\n")
 
 
 class Rows:

@@ -65,3 +65,25 @@ def test_sentences_left_unfinished_are_ended_at_the_last_whole_one_or_marked_as_
 def test_short_ids_and_whole_sentences_are_left_as_they_are():
     fields, ended = end_cuts({"pro_assumption": "P1", "evidence": ["A4", "C2"], "speech": ENDED})
     assert ended == 0 and fields == {"pro_assumption": "P1", "evidence": ["A4", "C2"], "speech": ENDED}
+
+
+def test_the_command_line_says_what_was_kept_when_it_is_not_what_streamed():
+    import io
+
+    from clearside.cli.live import Printer
+    from clearside.runtime.events import Event
+
+    out = io.StringIO()
+    printer = Printer(out)
+    resumed = "the rest of a resumed speech."
+    for speech, kept in ((CUT, ENDED), (ENDED, ENDED), (resumed, f"Paused here, {resumed}")):
+        printer(Event("turn_start", "pro", data={"label": "Pro opening statement", "step": 0}))
+        printer(Event("speech", "pro", speech))
+        printer(Event("turn_done", "pro", kept, data={"flags": [], "truncated": False}))
+    printer(Event("turn_start", "con", data={"label": "Con opening statement", "step": 1}))
+    printer(Event("speech", "con", GIBBERISH))
+    printer(Event("guardrail", "con", data={"violations": [{"detail": "Write plain sentences."}]}))
+    printer(Event("speech", "con", ENDED))
+    printer(Event("turn_done", "con", ENDED, data={"flags": [], "truncated": False}))
+    printed = out.getvalue()
+    assert printed.count("[kept as: ") == 1 and f"[kept as: {ENDED}]" in printed, printed
