@@ -133,7 +133,7 @@ def test_personas_write_blind_and_pro_con_are_grouped_by_direction_with_labels()
     assert document.moderator.lens_divergence and "economist" in document.moderator.lens_divergence[0]
     moderator = request_text(provider.requests_for("moderator")[0])
     assert "lens_divergence" in moderator and '("economist")' in moderator and "stance: mixed" in moderator
-    assert "personas 1.2.0" in document.meta.notes
+    assert "personas 1.1.0" in document.meta.notes
 
 
 def test_a_stance_no_persona_took_still_gets_every_assumption():
