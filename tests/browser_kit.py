@@ -126,3 +126,8 @@ def choose(page, combobox, option: str, seconds: float = 30) -> None:
             if time.monotonic() > deadline:
                 raise
             page.keyboard.press("Escape")
+
+
+def settled(page) -> None:
+    """Wait until the app has finished its rerun (Streamlit shows its status widget while it works)."""
+    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=30_000)

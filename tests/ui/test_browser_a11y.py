@@ -209,11 +209,6 @@ def markdown_table() -> str:
     return "\n".join(lines) + "\n"
 
 
-def settled(page) -> None:
-    """Wait until the app has finished its rerun (Streamlit shows its status widget while it works)."""
-    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=30_000)
-
-
 def run_axe(page) -> dict:
     if not page.evaluate("() => !!window.axe"):
         page.add_script_tag(path=str(AXE_JS))
@@ -294,10 +289,10 @@ def open_state(context, server, state):
     page = context.new_page()
     page.goto(f"{server}/{address()}")
     playwright.expect(page.get_by_text(shown, exact=False).first).to_be_visible(timeout=30_000)
-    settled(page)
+    browser_kit.settled(page)
     if action:
         action(page)
-        settled(page)
+        browser_kit.settled(page)
     page.wait_for_timeout(300)  # charts and tables draw just after their frames
     return page
 
@@ -393,19 +388,19 @@ def test_the_debate_flow_with_the_keyboard_alone(server, browser):
     try:
         page.goto(server)
         expect(page.get_by_role("button", name="Use it")).to_be_visible(timeout=30_000)  # the server was found
-        settled(page)
+        browser_kit.settled(page)
         reached: list[dict] = []
         tab_to(page, "Use it", reached)
         assert reached[0]["name"] == "Skip to main content", "the first stop skips the sidebar"
         page.keyboard.press("Enter")
         expect(page.get_by_text("Using the OpenAI-compatible server", exact=False)).to_be_visible(timeout=30_000)
-        settled(page)
+        browser_kit.settled(page)
         tab_to(page, "Question or claim", reached)
         page.keyboard.type(flagship().proposition)
         tab_to(page, "Generate Pro & Con Debate", reached)  # leaving the box hands its text to the app
         page.keyboard.press("Enter")
         expect(page.get_by_text("MODERATOR SYNTHESIS")).to_be_visible(timeout=60_000)
-        settled(page)
+        browser_kit.settled(page)
         tab_to(page, "Element to challenge", reached)
         tab_to(page, "Question an assumption", reached)
         back: list[dict] = []
@@ -414,7 +409,7 @@ def test_the_debate_flow_with_the_keyboard_alone(server, browser):
         page.keyboard.press("Space")  # a button takes Space as well as Enter
         expect(page.get_by_text("Challenge · Question an assumption", exact=False).first).to_be_visible(
             timeout=60_000)
-        settled(page)
+        browser_kit.settled(page)
         tab_to(page, "Jump to the answer ↑", reached)  # the answer's link, after the buttons
         page.keyboard.press("Enter")  # follows it: the next Tab goes on from the answer, far above the buttons
         page.keyboard.press("Tab")
@@ -473,16 +468,16 @@ def test_a_challenge_is_asked_where_its_element_is_shown_at_1440_and_390(context
     try:
         page.goto(f"{server}/?debate={IDS['owned']}")
         playwright.expect(page.get_by_text("Challenge the reasoning")).to_be_visible(timeout=30_000)
-        settled(page)
+        browser_kit.settled(page)
         page.get_by_role("button", name="Use it").click()  # the scripted model server the sidebar found
         playwright.expect(page.get_by_text("Using the OpenAI-compatible server", exact=False)).to_be_visible(
             timeout=30_000)
-        settled(page)
+        browser_kit.settled(page)
         element = "Current monolith is maintainable"
         ask_beside(page, element, element, "Ask for stronger counterargument").click()
         answered_beside(page, element, "Ask for stronger counterargument")
         page.keyboard.press("Escape")  # the control closes
-        settled(page)
+        browser_kit.settled(page)
         cut = {}
         for width in (780, 390):  # (780: the sidebar and the page side by side, both narrow)
             page.set_viewport_size({"width": width, "height": 844})

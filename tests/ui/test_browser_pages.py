@@ -107,11 +107,6 @@ def page(browser):
     page.close()
 
 
-def settled(page) -> None:
-    """Wait until the app has finished its rerun (Streamlit marks the app "running" while it works)."""
-    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=30_000)
-
-
 def test_a_long_paste_is_kept_and_says_how_much_to_shorten(server, page):
     expect = playwright.expect
     page.goto(server)
@@ -134,7 +129,7 @@ def test_the_persona_picker_takes_built_ins_and_your_own_and_names_the_fix(serve
     expect(page.get_by_role("textbox", name="Question or claim")).to_be_visible(timeout=30_000)
     page.get_by_role("textbox", name="Question or claim").fill(QUESTION)
     page.get_by_text("Personas (optional)").click()
-    settled(page)  # leaving the question box reruns the app (the text is committed): pick in the new run
+    browser_kit.settled(page)  # leaving the question box reruns the app (the text is committed): pick in the new run
     option = page.get_by_role("option", name="economist")
     for _ in range(3):  # a rerun that lands while the list opens closes it again: open it once more
         page.get_by_role("combobox", name="Built-in personas").click()
@@ -142,14 +137,14 @@ def test_the_persona_picker_takes_built_ins_and_your_own_and_names_the_fix(serve
             expect(option).to_be_visible(timeout=5_000)
             break
         except AssertionError:
-            settled(page)
+            browser_kit.settled(page)
     option.click()
     page.keyboard.press("Escape")
-    settled(page)  # the pick reruns the app: type into the box of the new run, not the one being replaced
+    browser_kit.settled(page)  # the pick reruns the app: type into the box of the new run, not the one being replaced
     own = page.get_by_role("textbox", name="Your own personas")
     own.fill("Farmer <b>crop yields</b>")  # no "Name: lens"
     own.press("Control+Enter")
-    settled(page)
+    browser_kit.settled(page)
     page.get_by_role("button", name="Generate Pro & Con Debate").click()
     expect(page.get_by_text('write it as "Name: one-line lens"', exact=False).first).to_be_visible(timeout=30_000)
     assert page.locator("b", has_text="crop yields").count() == 0, "the typed text stays text"
@@ -169,7 +164,7 @@ def test_clear_filters_empties_the_search(server, page):
     expect(page.get_by_text("No saved debate matches these filters", exact=False)).to_have_count(0)
     page.get_by_role("combobox", name="Kind").click()  # another filter change must not bring the words back
     page.get_by_role("option", name="Static").click()
-    settled(page)
+    browser_kit.settled(page)
     expect(search).to_have_value("")
 
 
@@ -180,11 +175,11 @@ def test_compare_refuses_an_unreachable_model_before_starting(server, page):
     expect(question).to_be_visible(timeout=30_000)
     question.fill(QUESTION)
     question.press("Control+Enter")
-    settled(page)
+    browser_kit.settled(page)
     second = page.get_by_role("textbox", name="Model 2")
     second.fill("ollama:llama3.2")
     second.press("Enter")
-    settled(page)
+    browser_kit.settled(page)
     page.get_by_role("button", name="Compare", exact=True).click()
     expect(page.get_by_text("Model 2 (ollama:llama3.2) cannot run, so nothing was started", exact=False)).to_be_visible(
         timeout=30_000)
@@ -220,7 +215,7 @@ def test_on_a_phone_the_sidebar_closes_after_picking_a_page(server, browser):
     phone.locator("[data-testid='stExpandSidebarButton']").click()
     expect(sidebar).to_have_attribute("data-collapsed", "false")
     phone.get_by_role("button", name="Look again").click()  # using the sidebar's own controls keeps it open
-    settled(phone)
+    browser_kit.settled(phone)
     expect(sidebar).to_have_attribute("data-collapsed", "false")
     phone.locator("[data-testid='stSidebarNav'] a", has_text="Library").click()
     expect(sidebar).to_have_attribute("data-collapsed", "true", timeout=10_000)
@@ -245,7 +240,7 @@ def test_no_button_is_cut_off_on_a_narrow_screen(server, browser, width):
     for path in PAGES:
         narrow.goto(f"{server}/{path}")
         narrow.wait_for_selector("[data-testid='stMain'] [data-testid='stMarkdownContainer']", timeout=30_000)
-        settled(narrow)
+        browser_kit.settled(narrow)
         if found := browser_kit.cut_off_buttons(narrow):
             cut[path or "debate"] = found
     finished = ((f"?debate={IMPORTED['plain']}", "MODERATOR SYNTHESIS"),  # a saved debate's exports and buttons
@@ -254,7 +249,7 @@ def test_no_button_is_cut_off_on_a_narrow_screen(server, browser, width):
     for path, shown in finished:
         narrow.goto(f"{server}/{path}")
         playwright.expect(narrow.get_by_text(shown).first).to_be_visible(timeout=30_000)
-        settled(narrow)
+        browser_kit.settled(narrow)
         if path.startswith("?debate="):  # another browser's debate: said read-only where the page lands, on top
             playwright.expect(narrow.get_by_text("Read-only: this debate was made in another browser",
                                                  exact=False)).to_be_in_viewport()
@@ -278,7 +273,7 @@ def test_the_explore_panel_reorders_by_a_slider_and_an_editable_copy_is_remapped
         expect(slider).to_have_count(1, timeout=30_000)  # the rerun is over: one slider, the live one
         slider.focus()
         slider.press("ArrowRight")
-        settled(page)
+        browser_kit.settled(page)
     expect(page.get_by_text("technical · weight 3")).to_have_count(2, timeout=30_000)  # both cases, no model call
     expect(page.get_by_text("P1 (FOR)", exact=False).first).to_be_visible()
     expect(page.get_by_text("reject").first).to_be_visible()
@@ -286,7 +281,7 @@ def test_the_explore_panel_reorders_by_a_slider_and_an_editable_copy_is_remapped
     remap = page.get_by_role("button", name="Re-map with these priorities")
     expect(remap).to_be_visible(timeout=30_000)
     page.locator("[data-testid='stRadio']", has_text="P1 (FOR)").get_by_text("reject", exact=True).click()
-    settled(page)
+    browser_kit.settled(page)
     remap.click()
     outcome = page.get_by_text(re.compile(r"Saved as version 1|failed its checks|substance checks"))
     expect(outcome.first).to_be_visible(timeout=180_000)
@@ -362,7 +357,7 @@ def test_an_uploaded_file_is_listed_as_attached_and_one_over_the_limit_is_refuse
     expect(box).to_be_visible(timeout=30_000)
     box.fill(QUESTION)
     box.press("Control+Enter")
-    settled(page)
+    browser_kit.settled(page)
     page.get_by_text("Sources (optional)").click()
     (tmp_path / "notes.md").write_bytes(b"# Notes\n\nOur platform team halved the hosting bill in a year.\n")
     upload = page.locator("[data-testid='stFileUploader'] input[type='file']")

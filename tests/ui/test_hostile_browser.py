@@ -63,11 +63,14 @@ def hostile_store(data) -> None:
         # a speech may hold no quote, bracket or backslash (the live wire's pattern): a bare address and Markdown
         speech = ("Pro opens with https://evil.example/pixel.png, javascript:window.__pwned=4, **bold**, $x^2$, "
                   f"{BIDI} and a speech on service boundaries and costs.")
+        # mostly not words, it is a garbled turn: written again once, then kept with its flag (both replies hostile)
         live = LiveDebate.create(QUESTION[:480], ScriptedProvider(fallback=LiveResponder(
-            overrides={("pro", 1): {"speech": speech}})), store=store, config=LiveConfig(words_per_minute=40))
+            overrides={("pro", 1): {"speech": speech}, ("pro", 2): {"speech": speech}})), store=store,
+            config=LiveConfig(words_per_minute=40))
         live.run()
         SAVED["live"] = live.transcript.id
-        assert any("evil.example" in turn.text for turn in live.transcript.turns), "the hostile speech was kept"
+        [kept] = [turn for turn in live.transcript.turns if "evil.example" in turn.text]
+        assert {flag["rule"] for flag in kept.flags} == {"garbled"}, "the hostile speech was kept, flagged"
 
         clarifier = script(1)
         # 150 characters at most; specific questions, or the clarifier's checks would leave them out
