@@ -17,8 +17,9 @@ import os
 from pathlib import Path
 
 import pytest
+from browser_kit import settled
 from PIL import Image, ImageChops
-from test_browser_a11y import IDS, browser, context, model_server, server, settled  # noqa: F401  (fixtures by name)
+from test_browser_a11y import IDS, browser, context, model_server, server  # noqa: F401  (fixtures by name)
 
 playwright = pytest.importorskip("playwright.sync_api")
 pytestmark = pytest.mark.browser
