@@ -442,9 +442,9 @@ def ask_beside(page, element: str, label: str, action: str):
     """Open the "Challenge: <first words>" control beside ``element`` (named ``label``) and see it hold the element's
     whole text; the button for ``action`` in it, to tap."""
     expect = playwright.expect
-    control = page.get_by_role("button", name=f"Challenge: {label}")
-    control.scroll_into_view_if_needed()
-    control.click()
+    # click() scrolls the control into view itself, and finds it again when a rerun has just redrawn it (an explicit
+    # scroll_into_view_if_needed failed with "not attached to the DOM" when a rerun replaced it in between)
+    page.get_by_role("button", name=f"Challenge: {label}").click()
     body = page.get_by_test_id("stPopoverBody")
     expect(body.get_by_text(element, exact=True)).to_be_visible(timeout=10_000)
     return body.get_by_role("button", name=action)
