@@ -117,6 +117,9 @@ def known(word: str, vocab: frozenset[str]) -> bool:
     return False
 
 
+GIBBERISH = "is gibberish (mostly not words)"  # junk's reason for text made mostly of made-up words
+
+
 def junk(text: str) -> str | None:
     """Why ``text`` is not content at all (a field name, a numbering fragment, gibberish), or None."""
     plain = text.strip()
@@ -139,10 +142,10 @@ def junk(text: str) -> str | None:
     if long_words and vocab:
         unknown = [t for t in long_words if not known(t, vocab)]
         if len(unknown) / len(long_words) >= 0.6 and len(unknown) >= 2:
-            return "is gibberish (mostly not words)"
+            return GIBBERISH
     if any(re.search(r"(.)\1{3,}", t) for t in letters) or any(
             len(t) >= 5 and not re.search(r"[aeiouy]", t) for t in letters):
-        return "is gibberish (mostly not words)"
+        return GIBBERISH
     return None
 
 

@@ -19,7 +19,7 @@ from typing import Any
 from .. import neutrality
 from ..checks.base import garbage
 from ..checks.moderator import listed
-from ..checks.text import junk
+from ..checks.text import GIBBERISH, junk
 from .protocol import ROUNDS, Step
 
 _OTHER_SIDE = [re.compile(p, re.IGNORECASE) for p in (
@@ -175,7 +175,7 @@ def garbled(fields: dict[str, Any]) -> list[dict[str, str]]:
     found = []
     for text in filter(_prose, texts_of(fields)):
         finding = garbage((), "", text)
-        if finding is not None and finding.check in _SOUP or junk(text) == "is gibberish (mostly not words)":
+        if finding is not None and finding.check in _SOUP or junk(text) == GIBBERISH:
             found.append(_violation("garbled", "Write plain sentences in English: the reply holds text that is "
                                                "not language (a run of codes or numbers, or made-up words).", text))
     return found
